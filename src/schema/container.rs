@@ -1,0 +1,174 @@
+//! The HRRYFILE container: file header, trailer and index (file-format.md).
+
+use binrw::binrw;
+use modular_bitfield::prelude::*;
+
+use super::counted;
+
+/// `HRRYFILE`, the first eight bytes of every file.
+pub const FILE_MAGIC: [u8; 8] = *b"HRRYFILE";
+/// `HRRY`, the last four bytes of every file (and the first four of a descriptor).
+pub const TRAILER_MAGIC: [u8; 4] = *b"HRRY";
+/// Size of the file header in bytes.
+pub const FILE_HEADER_LEN: u64 = 64;
+/// Size of the trailer in bytes.
+pub const TRAILER_LEN: u64 = 40;
+/// Smallest encoded index entry (one-byte name).
+pub const MIN_INDEX_ENTRY_LEN: u64 = 2 + 1 + 8 + 4 + 8 + 8 + 4;
+
+/// File-level flags (file-format.md, "File Flags").
+#[bitfield(bits = 32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct FileFlags {
+    /// Bit 0: a KV metadata section is present.
+    pub has_kv_metadata: bool,
+    /// Bit 1: index entries are sorted by name bytes.
+    pub sorted_index: bool,
+    /// Bit 2: the trailer's `index_crc32c` is valid.
+    pub has_index_crc32c: bool,
+    /// Bits 3–31: reserved, must be zero.
+    pub reserved: B29,
+}
+
+/// The 64-byte file header (file-format.md, "File Header").
+#[binrw]
+#[brw(little, magic = b"HRRYFILE")]
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileHeader {
+    /// Offset 8: container major version (1).
+    pub container_version_major: u8,
+    /// Offset 9: container minor version (0).
+    pub container_version_minor: u8,
+    /// Offset 10: must be zero.
+    pub reserved: [u8; 2],
+    /// Offset 12: [`FileFlags`].
+    #[br(map = FileFlags::from_bytes)]
+    #[bw(map = |f: &FileFlags| f.into_bytes())]
+    pub file_flags: FileFlags,
+    /// Offset 16: alignment of every data buffer (power of two, 4096..=2 MiB).
+    pub data_buffer_alignment: u32,
+    /// Offset 20: absolute offset of the first descriptor.
+    pub first_descriptor_offset: u64,
+    /// Offset 28: number of tensors if known, else `u64::MAX`; advisory.
+    pub tensor_count_hint: u64,
+    /// Offset 36: must be zero.
+    pub reserved_header: [u8; 28],
+}
+
+/// Byte offsets of [`FileHeader`] fields, for violation reports.
+pub mod header_offsets {
+    /// `container_version_major`.
+    pub const VERSION_MAJOR: u64 = 8;
+    /// `container_version_minor`.
+    pub const VERSION_MINOR: u64 = 9;
+    /// `_reserved`.
+    pub const RESERVED: u64 = 10;
+    /// `file_flags`.
+    pub const FILE_FLAGS: u64 = 12;
+    /// `data_buffer_alignment`.
+    pub const DATA_BUFFER_ALIGNMENT: u64 = 16;
+    /// `first_descriptor_offset`.
+    pub const FIRST_DESCRIPTOR_OFFSET: u64 = 20;
+    /// `tensor_count_hint`.
+    pub const TENSOR_COUNT_HINT: u64 = 28;
+    /// `_reserved_header`.
+    pub const RESERVED_HEADER: u64 = 36;
+}
+
+/// The 40-byte trailer at `file_size - 40` (file-format.md, "Trailer").
+#[binrw]
+#[brw(little)]
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct Trailer {
+    /// Offset 0: absolute offset of the index section.
+    pub index_offset: u64,
+    /// Offset 8: length of the index section.
+    pub index_length: u64,
+    /// Offset 16: absolute offset of the KV section, 0 when absent.
+    pub kv_offset: u64,
+    /// Offset 24: length of the KV section, 0 when absent.
+    pub kv_length: u32,
+    /// Offset 28: CRC-32C of the index bytes when `HAS_INDEX_CRC32C`, else 0.
+    pub index_crc32c: u32,
+    /// Offset 32: must be zero.
+    pub reserved: [u8; 4],
+    /// Offset 36: `HRRY`.
+    pub trailer_magic: [u8; 4],
+}
+
+/// Byte offsets of [`Trailer`] fields relative to the trailer start.
+pub mod trailer_offsets {
+    /// `index_offset`.
+    pub const INDEX_OFFSET: u64 = 0;
+    /// `index_length`.
+    pub const INDEX_LENGTH: u64 = 8;
+    /// `kv_offset`.
+    pub const KV_OFFSET: u64 = 16;
+    /// `kv_length`.
+    pub const KV_LENGTH: u64 = 24;
+    /// `index_crc32c`.
+    pub const INDEX_CRC32C: u64 = 28;
+    /// `_reserved`.
+    pub const RESERVED: u64 = 32;
+    /// `trailer_magic`.
+    pub const TRAILER_MAGIC: u64 = 36;
+}
+
+/// The index section (file-format.md, "Index Encoding").
+#[binrw]
+#[brw(little)]
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct IndexSection {
+    /// Number of entries (`index_entry_count`).
+    #[br(temp)]
+    #[bw(calc = entries.len() as u64)]
+    index_entry_count: u64,
+    /// The entries, in file order.
+    #[br(parse_with = counted(index_entry_count, MIN_INDEX_ENTRY_LEN))]
+    pub entries: Vec<IndexEntry>,
+}
+
+/// One index entry (file-format.md, "Index Encoding").
+#[binrw]
+#[brw(little)]
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct IndexEntry {
+    /// `name_length`.
+    #[br(temp)]
+    #[bw(calc = name.len() as u16)]
+    name_length: u16,
+    /// UTF-8 name bytes.
+    #[br(count = name_length)]
+    pub name: Vec<u8>,
+    /// Absolute offset of the tensor descriptor.
+    pub descriptor_offset: u64,
+    /// Must equal the descriptor's own `descriptor_length`.
+    pub descriptor_length: u32,
+    /// Absolute offset of the first data buffer.
+    pub data_offset: u64,
+    /// Bytes of all buffers plus inter-buffer padding.
+    pub data_length: u64,
+    /// Reserved, must be zero.
+    pub flags: u32,
+}
+
+impl IndexEntry {
+    /// Encoded size of this entry in bytes.
+    pub fn encoded_len(&self) -> u64 {
+        MIN_INDEX_ENTRY_LEN - 1 + self.name.len() as u64
+    }
+}
+
+/// Byte offsets of [`IndexEntry`] fields after the name.
+pub mod index_entry_offsets {
+    /// `descriptor_offset`, counted from the end of the name.
+    pub const DESCRIPTOR_OFFSET: u64 = 0;
+    /// `descriptor_length`.
+    pub const DESCRIPTOR_LENGTH: u64 = 8;
+    /// `data_offset`.
+    pub const DATA_OFFSET: u64 = 12;
+    /// `data_length`.
+    pub const DATA_LENGTH: u64 = 20;
+    /// `flags`.
+    pub const FLAGS: u64 = 28;
+}

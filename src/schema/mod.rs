@@ -1,0 +1,85 @@
+//! The wire: one `binrw` declaration per on-disk structure.
+//!
+//! Nothing here decides whether a value is *allowed* (that is [`crate::validate`]);
+//! it only says where the bytes are. Reading a value then writing it gives the same
+//! bytes back. Every variable-length count is checked against the bytes that remain
+//! before anything is allocated (see [`counted`]), so parsing is safe on any input as
+//! long as the reader is a bounded cursor over the input.
+
+pub mod container;
+pub mod descriptor;
+pub mod kv;
+pub mod layout;
+pub mod sections;
+
+pub use container::*;
+pub use descriptor::*;
+pub use kv::*;
+pub use layout::*;
+pub use sections::*;
+
+use binrw::io::{Read, Seek, SeekFrom};
+use binrw::{BinRead, BinResult, Endian};
+
+/// Bytes left between the reader's position and its end.
+pub fn remaining<R: Read + Seek>(reader: &mut R) -> BinResult<u64> {
+    let here = reader.stream_position()?;
+    let end = reader.seek(SeekFrom::End(0))?;
+    reader.seek(SeekFrom::Start(here))?;
+    Ok(end.saturating_sub(here))
+}
+
+/// A `parse_with` helper reading `n` items of at least `min_item_size` bytes each,
+/// refusing before any allocation when the input cannot hold them.
+pub fn counted<T, R, A>(
+    n: u64,
+    min_item_size: u64,
+) -> impl Fn(&mut R, Endian, A) -> BinResult<Vec<T>>
+where
+    T: for<'a> BinRead<Args<'a> = A> + 'static,
+    R: Read + Seek,
+    A: Clone,
+{
+    move |reader, endian, args| {
+        let pos = reader.stream_position()?;
+        let left = remaining(reader)?;
+        let need = n.checked_mul(min_item_size);
+        if need.is_none_or(|need| need > left) {
+            return Err(binrw::Error::AssertFail {
+                pos,
+                message: format!(
+                    "count {n} needs at least {} bytes but only {left} remain",
+                    need.map_or_else(|| "more than 2^64".to_string(), |b| b.to_string())
+                ),
+            });
+        }
+        let n = usize::try_from(n).map_err(|_| binrw::Error::AssertFail {
+            pos,
+            message: "count does not fit in memory".into(),
+        })?;
+        binrw::helpers::count(n)(reader, endian, args)
+    }
+}
+
+/// Reads a value of type `T` from the start of `bytes` (little-endian), returning it
+/// and the number of bytes consumed.
+pub fn read_from<T>(bytes: &[u8]) -> BinResult<(T, u64)>
+where
+    T: for<'a> BinRead<Args<'a> = ()>,
+{
+    let mut cursor = binrw::io::Cursor::new(bytes);
+    let value = T::read_le(&mut cursor)?;
+    Ok((value, cursor.position()))
+}
+
+/// Encodes a value to a new byte vector (little-endian).
+pub fn to_bytes<T>(value: &T) -> Vec<u8>
+where
+    T: for<'a> binrw::BinWrite<Args<'a> = ()>,
+{
+    let mut cursor = binrw::io::Cursor::new(Vec::new());
+    value
+        .write_le(&mut cursor)
+        .expect("writing to a Vec cannot fail");
+    cursor.into_inner()
+}

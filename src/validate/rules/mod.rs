@@ -1,0 +1,7 @@
+//! The rule table, one module per area. Each module declares its rules with
+//! [`crate::declare_rules!`]; [`TABLES`] lists the modules' `RULES` slices.
+
+pub mod container;
+
+/// Every area's rule slice, in the order `hrry rules` lists them.
+pub static TABLES: &[&[&super::Rule]] = &[container::RULES];
