@@ -367,3 +367,192 @@ pub fn densify(
     }
     Ok(dense.out)
 }
+
+/// Encoders: a dense packed row-major tensor to each sparse layout, storing the
+/// elements whose bit pattern is not all zero. Used by writers, tests and the
+/// corpus generator.
+pub mod encode {
+    use crate::layout::bits::{pack, read_bits};
+    use crate::layout::build::{descriptor, fit_buffers};
+    use crate::layout::LayoutError;
+    use crate::model::ElementType;
+    use crate::schema::{
+        CompressedFields, CooFields, CsfFields, LayoutFields, TensorDescriptor, LAYOUT_COO,
+        LAYOUT_CSC, LAYOUT_CSF, LAYOUT_CSR,
+    };
+
+    /// A descriptor and its buffers, in buffer table order.
+    pub type Encoded = (TensorDescriptor, Vec<Vec<u8>>);
+
+    fn width(type_tag: u8) -> Result<u32, LayoutError> {
+        ElementType::from_tag(type_tag)
+            .and_then(|t| t.bit_width())
+            .ok_or(LayoutError::ElementWidth { tag: type_tag })
+    }
+
+    /// The stored (non-zero) elements of a dense row-major tensor: logical index
+    /// and raw value, in row-major order.
+    pub fn nonzeros(
+        type_tag: u8,
+        shape: &[u64],
+        dense: &[u8],
+    ) -> Result<Vec<(Vec<u64>, u128)>, LayoutError> {
+        let w = width(type_tag)?;
+        let count = crate::layout::checked_count(shape)?;
+        let mut out = Vec::new();
+        let mut index = vec![0u64; shape.len()];
+        for i in 0..count {
+            let v = read_bits(dense, i * u64::from(w), w).ok_or(LayoutError::OutOfBounds {
+                buffer: 0,
+                bit: i128::from(i) * i128::from(w),
+                width: w,
+                len: dense.len(),
+            })?;
+            if v != 0 {
+                out.push((index.clone(), v));
+            }
+            for k in (0..shape.len()).rev() {
+                index[k] += 1;
+                if index[k] < shape[k] {
+                    break;
+                }
+                index[k] = 0;
+            }
+        }
+        Ok(out)
+    }
+
+    fn u64s(values: impl IntoIterator<Item = u64>) -> Vec<u8> {
+        values.into_iter().flat_map(u64::to_le_bytes).collect()
+    }
+
+    fn finish(mut desc: TensorDescriptor, buffers: Vec<Vec<u8>>) -> Encoded {
+        let slices: Vec<&[u8]> = buffers.iter().map(Vec::as_slice).collect();
+        fit_buffers(&mut desc, &slices);
+        (desc, buffers)
+    }
+
+    /// COO with entries in row-major (sorted) order and `is_sorted = 1`.
+    pub fn coo(type_tag: u8, shape: &[u64], dense: &[u8]) -> Result<Encoded, LayoutError> {
+        let nz = nonzeros(type_tag, shape, dense)?;
+        let fields = CooFields {
+            nnz: nz.len() as u64,
+            is_sorted: 1,
+            reserved: [0; 7],
+        };
+        let values = pack(width(type_tag)?, nz.iter().map(|(_, v)| *v));
+        let indices = u64s(nz.iter().flat_map(|(i, _)| i.iter().copied()));
+        let desc = descriptor(
+            type_tag,
+            LAYOUT_COO,
+            shape,
+            0,
+            LayoutFields::Coo(fields),
+            &[0, 0],
+        );
+        Ok(finish(desc, vec![values, indices]))
+    }
+
+    /// CSR (`by_column = false`) or CSC (`by_column = true`) of a rank-2 tensor.
+    pub fn compressed(
+        type_tag: u8,
+        shape: &[u64],
+        dense: &[u8],
+        by_column: bool,
+    ) -> Result<Encoded, LayoutError> {
+        if shape.len() != 2 {
+            return Err(LayoutError::Field {
+                field: "rank",
+                detail: format!("{} (CSR and CSC need 2)", shape.len()),
+            });
+        }
+        let mut nz = nonzeros(type_tag, shape, dense)?;
+        let (major, minor) = if by_column { (1, 0) } else { (0, 1) };
+        nz.sort_by_key(|(i, _)| (i[major], i[minor]));
+        let mut ptr = vec![0u64; shape[major] as usize + 1];
+        for (i, _) in &nz {
+            ptr[i[major] as usize + 1] += 1;
+        }
+        for k in 1..ptr.len() {
+            ptr[k] += ptr[k - 1];
+        }
+        let fields = CompressedFields {
+            nnz: nz.len() as u64,
+            reserved: [0; 8],
+        };
+        let (tag, layout) = if by_column {
+            (LAYOUT_CSC, LayoutFields::Csc(fields))
+        } else {
+            (LAYOUT_CSR, LayoutFields::Csr(fields))
+        };
+        let values = pack(width(type_tag)?, nz.iter().map(|(_, v)| *v));
+        let indices = u64s(nz.iter().map(|(i, _)| i[minor]));
+        let desc = descriptor(type_tag, tag, shape, 0, layout, &[0, 0, 0]);
+        Ok(finish(desc, vec![values, indices, u64s(ptr)]))
+    }
+
+    /// CSF with the given `mode_order` (a permutation of `0..rank`).
+    pub fn csf(
+        type_tag: u8,
+        shape: &[u64],
+        dense: &[u8],
+        mode_order: &[u32],
+    ) -> Result<Encoded, LayoutError> {
+        let rank = shape.len();
+        let mut nz = nonzeros(type_tag, shape, dense)?;
+        // Storage-order coordinates, sorted: the leaf order of the tree.
+        let key =
+            |i: &Vec<u64>| -> Vec<u64> { mode_order.iter().map(|&m| i[m as usize]).collect() };
+        nz.sort_by_key(|(i, _)| key(i));
+        let keys: Vec<Vec<u64>> = nz.iter().map(|(i, _)| key(i)).collect();
+        let mut buffers = vec![pack(width(type_tag)?, nz.iter().map(|(_, v)| *v))];
+        // A node at level L is a distinct prefix of length L + 1.
+        let mut parents_of_prev = 1usize; // nodes at level L - 1
+        for level in 0..rank {
+            let mut pos = vec![0u64];
+            let mut crd = Vec::new();
+            let mut count_in_parent = 0u64;
+            let mut last: Option<&[u64]> = None;
+            let mut parent_prefix: Option<&[u64]> = None;
+            for k in &keys {
+                let prefix = &k[..=level];
+                if last == Some(prefix) {
+                    continue;
+                }
+                let this_parent = &k[..level];
+                if parent_prefix.is_some() && parent_prefix != Some(this_parent) {
+                    pos.push(pos.last().copied().unwrap_or(0) + count_in_parent);
+                    count_in_parent = 0;
+                }
+                parent_prefix = Some(this_parent);
+                crd.push(k[level]);
+                count_in_parent += 1;
+                last = Some(prefix);
+            }
+            if parent_prefix.is_some() {
+                pos.push(pos.last().copied().unwrap_or(0) + count_in_parent);
+            }
+            // Level 0 always has the single root; deeper levels one slot per parent.
+            while pos.len() < parents_of_prev + 1 {
+                pos.push(pos.last().copied().unwrap_or(0));
+            }
+            parents_of_prev = crd.len();
+            buffers.push(u64s(pos));
+            buffers.push(u64s(crd));
+        }
+        let fields = CsfFields {
+            nnz: nz.len() as u64,
+            mode_order: mode_order.to_vec(),
+            reserved: [0; 8],
+        };
+        let desc = descriptor(
+            type_tag,
+            LAYOUT_CSF,
+            shape,
+            0,
+            LayoutFields::Csf(fields),
+            &vec![0; 2 * rank + 1],
+        );
+        Ok(finish(desc, buffers))
+    }
+}
