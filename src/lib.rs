@@ -5,7 +5,10 @@
 //! (the rules), [`model`] (typed values), [`file`] (reading and writing containers),
 //! [`quant`] (dequantization), [`holo`] (the archive).
 
-pub mod schema;
-pub mod model;
-pub mod validate;
 pub mod corpus;
+pub mod diagnose;
+pub mod file;
+pub mod limits;
+pub mod model;
+pub mod schema;
+pub mod validate;
