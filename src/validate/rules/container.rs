@@ -161,6 +161,9 @@ crate::declare_rules! {
     HF_PLC_TAIL_PADDING: "HF-PLC-009", Spec,
         "after a tensor's last buffer the next item follows at the next 8-byte (or data_buffer_alignment) boundary",
         "file-format.md § Tensor Region";
+    HF_PLC_KV_GAP: "HF-PLC-010", Hardening,
+        "only padding to the next 8-byte boundary lies between the KV section and the index",
+        "INTERPRETATIONS.md § Container";
     HF_CMP_TORN: "HF-CMP-001", Spec,
         "a composite head is followed by member_count members (no torn composite)",
         "file-format.md § Composite Tensors";
