@@ -10,5 +10,6 @@ pub mod diagnose;
 pub mod file;
 pub mod limits;
 pub mod model;
+pub mod report;
 pub mod schema;
 pub mod validate;
