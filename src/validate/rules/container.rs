@@ -131,12 +131,6 @@ crate::declare_rules! {
     HF_KV_TRAILING: "HF-KV-010", Hardening,
         "no bytes follow the last KV entry inside kv_length",
         "INTERPRETATIONS.md § Rules and levels";
-    HF_KV_FLAG_CLEAR: "HF-KV-011", Hardening,
-        "a file whose flag says no KV has kv_offset and kv_length zero or a valid KV section",
-        "INTERPRETATIONS.md § Container";
-    HF_PLC_DESC_ALIGN: "HF-PLC-001", Spec,
-        "every descriptor starts on an 8-byte boundary",
-        "file-format.md § Descriptor Placement";
     HF_PLC_BUFFER_ALIGN: "HF-PLC-002", Spec,
         "every data buffer starts on a data_buffer_alignment boundary",
         "file-format.md § Data Buffer Placement";
