@@ -33,3 +33,8 @@ pub fn validate_any_with(
 ) -> (&'static str, validate::Report) {
     ("hrryfile", validate::validate_file(bytes, options))
 }
+
+/// The README's examples, compiled and run as doc tests.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

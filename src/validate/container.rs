@@ -113,7 +113,7 @@ fn check_frame<'a>(bytes: &'a [u8], limits: Limits, report: &mut Report) -> Opti
 
 /// Header checks; false when the file cannot be interpreted further.
 fn check_header(h: &FileHeader, report: &mut Report) -> bool {
-    if h.container_version_major > 1 {
+    if h.container_version_major != 1 {
         report.violation(
             &HF_HDR_VERSION,
             ho::VERSION_MAJOR,

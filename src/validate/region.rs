@@ -148,7 +148,7 @@ fn read_descriptor(
         );
         return None;
     }
-    if h.version_major > 1 {
+    if h.version_major != 1 {
         report.violation(
             &TD_HDR_VERSION,
             pos + off::VERSION_MAJOR,

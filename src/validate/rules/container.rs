@@ -9,7 +9,7 @@ crate::declare_rules! {
         "the file starts with the magic HRRYFILE",
         "file-format.md § File Header";
     HF_HDR_VERSION: "HF-HDR-002", Spec,
-        "container_version_major is a supported major version (1)",
+        "container_version_major is 1 (0 is undefined, above 1 unsupported)",
         "file-format.md § File Header";
     HF_HDR_RESERVED: "HF-HDR-003", Spec,
         "reserved header bytes 10-11 are zero",
@@ -177,7 +177,7 @@ crate::declare_rules! {
         "a descriptor starts with the magic HRRY",
         "metadata.md § Fixed Header";
     TD_HDR_VERSION: "TD-HDR-002", Spec,
-        "version_major is a supported major version (1)",
+        "descriptor version_major is 1 (0 is undefined, above 1 unsupported)",
         "metadata.md § Fixed Header";
     TD_HDR_LENGTH: "TD-HDR-003", Spec,
         "descriptor_length is at least 20",
