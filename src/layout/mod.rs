@@ -22,7 +22,6 @@ pub use addressing::{hilbert_index, morton_code, DenseMap};
 pub use dense::{from_row_major, required_buffer_size, to_row_major, write_row_major, DenseView};
 pub use sparse::densify;
 
-use crate::model::ElementType;
 use crate::schema::TensorDescriptor;
 
 /// Why a layout operation could not be carried out.
@@ -106,16 +105,12 @@ impl From<std::io::Error> for LayoutError {
 /// extension type the `bit_width` of its extension section when it packs like a
 /// built-in type (1, 2, 4 bits, or a whole number of bytes up to 128 bits).
 pub fn element_bits(desc: &TensorDescriptor) -> Result<u32, LayoutError> {
-    let err = LayoutError::ElementWidth { tag: desc.type_tag };
-    let width = match ElementType::from_tag(desc.type_tag) {
-        Some(ElementType::Extension(_)) => desc.extension_type.ok_or(err.clone())?.bit_width,
-        Some(t) => t.bit_width().ok_or(err.clone())?,
-        None => return Err(err),
-    };
+    let width = crate::validate::descriptor::element_bits(desc)
+        .ok_or(LayoutError::ElementWidth { tag: desc.type_tag })?;
     match width {
         1 | 2 | 4 | 6 => Ok(width),
         w if w % 8 == 0 && (8..=128).contains(&w) => Ok(w),
-        _ => Err(err),
+        _ => Err(LayoutError::ElementWidth { tag: desc.type_tag }),
     }
 }
 

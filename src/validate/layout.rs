@@ -19,15 +19,16 @@ use crate::schema::{
     LayoutFields, Statistics, TensorDescriptor, TiledFields, LAYOUT_CSC, LAYOUT_TILED,
 };
 
+use crate::limits::Limits;
+
 use super::rules::layout::*;
 use super::{Report, Rule};
-
-/// Deepest tiled nesting accepted (metadata.md recommends 8 levels).
-pub const MAX_TILED_DEPTH: u32 = 8;
 
 /// The tensor being checked: where its fields are and which buffers it has.
 struct Ctx<'a> {
     desc: &'a TensorDescriptor,
+    /// Deepest tiled nesting accepted.
+    max_tiled_depth: u32,
     /// Absolute offset of the descriptor.
     base: u64,
     buffers: Option<&'a [&'a [u8]]>,
@@ -79,15 +80,28 @@ impl<'a> Ctx<'a> {
 }
 
 /// Checks the layout-specific fields of `desc` (at absolute offset `desc_offset`)
-/// and, when `buffers` are given, the stored structure they describe.
+/// and, when `buffers` are given, the stored structure they describe, with the
+/// default [`Limits`].
 pub fn check(
     desc: &TensorDescriptor,
     desc_offset: u64,
     buffers: Option<&[&[u8]]>,
     report: &mut Report,
 ) {
+    check_with_limits(desc, desc_offset, buffers, &Limits::default(), report);
+}
+
+/// [`check`] with explicit limits (`max_tiled_depth`).
+pub fn check_with_limits(
+    desc: &TensorDescriptor,
+    desc_offset: u64,
+    buffers: Option<&[&[u8]]>,
+    limits: &Limits,
+    report: &mut Report,
+) {
     let ctx = Ctx {
         desc,
+        max_tiled_depth: limits.max_tiled_depth,
         base: desc_offset,
         buffers,
     };
@@ -131,13 +145,14 @@ fn check_tiled(ctx: &Ctx, top: &TiledFields, report: &mut Report) {
     let mut depth = 0u32;
     while let Some(t) = level {
         depth += 1;
-        if depth > MAX_TILED_DEPTH {
+        if depth > ctx.max_tiled_depth {
             report.violation(
                 &LY_TIL_DEPTH,
                 ctx.layout(pos),
                 format!(
-                    "tiled nesting is {} levels deep; at most {MAX_TILED_DEPTH} are accepted",
-                    top.depth()
+                    "tiled nesting is {} levels deep; at most {} are accepted",
+                    top.depth(),
+                    ctx.max_tiled_depth
                 ),
             );
             break;
