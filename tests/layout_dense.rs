@@ -2,12 +2,25 @@
 //! out in the layout reads back in logical row-major order equal to the source.
 
 use hrry::layout::bits::{pack, read_bits};
-use hrry::layout::build::descriptor;
 use hrry::layout::{from_row_major, required_buffer_size, to_row_major, DenseView};
 use hrry::model::ElementType;
 use hrry::schema::{HilbertFields, LayoutFields, TensorDescriptor, TiledFields};
 
 const NO_LIMIT: u64 = u64::MAX;
+
+/// A descriptor with one buffer of `sizes[0]` bytes and `byte_offset` set.
+fn descriptor(
+    type_tag: u8,
+    layout_tag: u8,
+    shape: &[u64],
+    byte_offset: u64,
+    layout: LayoutFields,
+    sizes: &[u64],
+) -> TensorDescriptor {
+    let mut d = hrry::model::build::descriptor(type_tag, layout_tag, shape, layout, sizes);
+    d.byte_offset = byte_offset;
+    d
+}
 
 /// Element types covering every packing: 1, 2, 4, 6 bits and 1-16 bytes.
 const TYPES: [ElementType; 8] = [

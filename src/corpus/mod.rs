@@ -6,6 +6,7 @@
 //! `cargo run --example gen_corpus` (a test fails when the tree is stale).
 
 mod container;
+mod layout;
 pub mod patch;
 
 use std::io;
@@ -96,6 +97,7 @@ impl Case {
 /// Every corpus case of every area, in manifest order.
 pub fn all_cases() -> Vec<Case> {
     let mut cases = container::cases();
+    cases.extend(layout::cases());
     cases.sort_by(|a, b| a.path.cmp(&b.path));
     cases
 }

@@ -13,7 +13,6 @@
 
 pub mod addressing;
 pub mod bits;
-pub mod build;
 pub mod composite;
 pub mod dense;
 pub mod sparse;

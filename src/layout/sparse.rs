@@ -373,8 +373,8 @@ pub fn densify(
 /// corpus generator.
 pub mod encode {
     use crate::layout::bits::{pack, read_bits};
-    use crate::layout::build::{descriptor, fit_buffers};
     use crate::layout::LayoutError;
+    use crate::model::build::descriptor;
     use crate::model::ElementType;
     use crate::schema::{
         CompressedFields, CooFields, CsfFields, LayoutFields, TensorDescriptor, LAYOUT_COO,
@@ -426,9 +426,11 @@ pub mod encode {
         values.into_iter().flat_map(u64::to_le_bytes).collect()
     }
 
+    /// Sets each buffer handle's `byte_size` to its buffer's length.
     fn finish(mut desc: TensorDescriptor, buffers: Vec<Vec<u8>>) -> Encoded {
-        let slices: Vec<&[u8]> = buffers.iter().map(Vec::as_slice).collect();
-        fit_buffers(&mut desc, &slices);
+        for (h, b) in desc.buffers.iter_mut().zip(&buffers) {
+            h.byte_size = b.len() as u64;
+        }
         (desc, buffers)
     }
 
@@ -446,7 +448,6 @@ pub mod encode {
             type_tag,
             LAYOUT_COO,
             shape,
-            0,
             LayoutFields::Coo(fields),
             &[0, 0],
         );
@@ -487,7 +488,7 @@ pub mod encode {
         };
         let values = pack(width(type_tag)?, nz.iter().map(|(_, v)| *v));
         let indices = u64s(nz.iter().map(|(i, _)| i[minor]));
-        let desc = descriptor(type_tag, tag, shape, 0, layout, &[0, 0, 0]);
+        let desc = descriptor(type_tag, tag, shape, layout, &[0, 0, 0]);
         Ok(finish(desc, vec![values, indices, u64s(ptr)]))
     }
 
@@ -549,7 +550,6 @@ pub mod encode {
             type_tag,
             LAYOUT_CSF,
             shape,
-            0,
             LayoutFields::Csf(fields),
             &vec![0; 2 * rank + 1],
         );

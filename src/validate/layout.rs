@@ -32,6 +32,8 @@ struct Ctx<'a> {
     /// Absolute offset of the descriptor.
     base: u64,
     buffers: Option<&'a [&'a [u8]]>,
+    /// Absolute offsets of the buffers in the file, when known.
+    buffer_offsets: Option<&'a [u64]>,
 }
 
 impl<'a> Ctx<'a> {
@@ -41,6 +43,15 @@ impl<'a> Ctx<'a> {
 
     fn handle(&self, i: usize) -> u64 {
         self.base + self.desc.buffer_pos(i)
+    }
+
+    /// Absolute offset of byte `byte` of buffer `i`, or of its handle when the
+    /// buffer's place in the file is not known.
+    fn at(&self, i: usize, byte: u64) -> u64 {
+        match self.buffer_offsets.and_then(|o| o.get(i)) {
+            Some(&start) => start.saturating_add(byte),
+            None => self.handle(i),
+        }
     }
 
     fn byte_offset_pos(&self) -> u64 {
@@ -88,14 +99,18 @@ pub fn check(
     buffers: Option<&[&[u8]]>,
     report: &mut Report,
 ) {
-    check_with_limits(desc, desc_offset, buffers, &Limits::default(), report);
+    check_with_limits(desc, desc_offset, buffers, None, &Limits::default(), report);
 }
 
-/// [`check`] with explicit limits (`max_tiled_depth`).
+/// [`check`] with explicit limits (`max_tiled_depth`) and, when known, the absolute
+/// file offsets of the buffers (`buffer_offsets[i]` for `buffers[i]`), which locate
+/// violations in stored data precisely; without them they point at the buffer
+/// handle.
 pub fn check_with_limits(
     desc: &TensorDescriptor,
     desc_offset: u64,
     buffers: Option<&[&[u8]]>,
+    buffer_offsets: Option<&[u64]>,
     limits: &Limits,
     report: &mut Report,
 ) {
@@ -104,6 +119,7 @@ pub fn check_with_limits(
         max_tiled_depth: limits.max_tiled_depth,
         base: desc_offset,
         buffers,
+        buffer_offsets,
     };
     match &desc.layout {
         LayoutFields::Strided { .. } => check_low_side(&ctx, &LY_STR_LOW, report),
@@ -284,7 +300,7 @@ fn check_morton_padding(ctx: &Ctx, bits: &[u32], report: &mut Report) {
         if value != 0 {
             report.violation(
                 &LY_MOR_PADDING,
-                ctx.handle(0),
+                ctx.at(0, (base + code * u64::from(width)) / 8),
                 format!("Morton position {code} holds no element but is {value:#x}; expected 0"),
             );
             return;
@@ -460,7 +476,7 @@ fn check_coo(ctx: &Ctx, c: &CooFields, report: &mut Report) {
             if v >= ctx.desc.shape[d as usize] {
                 report.violation(
                     &LY_COO_RANGE,
-                    ctx.handle(1),
+                    ctx.at(1, (i * rank + d) * 8),
                     format!(
                         "entry {i}: coordinate {v} along dimension {d} is not below shape {}",
                         ctx.desc.shape[d as usize]
@@ -475,7 +491,7 @@ fn check_coo(ctx: &Ctx, c: &CooFields, report: &mut Report) {
         if let Some(i) = (1..c.nnz).find(|&i| tuple_cmp(&ix, rank, i - 1, i).is_gt()) {
             report.violation(
                 &LY_COO_ORDER,
-                ctx.handle(1),
+                ctx.at(1, i * rank * 8),
                 format!(
                     "is_sorted is 0x01 but entry {i} sorts before entry {}",
                     i - 1
@@ -494,7 +510,7 @@ fn check_coo(ctx: &Ctx, c: &CooFields, report: &mut Report) {
         let (a, b) = (w[0].min(w[1]), w[0].max(w[1]));
         report.violation(
             &LY_COO_DUPLICATE,
-            ctx.handle(1),
+            ctx.at(1, b * rank * 8),
             format!("entries {a} and {b} have the same index tuple"),
         );
     }
@@ -593,14 +609,15 @@ fn check_compressed(ctx: &Ctx, c: &CompressedFields, report: &mut Report) {
     }
     let get = |a: &IndexArray, i: u64| a.get(i).unwrap_or(0);
     let (first, last) = (get(&ptr, 0), get(&ptr, majors));
-    report.check(first == 0 && last == nnz, r.ends, ctx.handle(2), || {
+    let ends_at = ctx.at(2, if first == 0 { majors * 8 } else { 0 });
+    report.check(first == 0 && last == nnz, r.ends, ends_at, || {
         format!("{ptr_name}[0] is {first} and {ptr_name}[{majors}] is {last}; expected 0 and nnz = {nnz}")
     });
     let decreasing = (0..majors).find(|&k| get(&ptr, k) > get(&ptr, k + 1));
     if let Some(k) = decreasing {
         report.violation(
             r.monotone,
-            ctx.handle(2),
+            ctx.at(2, (k + 1) * 8),
             format!(
                 "{ptr_name}[{k}] = {} exceeds {ptr_name}[{}] = {}",
                 get(&ptr, k),
@@ -612,7 +629,7 @@ fn check_compressed(ctx: &Ctx, c: &CompressedFields, report: &mut Report) {
     if let Some(j) = (0..nnz).find(|&j| get(&idx, j) >= minor_bound) {
         report.violation(
             r.range,
-            ctx.handle(1),
+            ctx.at(1, j * 8),
             format!(
                 "{idx_name}[{j}] = {} is not below {minor_bound}",
                 get(&idx, j)
@@ -629,7 +646,7 @@ fn check_compressed(ctx: &Ctx, c: &CompressedFields, report: &mut Report) {
             if get(&idx, j - 1) >= get(&idx, j) {
                 report.violation(
                     r.sorted,
-                    ctx.handle(1),
+                    ctx.at(1, j * 8),
                     format!(
                         "{idx_name}[{}] = {} is not below {idx_name}[{j}] = {} in slice {k}",
                         j - 1,
@@ -715,14 +732,14 @@ fn check_csf(ctx: &Ctx, c: &CsfFields, report: &mut Report) {
         if pos.len() <= parents {
             return;
         }
-        report.check(get(&pos, 0) == 0, &LY_CSF_ENDS, ctx.handle(pi), || {
+        report.check(get(&pos, 0) == 0, &LY_CSF_ENDS, ctx.at(pi, 0), || {
             format!("pos_{level}[0] is {}; expected 0", get(&pos, 0))
         });
         let decreasing = (0..parents).find(|&k| get(&pos, k) > get(&pos, k + 1));
         if let Some(k) = decreasing {
             report.violation(
                 &LY_CSF_MONOTONE,
-                ctx.handle(pi),
+                ctx.at(pi, (k + 1) * 8),
                 format!(
                     "pos_{level}[{k}] = {} exceeds pos_{level}[{}] = {}",
                     get(&pos, k),
@@ -733,12 +750,17 @@ fn check_csf(ctx: &Ctx, c: &CsfFields, report: &mut Report) {
         }
         let nodes = get(&pos, parents);
         if level + 1 == rank {
-            report.check(nodes == c.nnz, &LY_CSF_ENDS, ctx.handle(pi), || {
-                format!(
+            report.check(
+                nodes == c.nnz,
+                &LY_CSF_ENDS,
+                ctx.at(pi, parents * 8),
+                || {
+                    format!(
                     "pos_{level}[{parents}] is {nodes}; the leaf level must hold nnz = {} entries",
                     c.nnz
                 )
-            });
+                },
+            );
         }
         if !check_size(
             ctx,
@@ -762,7 +784,7 @@ fn check_csf(ctx: &Ctx, c: &CsfFields, report: &mut Report) {
             if let Some(i) = (0..nodes).find(|&i| get(&crd, i) >= bound) {
                 report.violation(
                     &LY_CSF_RANGE,
-                    ctx.handle(ci),
+                    ctx.at(ci, i * 8),
                     format!(
                         "crd_{level}[{i}] = {} is not below shape[{dim}] = {bound}",
                         get(&crd, i)
@@ -777,7 +799,7 @@ fn check_csf(ctx: &Ctx, c: &CsfFields, report: &mut Report) {
                     if get(&crd, i - 1) >= get(&crd, i) {
                         report.violation(
                             &LY_CSF_SORTED,
-                            ctx.handle(ci),
+                            ctx.at(ci, i * 8),
                             format!("crd_{level}[{}] = {} is not below crd_{level}[{i}] = {} under parent {k}", i - 1, get(&crd, i - 1), get(&crd, i)),
                         );
                         break 'slices;
@@ -888,13 +910,13 @@ fn check_block_paged(ctx: &Ctx, b: &BlockPagedFields, report: &mut Report) {
         return;
     }
     let get = |a: &IndexArray, i: u64| a.get(i).unwrap_or(0);
-    report.check(get(&seq, 0) == 0, &LY_BP_SEQ_START, ctx.handle(2), || {
+    report.check(get(&seq, 0) == 0, &LY_BP_SEQ_START, ctx.at(2, 0), || {
         format!("seq_ptr[0] is {}; expected 0", get(&seq, 0))
     });
     if let Some(s) = (0..seqs).find(|&s| get(&seq, s) > get(&seq, s + 1)) {
         report.violation(
             &LY_BP_MONOTONE,
-            ctx.handle(2),
+            ctx.at(2, (s + 1) * entry as u64),
             format!(
                 "seq_ptr[{s}] = {} exceeds seq_ptr[{}] = {}",
                 get(&seq, s),
@@ -918,7 +940,7 @@ fn check_block_paged(ctx: &Ctx, b: &BlockPagedFields, report: &mut Report) {
     if let Some(k) = (0..pages).find(|&k| get(&table, k) >= b.num_pages) {
         report.violation(
             &LY_BP_PAGE_RANGE,
-            ctx.handle(1),
+            ctx.at(1, k * entry as u64),
             format!(
                 "block_table[{k}] = {} is not below num_pages = {}",
                 get(&table, k),

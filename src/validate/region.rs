@@ -109,7 +109,14 @@ fn walk(frame: &Frame<'_>, report: &mut Report) -> (Vec<Walked>, bool) {
                     .unwrap_or_default()
             })
             .collect();
-        super::layout::check_with_limits(&d, pos, Some(&buffers), &frame.limits, report);
+        super::layout::check_with_limits(
+            &d,
+            pos,
+            Some(&buffers),
+            Some(&p.buffer_offsets),
+            &frame.limits,
+            report,
+        );
         let next = match next_descriptor(frame, &d, p.data_end, report) {
             Some(n) => n,
             None => {
