@@ -140,7 +140,7 @@ fn layout(u: &mut Unstructured, rank: usize) -> Result<(u8, LayoutFields)> {
             LAYOUT_CSF,
             LayoutFields::Csf(CsfFields {
                 nnz: size(u)?,
-                mode_order: list(u, &|u| Ok(u.int_in_range(0..=rank as u64)?))?
+                mode_order: list(u, &|u| u.int_in_range(0..=rank as u64))?
                     .into_iter()
                     .map(|m| m as u32)
                     .collect(),
