@@ -9,3 +9,4 @@ pub mod schema;
 pub mod model;
 pub mod validate;
 pub mod corpus;
+pub mod holo;

@@ -5,6 +5,8 @@
 //! rule. `corpus/manifest.json` lists them. Regenerate with
 //! `cargo run --example gen_corpus` (a test fails when the tree is stale).
 
+pub mod holo;
+
 use std::io;
 use std::path::Path;
 
@@ -92,7 +94,9 @@ impl Case {
 
 /// Every corpus case of every area, in manifest order.
 pub fn all_cases() -> Vec<Case> {
-    Vec::new()
+    let mut cases = Vec::new();
+    cases.extend(holo::cases());
+    cases
 }
 
 /// The manifest describing `cases` (see `corpus/README.md` for its fields).
