@@ -8,8 +8,7 @@ use crate::holo::{
     WeightStore,
 };
 use crate::schema::holo::{
-    holo_header_offsets, section_entry_offsets, HOLO_FOOTER_LEN, HOLO_HEADER_LEN,
-    SECTION_ENTRY_LEN,
+    holo_header_offsets, section_entry_offsets, HOLO_FOOTER_LEN, HOLO_HEADER_LEN, SECTION_ENTRY_LEN,
 };
 use crate::validate::rules::holo as r;
 
@@ -229,7 +228,11 @@ fn valid_cases() -> Vec<Case> {
     );
 
     vec![
-        v("minimal.holo", "empty KernelCalls and Weights only", minimal),
+        v(
+            "minimal.holo",
+            "empty KernelCalls and Weights only",
+            minimal,
+        ),
         v(
             "full.holo",
             "every version-2 section kind, two extensions, inline and referenced constants",

@@ -173,7 +173,10 @@ impl<B: AsRef<[u8]>> HoloLoader<B> {
     /// The weight body with `fingerprint`.
     pub fn weight(&self, fingerprint: &Fingerprint) -> Option<&[u8]> {
         let i = *self.index.weight_index.get(fingerprint)?;
-        self.index.weights.get(i).map(|(_, range)| self.slice(range))
+        self.index
+            .weights
+            .get(i)
+            .map(|(_, range)| self.slice(range))
     }
 
     /// Every `(fingerprint, body)` of the Weights section, in section order.

@@ -24,8 +24,8 @@ pub use types::{
     hex, Constant, ConstantView, Fingerprint, PortDescriptor, SectionKind, SectionRef,
     ShapeDescriptor, WeightStore, INLINE_CONSTANT_LIMIT,
 };
-pub use writer::{assemble, HoloWriter};
 pub(crate) use writer::assemble_version;
+pub use writer::{assemble, HoloWriter};
 
 use crate::validate::{Mode, Report};
 

@@ -182,7 +182,8 @@ fn walk_structure(
         ..ArchiveIndex::default()
     };
     // (table entry offset, section) for every entry that passed the table checks.
-    let mut accepted: Vec<(u64, SectionRef)> = Vec::with_capacity(usize::from(header.section_count));
+    let mut accepted: Vec<(u64, SectionRef)> =
+        Vec::with_capacity(usize::from(header.section_count));
     let mut seen = [false; 17];
     for i in 0..count {
         let at = HOLO_HEADER_LEN + i * SECTION_ENTRY_LEN;
@@ -197,7 +198,12 @@ fn walk_structure(
             entry.padding == [0; 7],
             &r::HOLO_TABLE_PADDING,
             at + section_entry_offsets::PADDING,
-            || format!("section {i} padding: expected zeros, found {:?}", entry.padding),
+            || {
+                format!(
+                    "section {i} padding: expected zeros, found {:?}",
+                    entry.padding
+                )
+            },
         );
         let Some(kind) = SectionKind::from_number(entry.kind) else {
             report.violation(
@@ -447,10 +453,7 @@ fn decode_ports(payload: &[u8], base: u64, report: &mut Report) -> Vec<PortDescr
             }
         };
         if !p.shape.is_empty() {
-            let product = p
-                .shape
-                .iter()
-                .try_fold(1u64, |acc, &d| acc.checked_mul(d));
+            let product = p.shape.iter().try_fold(1u64, |acc, &d| acc.checked_mul(d));
             report.check(
                 product == Some(p.element_count),
                 &r::HOLO_PORT_COUNT,

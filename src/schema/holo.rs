@@ -473,6 +473,9 @@ mod tests {
         }
         assert_eq!(SectionKind::from_number(0), None);
         assert_eq!(SectionKind::from_number(17), None);
-        assert_eq!(SectionKind::parse("extension"), Some(SectionKind::Extension));
+        assert_eq!(
+            SectionKind::parse("extension"),
+            Some(SectionKind::Extension)
+        );
     }
 }
