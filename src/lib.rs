@@ -7,11 +7,13 @@
 
 pub mod corpus;
 pub mod diagnose;
+pub mod export;
 pub mod file;
 pub mod holo;
 pub mod layout;
 pub mod limits;
 pub mod model;
+pub mod npy;
 pub mod report;
 pub mod schema;
 pub mod validate;

@@ -2,6 +2,7 @@
 //!
 //! Exit codes: 0 valid / success, 1 invalid input, 2 usage or I/O error.
 
+mod export;
 mod inspect;
 mod validate;
 
@@ -22,6 +23,8 @@ struct Cli {
 enum Command {
     /// Show a file's header, metadata and tensors (or a .holo's sections).
     Inspect(inspect::Args),
+    /// Write a tensor in logical row-major order as a NumPy .npy array.
+    Export(export::Args),
     /// Check files against every rule of the spec and report each violation.
     Validate(validate::Args),
     /// List the rule table: stable IDs, levels, summaries and spec sections.
@@ -53,6 +56,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Inspect(args) => inspect::run(args),
+        Command::Export(args) => export::run(args),
         Command::Validate(args) => validate::run(args),
         Command::Rules { json } => rules(json),
     };
