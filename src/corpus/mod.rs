@@ -5,7 +5,9 @@
 //! rule. `corpus/manifest.json` lists them. Regenerate with
 //! `cargo run --example gen_corpus` (a test fails when the tree is stale).
 
+mod container;
 pub mod holo;
+pub mod patch;
 
 use std::io;
 use std::path::Path;
@@ -94,8 +96,9 @@ impl Case {
 
 /// Every corpus case of every area, in manifest order.
 pub fn all_cases() -> Vec<Case> {
-    let mut cases = Vec::new();
+    let mut cases = container::cases();
     cases.extend(holo::cases());
+    cases.sort_by(|a, b| a.path.cmp(&b.path));
     cases
 }
 

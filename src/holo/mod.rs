@@ -18,7 +18,7 @@ pub mod kappa;
 use std::path::PathBuf;
 
 pub use crate::schema::holo::HOLO_MAGIC;
-pub use inspect::inspect_json;
+pub use inspect::{describe, inspect_json};
 pub use loader::HoloLoader;
 pub use types::{
     hex, Constant, ConstantView, Fingerprint, PortDescriptor, SectionKind, SectionRef,

@@ -11,6 +11,7 @@ pub mod descriptor;
 pub mod holo;
 pub mod kv;
 pub mod layout;
+pub mod placement;
 pub mod sections;
 
 pub use container::*;
