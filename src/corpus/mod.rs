@@ -12,24 +12,7 @@ pub mod patch;
 use std::io;
 use std::path::Path;
 
-/// The container format of a corpus file.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Format {
-    /// A Hurray tensor file (`HRRYFILE`).
-    HrryFile,
-    /// A `.holo` compiled-model archive.
-    Holo,
-}
-
-impl Format {
-    /// The name used in JSON output (`hrryfile`, `holo`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Format::HrryFile => "hrryfile",
-            Format::Holo => "holo",
-        }
-    }
-}
+pub use crate::Format;
 
 /// What validating a corpus file must give.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
