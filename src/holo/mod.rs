@@ -4,7 +4,9 @@
 //! [`inspect_json`] (the summary `hrry inspect` prints).
 //!
 //! The wire structures are in [`crate::schema::holo`]; the rules in
-//! [`crate::validate::rules::holo`].
+//! [`crate::validate::rules::holo`]. `docs/holo.md` describes the layout; its API
+//! example is compiled and run as a doc test here.
+#![cfg_attr(doctest, doc = include_str!("../../docs/holo.md"))]
 
 mod inspect;
 mod loader;
