@@ -5,7 +5,8 @@
 //! (the rules), [`model`] (typed values), [`file`] (reading and writing containers),
 //! [`quant`] (dequantization), [`holo`] (the archive).
 
-pub mod schema;
-pub mod model;
-pub mod validate;
 pub mod corpus;
+pub mod model;
+pub mod quant;
+pub mod schema;
+pub mod validate;

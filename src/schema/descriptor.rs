@@ -181,7 +181,11 @@ impl TensorDescriptor {
 
     /// Offset of the statistics section.
     pub fn statistics_pos(&self) -> u64 {
-        self.shard_pos() + self.shard.as_ref().map_or(0, |s| 16 * s.parent_shape.len() as u64)
+        self.shard_pos()
+            + self
+                .shard
+                .as_ref()
+                .map_or(0, |s| 16 * s.parent_shape.len() as u64)
     }
 
     /// Offset of the extension type section.
