@@ -4,7 +4,7 @@
 mod quant_common;
 
 use hrry::model::element_type::ElementType;
-use hrry::quant::quantize::dense_descriptor;
+use hrry::quant::quantize::quantized_descriptor;
 use hrry::quant::{dequantize, Dequantizer, Kernel, PerBlockOptions};
 use hrry::schema::{
     BlockScaled, LayoutFields, PerBlockAffine, PerChannelAffine, PerTensorAffine, QuantScheme,
@@ -56,7 +56,7 @@ fn per_block_int4_partial_block_with_zero_points() {
         scale_type_tag: 0x03,
         reserved: [0; 3],
     });
-    let desc = dense_descriptor(0x48, &[2, 5], &[8, 16, 16], Some(q.encode()));
+    let desc = quantized_descriptor(0x48, &[2, 5], &[8, 16, 16], q.encode());
     // s * (q - z): 0.5*(1-1), 0.5*(-2-1), 0.5*(7-1), 0.5*(-8-1), 2*(3+2);
     // 0.25*0, 0.25*5, 0.25*-1, 0.25*2, -1.5*(-3-3).
     let want = [0.0, -1.5, 3.0, -4.5, 10.0, 0.0, 1.25, -0.25, 0.5, 9.0];
@@ -81,7 +81,7 @@ fn per_block_along_axis_zero_with_float16_scales() {
         scale_type_tag: 0x01,
         reserved: [0; 3],
     });
-    let desc = dense_descriptor(0x11, &[3, 2], &[8, 8], Some(q.encode()));
+    let desc = quantized_descriptor(0x11, &[3, 2], &[8, 8], q.encode());
     let want = [10.0, 40.0, 30.0, 80.0, 25.0, -15.0];
     assert_dequantizes(&desc, &[data, scales], &want);
 }
@@ -102,7 +102,7 @@ fn per_block_bfloat16_scales_and_int2() {
         scale_type_tag: 0x02,
         reserved: [0; 3],
     });
-    let desc = dense_descriptor(0x4A, &[1, 8], &[2, 4], Some(q.encode()));
+    let desc = quantized_descriptor(0x4A, &[1, 8], &[2, 4], q.encode());
     let want = [3.0, -6.0, -3.0, 0.0, -0.5, -0.5, 1.0, 1.0];
     assert_dequantizes(&desc, &[data, scales], &want);
 }
@@ -115,7 +115,7 @@ fn per_tensor_uint8() {
         zero_point: 128,
         reserved: [0; 4],
     });
-    let desc = dense_descriptor(0x11, &[4], &[4], Some(q.encode()));
+    let desc = quantized_descriptor(0x11, &[4], &[4], q.encode());
     assert_dequantizes(&desc, &[vec![0, 128, 255, 130]], &[-64.0, 0.0, 63.5, 1.0]);
 }
 
@@ -128,7 +128,7 @@ fn per_tensor_uint32_difference_is_exact_before_conversion() {
         zero_point: i32::MAX,
         reserved: [0; 4],
     });
-    let desc = dense_descriptor(0x15, &[1], &[4], Some(q.encode()));
+    let desc = quantized_descriptor(0x15, &[1], &[4], q.encode());
     assert_dequantizes(&desc, &[u32::MAX.to_le_bytes().to_vec()], &[2147483648.0]);
 }
 
@@ -147,7 +147,7 @@ fn per_channel_int4_with_shared_parameter_buffer() {
         scale_type_tag: 0x03,
         reserved: [0; 3],
     });
-    let desc = dense_descriptor(0x48, &[2, 3], &[3, 16], Some(q.encode()));
+    let desc = quantized_descriptor(0x48, &[2, 3], &[3, 16], q.encode());
     // 0.5*(3-1), 0.5*(-1-1), 0.5*(0-1); 4*(-8+1), 4*(7+1), 4*(2+1).
     let want = [1.0, -1.0, -0.5, -28.0, 32.0, 12.0];
     assert_dequantizes(&desc, &[data, params], &want);
@@ -163,7 +163,7 @@ fn nf4_levels_times_absmax() {
         block_size: 8,
         scale_buffer_index: 1,
     });
-    let desc = dense_descriptor(0x49, &[1, 8], &[4, 4], Some(q.encode()));
+    let desc = quantized_descriptor(0x49, &[1, 8], &[4, 4], q.encode());
     // Doubling is exact: twice the spec's levels.
     let want = [
         -2.0f64,
@@ -189,7 +189,7 @@ fn mxfp4_values_times_power_of_two() {
         block_size: 16,
         scale_buffer_index: 1,
     });
-    let desc = dense_descriptor(0x43, &[16], &[8, 1], Some(q.encode()));
+    let desc = quantized_descriptor(0x43, &[16], &[8, 1], q.encode());
     let want = [
         0.0, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, -0.0, -1.0, -2.0, -3.0, -4.0, -6.0, -8.0, -12.0,
     ];
@@ -208,7 +208,7 @@ fn mxfp6_packing_example_from_element_types() {
         block_size: 16,
         scale_buffer_index: 1,
     });
-    let desc = dense_descriptor(0x44, &[16], &[12, 1], Some(q.encode()));
+    let desc = quantized_descriptor(0x44, &[16], &[12, 1], q.encode());
     let mut want = vec![0.0625, 0.125, 0.25, 0.5];
     want.resize(16, 0.0);
     assert_dequantizes(&desc, &[data, vec![126]], &want);
@@ -225,7 +225,7 @@ fn mxfp8_e4m3_nan_and_max() {
         block_size: 16,
         scale_buffer_index: 1,
     });
-    let desc = dense_descriptor(0x40, &[16], &[16, 1], Some(q.encode()));
+    let desc = quantized_descriptor(0x40, &[16], &[16, 1], q.encode());
     let slices: Vec<&[u8]> = vec![&data, &[130]];
     let out = dequantize(&desc, &slices).unwrap();
     assert_eq!(out[0], 3584.0);
@@ -254,7 +254,7 @@ fn column_major_per_block() {
         scale_type_tag: 0x03,
         reserved: [0; 3],
     });
-    let mut desc = dense_descriptor(0x10, &[2, 4], &[8, 16], Some(q.encode()));
+    let mut desc = quantized_descriptor(0x10, &[2, 4], &[8, 16], q.encode());
     desc.layout_tag = LAYOUT_COLUMN_MAJOR;
     desc.layout = LayoutFields::Implicit;
     let want = [1.0, 2.0, 30.0, 40.0, -100.0, -200.0, -3000.0, -4000.0];
@@ -270,7 +270,7 @@ fn strided_layout_with_negative_stride() {
         zero_point: 0,
         reserved: [0; 4],
     });
-    let mut desc = dense_descriptor(0x10, &[3], &[3], Some(q.encode()));
+    let mut desc = quantized_descriptor(0x10, &[3], &[3], q.encode());
     desc.layout_tag = hrry::schema::LAYOUT_STRIDED;
     desc.layout = LayoutFields::Strided { strides: vec![-1] };
     desc.byte_offset = 2;

@@ -5,6 +5,10 @@
 //! rule. `corpus/manifest.json` lists them. Regenerate with
 //! `cargo run --example gen_corpus` (a test fails when the tree is stale).
 
+mod container;
+pub mod patch;
+mod quant;
+
 use std::io;
 use std::path::Path;
 
@@ -92,7 +96,10 @@ impl Case {
 
 /// Every corpus case of every area, in manifest order.
 pub fn all_cases() -> Vec<Case> {
-    Vec::new()
+    let mut cases = container::cases();
+    cases.extend(quant::cases());
+    cases.sort_by(|a, b| a.path.cmp(&b.path));
+    cases
 }
 
 /// The manifest describing `cases` (see `corpus/README.md` for its fields).

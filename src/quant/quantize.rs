@@ -1,10 +1,11 @@
 //! Writing quantized tensors: a per-block affine quantizer (symmetric absmax or
 //! asymmetric min/max) producing a row-major descriptor and its buffers.
 
+use crate::model::build;
 use crate::model::element_type::{element_count, ElementType};
 use crate::schema::{
-    BufferHandle, DescriptorFlags, LayoutFields, PerBlockAffine, QuantScheme, QuantizationHeader,
-    QuantizationSection, TensorDescriptor, FLAG_SYMMETRIC, LAYOUT_ROW_MAJOR, NO_ZERO_POINT_BUFFER,
+    LayoutFields, PerBlockAffine, QuantScheme, QuantizationHeader, QuantizationSection,
+    TensorDescriptor, FLAG_SYMMETRIC, LAYOUT_ROW_MAJOR, NO_ZERO_POINT_BUFFER,
     SCHEME_PER_BLOCK_AFFINE,
 };
 use crate::validate::quant::{int_range, widen_scale, BlockGeometry, PER_BLOCK_STORAGE};
@@ -71,44 +72,26 @@ pub enum QuantizeError {
     },
 }
 
-/// Builds a row-major descriptor of `type_tag` and `shape` with buffers of
-/// `buffer_sizes` bytes (64-byte aligned, CPU) and, when given, a quantization
-/// descriptor. `descriptor_length` is set.
-pub fn dense_descriptor(
+/// A row-major descriptor of `type_tag` and `shape` with buffers of `buffer_sizes`
+/// bytes (64-byte aligned, CPU) and the quantization descriptor `quantization`;
+/// flags and `descriptor_length` are set.
+pub fn quantized_descriptor(
     type_tag: u8,
     shape: &[u64],
     buffer_sizes: &[u64],
-    quantization: Option<Vec<u8>>,
+    quantization: Vec<u8>,
 ) -> TensorDescriptor {
-    let mut desc = TensorDescriptor {
-        version_major: 1,
-        version_minor: 0,
-        descriptor_length: 0,
-        flags: DescriptorFlags::new().with_has_quantization(quantization.is_some()),
+    let mut desc = build::descriptor(
         type_tag,
-        layout_tag: LAYOUT_ROW_MAJOR,
-        shape: shape.to_vec(),
-        byte_offset: 0,
-        layout: LayoutFields::Implicit,
-        buffers: buffer_sizes
-            .iter()
-            .map(|&byte_size| BufferHandle {
-                byte_size,
-                alignment: 64,
-                device_tag: 0,
-                reserved: [0; 3],
-            })
-            .collect(),
-        quantization: quantization.map(|quantization_descriptor| QuantizationSection {
-            quantization_descriptor,
-        }),
-        shard: None,
-        statistics: None,
-        extension_type: None,
-        composite_member: None,
-        trailing: Vec::new(),
-    };
-    desc.fix_length();
+        LAYOUT_ROW_MAJOR,
+        shape,
+        LayoutFields::Implicit,
+        buffer_sizes,
+    );
+    desc.quantization = Some(QuantizationSection {
+        quantization_descriptor: quantization,
+    });
+    desc.sync_sections();
     desc
 }
 
@@ -252,7 +235,7 @@ pub fn quantize_per_block(
         buffers.push(zero_points);
     }
     let sizes: Vec<u64> = buffers.iter().map(|b| b.len() as u64).collect();
-    let descriptor = dense_descriptor(opts.storage.tag(), shape, &sizes, Some(scheme.encode()));
+    let descriptor = quantized_descriptor(opts.storage.tag(), shape, &sizes, scheme.encode());
     Ok(Quantized {
         descriptor,
         buffers,

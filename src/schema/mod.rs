@@ -10,6 +10,7 @@ pub mod container;
 pub mod descriptor;
 pub mod kv;
 pub mod layout;
+pub mod placement;
 pub mod quant;
 pub mod sections;
 

@@ -4,10 +4,14 @@
 //! data in [`rules`]; checks report [`Violation`]s with absolute byte offsets into a
 //! [`Report`]. [`all_rules`] is the rule table `hrry rules` prints.
 
+mod container;
+pub mod descriptor;
 pub mod quant;
+mod region;
 mod rule;
 pub mod rules;
 
+pub use container::{validate_file, Options};
 pub use rule::{Level, Mode, Report, Rule, Violation};
 
 /// Every rule of every area, in table order.

@@ -12,6 +12,7 @@ use crate::schema::{
     LAYOUT_ROW_MAJOR, NO_ZERO_POINT_BUFFER, SCHEME_MXFP, SCHEME_VERSION_MAX,
 };
 
+use super::descriptor::is_dense_layout;
 use super::rules::quant::*;
 use super::{Mode, Report, Rule};
 
@@ -49,12 +50,6 @@ pub const MXFP_STORAGE: &[ElementType] = &[
     ElementType::Int8,
     ElementType::Int4,
 ];
-
-/// True for the dense layout tags (`0x01`–`0x05`, `0x40`), whose data buffer is
-/// buffer 0 and whose buffer table is the data buffer plus parameter buffers.
-pub fn is_dense_layout(layout_tag: u8) -> bool {
-    matches!(layout_tag, 0x01..=0x05 | 0x40)
-}
 
 /// The representable range of an integer storage type, `None` for other types.
 pub fn int_range(ty: ElementType) -> Option<(i64, i64)> {
@@ -180,30 +175,35 @@ impl Addressing {
         })
     }
 
-    /// The bits `[start, end)` any element of `shape` occupies; `None` when the
-    /// shape holds no element.
-    pub fn bit_span(&self, shape: &[u64]) -> Option<(i128, i128)> {
+    /// The bits `[start, end)` the elements of `shape` occupy: `Some(None)` for a
+    /// shape with no element, `None` when the arithmetic overflows.
+    pub fn bit_span(&self, shape: &[u64]) -> Option<Option<(i128, i128)>> {
         let mut lo = 0i128;
         let mut hi = 0i128;
         for (&n, &s) in shape.iter().zip(&self.strides) {
             if n == 0 {
-                return None;
+                return Some(None);
             }
-            let reach = i128::from(n - 1) * i128::from(s);
+            let reach = i128::from(n - 1).checked_mul(i128::from(s))?;
             if reach < 0 {
-                lo += reach;
+                lo = lo.checked_add(reach)?;
             } else {
-                hi += reach;
+                hi = hi.checked_add(reach)?;
             }
         }
         let w = i128::from(self.bit_width);
-        Some((self.origin_bits + lo * w, self.origin_bits + (hi + 1) * w))
+        let start = self.origin_bits.checked_add(lo.checked_mul(w)?)?;
+        let end = self
+            .origin_bits
+            .checked_add(hi.checked_add(1)?.checked_mul(w)?)?;
+        Some(Some((start, end)))
     }
 
-    /// Bytes a buffer needs so that every element of `shape` lies inside it
-    /// (0 for an empty shape); `None` when an element would lie before the start.
+    /// Bytes a buffer needs so that every element of `shape` lies inside it (0 for
+    /// a shape with no element); `None` when an element would lie before the start
+    /// or the arithmetic overflows.
     pub fn required_bytes(&self, shape: &[u64]) -> Option<u128> {
-        match self.bit_span(shape) {
+        match self.bit_span(shape)? {
             None => Some(0),
             Some((lo, _)) if lo < 0 => None,
             Some((_, hi)) => u128::try_from(hi).ok().map(|b| b.div_ceil(8)),
@@ -243,6 +243,8 @@ struct Ctx<'a, 'r> {
     /// Absolute offset of the quantization descriptor's first byte.
     base: u64,
     buffers: Option<&'a [&'a [u8]]>,
+    /// Absolute offsets of the buffers, when known.
+    offsets: Option<&'a [u64]>,
     report: &'r mut Report,
 }
 
@@ -260,11 +262,54 @@ struct Param {
 /// Checks the quantization section of `desc`, if any. `desc_offset` is the absolute
 /// offset of the descriptor; `buffers` the tensor's data buffers (index = buffer
 /// table index), when available, for the checks of scale, zero-point and padding
-/// values.
+/// values (violations there are reported at the buffer handle).
 pub fn check(
     desc: &TensorDescriptor,
     desc_offset: u64,
     buffers: Option<&[&[u8]]>,
+    report: &mut Report,
+) {
+    check_with_offsets(desc, desc_offset, buffers, None, report);
+}
+
+/// [`check`] for a tensor inside a file: `file` is the whole file and
+/// `buffer_offsets` the absolute offset of each buffer (all inside `file`), so
+/// violations in buffer values are reported at the offending bytes.
+pub fn check_in_file(
+    desc: &TensorDescriptor,
+    desc_offset: u64,
+    file: &[u8],
+    buffer_offsets: &[u64],
+    report: &mut Report,
+) {
+    if desc.quantization.is_none() {
+        return;
+    }
+    let slices: Vec<&[u8]> = buffer_offsets
+        .iter()
+        .zip(&desc.buffers)
+        .map(|(&at, h)| {
+            let range = usize::try_from(at).ok().zip(
+                at.checked_add(h.byte_size)
+                    .and_then(|end| usize::try_from(end).ok()),
+            );
+            range.and_then(|(a, b)| file.get(a..b)).unwrap_or(&[])
+        })
+        .collect();
+    check_with_offsets(
+        desc,
+        desc_offset,
+        Some(&slices),
+        Some(buffer_offsets),
+        report,
+    );
+}
+
+fn check_with_offsets(
+    desc: &TensorDescriptor,
+    desc_offset: u64,
+    buffers: Option<&[&[u8]]>,
+    offsets: Option<&[u64]>,
     report: &mut Report,
 ) {
     let Some(section) = &desc.quantization else {
@@ -280,6 +325,7 @@ pub fn check(
         desc_offset,
         base: length_pos + 4,
         buffers,
+        offsets,
         report,
     };
     let tag = header.scheme_tag;
@@ -421,7 +467,7 @@ impl Ctx<'_, '_> {
         ty
     }
 
-    /// Checks `axis < rank` and that `shape[axis]` is not the dynamic sentinel.
+    /// Checks `axis < rank`; `None` when it is not, or `shape[axis]` is dynamic.
     fn axis(&mut self, rule: &'static Rule, axis: u32, field: u64) -> Option<usize> {
         let rank = self.desc.shape.len();
         let ok = (axis as usize) < rank;
@@ -430,16 +476,10 @@ impl Ctx<'_, '_> {
         }) {
             return None;
         }
+        // A dynamic sentinel in shape[axis] is TD-SHP-002 (every dimension of a stored
+        // tensor); the geometry built from it is refused, so no later check uses it.
         let a = axis as usize;
-        let dynamic = self.desc.shape.get(a) == Some(&u64::MAX);
-        let shape_pos = self.desc_offset + descriptor_offsets::SHAPE + 8 * a as u64;
-        self.report
-            .check(!dynamic, &QZ_AXIS_DYNAMIC, shape_pos, || {
-                format!(
-                    "shape[{a}]: the quantization axis must be static, found the dynamic sentinel"
-                )
-            })
-            .then_some(a)
+        (self.desc.shape.get(a) != Some(&u64::MAX)).then_some(a)
     }
 
     fn reserved(&mut self, rule: &'static Rule, bytes: &[u8], field: u64) {
@@ -600,9 +640,13 @@ impl Ctx<'_, '_> {
         self.buffers?.get(index as usize).copied()
     }
 
-    /// Offset of buffer handle `index`, where data-value violations are reported.
-    fn handle_pos(&self, index: u32) -> u64 {
-        self.desc_offset + self.desc.buffer_pos(index as usize)
+    /// Where a violation in byte `byte` of buffer `index` is reported: that byte in
+    /// the file when the buffer offsets are known, else the buffer's handle.
+    fn value_pos(&self, index: u32, byte: u64) -> u64 {
+        match self.offsets.and_then(|o| o.get(index as usize)) {
+            Some(&at) => at + byte,
+            None => self.desc_offset + self.desc.buffer_pos(index as usize),
+        }
     }
 
     fn per_tensor(&mut self, d: &PerTensorAffine) {
@@ -623,6 +667,9 @@ impl Ctx<'_, '_> {
             );
         }
         self.reserved(&QT_RESERVED, &d.reserved, PerTensorAffine::RESERVED);
+        if let Some(ty) = ty {
+            self.data(None, None, ty);
+        }
     }
 
     fn per_channel(&mut self, d: &PerChannelAffine) {
@@ -659,10 +706,13 @@ impl Ctx<'_, '_> {
             field: PerChannelAffine::ZERO_POINT_BUFFER_INDEX,
             bytes,
         });
-        if !self.params(&QC_INDEX, &QC_SIZE, scale, zero_point) {
-            return;
+        let params_ok = self.params(&QC_INDEX, &QC_SIZE, scale, zero_point);
+        if let (Some(ty), Some(_)) = (ty, axis) {
+            self.data(None, None, ty);
         }
-        let Some(n) = channels else { return };
+        let (Some(n), true) = (channels, params_ok) else {
+            return;
+        };
         if type_ok {
             self.scales_f32(&QC_SCALE, scale.index, 0, n, false);
         }
@@ -717,7 +767,7 @@ impl Ctx<'_, '_> {
         let (Some(g), Some(ty)) = (geometry, ty) else {
             return;
         };
-        self.padded_data(&QB_DATA_SIZE, &QB_PADDING, &g, ty);
+        self.data(Some(&g), Some(&QB_PADDING), ty);
         if params_ok {
             if let Some(size) = scale_size {
                 self.scales_block(&QB_SCALE, scale.index, d.scale_type_tag, size, g.num_blocks);
@@ -744,7 +794,7 @@ impl Ctx<'_, '_> {
         let (Some(g), Some(ty)) = (geometry, ty) else {
             return;
         };
-        self.padded_data(&QN_DATA_SIZE, &QN_PADDING, &g, ty);
+        self.data(Some(&g), Some(&QN_PADDING), ty);
         if params_ok {
             self.scales_f32(&QN_SCALE, scale.index, 0, g.num_blocks, true);
         }
@@ -752,7 +802,7 @@ impl Ctx<'_, '_> {
 
     fn mxfp(&mut self, d: &BlockScaled) {
         debug_assert_eq!(d.header.scheme_tag, SCHEME_MXFP);
-        self.storage_type(&QM_STORAGE, MXFP_STORAGE);
+        let ty = self.storage_type(&QM_STORAGE, MXFP_STORAGE);
         let axis = self.axis(&QM_AXIS, d.axis, BlockScaled::AXIS);
         let bs_ok = self.block_size(&QM_BLOCK_SIZE, d.block_size, 16, 2048);
         let mut geometry = axis
@@ -775,16 +825,17 @@ impl Ctx<'_, '_> {
             field: BlockScaled::SCALE_BUFFER_INDEX,
             bytes: geometry.map(|g| g.num_blocks),
         };
-        if !self.params(&QM_INDEX, &QM_SIZE, scale, None) {
-            return;
+        let params_ok = self.params(&QM_INDEX, &QM_SIZE, scale, None);
+        if let (Some(ty), Some(g)) = (ty, geometry) {
+            self.data(Some(&g), None, ty);
         }
-        let (Some(g), Some(bytes)) = (geometry, self.buffer(scale.index)) else {
+        let (Some(g), Some(bytes), true) = (geometry, self.buffer(scale.index), params_ok) else {
             return;
         };
         let n = usize::try_from(g.num_blocks).unwrap_or(usize::MAX);
         let bad = bytes.iter().take(n).position(|&e| e == 0x00 || e == 0xFF);
         if let Some(i) = bad {
-            let pos = self.handle_pos(scale.index);
+            let pos = self.value_pos(scale.index, i as u64);
             self.report.violation(
                 &QM_SCALE,
                 pos,
@@ -796,17 +847,19 @@ impl Ctx<'_, '_> {
         }
     }
 
-    /// The data buffer is big enough for the padded tensor, and its padding elements
-    /// are zero.
-    fn padded_data(
+    /// The data buffer holds every storage element (`shape[axis]` padded to whole
+    /// blocks when `g` is given), and, with `pad_rule`, the padding elements are zero.
+    fn data(
         &mut self,
-        size_rule: &'static Rule,
-        pad_rule: &'static Rule,
-        g: &BlockGeometry,
+        g: Option<&BlockGeometry>,
+        pad_rule: Option<&'static Rule>,
         ty: ElementType,
     ) {
         let Some(width) = ty.bit_width() else { return };
-        let storage_shape = g.storage_shape(&self.desc.shape);
+        let storage_shape = g.map_or_else(
+            || self.desc.shape.clone(),
+            |g| g.storage_shape(&self.desc.shape),
+        );
         let Some(addressing) = Addressing::new(self.desc, &storage_shape, width) else {
             return;
         };
@@ -815,33 +868,45 @@ impl Ctx<'_, '_> {
         };
         let need = addressing.required_bytes(&storage_shape);
         let have = handle.byte_size;
+        let padded = g.map_or_else(String::new, |g| {
+            format!(" (shape[{}] padded to {})", g.axis, g.padded_axis_len)
+        });
         if !self.report.check(
             need.is_some_and(|n| u128::from(have) >= n),
-            size_rule,
+            &QZ_DATA_SIZE,
             self.desc_offset + self.desc.buffer_pos(0),
             || match need {
-                Some(n) => format!(
-                    "byte_size of buffer 0: the tensor padded to {} along axis {} needs {n} bytes, found {have}",
-                    g.padded_axis_len, g.axis
-                ),
-                None => "byte_offset and strides place padded elements before the buffer start".into(),
+                Some(n) => format!("byte_size of buffer 0: the storage elements{padded} need {n} bytes, found {have}"),
+                None => format!("byte_offset and strides place storage elements{padded} outside any buffer"),
             },
         ) {
             return;
         }
+        let (Some(g), Some(rule), Some(data)) = (g, pad_rule, self.buffer(0)) else {
+            return;
+        };
         if g.padded_axis_len == g.axis_len || g.outer == 0 {
             return;
         }
-        let Some(data) = self.buffer(0) else { return };
-        if let Some((index, bits)) = first_nonzero_padding(&addressing, &storage_shape, g, data) {
-            let pos = self.handle_pos(0);
+        // Broadcasting strides can name far more padding elements than the buffer
+        // holds; the walk is bounded by the buffer's size.
+        let pads = u128::from(g.outer) * u128::from(g.padded_axis_len - g.axis_len);
+        if pads > data.len() as u128 * 8 + 4096 {
+            self.report.note(format!(
+                "padding of the tensor at {} not checked: {pads} padding elements over a {}-byte buffer",
+                self.desc_offset,
+                data.len()
+            ));
+            return;
+        }
+        if let Some((index, bit, bits)) =
+            first_nonzero_padding(&addressing, &storage_shape, g, data)
+        {
+            let pos = self.value_pos(0, bit / 8);
             self.report.violation(
-                pad_rule,
+                rule,
                 pos,
-                format!(
-                    "padding element {index:?} of buffer 0: expected 0, found 0x{bits:X} (padded along axis {})",
-                    g.axis
-                ),
+                format!("padding element {index:?} of buffer 0: expected 0, found 0x{bits:X}"),
             );
         }
     }
@@ -859,7 +924,8 @@ impl Ctx<'_, '_> {
             let v = f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
             let ok = v.is_finite()
                 && if zero_ok {
-                    v >= 0.0 && v.is_sign_positive()
+                    // -0.0 is a zero, which NF4 accepts.
+                    v >= 0.0
                 } else {
                     v != 0.0
                 };
@@ -869,7 +935,7 @@ impl Ctx<'_, '_> {
                 } else {
                     "finite and non-zero"
                 };
-                let pos = self.handle_pos(index);
+                let pos = self.value_pos(index, (start + 4 * i) as u64);
                 self.report.violation(
                     rule,
                     pos,
@@ -889,7 +955,7 @@ impl Ctx<'_, '_> {
         for (i, c) in bytes.chunks_exact(size as usize).take(n).enumerate() {
             let v = widen_scale(tag, c);
             if !(v.is_finite() && v != 0.0) {
-                let pos = self.handle_pos(index);
+                let pos = self.value_pos(index, i as u64 * size);
                 self.report.violation(
                     rule,
                     pos,
@@ -913,7 +979,7 @@ impl Ctx<'_, '_> {
         for (i, c) in values.enumerate() {
             let z = i64::from(i32::from_le_bytes([c[0], c[1], c[2], c[3]]));
             if !(lo..=hi).contains(&z) {
-                let pos = self.handle_pos(index);
+                let pos = self.value_pos(index, (start + 4 * i) as u64);
                 self.report.violation(
                     &QC_ZERO_POINT,
                     pos,
@@ -945,7 +1011,7 @@ fn first_nonzero_padding(
     storage_shape: &[u64],
     g: &BlockGeometry,
     data: &[u8],
-) -> Option<(Vec<u64>, u32)> {
+) -> Option<(Vec<u64>, u64, u32)> {
     let rank = storage_shape.len();
     let mut index = vec![0u64; rank];
     let width = addressing.bit_width;
@@ -957,12 +1023,12 @@ fn first_nonzero_padding(
                 pos += i128::from(k) * i128::from(s);
             }
             let bit = addressing.origin_bits + pos * i128::from(width);
-            let bits = u64::try_from(bit)
-                .ok()
-                .and_then(|b| element_bits(data, b, width));
+            let Ok(bit) = u64::try_from(bit) else {
+                continue;
+            };
             // Bits past the end of a short slice are not ours to judge here.
-            if let Some(v) = bits.filter(|&v| v != 0) {
-                return Some((index, v));
+            if let Some(v) = element_bits(data, bit, width).filter(|&v| v != 0) {
+                return Some((index, bit, v));
             }
         }
         index[g.axis] = 0;

@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 use hrry::model::element_type::ElementType;
-use hrry::quant::quantize::dense_descriptor;
+use hrry::quant::quantize::quantized_descriptor;
 use hrry::schema::{
     BlockScaled, PerBlockAffine, QuantScheme, QuantizationHeader, TensorDescriptor, FLAG_SYMMETRIC,
     NO_ZERO_POINT_BUFFER, SCHEME_MXFP, SCHEME_NF4, SCHEME_PER_BLOCK_AFFINE,
@@ -222,7 +222,7 @@ pub fn block_tensor(
     let mut buffers = vec![data];
     buffers.extend(params);
     let sizes: Vec<u64> = buffers.iter().map(|b| b.len() as u64).collect();
-    let desc = dense_descriptor(storage.tag(), shape, &sizes, Some(scheme.encode()));
+    let desc = quantized_descriptor(storage.tag(), shape, &sizes, scheme.encode());
     (desc, buffers)
 }
 

@@ -38,9 +38,9 @@ crate::declare_rules! {
     QZ_DEVICE: "QZ-DEV-001", Spec,
         "a quantization-parameter buffer has the data buffer's device_tag",
         "quantization.md § Buffer Table Placement Rules";
-    QZ_AXIS_DYNAMIC: "QZ-DIM-001", Spec,
-        "shape[axis] of the quantization axis is not the dynamic sentinel 0xFFFFFFFFFFFFFFFF",
-        "quantization/*.md § Validity Constraints";
+    QZ_DATA_SIZE: "QZ-DAT-001", Spec,
+        "the data buffer holds every storage element (for per-block affine and NF4, shape[axis] rounded up to whole blocks)",
+        "quantization.md § Partial Block Policy; element-types.md § Buffer Size Calculation";
 
     QT_STORAGE: "QT-TYP-001", Spec,
         "per-tensor affine storage is int8/16/32, uint8/16/32, int4, uint4, int2 or uint2",
@@ -110,9 +110,6 @@ crate::declare_rules! {
     QB_SIZE: "QB-SIZ-001", Spec,
         "an unshared per-block scale buffer is num_blocks * sizeof(scale type) bytes, a zero-point buffer num_blocks * 4",
         "quantization/per-block-affine.md § Referenced Buffers";
-    QB_DATA_SIZE: "QB-DAT-001", Spec,
-        "the data buffer holds the tensor with shape[axis] rounded up to a whole number of blocks",
-        "quantization/per-block-affine.md § Padding";
     QB_PADDING: "QB-PAD-001", Spec,
         "padding elements of a partial final block are zero",
         "quantization/per-block-affine.md § Padding";
@@ -138,9 +135,6 @@ crate::declare_rules! {
     QN_SIZE: "QN-SIZ-001", Spec,
         "the NF4 absmax buffer is num_blocks * 4 bytes",
         "quantization/nf4.md § Referenced Buffer";
-    QN_DATA_SIZE: "QN-DAT-001", Spec,
-        "the data buffer holds the tensor with shape[axis] rounded up to a whole number of blocks",
-        "quantization.md § Partial Block Policy";
     QN_PADDING: "QN-PAD-001", Spec,
         "padding elements of a partial final NF4 block are zero",
         "quantization.md § Partial Block Policy";

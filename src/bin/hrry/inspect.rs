@@ -1,0 +1,95 @@
+//! `hrry inspect`.
+
+use std::path::PathBuf;
+
+use hrry::file::HrryFile;
+use hrry::model::ElementType;
+use serde_json::Value;
+
+use crate::{Failure, Outcome};
+
+/// Arguments of `hrry inspect`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The file to show.
+    file: PathBuf,
+    /// Print JSON (the structure `hrry` tests and other readers compare against).
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: Args) -> Result<Outcome, Failure> {
+    let file = match HrryFile::open(&args.file) {
+        Ok(f) => f,
+        Err(hrry::file::Error::Io(e)) => {
+            return Err(Failure(format!("cannot read {}: {e}", args.file.display())))
+        }
+        Err(e) => {
+            eprintln!("{}: {e}", args.file.display());
+            return Ok(Outcome::Invalid);
+        }
+    };
+    let v = hrry::report::inspect_json(&file);
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    } else {
+        print_human(&args.file.display().to_string(), &v);
+    }
+    Ok(Outcome::Ok)
+}
+
+fn print_human(name: &str, v: &Value) {
+    let h = &v["header"];
+    println!(
+        "{name}: HRRYFILE {}.{}, {} bytes",
+        h["container_version_major"], h["container_version_minor"], v["file_size"]
+    );
+    println!(
+        "  data_buffer_alignment {}  sorted_index {}  index_crc32c {}  kv_flag {}",
+        h["data_buffer_alignment"], h["sorted_index"], h["has_index_crc32c"], h["has_kv_metadata"]
+    );
+    if let Some(kv) = v["kv"].as_object() {
+        if !kv.is_empty() {
+            println!("  metadata:");
+            for (k, e) in kv {
+                println!(
+                    "    {k} ({}) = {}",
+                    e["type"].as_str().unwrap_or("?"),
+                    e["value"]
+                );
+            }
+        }
+    }
+    let tensors = v["tensors"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    println!("  {} tensor(s):", tensors.len());
+    for t in tensors {
+        if let Some(err) = t["error"].as_str() {
+            println!(
+                "    {}  <unreadable: {err}>",
+                t["name"].as_str().unwrap_or("?")
+            );
+            continue;
+        }
+        let ty = t["type_tag"]
+            .as_u64()
+            .and_then(|x| ElementType::from_tag(x as u8))
+            .map_or("?", |e| e.name());
+        let layout = t["layout"]
+            .as_object()
+            .filter(|m| !m.is_empty())
+            .map(|m| format!(" {}", Value::Object(m.clone())))
+            .unwrap_or_default();
+        println!(
+            "    {:<32} {:<12} {:<20} layout {:#04x}{layout}  {} bytes at {}",
+            t["name"].as_str().unwrap_or("?"),
+            ty,
+            t["shape"].to_string(),
+            t["layout_tag"].as_u64().unwrap_or(0),
+            t["data_length"],
+            t["data_offset"],
+        );
+    }
+}

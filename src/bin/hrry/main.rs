@@ -1,0 +1,95 @@
+//! `hrry`: inspect, validate and convert Hurray tensor files and `.holo` archives.
+//!
+//! Exit codes: 0 valid / success, 1 invalid input, 2 usage or I/O error.
+
+mod inspect;
+mod validate;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Read, validate and inspect Hurray tensor files (HRRYFILE) and .holo archives.
+#[derive(Parser)]
+#[command(name = "hrry", version, about, long_about = None)]
+#[command(after_help = "Exit codes: 0 valid or success, 1 invalid input, 2 usage or I/O error.")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Show a file's header, metadata and tensors (or a .holo's sections).
+    Inspect(inspect::Args),
+    /// Check files against every rule of the spec and report each violation.
+    Validate(validate::Args),
+    /// List the rule table: stable IDs, levels, summaries and spec sections.
+    Rules {
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// How a command ended.
+pub enum Outcome {
+    /// Success, or every file valid.
+    Ok,
+    /// Some input was invalid.
+    Invalid,
+}
+
+/// A usage or I/O failure, printed as `hrry: <message>` with exit code 2.
+pub struct Failure(pub String);
+
+impl<E: std::fmt::Display> From<E> for Failure {
+    fn from(e: E) -> Self {
+        Failure(e.to_string())
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Inspect(args) => inspect::run(args),
+        Command::Validate(args) => validate::run(args),
+        Command::Rules { json } => rules(json),
+    };
+    match result {
+        Ok(Outcome::Ok) => ExitCode::SUCCESS,
+        Ok(Outcome::Invalid) => ExitCode::from(1),
+        Err(Failure(message)) => {
+            eprintln!("hrry: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn rules(json: bool) -> Result<Outcome, Failure> {
+    let rules: Vec<_> = hrry::validate::all_rules().collect();
+    if json {
+        let list: Vec<_> = rules.iter().map(|r| hrry::report::rule_json(r)).collect();
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({ "rules": list }))?
+        );
+    } else {
+        for r in &rules {
+            println!(
+                "{:<14} {:<9} {}  [{}]",
+                r.id,
+                r.level.name(),
+                r.summary,
+                r.spec
+            );
+        }
+        println!("{} rules", rules.len());
+    }
+    Ok(Outcome::Ok)
+}
+
+/// Reads a whole input file, naming it in the error.
+pub fn read_input(path: &std::path::Path) -> Result<Vec<u8>, Failure> {
+    std::fs::read(path).map_err(|e| Failure(format!("cannot read {}: {e}", path.display())))
+}

@@ -1,0 +1,84 @@
+//! Says what a file most likely is when it is not what we expected.
+
+/// A one-line guess at what `bytes` are, for error messages about files that are not
+/// HRRYFILEs (a Git LFS pointer, safetensors, GGUF, HTML, a `.holo` archive, …).
+pub fn describe(bytes: &[u8]) -> String {
+    let head = &bytes[..bytes.len().min(512)];
+    let text = String::from_utf8_lossy(head);
+    let lower = text.trim_start().to_ascii_lowercase();
+    if bytes.is_empty() {
+        return "the file is empty".into();
+    }
+    if bytes.len() < 8 && FILE_MAGIC_PREFIX.starts_with(bytes) {
+        return format!(
+            "the file is {} bytes, a truncated start of a Hurray file",
+            bytes.len()
+        );
+    }
+    if lower.starts_with("version https://git-lfs") {
+        return "this is a Git LFS pointer, not the file itself: run `git lfs pull` to fetch the content".into();
+    }
+    if bytes.starts_with(b"GGUF") {
+        return "this is a GGUF file; convert it with `hrry convert`".into();
+    }
+    if bytes.starts_with(b"HOLO") {
+        return "this is a .holo compiled-model archive".into();
+    }
+    if bytes.starts_with(b"HRRY") {
+        return "this starts with a bare tensor descriptor (a Hurray stream or descriptor), not a HRRYFILE container".into();
+    }
+    if lower.starts_with("<!doctype html") || lower.starts_with("<html") || lower.contains("<head>")
+    {
+        return "this is an HTML page (often an error or login page saved instead of the download)"
+            .into();
+    }
+    if looks_like_safetensors(bytes) {
+        return "this is a safetensors file; convert it with `hrry convert`".into();
+    }
+    if bytes.starts_with(b"PK\x03\x04") {
+        return "this is a ZIP archive (a PyTorch checkpoint is one)".into();
+    }
+    if bytes.starts_with(b"\x93NUMPY") {
+        return "this is a NumPy .npy array".into();
+    }
+    if lower.starts_with('{') || lower.starts_with('[') {
+        return "this is JSON text".into();
+    }
+    format!(
+        "unrecognised content (first bytes {:02x?})",
+        &bytes[..bytes.len().min(8)]
+    )
+}
+
+const FILE_MAGIC_PREFIX: &[u8] = b"HRRYFILE";
+
+/// safetensors: an 8-byte little-endian JSON length, then a JSON object.
+fn looks_like_safetensors(bytes: &[u8]) -> bool {
+    let Some(len) = bytes.get(..8) else {
+        return false;
+    };
+    let n = u64::from_le_bytes(len.try_into().unwrap_or_default());
+    n >= 2 && n <= bytes.len() as u64 - 8 && bytes.get(8) == Some(&b'{')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::describe;
+
+    #[test]
+    fn recognises_common_impostors() {
+        assert!(
+            describe(b"version https://git-lfs.github.com/spec/v1\noid sha256:ab\n")
+                .contains("Git LFS")
+        );
+        assert!(describe(b"GGUF\x03\x00\x00\x00").contains("GGUF"));
+        assert!(describe(b"<!DOCTYPE html><html>").contains("HTML"));
+        assert!(describe(b"HOLO\x02\x00").contains(".holo"));
+        let mut st = 4u64.to_le_bytes().to_vec();
+        st.extend_from_slice(b"{}  ");
+        assert!(describe(&st).contains("safetensors"));
+        assert!(describe(b"").contains("empty"));
+        assert!(describe(b"HRRYF").contains("truncated"));
+        assert!(describe(&[1, 2, 3, 4, 5, 6, 7, 8, 9]).contains("unrecognised"));
+    }
+}

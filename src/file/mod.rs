@@ -1,0 +1,15 @@
+//! Reading and writing HRRYFILE containers: random access over bytes or an mmap
+//! ([`HrryFile`]), a sequential no-seek reader ([`SequentialReader`]) and a
+//! single-pass writer ([`HrryWriter`]).
+
+mod atomic;
+mod error;
+mod reader;
+mod sequential;
+mod writer;
+
+pub use atomic::AtomicFile;
+pub use error::Error;
+pub use reader::{HrryFile, IndexView, Tensor, TensorEntry};
+pub use sequential::{SequentialReader, SequentialTensor, TensorRegionEnd};
+pub use writer::{HrryWriter, WriterOptions};

@@ -1,0 +1,575 @@
+//! Random access over a whole file in memory or mapped (file-format.md "Random-Access
+//! Reader").
+
+use std::fs::File;
+use std::path::Path;
+use std::sync::OnceLock;
+
+use memmap2::Mmap;
+
+use crate::limits::Limits;
+use crate::schema::{
+    container::{header_offsets, trailer_offsets, FILE_HEADER_LEN, MIN_INDEX_ENTRY_LEN},
+    placement::place_buffers,
+    read_from, FileHeader, IndexEntry, IndexSection, KvEntry, KvSection, TensorDescriptor, Trailer,
+    FILE_MAGIC, TRAILER_LEN, TRAILER_MAGIC,
+};
+use crate::validate::rules::container as rules;
+
+use super::Error;
+
+enum Source<'a> {
+    Borrowed(&'a [u8]),
+    Mapped(Mmap),
+}
+
+/// An opened HRRYFILE: header, trailer, index and KV parsed and bounds-checked;
+/// descriptors parsed on demand; tensor data borrowed, never copied.
+///
+/// Opening checks what reading needs (magic, versions, trailer, bounds, CRC,
+/// limits). Full conformance is [`crate::validate::validate_file`]'s job.
+pub struct HrryFile<'a> {
+    source: Source<'a>,
+    header: FileHeader,
+    trailer: Trailer,
+    index: Vec<IndexEntry>,
+    kv: Vec<KvEntry>,
+    limits: Limits,
+    by_name: OnceLock<Vec<u32>>,
+}
+
+/// One index entry of an opened file.
+#[derive(Clone, Copy)]
+pub struct TensorEntry<'f> {
+    position: usize,
+    entry: &'f IndexEntry,
+}
+
+impl<'f> TensorEntry<'f> {
+    /// The tensor's name (checked to be UTF-8 when the file was opened).
+    pub fn name(&self) -> &'f str {
+        std::str::from_utf8(&self.entry.name).unwrap_or_default()
+    }
+
+    /// Position of this entry in the index.
+    pub fn position(&self) -> usize {
+        self.position
+    }
+
+    /// The raw index entry.
+    pub fn index_entry(&self) -> &'f IndexEntry {
+        self.entry
+    }
+}
+
+/// A tensor with its descriptor and its buffers borrowed from the file.
+pub struct Tensor<'f> {
+    /// The index entry.
+    pub entry: TensorEntry<'f>,
+    /// The parsed descriptor.
+    pub descriptor: TensorDescriptor,
+    /// Buffer `i` of the descriptor's buffer table, borrowed from the file.
+    pub buffers: Vec<&'f [u8]>,
+}
+
+/// A view used by [`HrryFile::index`]; iterates entries in index order.
+pub type IndexView<'f> = Box<dyn ExactSizeIterator<Item = TensorEntry<'f>> + 'f>;
+
+impl HrryFile<'static> {
+    /// Maps `path` and opens it with default limits.
+    pub fn open(path: &Path) -> Result<Self, Error> {
+        Self::open_with(path, Limits::default())
+    }
+
+    /// Maps `path` and opens it with `limits`.
+    pub fn open_with(path: &Path, limits: Limits) -> Result<Self, Error> {
+        let file = File::open(path)?;
+        // SAFETY: the map is read-only and private to this value; as with every
+        // mmap-based reader, another process truncating or rewriting the file while it
+        // is mapped is outside what we can guard against (documented in the README).
+        let map = unsafe { Mmap::map(&file)? };
+        Self::from_source(Source::Mapped(map), limits)
+    }
+}
+
+impl<'a> HrryFile<'a> {
+    /// Opens a file held in memory, with default limits.
+    pub fn from_bytes(bytes: &'a [u8]) -> Result<Self, Error> {
+        Self::from_bytes_with(bytes, Limits::default())
+    }
+
+    /// Opens a file held in memory, with `limits`.
+    pub fn from_bytes_with(bytes: &'a [u8], limits: Limits) -> Result<Self, Error> {
+        Self::from_source(Source::Borrowed(bytes), limits)
+    }
+
+    fn from_source(source: Source<'a>, limits: Limits) -> Result<Self, Error> {
+        let bytes: &[u8] = match &source {
+            Source::Borrowed(b) => b,
+            Source::Mapped(m) => m,
+        };
+        let (header, trailer) = read_frame(bytes)?;
+        let index = read_index(bytes, &header, &trailer, &limits)?;
+        let kv = read_kv(bytes, &trailer, &limits)?;
+        Ok(HrryFile {
+            source,
+            header,
+            trailer,
+            index,
+            kv,
+            limits,
+            by_name: OnceLock::new(),
+        })
+    }
+
+    /// The whole file.
+    pub fn bytes(&self) -> &[u8] {
+        match &self.source {
+            Source::Borrowed(b) => b,
+            Source::Mapped(m) => m,
+        }
+    }
+
+    /// The file header.
+    pub fn header(&self) -> &FileHeader {
+        &self.header
+    }
+
+    /// The trailer.
+    pub fn trailer(&self) -> &Trailer {
+        &self.trailer
+    }
+
+    /// KV metadata entries, in file order.
+    pub fn kv(&self) -> &[KvEntry] {
+        &self.kv
+    }
+
+    /// The KV value stored under `key`.
+    pub fn kv_value(&self, key: &str) -> Option<&crate::schema::KvValue> {
+        self.kv
+            .iter()
+            .find(|e| e.key == key.as_bytes())
+            .map(|e| &e.value)
+    }
+
+    /// Number of tensors (index entries).
+    pub fn len(&self) -> usize {
+        self.index.len()
+    }
+
+    /// True when the file holds no tensor.
+    pub fn is_empty(&self) -> bool {
+        self.index.is_empty()
+    }
+
+    /// Index entries in index order.
+    pub fn entries(&self) -> impl ExactSizeIterator<Item = TensorEntry<'_>> + '_ {
+        self.index
+            .iter()
+            .enumerate()
+            .map(|(position, entry)| TensorEntry { position, entry })
+    }
+
+    /// The entry at index position `i`.
+    pub fn entry(&self, i: usize) -> Option<TensorEntry<'_>> {
+        self.index
+            .get(i)
+            .map(|entry| TensorEntry { position: i, entry })
+    }
+
+    /// Looks a tensor up by name in O(log n): binary search over the index when it is
+    /// sorted, else over a name order built once on first use.
+    pub fn find(&self, name: &str) -> Option<TensorEntry<'_>> {
+        let key = name.as_bytes();
+        let position = if self.header.file_flags.sorted_index() {
+            self.index
+                .binary_search_by(|e| e.name.as_slice().cmp(key))
+                .ok()?
+        } else {
+            let order = self.by_name.get_or_init(|| {
+                let mut order: Vec<u32> = (0..self.index.len() as u32).collect();
+                order.sort_unstable_by(|&a, &b| {
+                    self.index[a as usize]
+                        .name
+                        .cmp(&self.index[b as usize].name)
+                });
+                order
+            });
+            let at = order
+                .binary_search_by(|&i| self.index[i as usize].name.as_slice().cmp(key))
+                .ok()?;
+            order[at] as usize
+        };
+        self.entry(position)
+    }
+
+    /// Parses the descriptor of `entry`, reading exactly `descriptor_length` bytes.
+    pub fn descriptor(&self, entry: TensorEntry<'_>) -> Result<TensorDescriptor, Error> {
+        let e = entry.entry;
+        if e.descriptor_length > self.limits.max_descriptor_bytes {
+            return Err(Error::Limit {
+                limit: "max_descriptor_bytes",
+                value: e.descriptor_length.into(),
+                max: self.limits.max_descriptor_bytes.into(),
+                offset: e.descriptor_offset,
+            });
+        }
+        let slice = slice_at(
+            self.bytes(),
+            e.descriptor_offset,
+            e.descriptor_length.into(),
+        )
+        .ok_or_else(|| {
+            Error::invalid(
+                &rules::HF_PLC_DATA_BOUNDS,
+                e.descriptor_offset,
+                format!(
+                    "descriptor of {:?} ({} bytes at {}) runs past the end of the file ({} bytes)",
+                    entry.name(),
+                    e.descriptor_length,
+                    e.descriptor_offset,
+                    self.bytes().len()
+                ),
+            )
+        })?;
+        parse_descriptor(slice, e.descriptor_offset, &self.limits)
+    }
+
+    /// The tensor named `name`, with its descriptor and borrowed buffers.
+    pub fn tensor(&self, name: &str) -> Result<Option<Tensor<'_>>, Error> {
+        match self.find(name) {
+            Some(entry) => self.tensor_at(entry).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// The tensor of `entry`, with its descriptor and borrowed buffers.
+    pub fn tensor_at<'f>(&'f self, entry: TensorEntry<'f>) -> Result<Tensor<'f>, Error> {
+        let descriptor = self.descriptor(entry)?;
+        let e = entry.entry;
+        let bytes = self.bytes();
+        let end = e.descriptor_offset + u64::from(e.descriptor_length);
+        let placement = place_buffers(
+            end,
+            &descriptor.buffers,
+            self.header.data_buffer_alignment.into(),
+        )
+        .filter(|p| p.data_offset == e.data_offset || descriptor.buffers.is_empty())
+        .ok_or_else(|| {
+            Error::invalid(
+                &rules::HF_IDX_DATA_OFFSET,
+                e.descriptor_offset,
+                format!(
+                    "tensor {:?}: index data_offset {} is not where its first buffer belongs",
+                    entry.name(),
+                    e.data_offset
+                ),
+            )
+        })?;
+        let mut buffers = Vec::with_capacity(descriptor.buffers.len());
+        for (i, (h, &at)) in descriptor
+            .buffers
+            .iter()
+            .zip(&placement.buffer_offsets)
+            .enumerate()
+        {
+            let data = slice_at(bytes, at, h.byte_size).ok_or_else(|| {
+                Error::invalid(
+                    &rules::HF_PLC_DATA_BOUNDS,
+                    at,
+                    format!(
+                        "tensor {:?}: buffer {i} ({} bytes at {at}) runs past the end of the file",
+                        entry.name(),
+                        h.byte_size
+                    ),
+                )
+            })?;
+            buffers.push(data);
+        }
+        Ok(Tensor {
+            entry,
+            descriptor,
+            buffers,
+        })
+    }
+}
+
+/// `len` bytes of `bytes` at `offset`, if they are all there.
+pub(crate) fn slice_at(bytes: &[u8], offset: u64, len: u64) -> Option<&[u8]> {
+    let start = usize::try_from(offset).ok()?;
+    let end = start.checked_add(usize::try_from(len).ok()?)?;
+    bytes.get(start..end)
+}
+
+/// Parses a descriptor from exactly its bytes, refusing ranks over the limit.
+pub(crate) fn parse_descriptor(
+    slice: &[u8],
+    offset: u64,
+    limits: &Limits,
+) -> Result<TensorDescriptor, Error> {
+    let (header, _) = read_from::<crate::schema::DescriptorHeader>(slice).map_err(|_| {
+        Error::invalid(
+            &rules::TD_HDR_LENGTH,
+            offset,
+            format!(
+                "descriptor is {} bytes, shorter than its 20-byte header",
+                slice.len()
+            ),
+        )
+    })?;
+    if header.magic != crate::schema::DESCRIPTOR_MAGIC {
+        return Err(Error::invalid(
+            &rules::TD_HDR_MAGIC,
+            offset,
+            format!(
+                "descriptor magic is {:02x?}, expected \"HRRY\"",
+                header.magic
+            ),
+        ));
+    }
+    if header.version_major != 1 {
+        return Err(Error::invalid(
+            &rules::TD_HDR_VERSION,
+            offset + 4,
+            format!(
+                "descriptor version_major {} is not supported (1)",
+                header.version_major
+            ),
+        ));
+    }
+    if header.rank > limits.max_rank.min(crate::schema::MAX_RANK) {
+        return Err(Error::Limit {
+            limit: "max_rank",
+            value: header.rank.into(),
+            max: limits.max_rank.min(crate::schema::MAX_RANK).into(),
+            offset: offset + 16,
+        });
+    }
+    read_from::<TensorDescriptor>(slice)
+        .map(|(d, _)| d)
+        .map_err(|e| {
+            Error::invalid(
+                &rules::TD_HDR_FIT,
+                offset,
+                format!(
+                    "descriptor does not decode within its {} bytes: {e}",
+                    slice.len()
+                ),
+            )
+        })
+}
+
+/// Reads and checks the header and trailer.
+fn read_frame(bytes: &[u8]) -> Result<(FileHeader, Trailer), Error> {
+    let len = bytes.len() as u64;
+    if bytes.len() < 8 || bytes[..8] != FILE_MAGIC {
+        return Err(Error::NotHrry(crate::diagnose::describe(bytes)));
+    }
+    if len < FILE_HEADER_LEN + TRAILER_LEN {
+        return Err(Error::invalid(
+            &rules::HF_FILE_SIZE,
+            0,
+            format!("file is {len} bytes, shorter than a header and trailer (104): truncated"),
+        ));
+    }
+    let (header, _) = read_from::<FileHeader>(bytes).map_err(|e| {
+        Error::invalid(
+            &rules::HF_HDR_MAGIC,
+            0,
+            format!("header does not decode: {e}"),
+        )
+    })?;
+    if header.container_version_major != 1 {
+        return Err(Error::invalid(
+            &rules::HF_HDR_VERSION,
+            header_offsets::VERSION_MAJOR,
+            format!(
+                "container_version_major {} is not supported (1)",
+                header.container_version_major
+            ),
+        ));
+    }
+    let dba = header.data_buffer_alignment;
+    if !dba.is_power_of_two() {
+        return Err(Error::invalid(
+            &rules::HF_HDR_ALIGN_POW2,
+            header_offsets::DATA_BUFFER_ALIGNMENT,
+            format!("data_buffer_alignment {dba} is not a power of two"),
+        ));
+    }
+    let trailer_at = len - TRAILER_LEN;
+    let (trailer, _) = read_from::<Trailer>(&bytes[trailer_at as usize..]).map_err(|e| {
+        Error::invalid(
+            &rules::HF_TRL_MAGIC,
+            trailer_at,
+            format!("trailer does not decode: {e}"),
+        )
+    })?;
+    if trailer.trailer_magic != TRAILER_MAGIC {
+        return Err(Error::invalid(
+            &rules::HF_TRL_MAGIC,
+            trailer_at + trailer_offsets::TRAILER_MAGIC,
+            format!(
+                "the last four bytes are {:02x?}, not \"HRRY\": the file is {len} bytes and looks truncated",
+                trailer.trailer_magic
+            ),
+        ));
+    }
+    let index_end = trailer.index_offset.checked_add(trailer.index_length);
+    if index_end.is_none_or(|end| end > trailer_at) || trailer.index_offset < FILE_HEADER_LEN {
+        return Err(Error::invalid(
+            &rules::HF_TRL_INDEX_BOUNDS,
+            trailer_at + trailer_offsets::INDEX_OFFSET,
+            match index_end {
+                Some(end) if end > trailer_at => format!(
+                    "file is {len} bytes; the trailer says the index ends at {end}, past the trailer at {trailer_at} (truncated or corrupt)"
+                ),
+                _ => format!(
+                    "index_offset {} + index_length {} is outside the file",
+                    trailer.index_offset, trailer.index_length
+                ),
+            },
+        ));
+    }
+    Ok((header, trailer))
+}
+
+/// Verifies the CRC and decodes the index.
+fn read_index(
+    bytes: &[u8],
+    header: &FileHeader,
+    trailer: &Trailer,
+    limits: &Limits,
+) -> Result<Vec<IndexEntry>, Error> {
+    let trailer_at = bytes.len() as u64 - TRAILER_LEN;
+    if trailer.index_length > limits.max_index_bytes {
+        return Err(Error::Limit {
+            limit: "max_index_bytes",
+            value: trailer.index_length,
+            max: limits.max_index_bytes,
+            offset: trailer_at + trailer_offsets::INDEX_LENGTH,
+        });
+    }
+    let index = slice_at(bytes, trailer.index_offset, trailer.index_length).unwrap_or_default();
+    if header.file_flags.has_index_crc32c() {
+        let crc = crc32c::crc32c(index);
+        if crc != trailer.index_crc32c {
+            return Err(Error::invalid(
+                &rules::HF_CRC_MATCH,
+                trailer_at + trailer_offsets::INDEX_CRC32C,
+                format!(
+                    "index CRC-32C is {crc:#010x}, trailer says {:#010x}",
+                    trailer.index_crc32c
+                ),
+            ));
+        }
+    }
+    let count = index
+        .get(..8)
+        .map(|b| u64::from_le_bytes(b.try_into().unwrap_or_default()))
+        .ok_or_else(|| {
+            Error::invalid(
+                &rules::HF_IDX_DECODE,
+                trailer.index_offset,
+                format!("index is {} bytes, too short for its count", index.len()),
+            )
+        })?;
+    if count > limits.max_tensors {
+        return Err(Error::Limit {
+            limit: "max_tensors",
+            value: count,
+            max: limits.max_tensors,
+            offset: trailer.index_offset,
+        });
+    }
+    if count.saturating_mul(MIN_INDEX_ENTRY_LEN) > trailer.index_length - 8 {
+        return Err(Error::invalid(
+            &rules::HF_IDX_DECODE,
+            trailer.index_offset,
+            format!(
+                "index_entry_count {count} needs at least {} bytes, the index has {}",
+                count.saturating_mul(MIN_INDEX_ENTRY_LEN).saturating_add(8),
+                trailer.index_length
+            ),
+        ));
+    }
+    let (section, _) = read_from::<IndexSection>(index).map_err(|e| {
+        Error::invalid(
+            &rules::HF_IDX_DECODE,
+            trailer.index_offset,
+            format!("index entries do not decode within index_length: {e}"),
+        )
+    })?;
+    for e in &section.entries {
+        if e.name.len() > usize::from(limits.max_name_length) {
+            return Err(Error::Limit {
+                limit: "max_name_length",
+                value: e.name.len() as u64,
+                max: limits.max_name_length.into(),
+                offset: trailer.index_offset,
+            });
+        }
+        if std::str::from_utf8(&e.name).is_err() {
+            return Err(Error::invalid(
+                &rules::HF_IDX_NAME_UTF8,
+                trailer.index_offset,
+                format!("index name {:02x?} is not UTF-8", e.name),
+            ));
+        }
+    }
+    Ok(section.entries)
+}
+
+/// Decodes the KV section, if the trailer declares one.
+fn read_kv(bytes: &[u8], trailer: &Trailer, limits: &Limits) -> Result<Vec<KvEntry>, Error> {
+    if trailer.kv_length == 0 {
+        return Ok(Vec::new());
+    }
+    let at = bytes.len() as u64 - TRAILER_LEN + trailer_offsets::KV_OFFSET;
+    if u64::from(trailer.kv_length) > limits.max_kv_bytes {
+        return Err(Error::Limit {
+            limit: "max_kv_bytes",
+            value: trailer.kv_length.into(),
+            max: limits.max_kv_bytes,
+            offset: at + 8,
+        });
+    }
+    let kv_end = trailer.kv_offset.checked_add(trailer.kv_length.into());
+    let kv = match kv_end {
+        Some(end) if end <= trailer.index_offset && trailer.kv_offset >= FILE_HEADER_LEN => {
+            slice_at(bytes, trailer.kv_offset, trailer.kv_length.into())
+        }
+        _ => None,
+    }
+    .ok_or_else(|| {
+        Error::invalid(
+            &rules::HF_TRL_KV_BOUNDS,
+            at,
+            format!(
+                "KV section ({} bytes at {}) is not between the tensor region and the index at {}",
+                trailer.kv_length, trailer.kv_offset, trailer.index_offset
+            ),
+        )
+    })?;
+    let count = kv
+        .get(..4)
+        .map(|b| u32::from_le_bytes(b.try_into().unwrap_or_default()))
+        .unwrap_or(0);
+    if count > limits.max_kv_entries {
+        return Err(Error::Limit {
+            limit: "max_kv_entries",
+            value: count.into(),
+            max: limits.max_kv_entries.into(),
+            offset: trailer.kv_offset,
+        });
+    }
+    let (section, _) = read_from::<KvSection>(kv).map_err(|e| {
+        Error::invalid(
+            &rules::HF_KV_DECODE,
+            trailer.kv_offset,
+            format!("KV entries do not decode within kv_length: {e}"),
+        )
+    })?;
+    Ok(section.entries)
+}

@@ -1,0 +1,243 @@
+//! JSON renderings shared by the CLI and the tests: `hrry inspect --json`,
+//! `hrry validate --json` and `hrry rules --json`.
+
+use serde_json::{json, Map, Value};
+
+use crate::file::HrryFile;
+use crate::schema::{KvScalar, KvValue, LayoutFields, TensorDescriptor};
+use crate::validate::{Report, Rule};
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// `{"type", "value"}` for a KV value (arrays add `"element_type"`).
+pub fn kv_json(v: &KvValue) -> Value {
+    match v {
+        KvValue::String(s) => json!({"type": "string", "value": text(&s.bytes)}),
+        KvValue::Int64(i) => json!({"type": "int64", "value": i}),
+        KvValue::Uint64(u) => json!({"type": "uint64", "value": u}),
+        KvValue::Float64(f) => json!({"type": "float64", "value": float_json(*f)}),
+        KvValue::Bool(b) => json!({"type": "bool", "value": *b != 0}),
+        KvValue::Bytes(b) => json!({"type": "bytes", "value": hex(&b.bytes)}),
+        KvValue::Array(a) => json!({
+            "type": "array",
+            "element_type": kv_type_name(a.element_tag),
+            "value": a.elements.iter().map(scalar_json).collect::<Vec<_>>(),
+        }),
+    }
+}
+
+/// JSON has no NaN or infinities: those become strings.
+fn float_json(f: f64) -> Value {
+    if f.is_finite() {
+        json!(f)
+    } else {
+        json!(f.to_string())
+    }
+}
+
+fn scalar_json(s: &KvScalar) -> Value {
+    match s {
+        KvScalar::String(b) => json!(text(&b.bytes)),
+        KvScalar::Int64(i) => json!(i),
+        KvScalar::Uint64(u) => json!(u),
+        KvScalar::Float64(f) => float_json(*f),
+        KvScalar::Bool(b) => json!(*b != 0),
+        KvScalar::Bytes(b) => json!(hex(&b.bytes)),
+    }
+}
+
+/// The KV type name of a value tag.
+pub fn kv_type_name(tag: u8) -> &'static str {
+    match tag {
+        0x01 => "string",
+        0x02 => "int64",
+        0x03 => "uint64",
+        0x04 => "float64",
+        0x05 => "bool",
+        0x06 => "bytes",
+        0x07 => "array",
+        _ => "unknown",
+    }
+}
+
+/// The layout-specific fields of `d` as JSON (empty object when there are none).
+pub fn layout_json(d: &TensorDescriptor) -> Value {
+    match &d.layout {
+        LayoutFields::Implicit => json!({}),
+        LayoutFields::Strided { strides } => json!({"strides": strides}),
+        LayoutFields::Tiled(t) => tiled_json(t),
+        LayoutFields::Morton { morton_bits } => json!({"morton_bits": morton_bits}),
+        LayoutFields::Coo(c) => json!({"nnz": c.nnz, "is_sorted": c.is_sorted}),
+        LayoutFields::Csr(c) | LayoutFields::Csc(c) => json!({"nnz": c.nnz}),
+        LayoutFields::Csf(c) => json!({"nnz": c.nnz, "mode_order": c.mode_order}),
+        LayoutFields::BlockPaged(b) => json!({
+            "page_size": b.page_size, "num_pages": b.num_pages, "paged_axis": b.paged_axis,
+            "num_seqs": b.num_seqs, "kv_role": b.kv_role, "layer_index": b.layer_index,
+            "block_table_index_type": b.block_table_index_type,
+        }),
+        LayoutFields::Composite(c) => json!({
+            "composition_rule": c.composition_rule, "combine_op": c.combine_op,
+            "member_count": c.member_count,
+        }),
+        LayoutFields::Hilbert(h) => {
+            json!({"hilbert_order": h.hilbert_order, "hilbert_rank": h.hilbert_rank})
+        }
+        LayoutFields::Extension(e) => json!({
+            "extension_layout_id": e.extension_layout_id,
+            "extension_data": hex(&e.extension_data),
+        }),
+    }
+}
+
+fn tiled_json(t: &crate::schema::TiledFields) -> Value {
+    let mut m = Map::new();
+    m.insert("tile_shape".into(), json!(t.tile_shape));
+    m.insert("outer_layout".into(), json!(t.outer_layout));
+    m.insert("inner_layout".into(), json!(t.inner_layout));
+    if let Some(s) = &t.outer_strides {
+        m.insert("outer_strides".into(), json!(s));
+    }
+    if let Some(s) = &t.inner_strides {
+        m.insert("inner_strides".into(), json!(s));
+    }
+    if let Some(inner) = &t.inner_tiled {
+        m.insert("inner_tiled".into(), tiled_json(inner));
+    }
+    Value::Object(m)
+}
+
+/// The descriptor fields of one tensor (without its index placement).
+pub fn descriptor_json(d: &TensorDescriptor) -> Value {
+    let mut v = json!({
+        "type_tag": d.type_tag,
+        "element_type": crate::model::ElementType::from_tag(d.type_tag).map_or("unknown", |t| t.name()),
+        "layout_tag": d.layout_tag,
+        "version_major": d.version_major,
+        "version_minor": d.version_minor,
+        "shape": d.shape,
+        "byte_offset": d.byte_offset,
+        "layout": layout_json(d),
+        "buffers": d.buffers.iter().map(|b| json!({
+            "byte_size": b.byte_size, "alignment": b.alignment, "device_tag": b.device_tag,
+        })).collect::<Vec<_>>(),
+        "flags": u32::from_le_bytes(d.flags.into_bytes()),
+    });
+    let m = v.as_object_mut().expect("object");
+    if let Some(q) = &d.quantization {
+        m.insert(
+            "quantization".into(),
+            json!({"descriptor": hex(&q.quantization_descriptor)}),
+        );
+    }
+    if let Some(s) = &d.shard {
+        m.insert(
+            "shard".into(),
+            json!({"parent_shape": s.parent_shape, "shard_offset": s.shard_offset}),
+        );
+    }
+    if let Some(s) = &d.statistics {
+        m.insert("statistics".into(), json!({
+            "computed_mask": s.computed_mask, "nnz": s.nnz,
+            "sparsity_ratio": float_json(s.sparsity_ratio), "value_min": float_json(s.value_min),
+            "value_max": float_json(s.value_max), "value_abs_max": float_json(s.value_abs_max),
+            "value_mean": float_json(s.value_mean), "value_stddev": float_json(s.value_stddev),
+            "nm_n": s.nm_n, "nm_m": s.nm_m, "has_nan": s.has_nan, "has_inf": s.has_inf,
+        }));
+    }
+    if let Some(e) = &d.extension_type {
+        m.insert("extension_type".into(), json!({
+            "bit_width": e.bit_width, "packing_factor": e.packing_factor, "is_float": e.is_float,
+            "is_signed": e.is_signed, "sign_bits": e.sign_bits, "exponent_bits": e.exponent_bits,
+            "mantissa_bits": e.mantissa_bits, "exponent_bias": e.exponent_bias,
+            "has_nan": e.has_nan, "has_inf": e.has_inf,
+        }));
+    }
+    if let Some(c) = &d.composite_member {
+        m.insert(
+            "composite_member".into(),
+            json!({"member_role": c.member_role}),
+        );
+    }
+    v
+}
+
+/// `hrry inspect --json` for an opened file. Descriptors that cannot be parsed are
+/// reported in place (`"error"`), so one bad tensor does not hide the rest.
+pub fn inspect_json(file: &HrryFile<'_>) -> Value {
+    let h = file.header();
+    let t = file.trailer();
+    let kv: Map<String, Value> = file
+        .kv()
+        .iter()
+        .map(|e| (text(&e.key), kv_json(&e.value)))
+        .collect();
+    let tensors: Vec<Value> = file
+        .entries()
+        .map(|entry| {
+            let e = entry.index_entry();
+            let mut v = match file.descriptor(entry) {
+                Ok(d) => descriptor_json(&d),
+                Err(err) => json!({"error": err.to_string()}),
+            };
+            let m = v.as_object_mut().expect("object");
+            m.insert("name".into(), json!(entry.name()));
+            m.insert("descriptor_offset".into(), json!(e.descriptor_offset));
+            m.insert("descriptor_length".into(), json!(e.descriptor_length));
+            m.insert("data_offset".into(), json!(e.data_offset));
+            m.insert("data_length".into(), json!(e.data_length));
+            v
+        })
+        .collect();
+    json!({
+        "format": "hrryfile",
+        "file_size": file.bytes().len(),
+        "header": {
+            "container_version_major": h.container_version_major,
+            "container_version_minor": h.container_version_minor,
+            "file_flags": u32::from_le_bytes(h.file_flags.into_bytes()),
+            "has_kv_metadata": h.file_flags.has_kv_metadata(),
+            "sorted_index": h.file_flags.sorted_index(),
+            "has_index_crc32c": h.file_flags.has_index_crc32c(),
+            "data_buffer_alignment": h.data_buffer_alignment,
+            "first_descriptor_offset": h.first_descriptor_offset,
+            "tensor_count_hint": h.tensor_count_hint,
+        },
+        "trailer": {
+            "index_offset": t.index_offset,
+            "index_length": t.index_length,
+            "kv_offset": t.kv_offset,
+            "kv_length": t.kv_length,
+            "index_crc32c": t.index_crc32c,
+        },
+        "kv": kv,
+        "tensors": tensors,
+    })
+}
+
+/// `hrry validate --json` for one file.
+pub fn validate_json(file: &str, format: &str, report: &Report) -> Value {
+    json!({
+        "file": file,
+        "valid": report.is_valid(),
+        "format": format,
+        "mode": match report.mode { crate::validate::Mode::Strict => "strict", crate::validate::Mode::Permissive => "permissive" },
+        "violations": report.violations.iter().map(|v| json!({
+            "rule": v.rule.id,
+            "level": v.rule.level.name(),
+            "offset": v.offset,
+            "message": v.message,
+        })).collect::<Vec<_>>(),
+        "notes": report.notes,
+    })
+}
+
+/// One rule as JSON.
+pub fn rule_json(r: &Rule) -> Value {
+    json!({"id": r.id, "level": r.level.name(), "summary": r.summary, "spec": r.spec})
+}

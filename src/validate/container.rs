@@ -1,0 +1,631 @@
+//! Validation of a whole HRRYFILE: header, trailer, index, KV, then the tensor
+//! region (see [`super::region`]).
+
+use std::collections::HashSet;
+
+use crate::limits::Limits;
+use crate::schema::{
+    container::{
+        header_offsets as ho, trailer_offsets as to, FILE_HEADER_LEN, MIN_INDEX_ENTRY_LEN,
+    },
+    kv::MIN_KV_ENTRY_LEN,
+    read_from, FileHeader, IndexEntry, KvEntry, KvScalar, KvValue, Trailer, FILE_MAGIC,
+    TRAILER_LEN, TRAILER_MAGIC,
+};
+
+use super::rules::container::*;
+use super::{region, Mode, Report};
+
+/// How to validate.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Options {
+    /// Strict (every rule) or permissive (spec rules with the spec's allowances).
+    pub mode: Mode,
+    /// Resource limits.
+    pub limits: Limits,
+}
+
+/// What the container checks learned, for the later passes.
+pub(crate) struct Frame<'a> {
+    pub bytes: &'a [u8],
+    pub header: FileHeader,
+    pub trailer: Trailer,
+    /// Index entries with their absolute offsets, when the index decoded.
+    pub index: Vec<(u64, IndexEntry)>,
+    /// Whether the whole index decoded (so its count can be compared).
+    pub index_complete: bool,
+    /// Where the tensor region ends (start of KV, else of the index).
+    pub region_end: u64,
+    pub limits: Limits,
+}
+
+/// Validates a HRRYFILE held in memory and reports every violation found.
+pub fn validate_file(bytes: &[u8], options: &Options) -> Report {
+    let mut report = Report::new(options.mode);
+    if let Some(frame) = check_frame(bytes, options.limits, &mut report) {
+        region::check_region(&frame, &mut report);
+    }
+    report
+}
+
+/// Header, trailer, index and KV; `None` when the tensor region cannot be found.
+fn check_frame<'a>(bytes: &'a [u8], limits: Limits, report: &mut Report) -> Option<Frame<'a>> {
+    let len = bytes.len() as u64;
+    if bytes.len() < 8 || bytes[..8] != FILE_MAGIC {
+        report.violation(
+            &HF_HDR_MAGIC,
+            0,
+            format!("not a HRRYFILE: {}", crate::diagnose::describe(bytes)),
+        );
+        report.fatal = true;
+        return None;
+    }
+    if len < FILE_HEADER_LEN + TRAILER_LEN {
+        report.violation(
+            &HF_FILE_SIZE,
+            0,
+            format!("file is {len} bytes, shorter than a 64-byte header and 40-byte trailer"),
+        );
+        report.fatal = true;
+        return None;
+    }
+    let header = read_from::<FileHeader>(bytes).ok()?.0;
+    if !check_header(&header, report) {
+        report.fatal = true;
+        return None;
+    }
+    let trailer_at = len - TRAILER_LEN;
+    let trailer = read_from::<Trailer>(&bytes[trailer_at as usize..]).ok()?.0;
+    if !check_trailer(bytes, &header, &trailer, report) {
+        report.fatal = true;
+        return None;
+    }
+    let (index, index_complete) = check_index(bytes, &header, &trailer, &limits, report);
+    let kv_present = trailer.kv_length != 0 && trailer.kv_offset != 0;
+    let kv_in_bounds = kv_present
+        && trailer.kv_offset >= FILE_HEADER_LEN
+        && trailer
+            .kv_offset
+            .checked_add(trailer.kv_length.into())
+            .is_some_and(|end| end <= trailer.index_offset);
+    if kv_in_bounds {
+        check_kv(bytes, &trailer, &limits, report);
+    }
+    // A KV section that overruns the index still marks where the tensor region ends.
+    let kv_starts_region_end = kv_present
+        && trailer.kv_offset >= header.first_descriptor_offset
+        && trailer.kv_offset <= trailer.index_offset;
+    let region_end = if kv_starts_region_end {
+        trailer.kv_offset
+    } else {
+        trailer.index_offset
+    };
+    Some(Frame {
+        bytes,
+        header,
+        trailer,
+        index,
+        index_complete,
+        region_end,
+        limits,
+    })
+}
+
+/// Header checks; false when the file cannot be interpreted further.
+fn check_header(h: &FileHeader, report: &mut Report) -> bool {
+    if h.container_version_major != 1 {
+        report.violation(
+            &HF_HDR_VERSION,
+            ho::VERSION_MAJOR,
+            format!(
+                "container_version_major is {}, this reader supports 1",
+                h.container_version_major
+            ),
+        );
+        return false;
+    }
+    report.check(h.reserved == [0; 2], &HF_HDR_RESERVED, ho::RESERVED, || {
+        format!(
+            "reserved bytes 10-11 are {:02x?}, expected zero",
+            h.reserved
+        )
+    });
+    if let Some(i) = h.reserved_header.iter().position(|&b| b != 0) {
+        report.violation(
+            &HF_HDR_RESERVED_TAIL,
+            ho::RESERVED_HEADER + i as u64,
+            format!(
+                "reserved header byte {} is {:#04x}, expected 0",
+                36 + i,
+                h.reserved_header[i]
+            ),
+        );
+    }
+    let reserved_flags = h.file_flags.reserved();
+    report.check(reserved_flags == 0, &HF_HDR_FLAGS, ho::FILE_FLAGS, || {
+        format!(
+            "reserved file flag bits are {:#x}, expected 0",
+            reserved_flags << 3
+        )
+    });
+    let a = h.data_buffer_alignment;
+    let pow2 = report.check(
+        a.is_power_of_two(),
+        &HF_HDR_ALIGN_POW2,
+        ho::DATA_BUFFER_ALIGNMENT,
+        || format!("data_buffer_alignment {a} is not a power of two"),
+    );
+    report.check(
+        a >= 4096,
+        &HF_HDR_ALIGN_MIN,
+        ho::DATA_BUFFER_ALIGNMENT,
+        || format!("data_buffer_alignment {a} is below 4096"),
+    );
+    report.check(
+        a <= 2 << 20,
+        &HF_HDR_ALIGN_MAX,
+        ho::DATA_BUFFER_ALIGNMENT,
+        || format!("data_buffer_alignment {a} exceeds 2097152"),
+    );
+    let first = h.first_descriptor_offset;
+    report.check(
+        first >= FILE_HEADER_LEN,
+        &HF_HDR_FIRST_MIN,
+        ho::FIRST_DESCRIPTOR_OFFSET,
+        || format!("first_descriptor_offset {first} is below 64"),
+    );
+    report.check(
+        first % 8 == 0,
+        &HF_HDR_FIRST_ALIGN,
+        ho::FIRST_DESCRIPTOR_OFFSET,
+        || format!("first_descriptor_offset {first} is not a multiple of 8"),
+    );
+    pow2 && first >= FILE_HEADER_LEN
+}
+
+/// Trailer checks; false when the index cannot be located.
+fn check_trailer(bytes: &[u8], h: &FileHeader, t: &Trailer, report: &mut Report) -> bool {
+    let len = bytes.len() as u64;
+    let at = len - TRAILER_LEN;
+    if t.trailer_magic != TRAILER_MAGIC {
+        report.violation(
+            &HF_TRL_MAGIC,
+            at + to::TRAILER_MAGIC,
+            format!(
+                "the last four bytes are {:02x?}, not \"HRRY\": the file ({len} bytes) is truncated or not finished",
+                t.trailer_magic
+            ),
+        );
+        return false;
+    }
+    report.check(
+        t.reserved == [0; 4],
+        &HF_TRL_RESERVED,
+        at + to::RESERVED,
+        || {
+            format!(
+                "trailer reserved bytes are {:02x?}, expected zero",
+                t.reserved
+            )
+        },
+    );
+    let index_end = t.index_offset.checked_add(t.index_length);
+    if t.index_offset < FILE_HEADER_LEN || index_end.is_none_or(|e| e > at) {
+        report.violation(
+            &HF_TRL_INDEX_BOUNDS,
+            at + to::INDEX_OFFSET,
+            match index_end {
+                Some(e) if e > at => format!(
+                    "file is {len} bytes; the trailer says the index ends at {e}, past the trailer at {at} (truncated?)"
+                ),
+                _ => format!(
+                    "index_offset {} + index_length {} is not inside the file",
+                    t.index_offset, t.index_length
+                ),
+            },
+        );
+        return false;
+    }
+    report.check(
+        t.index_offset % 8 == 0,
+        &HF_TRL_INDEX_ALIGN,
+        at + to::INDEX_OFFSET,
+        || format!("index_offset {} is not a multiple of 8", t.index_offset),
+    );
+    report.check(
+        index_end == Some(at),
+        &HF_PLC_INDEX_END,
+        at + to::INDEX_LENGTH,
+        || {
+            format!(
+                "the index ends at {}, but the trailer starts at {at}: {} unaccounted bytes",
+                index_end.unwrap_or(0),
+                at - index_end.unwrap_or(0)
+            )
+        },
+    );
+    let flag = h.file_flags.has_kv_metadata();
+    let pair_ok = (t.kv_offset == 0) == (t.kv_length == 0);
+    report.check(pair_ok, &HF_TRL_KV_PAIR, at + to::KV_OFFSET, || {
+        format!(
+            "kv_offset {} and kv_length {} must both be zero or both non-zero",
+            t.kv_offset, t.kv_length
+        )
+    });
+    if flag {
+        report.check(
+            t.kv_offset != 0 && t.kv_length != 0,
+            &HF_TRL_KV_FLAG,
+            at + to::KV_OFFSET,
+            || "HAS_KV_METADATA is set but kv_offset or kv_length is zero".into(),
+        );
+    } else if t.kv_length != 0 {
+        report.note("a KV section is present although HAS_KV_METADATA is clear (accepted)");
+    }
+    if t.kv_length != 0 && t.kv_offset != 0 {
+        report.check(
+            t.kv_offset % 8 == 0,
+            &HF_TRL_KV_ALIGN,
+            at + to::KV_OFFSET,
+            || format!("kv_offset {} is not a multiple of 8", t.kv_offset),
+        );
+        let kv_end = t.kv_offset.checked_add(t.kv_length.into());
+        let in_bounds = t.kv_offset >= h.first_descriptor_offset.max(FILE_HEADER_LEN)
+            && kv_end.is_some_and(|e| e <= t.index_offset);
+        report.check(in_bounds, &HF_TRL_KV_BOUNDS, at + to::KV_OFFSET, || {
+            format!(
+                "KV section [{}, +{}) is not between the tensor region and the index at {}",
+                t.kv_offset, t.kv_length, t.index_offset
+            )
+        });
+        if let (true, Some(end)) = (in_bounds, kv_end) {
+            check_gap(bytes, end, t.index_offset, &HF_PLC_KV_GAP, report);
+        }
+    }
+    if h.file_flags.has_index_crc32c() {
+        let index = &bytes[t.index_offset as usize..(t.index_offset + t.index_length) as usize];
+        let crc = crc32c::crc32c(index);
+        report.check(
+            crc == t.index_crc32c,
+            &HF_CRC_MATCH,
+            at + to::INDEX_CRC32C,
+            || {
+                format!(
+                    "CRC-32C of the index is {crc:#010x}, the trailer says {:#010x}",
+                    t.index_crc32c
+                )
+            },
+        );
+    } else {
+        report.check(
+            t.index_crc32c == 0,
+            &HF_CRC_ZERO,
+            at + to::INDEX_CRC32C,
+            || {
+                format!(
+                    "HAS_INDEX_CRC32C is clear but index_crc32c is {:#010x}",
+                    t.index_crc32c
+                )
+            },
+        );
+    }
+    true
+}
+
+/// Bytes between `from` and `to` may only be zero padding to the next 8-byte
+/// boundary: more is unaccounted (`gap_rule`), non-zero is bad padding.
+pub(crate) fn check_gap(
+    bytes: &[u8],
+    from: u64,
+    to: u64,
+    gap_rule: &'static super::Rule,
+    report: &mut Report,
+) {
+    let padded = crate::schema::placement::align_up(from, 8).unwrap_or(u64::MAX);
+    report.check(to <= padded, gap_rule, from, || {
+        format!(
+            "{} unaccounted bytes between offsets {from} and {to}",
+            to - from
+        )
+    });
+    check_zero(bytes, from, to.min(padded), report);
+}
+
+/// Reports the first non-zero byte in `[from, to)` as bad padding.
+pub(crate) fn check_zero(bytes: &[u8], from: u64, to: u64, report: &mut Report) -> bool {
+    let Some(pad) = bytes.get(from as usize..to as usize) else {
+        return true;
+    };
+    match pad.iter().position(|&b| b != 0) {
+        Some(i) => {
+            report.violation(
+                &HF_PLC_PADDING_ZERO,
+                from + i as u64,
+                format!("padding byte is {:#04x}, expected 0x00", pad[i]),
+            );
+            false
+        }
+        None => true,
+    }
+}
+
+/// Decodes and checks every index entry; returns them with their offsets, and
+/// whether the whole index decoded.
+fn check_index(
+    bytes: &[u8],
+    h: &FileHeader,
+    t: &Trailer,
+    limits: &Limits,
+    report: &mut Report,
+) -> (Vec<(u64, IndexEntry)>, bool) {
+    let base = t.index_offset;
+    let index = &bytes[base as usize..(base + t.index_length) as usize];
+    let Some(count) = index
+        .get(..8)
+        .map(|b| u64::from_le_bytes(b.try_into().unwrap_or_default()))
+    else {
+        report.violation(
+            &HF_IDX_DECODE,
+            base,
+            format!(
+                "index_length {} is too short for index_entry_count",
+                t.index_length
+            ),
+        );
+        return (Vec::new(), false);
+    };
+    if count > limits.max_tensors {
+        report.violation(
+            &HF_LIM,
+            base,
+            format!(
+                "index_entry_count {count} exceeds max_tensors {}",
+                limits.max_tensors
+            ),
+        );
+        report.fatal = true;
+        return (Vec::new(), false);
+    }
+    let room = (t.index_length - 8) / MIN_INDEX_ENTRY_LEN;
+    if count > room {
+        report.violation(
+            &HF_IDX_DECODE,
+            base,
+            format!(
+                "index_entry_count {count} cannot fit in {} bytes (room for {room})",
+                t.index_length
+            ),
+        );
+    }
+    let mut entries = Vec::with_capacity(count.min(room) as usize);
+    let mut names: HashSet<&[u8]> = HashSet::with_capacity(count.min(room) as usize);
+    let mut pos = 8u64;
+    let mut complete = true;
+    let sorted = h.file_flags.sorted_index();
+    for i in 0..count.min(room) {
+        let at = base + pos;
+        let Ok((e, used)) = read_from::<IndexEntry>(&index[pos as usize..]) else {
+            report.violation(
+                &HF_IDX_DECODE,
+                at,
+                format!("index entry {i} of {count} runs past index_length"),
+            );
+            complete = false;
+            break;
+        };
+        let name = &index[pos as usize + 2..pos as usize + 2 + e.name.len()];
+        if e.name.len() > usize::from(limits.max_name_length) {
+            report.violation(
+                &HF_LIM,
+                at,
+                format!(
+                    "name length {} exceeds max_name_length {}",
+                    e.name.len(),
+                    limits.max_name_length
+                ),
+            );
+        }
+        report.check(!e.name.is_empty(), &HF_IDX_NAME_EMPTY, at, || {
+            format!("index entry {i} has an empty name")
+        });
+        report.check(
+            std::str::from_utf8(name).is_ok(),
+            &HF_IDX_NAME_UTF8,
+            at + 2,
+            || format!("index entry {i} name {name:02x?} is not valid UTF-8"),
+        );
+        report.check(names.insert(name), &HF_IDX_NAME_UNIQUE, at + 2, || {
+            format!(
+                "index name {:?} appears more than once",
+                String::from_utf8_lossy(name)
+            )
+        });
+        let after_name = at + 2 + e.name.len() as u64;
+        report.check(e.flags == 0, &HF_IDX_FLAGS, after_name + 28, || {
+            format!("index entry {i} flags are {:#x}, expected 0", e.flags)
+        });
+        if sorted {
+            if let Some((_, prev)) = entries.last() {
+                let prev: &IndexEntry = prev;
+                report.check(prev.name.as_slice() < name, &HF_IDX_SORTED, at + 2, || {
+                    format!(
+                        "SORTED_INDEX is set but {:?} follows {:?}",
+                        String::from_utf8_lossy(name),
+                        String::from_utf8_lossy(&prev.name)
+                    )
+                });
+            }
+        }
+        entries.push((at, e));
+        pos += used;
+    }
+    if complete && count <= room {
+        report.check(pos == t.index_length, &HF_IDX_TRAILING, base + pos, || {
+            format!("{} bytes follow the last index entry", t.index_length - pos)
+        });
+    } else {
+        complete = false;
+    }
+    (entries, complete)
+}
+
+/// Decodes and checks every KV entry.
+fn check_kv(bytes: &[u8], t: &Trailer, limits: &Limits, report: &mut Report) {
+    let base = t.kv_offset;
+    let kv = &bytes[base as usize..(base + u64::from(t.kv_length)) as usize];
+    let Some(count) = kv
+        .get(..4)
+        .map(|b| u32::from_le_bytes(b.try_into().unwrap_or_default()))
+    else {
+        report.violation(
+            &HF_KV_DECODE,
+            base,
+            "kv_length is too short for kv_count".to_string(),
+        );
+        return;
+    };
+    if count > limits.max_kv_entries {
+        report.violation(
+            &HF_LIM,
+            base,
+            format!(
+                "kv_count {count} exceeds max_kv_entries {}",
+                limits.max_kv_entries
+            ),
+        );
+        return;
+    }
+    let room = (kv.len() as u64 - 4) / MIN_KV_ENTRY_LEN;
+    let mut keys: HashSet<&[u8]> = HashSet::new();
+    let mut pos = 4usize;
+    for i in 0..u64::from(count) {
+        let at = base + pos as u64;
+        if i >= room {
+            report.violation(
+                &HF_KV_DECODE,
+                at,
+                format!("kv_count {count} entries cannot fit in kv_length"),
+            );
+            return;
+        }
+        let Ok((e, used)) = read_from::<KvEntry>(&kv[pos..]) else {
+            report_kv_decode_failure(&kv[pos..], at, i, report);
+            return;
+        };
+        let key = &kv[pos + 2..pos + 2 + e.key.len()];
+        report.check(!key.is_empty(), &HF_KV_KEY_EMPTY, at, || {
+            format!("KV entry {i} has an empty key")
+        });
+        report.check(
+            std::str::from_utf8(key).is_ok(),
+            &HF_KV_KEY_UTF8,
+            at + 2,
+            || format!("KV key {key:02x?} is not valid UTF-8"),
+        );
+        report.check(keys.insert(key), &HF_KV_KEY_UNIQUE, at + 2, || {
+            format!(
+                "KV key {:?} appears more than once",
+                String::from_utf8_lossy(key)
+            )
+        });
+        let value_at = at + 2 + key.len() as u64;
+        check_kv_value(&e.value, value_at, report);
+        pos += used as usize;
+    }
+    report.check(pos == kv.len(), &HF_KV_TRAILING, base + pos as u64, || {
+        format!("{} bytes follow the last KV entry", kv.len() - pos)
+    });
+}
+
+fn check_kv_value(v: &KvValue, at: u64, report: &mut Report) {
+    match v {
+        KvValue::Bool(b) => {
+            report.check(*b <= 1, &HF_KV_BOOL, at + 1, || {
+                format!("bool value is {b:#04x}, expected 0 or 1")
+            });
+        }
+        KvValue::String(s) => {
+            report.check(
+                std::str::from_utf8(&s.bytes).is_ok(),
+                &HF_KV_STRING_UTF8,
+                at + 5,
+                || "string value is not valid UTF-8".into(),
+            );
+        }
+        KvValue::Array(a) => {
+            let mut pos = at + 6;
+            for (i, el) in a.elements.iter().enumerate() {
+                match el {
+                    KvScalar::Bool(b) => {
+                        report.check(*b <= 1, &HF_KV_BOOL, pos, || {
+                            format!("array element {i} bool is {b:#04x}, expected 0 or 1")
+                        });
+                    }
+                    KvScalar::String(s) => {
+                        report.check(
+                            std::str::from_utf8(&s.bytes).is_ok(),
+                            &HF_KV_STRING_UTF8,
+                            pos + 4,
+                            || format!("array element {i} string is not valid UTF-8"),
+                        );
+                    }
+                    _ => {}
+                }
+                pos += scalar_len(el);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn scalar_len(s: &KvScalar) -> u64 {
+    match s {
+        KvScalar::String(b) | KvScalar::Bytes(b) => 4 + b.bytes.len() as u64,
+        KvScalar::Bool(_) => 1,
+        _ => 8,
+    }
+}
+
+/// Names the reason a KV entry failed to decode: a reserved or private tag, a bad
+/// array element tag, or plain truncation.
+fn report_kv_decode_failure(entry: &[u8], at: u64, i: u64, report: &mut Report) {
+    let key_len = entry
+        .get(..2)
+        .map(|b| u16::from_le_bytes([b[0], b[1]]) as usize)
+        .unwrap_or(0);
+    let tag_pos = 2 + key_len;
+    match entry.get(tag_pos) {
+        Some(&tag) if tag == 0x00 || (0x08..=0xEF).contains(&tag) || tag == 0xFF => report
+            .violation(
+                &HF_KV_TAG_RESERVED,
+                at + tag_pos as u64,
+                format!("KV entry {i} value tag {tag:#04x} is reserved"),
+            ),
+        Some(&tag) if (0xF0..=0xFE).contains(&tag) => report.violation(
+            &HF_KV_TAG_PRIVATE,
+            at + tag_pos as u64,
+            format!(
+                "KV entry {i} uses private value tag {tag:#04x}, which this reader cannot decode"
+            ),
+        ),
+        Some(0x07)
+            if entry
+                .get(tag_pos + 1)
+                .is_some_and(|t| !(0x01..=0x06).contains(t)) =>
+        {
+            report.violation(
+                &HF_KV_ARRAY_TAG,
+                at + tag_pos as u64 + 1,
+                format!(
+                    "KV entry {i} array element tag {:#04x} is not 0x01-0x06",
+                    entry[tag_pos + 1]
+                ),
+            )
+        }
+        _ => report.violation(
+            &HF_KV_DECODE,
+            at,
+            format!("KV entry {i} runs past kv_length"),
+        ),
+    }
+}

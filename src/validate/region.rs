@@ -1,0 +1,486 @@
+//! The tensor region: walking descriptors and buffers in file order, then checking
+//! the index against what was found and recovering composites.
+
+use std::collections::HashMap;
+
+use crate::schema::{
+    descriptor_offsets as off,
+    placement::{align_up, place_buffers},
+    read_from, DescriptorHeader, LayoutFields, TensorDescriptor, DESCRIPTOR_HEADER_LEN,
+    DESCRIPTOR_MAGIC, LAYOUT_COMPOSITE, MAX_RANK,
+};
+
+use super::container::{check_zero, Frame};
+use super::descriptor::check_descriptor;
+use super::rules::container::*;
+use super::Report;
+
+/// A tensor found by the walk.
+pub(crate) struct Walked {
+    pub descriptor_offset: u64,
+    pub descriptor: TensorDescriptor,
+    pub data_offset: u64,
+    pub data_length: u64,
+}
+
+/// Walks the region, then cross-checks the index and composites.
+pub(crate) fn check_region(frame: &Frame<'_>, report: &mut Report) {
+    let (walked, complete) = walk(frame, report);
+    check_index_agreement(frame, &walked, complete, report);
+    check_composites(frame, &walked, complete, report);
+}
+
+fn starts_descriptor(bytes: &[u8], at: u64) -> bool {
+    bytes
+        .get(at as usize..at as usize + 4)
+        .is_some_and(|m| m == DESCRIPTOR_MAGIC)
+}
+
+/// Follows descriptors from `first_descriptor_offset` to the region end; returns the
+/// tensors and whether the walk reached the end cleanly.
+fn walk(frame: &Frame<'_>, report: &mut Report) -> (Vec<Walked>, bool) {
+    let bytes = frame.bytes;
+    let end = frame.region_end;
+    let dba = u64::from(frame.header.data_buffer_alignment);
+    let first = frame.header.first_descriptor_offset;
+    let mut out = Vec::new();
+    if first > end {
+        report.violation(
+            &HF_PLC_FIRST,
+            crate::schema::container::header_offsets::FIRST_DESCRIPTOR_OFFSET,
+            format!(
+                "first_descriptor_offset {first} lies past the end of the tensor region at {end}"
+            ),
+        );
+        return (out, false);
+    }
+    check_zero(
+        bytes,
+        crate::schema::container::FILE_HEADER_LEN,
+        first,
+        report,
+    );
+    let mut pos = first;
+    if frame.index.is_empty() && end - first < 8 {
+        // An empty region may still hold the padding that aligns the next section.
+        check_zero(bytes, first, end, report);
+        return (out, true);
+    }
+    while pos < end {
+        if out.len() as u64 >= frame.limits.max_tensors {
+            report.violation(
+                &HF_LIM,
+                pos,
+                format!(
+                    "the tensor region holds more than max_tensors {}",
+                    frame.limits.max_tensors
+                ),
+            );
+            return (out, false);
+        }
+        let Some(d) = read_descriptor(frame, pos, end, report) else {
+            return (out, false);
+        };
+        let desc_end = pos + u64::from(d.descriptor_length);
+        check_descriptor(&d, pos, report);
+        let Some(p) = place_buffers(desc_end, &d.buffers, dba).filter(|p| p.data_end <= end) else {
+            report.violation(
+                &HF_PLC_DATA_BOUNDS,
+                pos + d.buffer_table_pos(),
+                format!(
+                    "the buffers of the tensor at {pos} run past the tensor region end at {end}"
+                ),
+            );
+            return (out, false);
+        };
+        super::quant::check_in_file(&d, pos, bytes, &p.buffer_offsets, report);
+        let mut from = desc_end;
+        for (&b, h) in p.buffer_offsets.iter().zip(&d.buffers) {
+            check_zero(bytes, from, b, report);
+            from = b + h.byte_size;
+        }
+        let next = match next_descriptor(frame, &d, p.data_end, report) {
+            Some(n) => n,
+            None => {
+                out.push(walked(pos, d, p));
+                return (out, false);
+            }
+        };
+        out.push(walked(pos, d, p));
+        pos = next;
+    }
+    (out, true)
+}
+
+fn walked(pos: u64, d: TensorDescriptor, p: crate::schema::placement::DataPlacement) -> Walked {
+    Walked {
+        descriptor_offset: pos,
+        data_offset: p.data_offset,
+        data_length: p.data_length(),
+        descriptor: d,
+    }
+}
+
+/// Reads the descriptor at `pos`, reporting why it cannot be followed if it cannot.
+fn read_descriptor(
+    frame: &Frame<'_>,
+    pos: u64,
+    end: u64,
+    report: &mut Report,
+) -> Option<TensorDescriptor> {
+    let bytes = frame.bytes;
+    if end - pos < DESCRIPTOR_HEADER_LEN {
+        report.violation(
+            &HF_PLC_DATA_BOUNDS,
+            pos,
+            format!(
+                "{} bytes remain in the tensor region at {pos}, too few for a descriptor",
+                end - pos
+            ),
+        );
+        return None;
+    }
+    let (h, _) = read_from::<DescriptorHeader>(&bytes[pos as usize..end as usize]).ok()?;
+    if h.magic != DESCRIPTOR_MAGIC {
+        report.violation(
+            &TD_HDR_MAGIC,
+            pos,
+            format!("descriptor magic is {:02x?}, expected \"HRRY\"", h.magic),
+        );
+        return None;
+    }
+    if h.version_major != 1 {
+        report.violation(
+            &TD_HDR_VERSION,
+            pos + off::VERSION_MAJOR,
+            format!(
+                "descriptor version_major {} is not supported (1)",
+                h.version_major
+            ),
+        );
+        return None;
+    }
+    let length = u64::from(h.descriptor_length);
+    if length < DESCRIPTOR_HEADER_LEN {
+        report.violation(
+            &TD_HDR_LENGTH,
+            pos + off::DESCRIPTOR_LENGTH,
+            format!("descriptor_length {length} is below 20"),
+        );
+        return None;
+    }
+    if h.descriptor_length > frame.limits.max_descriptor_bytes {
+        report.violation(
+            &HF_LIM,
+            pos + off::DESCRIPTOR_LENGTH,
+            format!(
+                "descriptor_length {length} exceeds max_descriptor_bytes {}",
+                frame.limits.max_descriptor_bytes
+            ),
+        );
+        return None;
+    }
+    if pos + length > end {
+        report.violation(
+            &HF_PLC_DATA_BOUNDS,
+            pos + off::DESCRIPTOR_LENGTH,
+            format!("descriptor [{pos}, +{length}) runs past the tensor region end at {end}"),
+        );
+        return None;
+    }
+    if h.rank > MAX_RANK {
+        report.violation(
+            &TD_SHP_RANK,
+            pos + off::RANK,
+            format!("rank {} exceeds 64", h.rank),
+        );
+        return None;
+    }
+    if h.rank > frame.limits.max_rank {
+        report.violation(
+            &HF_LIM,
+            pos + off::RANK,
+            format!("rank {} exceeds max_rank {}", h.rank, frame.limits.max_rank),
+        );
+        return None;
+    }
+    if !crate::schema::layout_tag_known(h.layout_tag) {
+        report.violation(
+            &TD_LAY_TAG,
+            pos + off::LAYOUT_TAG,
+            format!("layout_tag {:#04x} is not an assigned layout", h.layout_tag),
+        );
+        return None;
+    }
+    match read_from::<TensorDescriptor>(&bytes[pos as usize..(pos + length) as usize]) {
+        Ok((d, _)) => Some(d),
+        Err(e) => {
+            report.violation(
+                &TD_HDR_FIT,
+                pos,
+                format!("descriptor fields do not fit in descriptor_length {length}: {e}"),
+            );
+            None
+        }
+    }
+}
+
+/// Where the next descriptor (or the region end) is after a tensor whose data ends at
+/// `data_end`; `None` when the walk cannot continue.
+fn next_descriptor(
+    frame: &Frame<'_>,
+    d: &TensorDescriptor,
+    data_end: u64,
+    report: &mut Report,
+) -> Option<u64> {
+    let bytes = frame.bytes;
+    let end = frame.region_end;
+    let dba = u64::from(frame.header.data_buffer_alignment);
+    let c8 = align_up(data_end, 8)?;
+    let is_head = d.layout_tag == LAYOUT_COMPOSITE;
+    if c8 == end || (c8 < end && starts_descriptor(bytes, c8)) {
+        check_zero(bytes, data_end, c8, report);
+        return Some(c8);
+    }
+    if c8 > end {
+        report.violation(
+            &HF_PLC_TAIL_PADDING,
+            data_end,
+            format!("the tensor ends at {data_end}, leaving no room to pad to 8 before {end}"),
+        );
+        return None;
+    }
+    let ca = align_up(data_end, dba)?;
+    if ca <= end && (ca == end || starts_descriptor(bytes, ca)) {
+        check_zero(bytes, data_end, ca, report);
+        if is_head {
+            report.violation(
+                &HF_PLC_HEAD_PADDING,
+                data_end,
+                format!(
+                    "{} bytes of alignment padding follow the composite head",
+                    ca - data_end
+                ),
+            );
+        }
+        return Some(ca);
+    }
+    let rest = bytes
+        .get(data_end as usize..end as usize)
+        .unwrap_or_default();
+    if rest.iter().all(|&b| b == 0) {
+        report.violation(
+            &HF_PLC_REGION_END,
+            data_end,
+            format!(
+                "{} unaccounted zero bytes lie between the last tensor and offset {end}",
+                end - data_end
+            ),
+        );
+    } else {
+        report.violation(
+            &HF_PLC_TAIL_PADDING,
+            c8,
+            format!("no descriptor at {c8} (next 8-byte boundary) or {ca} (next data_buffer_alignment boundary)"),
+        );
+    }
+    None
+}
+
+/// Each index entry names one walked tensor and agrees with it.
+fn check_index_agreement(
+    frame: &Frame<'_>,
+    walked: &[Walked],
+    complete: bool,
+    report: &mut Report,
+) {
+    let by_offset: HashMap<u64, usize> = walked
+        .iter()
+        .enumerate()
+        .map(|(i, w)| (w.descriptor_offset, i))
+        .collect();
+    let mut named = vec![false; walked.len()];
+    for (at, e) in &frame.index {
+        let after_name = at + 2 + e.name.len() as u64;
+        let Some(&i) = by_offset.get(&e.descriptor_offset) else {
+            if complete {
+                report.violation(
+                    &HF_IDX_DESC_OFFSET,
+                    after_name,
+                    format!(
+                        "{:?}: no tensor of the region starts at descriptor_offset {}",
+                        String::from_utf8_lossy(&e.name),
+                        e.descriptor_offset
+                    ),
+                );
+            }
+            continue;
+        };
+        let w = &walked[i];
+        if std::mem::replace(&mut named[i], true) {
+            report.violation(
+                &HF_IDX_DESC_OFFSET,
+                after_name,
+                format!(
+                    "the tensor at {} is named by more than one index entry",
+                    e.descriptor_offset
+                ),
+            );
+        }
+        report.check(
+            e.descriptor_length == w.descriptor.descriptor_length,
+            &HF_IDX_DESC_LENGTH,
+            after_name + 8,
+            || {
+                format!(
+                    "index descriptor_length {} but the descriptor says {}",
+                    e.descriptor_length, w.descriptor.descriptor_length
+                )
+            },
+        );
+        if w.descriptor.layout_tag == LAYOUT_COMPOSITE && w.descriptor.buffers.is_empty() {
+            let desc_end = w.descriptor_offset + u64::from(w.descriptor.descriptor_length);
+            report.check(e.data_length == 0 && e.data_offset == desc_end, &HF_CMP_HEAD_INDEX, after_name + 12, || {
+                format!(
+                    "composite head entry has data_offset {} / data_length {}, expected {desc_end} / 0",
+                    e.data_offset, e.data_length
+                )
+            });
+            continue;
+        }
+        let dba = u64::from(frame.header.data_buffer_alignment);
+        if e.data_offset % dba != 0 {
+            report.violation(
+                &HF_PLC_BUFFER_ALIGN,
+                after_name + 12,
+                format!(
+                    "data_offset {} is not a multiple of data_buffer_alignment {dba}",
+                    e.data_offset
+                ),
+            );
+        } else {
+            report.check(
+                e.data_offset == w.data_offset,
+                &HF_IDX_DATA_OFFSET,
+                after_name + 12,
+                || {
+                    format!(
+                        "index data_offset {} but the first buffer starts at {}",
+                        e.data_offset, w.data_offset
+                    )
+                },
+            );
+        }
+        report.check(
+            e.data_length == w.data_length,
+            &HF_IDX_DATA_LENGTH,
+            after_name + 20,
+            || {
+                format!(
+                    "index data_length {} but buffers and padding span {}",
+                    e.data_length, w.data_length
+                )
+            },
+        );
+    }
+    if complete && frame.index_complete {
+        let count = frame.index.len();
+        report.check(
+            count == walked.len(),
+            &HF_IDX_COUNT,
+            frame.trailer.index_offset,
+            || {
+                format!(
+                    "index_entry_count is {count} but the tensor region holds {} tensors",
+                    walked.len()
+                )
+            },
+        );
+    }
+}
+
+/// Recovers composites by descriptor order: a head's members are the next
+/// `member_count` tensors (pre-order for nested heads).
+fn check_composites(frame: &Frame<'_>, walked: &[Walked], complete: bool, report: &mut Report) {
+    struct Open {
+        at: u64,
+        rule: u8,
+        left: u32,
+    }
+    let mut stack: Vec<Open> = Vec::new();
+    for w in walked {
+        let d = &w.descriptor;
+        let at = w.descriptor_offset;
+        let has_member = d.composite_member.is_some();
+        let is_head = matches!(d.layout, LayoutFields::Composite(_));
+        match stack.last_mut() {
+            Some(top) => {
+                let overlay = top.rule == 2;
+                report.check(
+                    has_member == overlay || (is_head && !has_member),
+                    &HF_CMP_MEMBER_SECTION,
+                    at + off::FLAGS,
+                    || {
+                        if overlay {
+                            "a member of an overlay composite must carry a composite member section"
+                                .into()
+                        } else {
+                            "a partition or group member must not carry a composite member section"
+                                .into()
+                        }
+                    },
+                );
+                top.left -= 1;
+            }
+            None => {
+                report.check(!has_member, &HF_CMP_MEMBER_SECTION, at + off::FLAGS, || {
+                    "a tensor outside any composite carries a composite member section".into()
+                });
+            }
+        }
+        if let LayoutFields::Composite(c) = &d.layout {
+            if has_member && stack.is_empty() {
+                // Already reported above; a head never carries the section.
+            } else if has_member {
+                report.violation(
+                    &HF_CMP_MEMBER_SECTION,
+                    at + off::FLAGS,
+                    "a composite head must not carry a composite member section",
+                );
+            }
+            if c.member_count != u32::MAX && c.member_count > 0 {
+                stack.push(Open {
+                    at,
+                    rule: c.composition_rule,
+                    left: c.member_count,
+                });
+                if stack.len() as u32 > frame.limits.max_composite_depth {
+                    report.violation(
+                        &HF_CMP_DEPTH,
+                        at,
+                        format!(
+                            "composite nesting depth {} exceeds {}",
+                            stack.len(),
+                            frame.limits.max_composite_depth
+                        ),
+                    );
+                }
+            }
+        }
+        while stack.last().is_some_and(|t| t.left == 0) {
+            stack.pop();
+        }
+    }
+    if complete {
+        if let Some(open) = stack.first() {
+            report.violation(
+                &HF_CMP_TORN,
+                open.at,
+                format!(
+                    "the composite head at {} is followed by too few members ({} missing)",
+                    open.at, open.left
+                ),
+            );
+        }
+    }
+}
