@@ -9,6 +9,7 @@ pub mod corpus;
 pub mod diagnose;
 pub mod file;
 pub mod holo;
+pub mod layout;
 pub mod limits;
 pub mod model;
 pub mod quant;
