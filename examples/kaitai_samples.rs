@@ -1,6 +1,6 @@
 //! Writes sample HRRYFILEs covering every layout, every optional descriptor section,
-//! every quantization scheme and every KV value type, for the Kaitai Struct
-//! cross-check (`tests/kaitai/run.sh`) to parse and compare with `hrry inspect --json`.
+//! every quantization scheme and every KV value type, and a `.holo` archive, for the
+//! Kaitai Struct cross-check (`tests/kaitai/run.sh`) to parse and compare with `hrry inspect --json`.
 //!
 //! usage: `cargo run --release --example kaitai_samples -- OUT_DIR`
 //!
@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 
 use hrry::file::{HrryWriter, WriterOptions};
-use hrry::schema::placement::{align_up, place_buffers};
+use hrry::holo::{Constant, HoloWriter, PortDescriptor, ShapeDescriptor};
 use hrry::schema::*;
 
 fn main() {
@@ -30,6 +30,7 @@ fn main() {
     composites(&out);
     upstream_descriptors(&out);
     tail_at_alignment(&out);
+    holo(&out);
 }
 
 /// A descriptor with no optional sections; `fix_length` is applied by [`write`].
@@ -617,6 +618,7 @@ fn options(dir: &Path) {
         sorted_index: true,
         index_crc32c: false,
         tensor_count_hint: Some(3),
+        ..WriterOptions::default()
     };
     write(
         dir,
@@ -759,11 +761,10 @@ fn upstream_descriptors(dir: &Path) {
 }
 
 /// A file whose tensors are followed by padding to `data_buffer_alignment` rather
-/// than to 8 (as the upstream writer pads after composite heads), which readers
-/// accept: assembled by hand since our writer always pads to 8.
+/// than to 8, after a composite head too (as the upstream writer pads), which
+/// readers accept; it also leaves room after the header.
 fn tail_at_alignment(dir: &Path) {
-    let alignment = 4096u64;
-    let mut head = desc(
+    let head = desc(
         0x03,
         LayoutFields::Composite(CompositeFields {
             composition_rule: 3,
@@ -774,56 +775,94 @@ fn tail_at_alignment(dir: &Path) {
         LAYOUT_COMPOSITE,
         &[2],
     );
-    let mut member = dense(0x03, &[2], 8);
-    let mut last = dense(0x10, &[3], 3);
-    let mut bytes = to_bytes(&FileHeader {
-        container_version_major: 1,
-        container_version_minor: 0,
-        reserved: [0; 2],
-        file_flags: FileFlags::new().with_has_index_crc32c(true),
-        data_buffer_alignment: alignment as u32,
-        first_descriptor_offset: 64,
-        tensor_count_hint: 3,
-        reserved_header: [0; 28],
-    });
-    let mut entries = Vec::new();
-    for (name, d, pad_to_alignment) in [
-        ("group", &mut head, true),
-        ("group.member", &mut member, true),
-        ("last", &mut last, false),
-    ] {
-        d.fix_length();
-        let descriptor_offset = bytes.len() as u64;
-        bytes.extend(to_bytes(&*d));
-        let p = place_buffers(bytes.len() as u64, &d.buffers, alignment).expect("placement");
-        for (off, b) in p.buffer_offsets.iter().zip(&d.buffers) {
-            bytes.resize(*off as usize, 0);
-            bytes.extend(fill(b.byte_size, 9));
-        }
-        let next = align_up(
-            bytes.len() as u64,
-            if pad_to_alignment { alignment } else { 8 },
-        )
-        .unwrap();
-        bytes.resize(next as usize, 0);
-        entries.push(IndexEntry {
-            name: name.as_bytes().to_vec(),
-            descriptor_offset,
-            descriptor_length: d.descriptor_length,
-            data_offset: p.data_offset,
-            data_length: p.data_length(),
-            flags: 0,
-        });
-    }
-    let index = to_bytes(&IndexSection { entries });
-    let trailer = Trailer {
-        index_offset: bytes.len() as u64,
-        index_length: index.len() as u64,
-        index_crc32c: crc32c::crc32c(&index),
-        trailer_magic: TRAILER_MAGIC,
-        ..Trailer::default()
+    let options = WriterOptions {
+        first_descriptor_offset: 128,
+        pad_last_buffer_to_alignment: true,
+        pad_after_composite_heads: true,
+        tensor_count_hint: Some(3),
+        ..WriterOptions::default()
     };
-    bytes.extend(index);
-    bytes.extend(to_bytes(&trailer));
-    std::fs::write(dir.join("tail_at_alignment.hrry"), bytes).expect("write");
+    write(
+        dir,
+        "tail_at_alignment.hrry",
+        options,
+        vec![],
+        vec![
+            ("group", head),
+            ("group.member", dense(0x03, &[2], 8)),
+            ("last", dense(0x10, &[3], 3)),
+        ],
+    );
+}
+
+/// A `.holo` archive with what the corpus archives leave out: a shape with more
+/// than eight dimensions, an unnamed port of unknown rank, an empty extension key,
+/// an empty level, weights shared by two large constants.
+fn holo(dir: &Path) {
+    let big =
+        |seed: u8| -> Vec<u8> { (0..5000u32).map(|i| (i as u8).wrapping_add(seed)).collect() };
+    let mut w = HoloWriter::new();
+    w.set_schedule(vec![vec![], vec![3, 1, 2]])
+        .set_shape_registry(vec![
+            ShapeDescriptor {
+                rank: 10,
+                dims: [1, 2, 3, 4, 5, 6, 7, 8],
+                overflow: vec![9, 10],
+            },
+            ShapeDescriptor {
+                rank: 0,
+                dims: [0; 8],
+                overflow: vec![],
+            },
+        ])
+        .set_inputs(vec![PortDescriptor {
+            name: String::new(),
+            slot: 7,
+            element_count: 1,
+            dtype: 3,
+            shape: vec![],
+        }])
+        .set_outputs(vec![
+            PortDescriptor {
+                name: "λ".into(),
+                slot: 0,
+                element_count: 6,
+                dtype: 1,
+                shape: vec![2, 3],
+            },
+            PortDescriptor {
+                name: "empty".into(),
+                slot: 1,
+                element_count: 0,
+                dtype: 1,
+                shape: vec![0, 4],
+            },
+        ])
+        .set_constants(vec![
+            Constant {
+                slot: 1,
+                dtype: 1,
+                bytes: big(1),
+            },
+            Constant {
+                slot: 2,
+                dtype: 1,
+                bytes: big(1),
+            },
+            Constant {
+                slot: 3,
+                dtype: 2,
+                bytes: vec![],
+            },
+            Constant {
+                slot: 4,
+                dtype: 2,
+                bytes: big(2),
+            },
+        ])
+        .set_exec_plan(vec![vec![0, 0]])
+        .add_extension("", b"no key".to_vec())
+        .add_extension("config", vec![]);
+    w.write_to_path(dir.join("archive.holo"))
+        .expect("write .holo");
 }

@@ -384,19 +384,31 @@ def collect(paths):
     return files
 
 
-def inspect(hrry, path):
-    r = subprocess.run([hrry, "inspect", "--json", path], capture_output=True, text=True)
+def run_json(cmd):
+    r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
-        raise RuntimeError(f"hrry inspect exited {r.returncode}: {r.stderr.strip()}")
+        raise RuntimeError(f"{os.path.basename(cmd[0])} exited {r.returncode}: {r.stderr.strip()}")
     return json.loads(r.stdout)
 
 
-def check_file(path, hrry, parsers):
+def inspect(hrry, path, holo_json_cmd, is_holo):
+    """`hrry inspect --json`; for a .holo that hrry inspect cannot show, the
+    library's holo JSON printed by `holo_json_cmd` (when given). Returns the
+    document and which source gave it."""
+    try:
+        return run_json([hrry, "inspect", "--json", path]), "hrry inspect"
+    except RuntimeError:
+        if not (is_holo and holo_json_cmd):
+            raise
+    return run_json([holo_json_cmd, path]), "holo_inspect_json"
+
+
+def check_file(path, hrry, parsers, holo_json_cmd=None):
     with open(path, "rb") as fh:
         head = fh.read(8)
     size = os.path.getsize(path)
     try:
-        expected = inspect(hrry, path)
+        expected, source = inspect(hrry, path, holo_json_cmd, head[:4] == b"HOLO")
     except Exception as e:  # noqa: BLE001 - reported as a problem of this file
         return None, [f"hrry inspect: {e}"]
     problems = []
@@ -407,7 +419,7 @@ def check_file(path, hrry, parsers):
             actual = hrryfile_json(parsed, size)
             extra = region_walk_problems(parsed) + quantization_problems(parsed)
         elif head[:4] == b"HOLO":
-            kind = "holo"
+            kind = "holo" if source == "hrry inspect" else "holo via holo_inspect_json"
             parsed = parsers["holo"].Holo.from_file(path)
             actual = holo_json(parsed, size)
             extra = []
@@ -436,7 +448,7 @@ def cmd_compare(args):
     failed = 0
     counts = {}
     for path in files:
-        kind, problems = check_file(path, args.hrry, parsers)
+        kind, problems = check_file(path, args.hrry, parsers, args.holo_json)
         counts[kind or "unreadable"] = counts.get(kind or "unreadable", 0) + 1
         if problems:
             failed += 1
@@ -452,10 +464,12 @@ def cmd_compare(args):
     return 1 if failed else 0
 
 
-# Deliberate single-field edits of the schema; each must make `compare` fail on
-# any file set holding at least one tensor.
+# Deliberate single-field edits of the schema: (file format the edit concerns,
+# schema file, description, text, replacement). Each must make `compare` fail on
+# any set of files of that format holding at least one tensor; an edit is skipped
+# when no file of its format is checked.
 MUTATIONS = [
-    ("hrryfile.ksy", "index_entry: data_offset read after data_length",
+    ("hrryfile", "hrryfile.ksy", "index_entry: data_offset read after data_length",
      """      - id: data_offset
         type: u8
         doc: file-format.md "Index Encoding" (`data_offset`), absolute offset of the first buffer.
@@ -470,7 +484,7 @@ MUTATIONS = [
         type: u8
         doc: file-format.md "Index Encoding" (`data_offset`), absolute offset of the first buffer.
 """),
-    ("hrry_descriptor.ksy", "fixed header: version_minor read before version_major",
+    ("hrryfile", "hrry_descriptor.ksy", "fixed header: version_minor read before version_major",
      """  - id: version_major
     type: u1
     doc: metadata.md "Fixed Header", offset 4 (`version_major`; 1 in this version).
@@ -485,19 +499,52 @@ MUTATIONS = [
     type: u1
     doc: metadata.md "Fixed Header", offset 4 (`version_major`; 1 in this version).
 """),
-    ("hrryfile.ksy", "file_header: tensor_count_hint read as signed",
+    ("hrryfile", "hrryfile.ksy", "file_header: tensor_count_hint read as signed",
      """      - id: tensor_count_hint
         type: u8""",
      """      - id: tensor_count_hint
         type: s8"""),
+    ("holo", "holo.ksy", "port: dtype read before slot",
+     """      - id: slot
+        type: u4
+        doc: Workspace slot the port maps to.
+      - id: element_count
+        type: u8
+        doc: Total element count.
+      - id: dtype
+        type: u1
+        doc: Element type code.
+""",
+     """      - id: dtype
+        type: u1
+        doc: Element type code.
+      - id: slot
+        type: u4
+        doc: Workspace slot the port maps to.
+      - id: element_count
+        type: u8
+        doc: Total element count.
+"""),
 ]
 
 
+def file_format(path):
+    with open(path, "rb") as fh:
+        head = fh.read(8)
+    return "hrryfile" if head == b"HRRYFILE" else "holo" if head[:4] == b"HOLO" else None
+
+
 def cmd_self_test(args):
+    formats = {file_format(p) for p in collect(args.paths)}
     with tempfile.TemporaryDirectory(prefix="hrry-kaitai-mutants-", dir=args.gen_root) as tmp:
         mutants = []
         compile_args = []
-        for i, (file, what, old, new) in enumerate(MUTATIONS):
+        skipped = 0
+        for i, (fmt, file, what, old, new) in enumerate(MUTATIONS):
+            if fmt not in formats:
+                print(f"self-test: '{what}' skipped (no {fmt} file among the checked paths)")
+                skipped += 1
+                continue
             schema = os.path.join(tmp, f"schema{i}")
             shutil.copytree(args.schema, schema)
             target = os.path.join(schema, file)
@@ -522,16 +569,18 @@ def cmd_self_test(args):
                 print(f"self-test: cannot apply '{what}' (the schema text changed?)")
                 failures += 1
                 continue
+            holo = ["--holo-json", args.holo_json] if args.holo_json else []
             r = subprocess.run([sys.executable, os.path.abspath(__file__), "compare",
                                 "--gen", gen, "--hrry", args.hrry, "--max-problems", "1",
-                                *args.paths], capture_output=True, text=True)
+                                *holo, *args.paths], capture_output=True, text=True)
             if r.returncode == 1 and "MISMATCH" in r.stdout:
                 first = next(l.strip() for l in r.stdout.splitlines() if l.startswith("  "))
                 print(f"self-test: '{what}' caught ({first})")
             else:
                 print(f"self-test: '{what}' NOT caught (exit {r.returncode})\n{r.stdout}{r.stderr}")
                 failures += 1
-    print(f"kaitai self-test: {len(MUTATIONS) - failures} of {len(MUTATIONS)} deliberate schema edits caught")
+    tried = len(MUTATIONS) - skipped
+    print(f"kaitai self-test: {tried - failures} of {tried} deliberate schema edits caught")
     return 1 if failures else 0
 
 
@@ -541,6 +590,8 @@ def main():
     c = sub.add_parser("compare", help="compare Kaitai parses with hrry inspect --json")
     c.add_argument("--gen", required=True, help="folder of the generated Python parsers")
     c.add_argument("--hrry", required=True, help="the hrry binary")
+    c.add_argument("--holo-json", help="program printing hrry::holo::inspect_json for a .holo "
+                   "file, used when `hrry inspect` does not read .holo archives")
     c.add_argument("--max-problems", type=int, default=20)
     c.add_argument("-v", "--verbose", action="store_true")
     c.add_argument("paths", nargs="+")
@@ -548,6 +599,7 @@ def main():
     s.add_argument("--gen-root", required=True, help="folder for temporary copies")
     s.add_argument("--hrry", required=True)
     s.add_argument("--schema", required=True, help="the schema folder to copy")
+    s.add_argument("--holo-json")
     s.add_argument("paths", nargs="+")
     args = ap.parse_args()
     return cmd_compare(args) if args.cmd == "compare" else cmd_self_test(args)

@@ -53,7 +53,8 @@ if [[ -z "${HRRY:-}" ]]; then
     cargo build --release --quiet --bin hrry
     HRRY="$root/target/release/hrry"
 fi
-cargo build --release --quiet --example kaitai_samples
+cargo build --release --quiet --example kaitai_samples --example holo_inspect_json
+holo_json="$root/target/release/examples/holo_inspect_json"
 samples="$work/samples"
 rm -rf "$samples"
 "$root/target/release/examples/kaitai_samples" "$samples"
@@ -80,6 +81,8 @@ else
 fi
 
 status=0
-"$python" "$here/check.py" compare --gen "$gen" --hrry "$HRRY" "${paths[@]}" || status=1
-"$python" "$here/check.py" self-test --gen-root "$work" --hrry "$HRRY" --schema schema "${paths[@]}" || status=1
+"$python" "$here/check.py" compare --gen "$gen" --hrry "$HRRY" --holo-json "$holo_json" \
+    "${paths[@]}" || status=1
+"$python" "$here/check.py" self-test --gen-root "$work" --hrry "$HRRY" --holo-json "$holo_json" \
+    --schema schema "${paths[@]}" || status=1
 exit $status
