@@ -47,9 +47,12 @@ seq:
       (element-types.md). Named by the `element_type` instance.
   - id: layout_tag
     type: u1
+    valid:
+      expr: (_ >= 0x01 and _ <= 0x0b) or _ == 0x40 or (_ >= 0xf0 and _ <= 0xfe)
     doc: |
       metadata.md "Fixed Header", offset 15 (`layout_tag`): memory layout tag
-      (memory-layout.md "Named Layout Tags"). Named by the `layout` instance.
+      (memory-layout.md "Named Layout Tags"). Named by the `layout` instance. The
+      fields of an unassigned tag are unknown, so the parse stops there.
   - id: rank
     type: u4
     doc: metadata.md "Fixed Header", offset 16 (`rank`); 0 for a scalar.

@@ -160,7 +160,18 @@ types:
       - id: value_tag
         type: u1
         enum: kv_type
-        doc: file-format.md "KV Value Types" (`value_tag`).
+        valid:
+          any-of:
+            - kv_type::string
+            - kv_type::int64
+            - kv_type::uint64
+            - kv_type::float64
+            - kv_type::bool
+            - kv_type::bytes
+            - kv_type::array
+        doc: |
+          file-format.md "KV Value Types" (`value_tag`). Another tag leaves the
+          payload's length unknown, so the parse stops there.
       - id: value
         doc: file-format.md "KV Value Types", the payload encoded per `value_tag`.
         type:
@@ -180,7 +191,18 @@ types:
       - id: element_tag
         type: u1
         enum: kv_type
-        doc: file-format.md "KV Value Types", 0x07 (`uint8` element type tag, 0x01-0x06).
+        valid:
+          any-of:
+            - kv_type::string
+            - kv_type::int64
+            - kv_type::uint64
+            - kv_type::float64
+            - kv_type::bool
+            - kv_type::bytes
+        doc: |
+          file-format.md "KV Value Types", 0x07 (`uint8` element type tag,
+          0x01-0x06). Another tag leaves the elements' length unknown, so the parse
+          stops there.
       - id: count
         type: u4
         doc: file-format.md "KV Value Types", 0x07 (`uint32` element count).

@@ -8,6 +8,9 @@
 # every field with `hrry inspect --json`; then proves that deliberate single-field
 # edits of the schema are caught. Exits non-zero on any mismatch.
 #
+# `.holo` files are compared with hrry::holo::inspect_json (printed by the
+# holo_inspect_json example) when `hrry inspect --json` cannot show them.
+#
 # Default PATHs: corpus/valid/, the sample files written by
 # `cargo run --release --example kaitai_samples`, and ../shared/vectors/files/
 # when present.
