@@ -96,8 +96,10 @@ types:
     doc: Inputs (9) and Outputs (10) payload - `port_count` then the PortDescriptors (seed 004 "PortDescriptor").
     seq:
       - id: port_count
+        doc: 'Number of ports (u32; hologram-archive writer.rs port encoding).'
         type: u4
       - id: ports
+        doc: 'The PortDescriptors, in slot-table order.'
         type: port
         repeat: expr
         repeat-expr: port_count
@@ -135,8 +137,10 @@ types:
     doc: Extension (14) payload - a length-prefixed string key, then the value bytes (seed 004 "Sections - SectionKind").
     seq:
       - id: key_length
+        doc: 'Byte length of `key` (u16; hologram-archive writer.rs extension encoding).'
         type: u2
       - id: key
+        doc: 'UTF-8 key naming the extension (tokenizer, generation config, ...).'
         type: str
         size: key_length
         encoding: UTF-8
@@ -148,8 +152,10 @@ types:
     doc: Weights (3) payload - deduplicated weight bodies keyed by their BLAKE3 hash.
     seq:
       - id: weight_count
+        doc: 'Number of weight entries (u32; hologram-archive writer.rs weights encoding).'
         type: u4
       - id: entries
+        doc: 'The weight entries, in first-insertion order.'
         type: weight_entry
         repeat: expr
         repeat-expr: weight_count
@@ -161,16 +167,20 @@ types:
         size: 32
         doc: BLAKE3 hash of `body`.
       - id: body_length
+        doc: 'Byte length of `body` (u64).'
         type: u8
       - id: body
+        doc: 'The weight bytes.'
         size: body_length
 
   constants:
     doc: Constants (11) payload - inline bodies or references into Weights (seed 004, "Constants over a 4 KiB inline threshold become references").
     seq:
       - id: constant_count
+        doc: 'Number of constant entries (u32; hologram-archive writer.rs / constant_codec.rs).'
         type: u4
       - id: entries
+        doc: 'The constants.'
         type: constant_entry
         repeat: expr
         repeat-expr: constant_count
@@ -179,6 +189,7 @@ types:
     doc: One Constants entry, by its tag byte - 0 inline, 1 reference.
     seq:
       - id: tag
+        doc: 'Entry kind (constant_codec.rs) - 0 inline body, 1 reference into Weights.'
         type: u1
         enum: constant_tag
       - id: slot
@@ -204,8 +215,10 @@ types:
     doc: Schedule (2) and ExecPlan (12) payload - `level_count` levels of `u32` indices (node ids, or kernel-call indices).
     seq:
       - id: level_count
+        doc: 'Number of levels (u32; hologram-archive writer.rs schedule / exec-plan encoding).'
         type: u4
       - id: levels
+        doc: 'The levels, in execution order.'
         type: level
         repeat: expr
         repeat-expr: level_count
@@ -214,8 +227,10 @@ types:
     doc: One level - `index_count` then the indices.
     seq:
       - id: index_count
+        doc: 'Number of indices in this level (u32).'
         type: u4
       - id: indices
+        doc: 'Node ids (Schedule) or kernel-call indices (ExecPlan), u32 each.'
         type: u4
         repeat: expr
         repeat-expr: index_count
@@ -224,8 +239,10 @@ types:
     doc: ShapeRegistry (4) payload - `shape_count` interned shapes, by shape id.
     seq:
       - id: shape_count
+        doc: 'Number of shapes (u32; hologram-archive writer.rs shape-registry encoding).'
         type: u4
       - id: shapes
+        doc: 'The shapes; a shape id is its position here.'
         type: shape_entry
         repeat: expr
         repeat-expr: shape_count
@@ -234,6 +251,7 @@ types:
     doc: One interned shape - rank, eight inline dimensions, then the dimensions beyond the eighth.
     seq:
       - id: rank
+        doc: 'Number of dimensions (u8).'
         type: u1
       - id: dims
         type: u8
@@ -241,6 +259,7 @@ types:
         repeat-expr: 8
         doc: The first eight dimensions; unused ones are zero.
       - id: overflow_count
+        doc: 'Number of dimensions beyond the eighth (u32).'
         type: u4
       - id: overflow
         type: u8

@@ -1,7 +1,6 @@
 meta:
   id: hrry_descriptor
   title: Hurray tensor descriptor
-  file-extension: hrrydesc
   license: MIT OR Apache-2.0
   ks-version: '0.10'
   endian: le

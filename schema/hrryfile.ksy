@@ -224,8 +224,10 @@ types:
     doc: file-format.md "KV Value Types", 0x01 (`uint32` byte length, then UTF-8 bytes).
     seq:
       - id: length
+        doc: 'file-format.md "KV Value Types", 0x01 - `uint32` byte length.'
         type: u4
       - id: value
+        doc: 'file-format.md "KV Value Types", 0x01 - the UTF-8 bytes.'
         type: str
         size: length
         encoding: UTF-8
@@ -233,31 +235,38 @@ types:
     doc: file-format.md "KV Value Types", 0x02 (8 bytes, little-endian).
     seq:
       - id: value
+        doc: 'file-format.md "KV Value Types", 0x02 - int64.'
         type: s8
   kv_uint64:
     doc: file-format.md "KV Value Types", 0x03 (8 bytes, little-endian).
     seq:
       - id: value
+        doc: 'file-format.md "KV Value Types", 0x03 - uint64.'
         type: u8
   kv_float64:
     doc: file-format.md "KV Value Types", 0x04 (IEEE 754 binary64, little-endian).
     seq:
       - id: value
+        doc: 'file-format.md "KV Value Types", 0x04 - float64.'
         type: f8
   kv_bool:
     doc: file-format.md "KV Value Types", 0x05 (1 byte, 0 false, 1 true).
     seq:
       - id: raw
+        doc: 'file-format.md "KV Value Types", 0x05 - the byte (0x00 false, 0x01 true; others invalid).'
         type: u1
     instances:
       value:
+        doc: 'The byte as a boolean (non-zero is true).'
         value: raw != 0
   kv_bytes:
     doc: file-format.md "KV Value Types", 0x06 (`uint32` byte length, then opaque bytes).
     seq:
       - id: length
+        doc: 'file-format.md "KV Value Types", 0x06 - `uint32` byte length.'
         type: u4
       - id: value
+        doc: 'file-format.md "KV Value Types", 0x06 - the opaque bytes.'
         size: length
 
   index_section:
@@ -351,6 +360,7 @@ types:
         doc: file-format.md "Descriptor Placement", padding before the next descriptor.
     instances:
       descriptor_end:
+        doc: 'Absolute offset just past the descriptor (`descriptor_offset + descriptor_length`).'
         value: descriptor_offset + descriptor.descriptor_length
       data_offset:
         value: 'descriptor.body.buffer_count > 0 ? buffers[0].data_offset : descriptor_end'
@@ -358,6 +368,7 @@ types:
           Where the tensor's data starts (the index entry's `data_offset`); for a
           tensor with no buffers (a composite head), the end of its descriptor.
       data_end:
+        doc: 'Absolute offset just past the last buffer (the descriptor end when there is none).'
         value: 'descriptor.body.buffer_count > 0 ? buffers.last.data_offset + buffers.last.byte_size : descriptor_end'
       data_length:
         value: data_end - data_offset
@@ -403,6 +414,7 @@ types:
         doc: 0x00 bytes up to the next descriptor.
     instances:
       next8:
+        doc: 'The next 8-byte boundary at or after `start` (file-format.md "Descriptor Placement").'
         value: start + (8 - start % 8) % 8
       magic_at_next8:
         pos: next8
