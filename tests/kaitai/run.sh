@@ -19,8 +19,9 @@
 # versions pinned by package-lock.json) and target/kaitai/venv (kaitaistruct from
 # PyPI, pinned by requirements.txt). Needs node >= 18, npm, python3 >= 3.8, cargo.
 #
-# Environment: HRRY=path/to/hrry uses that binary instead of building
-# target/release/hrry.
+# Environment: HRRY=path/to/hrry uses that binary instead of building one;
+# KAITAI_PROFILE=dev builds hrry and the examples in the dev profile (target/debug,
+# already built by `cargo test`) instead of release.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -51,16 +52,22 @@ if ! cmp -s "$here/requirements.txt" "$venv/.hrry-requirements" 2>/dev/null; the
 fi
 python="$venv/bin/python"
 
-# The Rust side: hrry itself and the sample writer.
+# The Rust side: hrry itself, the sample writer and the .holo JSON printer.
+profile="${KAITAI_PROFILE:-release}"
+case "$profile" in
+    release) bin="$root/target/release" ;;
+    dev) bin="$root/target/debug" ;;
+    *) echo "run.sh: KAITAI_PROFILE must be release or dev" >&2; exit 2 ;;
+esac
 if [[ -z "${HRRY:-}" ]]; then
-    cargo build --release --quiet --bin hrry
-    HRRY="$root/target/release/hrry"
+    cargo build --profile "$profile" --quiet --bin hrry
+    HRRY="$bin/hrry"
 fi
-cargo build --release --quiet --example kaitai_samples --example holo_inspect_json
-holo_json="$root/target/release/examples/holo_inspect_json"
+cargo build --profile "$profile" --quiet --example kaitai_samples --example holo_inspect_json
+holo_json="$bin/examples/holo_inspect_json"
 samples="$work/samples"
 rm -rf "$samples"
-"$root/target/release/examples/kaitai_samples" "$samples"
+"$bin/examples/kaitai_samples" "$samples"
 
 # Generated parsers (never committed).
 gen="$work/gen"
