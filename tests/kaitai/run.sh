@@ -8,9 +8,6 @@
 # every field with `hrry inspect --json`; then proves that deliberate single-field
 # edits of the schema are caught. Exits non-zero on any mismatch.
 #
-# `.holo` files are compared with hrry::holo::inspect_json (printed by the
-# holo_inspect_json example) when `hrry inspect --json` cannot show them.
-#
 # Default PATHs: corpus/valid/, the sample files written by
 # `cargo run --release --example kaitai_samples`, and ../shared/vectors/files/
 # when present.
@@ -52,7 +49,7 @@ if ! cmp -s "$here/requirements.txt" "$venv/.hrry-requirements" 2>/dev/null; the
 fi
 python="$venv/bin/python"
 
-# The Rust side: hrry itself, the sample writer and the .holo JSON printer.
+# The Rust side: hrry itself and the sample writer.
 profile="${KAITAI_PROFILE:-release}"
 case "$profile" in
     release) bin="$root/target/release" ;;
@@ -63,8 +60,7 @@ if [[ -z "${HRRY:-}" ]]; then
     cargo build --profile "$profile" --quiet --bin hrry
     HRRY="$bin/hrry"
 fi
-cargo build --profile "$profile" --quiet --example kaitai_samples --example holo_inspect_json
-holo_json="$bin/examples/holo_inspect_json"
+cargo build --profile "$profile" --quiet --example kaitai_samples
 samples="$work/samples"
 rm -rf "$samples"
 "$bin/examples/kaitai_samples" "$samples"
@@ -91,8 +87,7 @@ else
 fi
 
 status=0
-"$python" "$here/check.py" compare --gen "$gen" --hrry "$HRRY" --holo-json "$holo_json" \
+"$python" "$here/check.py" compare --gen "$gen" --hrry "$HRRY" "${paths[@]}" || status=1
+"$python" "$here/check.py" self-test --gen-root "$work" --hrry "$HRRY" --schema schema \
     "${paths[@]}" || status=1
-"$python" "$here/check.py" self-test --gen-root "$work" --hrry "$HRRY" --holo-json "$holo_json" \
-    --schema schema "${paths[@]}" || status=1
 exit $status
