@@ -15,7 +15,8 @@ names, with the same descriptors and data placement, and that each quantization
 descriptor's decoded fields agree with the byte offsets of the spec tables.
 
 `self-test` copies the schema, applies one deliberate single-field edit at a time,
-regenerates the parsers and runs `compare` with them: every edit must be caught.
+regenerates the parsers and runs `compare` with them: every edit must be caught,
+and the unedited schema must agree on the same files (else nothing is proven).
 
 Exit status: 0 when everything agrees, 1 on any mismatch, 2 on usage errors.
 """
@@ -396,8 +397,6 @@ def run_json(cmd):
     return json.loads(r.stdout)
 
 
-
-
 def check_file(path, hrry, parsers):
     with open(path, "rb") as fh:
         head = fh.read(8)
@@ -534,8 +533,11 @@ def file_format(path):
 def cmd_self_test(args):
     formats = {file_format(p) for p in collect(args.paths)}
     with tempfile.TemporaryDirectory(prefix="hrry-kaitai-mutants-", dir=args.gen_root) as tmp:
+        # The unedited schema first: an edit only counts as caught when the same
+        # files agree without it.
+        baseline = os.path.join(tmp, "gen-baseline")
+        compile_args = [baseline] + [os.path.join(args.schema, n) for n in ("hrryfile.ksy", "holo.ksy")]
         mutants = []
-        compile_args = []
         skipped = 0
         for i, (fmt, file, what, old, new) in enumerate(MUTATIONS):
             if fmt not in formats:
@@ -554,21 +556,26 @@ def cmd_self_test(args):
                 fh.write(text.replace(old, new))
             gen = os.path.join(tmp, f"gen{i}")
             mutants.append((what, gen))
-            if compile_args:
-                compile_args.append("::")
-            compile_args += [gen] + [os.path.join(schema, n) for n in ("hrryfile.ksy", "holo.ksy")]
-        if compile_args:
-            subprocess.run(["node", os.path.join(HERE, "compile.js"), "python", *compile_args],
-                           check=True, stdout=subprocess.DEVNULL)
+            compile_args += ["::", gen] + [os.path.join(schema, n) for n in ("hrryfile.ksy", "holo.ksy")]
+        subprocess.run(["node", os.path.join(HERE, "compile.js"), "python", *compile_args],
+                       check=True, stdout=subprocess.DEVNULL)
+
+        def compare_with(gen):
+            return subprocess.run([sys.executable, os.path.abspath(__file__), "compare",
+                                   "--gen", gen, "--hrry", args.hrry, "--max-problems", "1",
+                                   *args.paths], capture_output=True, text=True)
+
+        if compare_with(baseline).returncode != 0:
+            print("kaitai self-test: the unedited schema already disagrees with hrry on these "
+                  "files, so no edit can be shown to be caught")
+            return 1
         failures = 0
         for what, gen in mutants:
             if gen is None:
                 print(f"self-test: cannot apply '{what}' (the schema text changed?)")
                 failures += 1
                 continue
-            r = subprocess.run([sys.executable, os.path.abspath(__file__), "compare",
-                                "--gen", gen, "--hrry", args.hrry, "--max-problems", "1",
-                                *args.paths], capture_output=True, text=True)
+            r = compare_with(gen)
             if r.returncode == 1 and "MISMATCH" in r.stdout:
                 first = next(l.strip() for l in r.stdout.splitlines() if l.startswith("  "))
                 print(f"self-test: '{what}' caught ({first})")

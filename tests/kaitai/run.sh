@@ -24,6 +24,9 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 work="$root/target/kaitai"
+# PATH arguments are relative to the caller's folder; everything else to the root.
+args=()
+for p in "$@"; do args+=("$(realpath -m -- "$p")"); done
 cd "$root"
 
 for tool in node npm python3 cargo; do
@@ -70,8 +73,8 @@ gen="$work/gen"
 rm -rf "$gen"
 node "$here/compile.js" python "$gen" schema/hrryfile.ksy schema/holo.ksy >/dev/null
 
-if [[ $# -gt 0 ]]; then
-    paths=("$@")
+if [[ ${#args[@]} -gt 0 ]]; then
+    paths=("${args[@]}")
 else
     paths=()
     if [[ -d corpus/valid ]]; then
