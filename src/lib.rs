@@ -14,6 +14,7 @@ pub mod layout;
 pub mod limits;
 pub mod model;
 pub mod npy;
+pub mod quant;
 pub mod report;
 pub mod schema;
 pub mod validate;

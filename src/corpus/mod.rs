@@ -9,6 +9,7 @@ mod container;
 pub mod holo;
 mod layout;
 pub mod patch;
+mod quant;
 
 use std::io;
 use std::path::Path;
@@ -83,6 +84,7 @@ pub fn all_cases() -> Vec<Case> {
     let mut cases = container::cases();
     cases.extend(layout::cases());
     cases.extend(holo::cases());
+    cases.extend(quant::cases());
     cases.sort_by(|a, b| a.path.cmp(&b.path));
     cases
 }

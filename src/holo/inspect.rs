@@ -20,7 +20,11 @@ fn port_json(p: &PortDescriptor) -> Value {
 /// fingerprint as hex, the section table, ports, extension keys, weight and
 /// constant counts (and, with the `kappa` feature, its κ-labels).
 pub fn inspect_json(bytes: &[u8]) -> Result<Value, HoloError> {
-    let archive = HoloLoader::from_bytes(bytes)?;
+    Ok(describe(&HoloLoader::from_bytes(bytes)?))
+}
+
+/// [`inspect_json`] for an archive already loaded (e.g. mapped from a file).
+pub fn describe<B: AsRef<[u8]>>(archive: &HoloLoader<B>) -> Value {
     let sections: Vec<Value> = archive
         .sections()
         .iter()
@@ -44,7 +48,7 @@ pub fn inspect_json(bytes: &[u8]) -> Result<Value, HoloError> {
         "format": "holo",
         "format_version": archive.format_version(),
         "flags": archive.flags(),
-        "size": bytes.len(),
+        "size": archive.bytes().len(),
         "fingerprint": hex(&archive.fingerprint()),
         "sections": sections,
         "inputs": archive.inputs().iter().map(port_json).collect::<Vec<_>>(),
@@ -59,7 +63,7 @@ pub fn inspect_json(bytes: &[u8]) -> Result<Value, HoloError> {
     });
     #[cfg(feature = "kappa")]
     if let Value::Object(map) = &mut out {
-        map.insert("kappa".into(), super::kappa::archive_labels_json(&archive));
+        map.insert("kappa".into(), super::kappa::archive_labels_json(archive));
     }
-    Ok(out)
+    out
 }

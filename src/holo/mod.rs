@@ -4,7 +4,9 @@
 //! [`inspect_json`] (the summary `hrry inspect` prints).
 //!
 //! The wire structures are in [`crate::schema::holo`]; the rules in
-//! [`crate::validate::rules::holo`].
+//! [`crate::validate::rules::holo`]. `docs/holo.md` describes the layout; its API
+//! example is compiled and run as a doc test here.
+#![cfg_attr(doctest, doc = include_str!("../../docs/holo.md"))]
 
 mod inspect;
 mod loader;
@@ -18,7 +20,7 @@ pub mod kappa;
 use std::path::PathBuf;
 
 pub use crate::schema::holo::HOLO_MAGIC;
-pub use inspect::inspect_json;
+pub use inspect::{describe, inspect_json};
 pub use loader::HoloLoader;
 pub use types::{
     hex, Constant, ConstantView, Fingerprint, PortDescriptor, SectionKind, SectionRef,

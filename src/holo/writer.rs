@@ -18,7 +18,8 @@ use crate::schema::to_bytes;
 
 use super::loader::HoloLoader;
 use super::types::{
-    Constant, PortDescriptor, SectionKind, ShapeDescriptor, WeightStore, INLINE_CONSTANT_LIMIT,
+    Constant, Fingerprint, PortDescriptor, SectionKind, ShapeDescriptor, WeightStore,
+    INLINE_CONSTANT_LIMIT,
 };
 use super::HoloError;
 
@@ -224,12 +225,14 @@ impl HoloWriter {
         if let Some(levels) = &self.schedule {
             out.push((SectionKind::Schedule, encode_levels(levels, "Schedule")?));
         }
-        let mut weights = self.weights.clone();
+        // Large constant bodies not already in the pool join it after the pool's
+        // own entries, borrowed rather than copied into a second store.
+        let mut extra: Vec<(Fingerprint, &[u8])> = Vec::new();
         let constants = match &self.constants {
-            Some(c) => Some(encode_constants(c, &mut weights)?),
+            Some(c) => Some(encode_constants(c, &self.weights, &mut extra)?),
             None => None,
         };
-        out.push((SectionKind::Weights, encode_weights(&weights)?));
+        out.push((SectionKind::Weights, encode_weights(&self.weights, &extra)?));
         if let Some(shapes) = &self.shape_registry {
             out.push((SectionKind::ShapeRegistry, encode_shapes(shapes)?));
         }
@@ -358,16 +361,26 @@ fn encode_shapes(shapes: &[ShapeDescriptor]) -> Result<Vec<u8>, HoloError> {
     }))
 }
 
-fn encode_weights(weights: &WeightStore) -> Result<Vec<u8>, HoloError> {
-    fits::<u32>(weights.len(), "Weights count")?;
-    let body_total: usize = weights.iter().map(|(_, b)| b.len() + 40).sum();
+fn encode_weights(
+    weights: &WeightStore,
+    extra: &[(Fingerprint, &[u8])],
+) -> Result<Vec<u8>, HoloError> {
+    let entries = || {
+        weights
+            .iter()
+            .map(|(f, b)| (*f, b))
+            .chain(extra.iter().copied())
+    };
+    let count = weights.len() + extra.len();
+    fits::<u32>(count, "Weights count")?;
+    let body_total: usize = entries().map(|(_, b)| b.len() + 40).sum();
     let mut out = Vec::with_capacity(4 + body_total);
     out.extend_from_slice(&to_bytes(&EntryCount {
-        count: weights.len() as u32,
+        count: count as u32,
     }));
-    for (fingerprint, body) in weights.iter() {
+    for (fingerprint, body) in entries() {
         out.extend_from_slice(&to_bytes(&WeightEntryHead {
-            fingerprint: *fingerprint,
+            fingerprint,
             body_length: body.len() as u64,
         }));
         out.extend_from_slice(body);
@@ -375,19 +388,24 @@ fn encode_weights(weights: &WeightStore) -> Result<Vec<u8>, HoloError> {
     Ok(out)
 }
 
-/// Encodes the Constants payload, moving bodies over the inline limit into
-/// `weights`.
-fn encode_constants(
-    constants: &[Constant],
-    weights: &mut WeightStore,
+/// Encodes the Constants payload. Bodies over the inline limit become references;
+/// those the pool lacks are appended to `extra` (once each).
+fn encode_constants<'a>(
+    constants: &'a [Constant],
+    pool: &WeightStore,
+    extra: &mut Vec<(Fingerprint, &'a [u8])>,
 ) -> Result<Vec<u8>, HoloError> {
     fits::<u32>(constants.len(), "Constants count")?;
     let mut out = to_bytes(&EntryCount {
         count: constants.len() as u32,
     });
+    let mut added = std::collections::HashSet::new();
     for c in constants {
         if c.bytes.len() > INLINE_CONSTANT_LIMIT {
-            let fingerprint = weights.insert(c.bytes.clone());
+            let fingerprint = *blake3::hash(&c.bytes).as_bytes();
+            if !pool.contains(&fingerprint) && added.insert(fingerprint) {
+                extra.push((fingerprint, &c.bytes));
+            }
             out.extend_from_slice(&to_bytes(&ConstantEntryHead::Reference {
                 slot: c.slot,
                 dtype: c.dtype,

@@ -7,6 +7,7 @@
 mod container;
 pub mod descriptor;
 pub mod layout;
+pub mod quant;
 mod region;
 mod rule;
 pub mod rules;
