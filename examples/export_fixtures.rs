@@ -162,7 +162,7 @@ fn samples(ty: ElementType) -> Vec<Elem> {
             e(0b001100, f(1.0)),
             e(0b011111, f(28.0)),
             e(0b000001, f(0.0625)),
-            e(0b110000, f(-4.0)),
+            e(0b110000, f(-2.0)),
         ],
         Complex64 => [(1.0f32, -2.0f32), (0.5, 0.25)]
             .iter()
@@ -493,6 +493,40 @@ fn main() {
         "<i4",
         &[4, 6],
         &parent.iter().map(|&v| e(0, json!(v))).collect::<Vec<_>>(),
+    );
+    // Per-tensor affine int8: value = (q - z) * s with s = 0.5, z = -2.
+    let q = hrry::schema::PerTensorAffine {
+        header: hrry::schema::QuantizationHeader {
+            scheme_tag: hrry::schema::SCHEME_PER_TENSOR_AFFINE,
+            scheme_version: 1,
+            flags: 0,
+        },
+        scale: 0.5,
+        zero_point: -2,
+        reserved: [0; 4],
+    };
+    let codes: [i8; 6] = [-4, -2, 0, 3, 10, 127];
+    let d = hrry::quant::quantize::quantized_descriptor(
+        0x10,
+        &[2, 3],
+        &[6],
+        hrry::schema::to_bytes(&q),
+    );
+    let expected: Vec<Elem> = codes
+        .iter()
+        .map(|&c| e(0, json!((f64::from(c) + 2.0) * 0.5)))
+        .collect();
+    fx.add(
+        "quantized-per-tensor",
+        vec![(
+            "t".into(),
+            d,
+            vec![codes.iter().map(|&c| c as u8).collect()],
+        )],
+        "t",
+        "<f4",
+        &[2, 3],
+        &expected,
     );
     let manifest = json!({ "cases": fx.cases });
     std::fs::write(

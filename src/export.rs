@@ -55,10 +55,10 @@ impl Default for ExportOptions {
     }
 }
 
-/// Float32 value of a code of one of the narrow float formats.
+/// Float32 value of a code of one of the narrow float formats (the decoders of
+/// [`crate::quant::element`]).
 pub fn narrow_float(ty: ElementType, code: u32) -> Option<f32> {
-    let _ = (ty, code);
-    None
+    crate::quant::element::float_value(ty, code)
 }
 
 fn element_type(desc: &TensorDescriptor) -> Result<ElementType, ExportError> {
@@ -169,9 +169,18 @@ pub fn export_npy<W: Write>(
         .ok_or_else(|| ExportError::NotFound(name.to_string()))?;
     let desc = &tensor.descriptor;
     if desc.quantization.is_some() {
-        return Err(ExportError::Unsupported(
-            "quantized tensors are not exported yet".into(),
-        ));
+        let count = crate::layout::checked_count(&desc.shape)?;
+        let bytes = u128::from(count) * 4;
+        if bytes > u128::from(options.max_bytes) {
+            return Err(LayoutError::TooLarge {
+                needed: bytes,
+                limit: options.max_bytes,
+            }
+            .into());
+        }
+        let values = crate::quant::dequantize(desc, &tensor.buffers)
+            .map_err(|e| ExportError::Unsupported(format!("cannot dequantize: {e}")))?;
+        return Ok(npy::write_f32(sink, &desc.shape, &values)?);
     }
     if is_dense(desc.layout_tag) {
         return write_dense(desc, &tensor.buffers, sink, options);
