@@ -106,12 +106,79 @@ pub fn write_dense<W: Write>(
 ) -> Result<W, ExportError> {
     let ty = element_type(desc)?;
     let view = DenseView::new(desc, buffers)?;
-    let mut out = NpyWriter::new(sink, ty, &desc.shape, options.decode)?;
-    match view.contiguous().filter(|_| npy::is_native(ty)) {
-        Some(run) => out.push_native(run)?,
-        None => view.for_each(|raw| out.push(raw).map_err(LayoutError::from))?,
+    let out = NpyWriter::new(sink, ty, &desc.shape, options.decode)?;
+    // The view gathers packed row-major bytes with locality; the converter turns
+    // them into NumPy elements as they arrive.
+    let converter = Converter {
+        out,
+        native: npy::is_native(ty),
+        width: view.width(),
+        pending: Vec::new(),
+        remaining: view.element_count(),
+    };
+    view.write_row_major(converter)?.finish()
+}
+
+/// A `Write` receiving packed row-major elements and pushing them to an
+/// [`NpyWriter`], keeping an element split across writes until it is whole and
+/// dropping the padding after the last element.
+struct Converter<W: Write> {
+    out: NpyWriter<W>,
+    native: bool,
+    width: u32,
+    pending: Vec<u8>,
+    remaining: u64,
+}
+
+impl<W: Write> Converter<W> {
+    /// Bytes and elements of the smallest whole packing unit.
+    fn unit(&self) -> (usize, u64) {
+        match self.width {
+            6 => (3, 4),
+            w if w % 8 == 0 => ((w / 8) as usize, 1),
+            w => (1, u64::from(8 / w)),
+        }
     }
-    Ok(out.finish()?)
+
+    fn drain(&mut self) -> std::io::Result<()> {
+        let (unit_bytes, per_unit) = self.unit();
+        let whole = self.pending.len() / unit_bytes * unit_bytes;
+        if self.native {
+            let left = self.remaining.saturating_mul(unit_bytes as u64);
+            let take = whole.min(usize::try_from(left).unwrap_or(usize::MAX));
+            self.out.push_native(&self.pending[..take])?;
+            self.remaining -= (take / unit_bytes) as u64;
+        } else {
+            let elements = (whole / unit_bytes) as u64 * per_unit;
+            let w = u64::from(self.width);
+            for i in 0..elements.min(self.remaining) {
+                let raw = read_bits(&self.pending, i * w, self.width).unwrap_or(0);
+                self.out.push(raw)?;
+            }
+            self.remaining = self.remaining.saturating_sub(elements);
+        }
+        self.pending.drain(..whole);
+        Ok(())
+    }
+
+    fn finish(mut self) -> Result<W, ExportError> {
+        self.drain()?;
+        Ok(self.out.finish()?)
+    }
+}
+
+impl<W: Write> Write for Converter<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.pending.extend_from_slice(buf);
+        if self.pending.len() >= 1 << 16 {
+            self.drain()?;
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// The members of the composite head `head` in `file`: the next `member_count`

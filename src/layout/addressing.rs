@@ -11,6 +11,9 @@ use crate::schema::{
 
 use super::LayoutError;
 
+/// Highest rank the addressing handles (the spec's cap, and the parser's).
+const MAX_RANK: usize = crate::schema::MAX_RANK as usize;
+
 /// The addressing function of one dense layout.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum DenseMap {
@@ -176,15 +179,21 @@ impl TiledMap {
     }
 
     fn offset(&self, index: &[u64]) -> Option<i128> {
-        let mut tile = Vec::with_capacity(index.len());
-        let mut within = Vec::with_capacity(index.len());
-        for (&i, &t) in index.iter().zip(&self.tile_shape) {
-            tile.push(i / t);
-            within.push(i % t);
+        // Stack scratch: ranks are at most 64 (the parser's ceiling).
+        let rank = index.len();
+        if rank > MAX_RANK {
+            return None;
         }
-        affine_offset(&self.outer, &tile)?
+        let mut within = [0u64; MAX_RANK];
+        let mut tile_offset = 0i128;
+        for (k, (&i, &t)) in index.iter().zip(&self.tile_shape).enumerate() {
+            within[k] = i % t;
+            let step = self.outer.get(k)?.checked_mul(i128::from(i / t))?;
+            tile_offset = tile_offset.checked_add(step)?;
+        }
+        tile_offset
             .checked_mul(self.tile_elements)?
-            .checked_add(self.inner.offset(&within)?)
+            .checked_add(self.inner.offset(&within[..rank])?)
     }
 
     /// Lowest and highest offsets over every padded tile position.
@@ -317,6 +326,51 @@ impl DenseMap {
         }
     }
 
+    /// The row through `index` (whose last coordinate is ignored), or `None` when
+    /// the layout has no cheaper row form (Hilbert) or `index` does not fit.
+    pub fn row(&self, index: &[u64]) -> Option<RowMap> {
+        let (&_, prefix) = index.split_last()?;
+        match self {
+            DenseMap::Affine(s) => {
+                let (&step, head) = s.split_last()?;
+                Some(RowMap::Affine {
+                    base: affine_offset(head, prefix)?,
+                    step,
+                })
+            }
+            DenseMap::Tiled(t) => {
+                let (&tile, tiles) = t.tile_shape.split_last()?;
+                let (&outer_step, outer) = t.outer.split_last()?;
+                if index.len() > MAX_RANK || tiles.len() != prefix.len() {
+                    return None;
+                }
+                let mut within = [0u64; MAX_RANK];
+                let mut base = 0i128;
+                for (k, (&i, &ts)) in prefix.iter().zip(tiles).enumerate() {
+                    within[k] = i % ts;
+                    base = base.checked_add(outer.get(k)?.checked_mul(i128::from(i / ts))?)?;
+                }
+                Some(RowMap::Tiled {
+                    base,
+                    outer_step,
+                    tile_elements: t.tile_elements,
+                    tile,
+                    inner: Box::new(t.inner.row(&within[..index.len()])?),
+                })
+            }
+            DenseMap::Morton(bits) => {
+                let mut first = index.to_vec();
+                *first.last_mut()? = 0;
+                Some(RowMap::Morton {
+                    prefix: morton_code(&first, bits)?,
+                    rank: u32::try_from(index.len()).ok()?,
+                    bits: *bits.last()?,
+                })
+            }
+            DenseMap::Hilbert { .. } => None,
+        }
+    }
+
     /// Lowest and highest offsets this layout may address for a tensor of `shape`,
     /// padding included (whole tiles, the whole curve); `None` for an empty shape or
     /// on overflow.
@@ -343,6 +397,81 @@ impl DenseMap {
             DenseMap::Hilbert { order, rank } => {
                 let total = u64::from(*order) * u64::from(*rank);
                 (total < 127).then(|| (0, (1i128 << total) - 1))
+            }
+        }
+    }
+}
+
+/// Offsets along the last dimension with every other coordinate fixed: what
+/// [`DenseMap::row`] returns, so that a row can be walked without recomputing the
+/// contribution of the other dimensions for each element.
+#[derive(Clone, Debug)]
+pub enum RowMap {
+    /// `base + step * c`.
+    Affine {
+        /// Offset of the row's element 0.
+        base: i128,
+        /// Stride of the last dimension.
+        step: i128,
+    },
+    /// `(base + outer_step * (c / tile)) * tile_elements + inner(c % tile)`.
+    Tiled {
+        /// Tile-grid offset of the row's first tile.
+        base: i128,
+        /// Tile-grid stride of the last dimension.
+        outer_step: i128,
+        /// Elements per tile.
+        tile_elements: i128,
+        /// Tile size along the last dimension.
+        tile: u64,
+        /// The row inside a tile.
+        inner: Box<RowMap>,
+    },
+    /// `prefix | spread(c)`, bit `b` of `c` going to bit `b * rank + last`.
+    Morton {
+        /// Code of the row's element 0.
+        prefix: u128,
+        /// Tensor rank.
+        rank: u32,
+        /// Bits of the last dimension.
+        bits: u32,
+    },
+}
+
+impl RowMap {
+    /// Offset of element `c` of the row. Arithmetic wraps: callers use it only
+    /// after checking that the layout's extreme offsets are in range, which bounds
+    /// every intermediate value.
+    pub fn offset(&self, c: u64) -> i128 {
+        match self {
+            RowMap::Affine { base, step } => base.wrapping_add(step.wrapping_mul(i128::from(c))),
+            RowMap::Tiled {
+                base,
+                outer_step,
+                tile_elements,
+                tile,
+                inner,
+            } => base
+                .wrapping_add(outer_step.wrapping_mul(i128::from(c / tile)))
+                .wrapping_mul(*tile_elements)
+                .wrapping_add(inner.offset(c % tile)),
+            RowMap::Morton { prefix, rank, bits } => {
+                let last = rank - 1;
+                let mut code = *prefix;
+                let mut rest = if *bits < 64 {
+                    c & ((1u64 << bits) - 1)
+                } else {
+                    c
+                };
+                while rest != 0 {
+                    let b = rest.trailing_zeros();
+                    let pos = b * rank + last;
+                    if pos < 128 {
+                        code |= 1u128 << pos;
+                    }
+                    rest &= rest - 1;
+                }
+                code as i128
             }
         }
     }
@@ -408,7 +537,12 @@ pub fn hilbert_index(coords: &[u64], order: u32) -> Option<u128> {
     if coords.iter().any(|&c| c >> order != 0) {
         return None;
     }
-    let mut x = coords.to_vec();
+    if r > MAX_RANK {
+        return None;
+    }
+    let mut scratch = [0u64; MAX_RANK];
+    let x = &mut scratch[..r];
+    x.copy_from_slice(coords);
     let m = 1u64 << (order - 1);
     let mut q = m;
     while q > 1 {
@@ -435,7 +569,7 @@ pub fn hilbert_index(coords: &[u64], order: u32) -> Option<u128> {
         }
         q >>= 1;
     }
-    for xi in &mut x {
+    for xi in x.iter_mut() {
         *xi ^= t;
     }
     let mut h = 0u128;

@@ -13,6 +13,11 @@ use super::addressing::{row_major_strides, DenseMap};
 use super::bits::{read_bits, write_bits, PackedWriter};
 use super::{checked_count, element_bits, LayoutError};
 
+/// Output bytes gathered at a time by [`DenseView::write_row_major`].
+const SLAB_BYTES: u64 = 4 << 20;
+/// Columns gathered together per row within a slab.
+pub const BLOCK: u64 = 64;
+
 /// True for the dense layout tags (row-major, column-major, strided, tiled, Morton,
 /// Hilbert).
 pub fn is_dense(layout_tag: u8) -> bool {
@@ -324,14 +329,127 @@ impl<'a> DenseView<'a> {
     }
 
     /// Writes the tensor as packed row-major bytes to `sink`; returns the sink.
+    ///
+    /// Tensors of rank 2 or more are gathered a slab of rows at a time, each slab
+    /// filled in blocks of [`BLOCK`] columns, so that layouts whose neighbours along
+    /// the last dimension lie far apart (column-major, tiles, curves) are read with
+    /// locality; the output is the same as element-by-element order.
     pub fn write_row_major<W: Write>(&self, sink: W) -> Result<W, LayoutError> {
         let mut out = PackedWriter::new(sink, self.width);
         if let Some(run) = self.contiguous() {
             out.push_bytes(run)?;
-        } else {
-            self.for_each(|v| out.push(v).map_err(LayoutError::from))?;
+            return Ok(out.finish()?);
         }
-        Ok(out.finish()?)
+        let rank = self.shape.len();
+        let cols = self.shape.last().copied().unwrap_or(1);
+        let row_bits = cols.saturating_mul(u64::from(self.width));
+        if rank < 2 || self.count == 0 || row_bits.saturating_mul(8) > SLAB_BYTES * 8 {
+            self.for_each(|v| out.push(v).map_err(LayoutError::from))?;
+            return Ok(out.finish()?);
+        }
+        let mut sink = out.finish()?; // nothing written yet
+        self.write_slabs(&mut sink, cols)?;
+        Ok(sink)
+    }
+
+    /// The slab-and-block gathering of [`DenseView::write_row_major`].
+    fn write_slabs<W: Write>(&self, sink: &mut W, cols: u64) -> Result<(), LayoutError> {
+        let rank = self.shape.len();
+        let rows = self.count / cols;
+        let w = u64::from(self.width);
+        // A multiple of 8 rows, so every slab but the last ends on a byte (and a
+        // 6-bit group) boundary and the slabs concatenate to the packed tensor.
+        let slab_rows =
+            ((SLAB_BYTES * 8 / (cols * w)).max(8) / 8 * 8).min(rows.next_multiple_of(8));
+        let mut index = vec![0u64; rank];
+        let overflow = || LayoutError::Overflow {
+            what: "element offset",
+        };
+        // When the extreme offsets lie inside the buffer every element does, and the
+        // bit address needs no further checks; otherwise check each element.
+        let trusted = self
+            .map
+            .range(&self.shape)
+            .is_some_and(|(lo, hi)| self.bit_of(lo).is_ok() && self.bit_of(hi).is_ok());
+        let origin = i128::from(self.byte_offset) * 8;
+        let wide = i128::from(self.width);
+        let whole_bytes = if self.width % 8 == 0 {
+            (self.width / 8) as usize
+        } else {
+            0
+        };
+        let mut slab_start = 0;
+        while slab_start < rows {
+            let n = slab_rows.min(rows - slab_start);
+            let len = packed_size(self.width, n * cols).ok_or_else(overflow)?;
+            let mut slab = vec![0u8; len as usize];
+            for block in (0..cols).step_by(BLOCK as usize) {
+                let block_end = (block + BLOCK).min(cols);
+                for row in slab_start..slab_start + n {
+                    // The row's index prefix, dimension rank-2 fastest.
+                    let mut rest = row;
+                    for k in (0..rank - 1).rev() {
+                        index[k] = rest % self.shape[k];
+                        rest /= self.shape[k];
+                    }
+                    index[rank - 1] = 0;
+                    // Trusted rows use the row form; others check every offset.
+                    let row_map = if trusted { self.map.row(&index) } else { None };
+                    let out_row = (row - slab_start) * cols;
+                    for c in block..block_end {
+                        let offset = match &row_map {
+                            Some(r) => r.offset(c),
+                            None => {
+                                index[rank - 1] = c;
+                                self.map.offset(&index).ok_or_else(overflow)?
+                            }
+                        };
+                        if trusted && whole_bytes > 0 {
+                            // Byte-aligned whole-byte element, inside both buffers.
+                            let from = ((origin + offset * wide) as u64 >> 3) as usize;
+                            let to = ((out_row + c) * w / 8) as usize;
+                            copy_element(&mut slab, to, self.buffer, from, whole_bytes);
+                            continue;
+                        }
+                        let bit = if trusted {
+                            (origin + offset * wide) as u64
+                        } else {
+                            self.bit_of(offset)?
+                        };
+                        let value = read_bits(self.buffer, bit, self.width).ok_or_else(overflow)?;
+                        write_bits(&mut slab, (out_row + c) * w, self.width, value)
+                            .ok_or_else(overflow)?;
+                    }
+                }
+            }
+            sink.write_all(&slab)?;
+            slab_start += n;
+        }
+        sink.flush()?;
+        Ok(())
+    }
+}
+
+/// Copies one `n`-byte element; fixed-size copies for the common widths.
+#[inline]
+fn copy_element(dst: &mut [u8], to: usize, src: &[u8], from: usize, n: usize) {
+    fn fixed<const N: usize>(dst: &mut [u8], to: usize, src: &[u8], from: usize) {
+        if let (Some(d), Some(s)) = (dst.get_mut(to..to + N), src.get(from..from + N)) {
+            let v: [u8; N] = s.try_into().unwrap_or([0; N]);
+            d.copy_from_slice(&v);
+        }
+    }
+    match n {
+        1 => fixed::<1>(dst, to, src, from),
+        2 => fixed::<2>(dst, to, src, from),
+        4 => fixed::<4>(dst, to, src, from),
+        8 => fixed::<8>(dst, to, src, from),
+        16 => fixed::<16>(dst, to, src, from),
+        _ => {
+            if let (Some(d), Some(s)) = (dst.get_mut(to..to + n), src.get(from..from + n)) {
+                d.copy_from_slice(s);
+            }
+        }
     }
 }
 
