@@ -389,10 +389,10 @@ fn arbitrary_dense_tensors_round_trip() {
             .map(|_| Ok(u.arbitrary::<u128>()? & mask))
             .collect::<Result<_>>()?;
         let source = pack(width, values.iter().copied());
-        let buffer = from_row_major(&d, &source, LIMIT).unwrap();
+        let buffer = from_row_major(&d, &source, 1 << 24).unwrap();
         d.buffers[0].byte_size = buffer.len() as u64;
         assert_eq!(
-            to_row_major(&d, &[&buffer], LIMIT).unwrap(),
+            to_row_major(&d, &[&buffer], 1 << 24).unwrap(),
             source,
             "{d:?}"
         );
@@ -402,4 +402,59 @@ fn arbitrary_dense_tensors_round_trip() {
         Ok(())
     })
     .budget_ms(3_000);
+}
+
+#[test]
+fn arbitrary_sparse_tensors_round_trip() {
+    use hrry::layout::sparse::encode;
+    arbtest::arbtest(|u| {
+        let rank = u.int_in_range(1..=4usize)?;
+        let shape: Vec<u64> = (0..rank)
+            .map(|_| u.int_in_range(0..=5))
+            .collect::<Result<_>>()?;
+        let t = *u.choose(&BUILTIN_TYPES)?;
+        let width = t.bit_width().unwrap();
+        let n: u64 = shape.iter().product();
+        let mask = if width == 128 {
+            u128::MAX
+        } else {
+            (1u128 << width) - 1
+        };
+        let values: Vec<u128> = (0..n)
+            .map(|_| {
+                Ok(if u.ratio(2, 3)? {
+                    0
+                } else {
+                    u.arbitrary::<u128>()? & mask
+                })
+            })
+            .collect::<Result<_>>()?;
+        let dense = pack(width, values.iter().copied());
+        let mut encoded = vec![encode::coo(t.tag(), &shape, &dense).unwrap()];
+        if rank == 2 {
+            encoded.push(encode::compressed(t.tag(), &shape, &dense, false).unwrap());
+            encoded.push(encode::compressed(t.tag(), &shape, &dense, true).unwrap());
+        }
+        if rank >= 3 {
+            let mut order: Vec<u32> = (0..rank as u32).collect();
+            for i in (1..rank).rev() {
+                order.swap(i, u.int_in_range(0..=i)?);
+            }
+            encoded.push(encode::csf(t.tag(), &shape, &dense, &order).unwrap());
+        }
+        for (d, b) in encoded {
+            let slices: Vec<&[u8]> = b.iter().map(Vec::as_slice).collect();
+            assert_eq!(
+                logical_row_major(&d, &slices, LIMIT).unwrap(),
+                dense,
+                "{:?}",
+                d.layout
+            );
+            let mut report = Report::new(Mode::Strict);
+            check(&d, 0, Some(&slices), &mut report);
+            assert!(report.is_valid(), "{:?}: {:?}", d.layout, report.violations);
+        }
+        Ok(())
+    })
+    .budget_ms(2_000);
 }
