@@ -10,6 +10,7 @@ pub mod diagnose;
 pub mod file;
 pub mod limits;
 pub mod model;
+pub mod npy;
 pub mod quant;
 pub mod report;
 pub mod schema;

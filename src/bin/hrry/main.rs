@@ -2,6 +2,7 @@
 //!
 //! Exit codes: 0 valid / success, 1 invalid input, 2 usage or I/O error.
 
+mod dequant;
 mod inspect;
 mod validate;
 
@@ -20,6 +21,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Dequantize a quantized tensor to a float32 .npy file, or print its statistics.
+    Dequant(dequant::Args),
     /// Show a file's header, metadata and tensors (or a .holo's sections).
     Inspect(inspect::Args),
     /// Check files against every rule of the spec and report each violation.
@@ -52,6 +55,7 @@ impl<E: std::fmt::Display> From<E> for Failure {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Dequant(args) => dequant::run(args),
         Command::Inspect(args) => inspect::run(args),
         Command::Validate(args) => validate::run(args),
         Command::Rules { json } => rules(json),
