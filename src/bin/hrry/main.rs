@@ -3,6 +3,7 @@
 //! Exit codes: 0 valid / success, 1 invalid input, 2 usage or I/O error.
 
 mod dequant;
+mod holo;
 mod inspect;
 mod validate;
 
@@ -27,6 +28,9 @@ enum Command {
     Inspect(inspect::Args),
     /// Check files against every rule of the spec and report each violation.
     Validate(validate::Args),
+    /// Work with .holo archives (extract an extension or a section).
+    #[command(subcommand)]
+    Holo(holo::Command),
     /// List the rule table: stable IDs, levels, summaries and spec sections.
     Rules {
         /// Print JSON instead of a table.
@@ -58,6 +62,7 @@ fn main() -> ExitCode {
         Command::Dequant(args) => dequant::run(args),
         Command::Inspect(args) => inspect::run(args),
         Command::Validate(args) => validate::run(args),
+        Command::Holo(command) => holo::run(command),
         Command::Rules { json } => rules(json),
     };
     match result {

@@ -2,7 +2,14 @@
 //! [`crate::declare_rules!`]; [`TABLES`] lists the modules' `RULES` slices.
 
 pub mod container;
+pub mod holo;
+pub mod layout;
 pub mod quant;
 
 /// Every area's rule slice, in the order `hrry rules` lists them.
-pub static TABLES: &[&[&super::Rule]] = &[container::RULES, quant::RULES];
+pub static TABLES: &[&[&super::Rule]] = &[
+    container::RULES,
+    layout::RULES,
+    quant::RULES,
+    holo::RULES,
+];
