@@ -12,6 +12,7 @@ pub mod holo;
 pub mod layout;
 pub mod limits;
 pub mod model;
+pub mod npy;
 pub mod quant;
 pub mod report;
 pub mod schema;
