@@ -7,6 +7,7 @@
 
 pub mod corpus;
 pub mod diagnose;
+pub mod export;
 pub mod file;
 pub mod holo;
 pub mod layout;
