@@ -427,7 +427,7 @@ pub(crate) fn parse_descriptor(
             ),
         ));
     }
-    if header.version_major > 1 {
+    if header.version_major != 1 {
         return Err(Error::invalid(
             &rules::TD_HDR_VERSION,
             offset + 4,
@@ -479,7 +479,7 @@ fn read_frame(bytes: &[u8]) -> Result<(FileHeader, Trailer), Error> {
             format!("header does not decode: {e}"),
         )
     })?;
-    if header.container_version_major > 1 {
+    if header.container_version_major != 1 {
         return Err(Error::invalid(
             &rules::HF_HDR_VERSION,
             header_offsets::VERSION_MAJOR,

@@ -65,7 +65,7 @@ impl<R: Read> SequentialReader<R> {
         }
         let (header, _) = read_from::<FileHeader>(&head)
             .map_err(|e| Error::invalid(&rules::HF_HDR_MAGIC, 0, e.to_string()))?;
-        if header.container_version_major > 1 {
+        if header.container_version_major != 1 {
             return Err(Error::invalid(
                 &rules::HF_HDR_VERSION,
                 8,
@@ -143,9 +143,23 @@ impl<R: Read> SequentialReader<R> {
             self.finish_region()?;
             return Ok(None);
         }
-        let descriptor_offset = self.position;
         let mut fixed = [0u8; 10];
-        self.read_exact(&mut fixed)?;
+        self.read_exact(&mut fixed[..8])?;
+        let alignment = u64::from(self.header.data_buffer_alignment);
+        if fixed[..8] == [0; 8] && self.position % alignment != 8 % alignment {
+            // Eight zero bytes where a descriptor (which starts "HRRY") should be: the
+            // previous tensor was padded to data_buffer_alignment, which readers accept.
+            let boundary = align_up(self.position, alignment).unwrap_or(u64::MAX);
+            self.skip_to(boundary)?;
+            if self.region_end.is_some_and(|end| self.position >= end) {
+                self.done = true;
+                self.finish_region()?;
+                return Ok(None);
+            }
+            self.read_exact(&mut fixed[..8])?;
+        }
+        let descriptor_offset = self.position - 8;
+        self.read_exact(&mut fixed[8..])?;
         let length = u32::from_le_bytes([fixed[6], fixed[7], fixed[8], fixed[9]]);
         if length < 20 {
             return Err(Error::invalid(

@@ -23,6 +23,18 @@ pub struct WriterOptions {
     pub index_crc32c: bool,
     /// The tensor count to announce in the header, if known up front.
     pub tensor_count_hint: Option<u64>,
+    /// Where the first descriptor starts: 64, or more to leave zeroed room after the
+    /// header (a multiple of 8).
+    pub first_descriptor_offset: u64,
+    /// Pad after each tensor's last buffer to `data_buffer_alignment` instead of 8
+    /// (both are accepted by readers; 8 keeps files smaller).
+    pub pad_last_buffer_to_alignment: bool,
+    /// Pad after a composite head to `data_buffer_alignment`, as some other writers
+    /// do (the spec forbids it; strict validation reports it).
+    pub pad_after_composite_heads: bool,
+    /// Skip every consistency check on names, keys, options and descriptor lengths,
+    /// so deliberately invalid files (the conformance corpus) can be produced.
+    pub unchecked: bool,
 }
 
 impl Default for WriterOptions {
@@ -32,6 +44,10 @@ impl Default for WriterOptions {
             sorted_index: false,
             index_crc32c: true,
             tensor_count_hint: None,
+            first_descriptor_offset: 64,
+            pad_last_buffer_to_alignment: false,
+            pad_after_composite_heads: false,
+            unchecked: false,
         }
     }
 }
@@ -70,9 +86,20 @@ impl<W: Write> HrryWriter<W> {
     /// A writer over `sink`; fails on an invalid `data_buffer_alignment`.
     pub fn new(sink: W, options: WriterOptions) -> Result<Self, Error> {
         let a = options.data_buffer_alignment;
-        if !a.is_power_of_two() || !(4096..=2 << 20).contains(&a) {
+        if !options.unchecked && (!a.is_power_of_two() || !(4096..=2 << 20).contains(&a)) {
             return Err(Error::Usage(format!(
                 "data_buffer_alignment must be a power of two from 4096 to 2097152, got {a}"
+            )));
+        }
+        let first = options.first_descriptor_offset;
+        if !options.unchecked && (first < 64 || first % 8 != 0) {
+            return Err(Error::Usage(format!(
+                "first_descriptor_offset must be a multiple of 8 of at least 64, got {first}"
+            )));
+        }
+        if !a.is_power_of_two() {
+            return Err(Error::Usage(format!(
+                "data_buffer_alignment {a} is not a power of two, so buffers cannot be placed"
             )));
         }
         Ok(HrryWriter {
@@ -92,6 +119,10 @@ impl<W: Write> HrryWriter<W> {
     /// Adds a KV metadata entry; keys must be non-empty and unique.
     pub fn add_kv(&mut self, key: &str, value: KvValue) -> Result<(), Error> {
         let key = key.as_bytes().to_vec();
+        if self.options.unchecked {
+            self.kv.push(KvEntry { key, value });
+            return Ok(());
+        }
         if key.is_empty() || key.len() > u16::MAX as usize {
             return Err(Error::Usage(format!(
                 "KV keys must be 1 to 65535 bytes, got {}",
@@ -119,13 +150,14 @@ impl<W: Write> HrryWriter<W> {
         buffers: &[&[u8]],
     ) -> Result<(), Error> {
         let name_bytes = name.as_bytes();
-        if name_bytes.is_empty() || name_bytes.len() > u16::MAX as usize {
+        let checked = !self.options.unchecked;
+        if name_bytes.len() > u16::MAX as usize || (checked && name_bytes.is_empty()) {
             return Err(Error::Usage(format!(
                 "tensor names must be 1 to 65535 bytes, got {}",
                 name_bytes.len()
             )));
         }
-        if self.names.contains(name_bytes) {
+        if checked && self.names.contains(name_bytes) {
             return Err(Error::Usage(format!("duplicate tensor name {name:?}")));
         }
         if descriptor.buffers.len() != buffers.len() || descriptor.buffers.len() > 255 {
@@ -145,7 +177,7 @@ impl<W: Write> HrryWriter<W> {
             }
         }
         let encoded = to_bytes(descriptor);
-        if encoded.len() as u64 != u64::from(descriptor.descriptor_length) {
+        if checked && encoded.len() as u64 != u64::from(descriptor.descriptor_length) {
             return Err(Error::Usage(format!(
                 "tensor {name:?}: descriptor_length is {} but the descriptor encodes to {} bytes",
                 descriptor.descriptor_length,
@@ -163,7 +195,15 @@ impl<W: Write> HrryWriter<W> {
             self.pad_to(*offset)?;
             self.emit(data)?;
         }
-        let end = align_up(self.position, 8)
+        let is_head = descriptor.layout_tag == LAYOUT_COMPOSITE && buffers.is_empty();
+        let tail = if (self.options.pad_last_buffer_to_alignment && !buffers.is_empty())
+            || (self.options.pad_after_composite_heads && is_head)
+        {
+            alignment
+        } else {
+            8
+        };
+        let end = align_up(self.position, tail)
             .ok_or_else(|| Error::Usage("file overflows a 64-bit offset".into()))?;
         self.pad_to(end)?;
 
@@ -183,7 +223,7 @@ impl<W: Write> HrryWriter<W> {
     /// Writes the KV section, the index and the trailer; returns the sink.
     /// Fails if a composite still waits for members.
     pub fn finish(mut self) -> Result<W, Error> {
-        if let Some(left) = self.open_composites.last() {
+        if let (Some(left), false) = (self.open_composites.last(), self.options.unchecked) {
             return Err(Error::Usage(format!(
                 "a composite still expects {left} more member(s)"
             )));
@@ -234,11 +274,12 @@ impl<W: Write> HrryWriter<W> {
                 .with_sorted_index(self.options.sorted_index)
                 .with_has_index_crc32c(self.options.index_crc32c),
             data_buffer_alignment: self.options.data_buffer_alignment,
-            first_descriptor_offset: 64,
+            first_descriptor_offset: self.options.first_descriptor_offset,
             tensor_count_hint: self.options.tensor_count_hint.unwrap_or(u64::MAX),
             reserved_header: [0; 28],
         };
         self.emit(&to_bytes(&header))?;
+        self.pad_to(self.options.first_descriptor_offset)?;
         self.header_written = true;
         Ok(())
     }

@@ -14,8 +14,8 @@ pub const TRAILER_MAGIC: [u8; 4] = *b"HRRY";
 pub const FILE_HEADER_LEN: u64 = 64;
 /// Size of the trailer in bytes.
 pub const TRAILER_LEN: u64 = 40;
-/// Smallest encoded index entry (one-byte name).
-pub const MIN_INDEX_ENTRY_LEN: u64 = 2 + 1 + 8 + 4 + 8 + 8 + 4;
+/// Smallest encodable index entry (an empty name, which validation rejects).
+pub const MIN_INDEX_ENTRY_LEN: u64 = 2 + 8 + 4 + 8 + 8 + 4;
 
 /// File-level flags (file-format.md, "File Flags").
 #[bitfield(bits = 32)]
@@ -164,7 +164,7 @@ pub struct IndexEntry<N: IndexName = Vec<u8>> {
 impl<N: IndexName> IndexEntry<N> {
     /// Encoded size of this entry in bytes.
     pub fn encoded_len(&self) -> u64 {
-        MIN_INDEX_ENTRY_LEN - 1 + self.name.name_len() as u64
+        MIN_INDEX_ENTRY_LEN + self.name.name_len() as u64
     }
 }
 

@@ -4,8 +4,9 @@ use binrw::binrw;
 
 use super::counted;
 
-/// Smallest encoded KV entry: a one-byte key, a tag and a one-byte (bool) value.
-pub const MIN_KV_ENTRY_LEN: u64 = 2 + 1 + 1 + 1;
+/// Smallest encodable KV entry: an empty key (which validation rejects), a tag and
+/// a one-byte (bool) value.
+pub const MIN_KV_ENTRY_LEN: u64 = 2 + 1 + 1;
 
 /// The KV section: `kv_count` then the entries.
 #[binrw]

@@ -91,7 +91,11 @@ fn check_frame<'a>(bytes: &'a [u8], limits: Limits, report: &mut Report) -> Opti
     if kv_in_bounds {
         check_kv(bytes, &trailer, &limits, report);
     }
-    let region_end = if kv_in_bounds {
+    // A KV section that overruns the index still marks where the tensor region ends.
+    let kv_starts_region_end = kv_present
+        && trailer.kv_offset >= header.first_descriptor_offset
+        && trailer.kv_offset <= trailer.index_offset;
+    let region_end = if kv_starts_region_end {
         trailer.kv_offset
     } else {
         trailer.index_offset
@@ -109,7 +113,7 @@ fn check_frame<'a>(bytes: &'a [u8], limits: Limits, report: &mut Report) -> Opti
 
 /// Header checks; false when the file cannot be interpreted further.
 fn check_header(h: &FileHeader, report: &mut Report) -> bool {
-    if h.container_version_major > 1 {
+    if h.container_version_major != 1 {
         report.violation(
             &HF_HDR_VERSION,
             ho::VERSION_MAJOR,

@@ -135,7 +135,8 @@ fn check_buffers(d: &TensorDescriptor, at: u64, report: &mut Report) {
                 )
             },
         );
-        if let Some(need) = minimum_buffer_size(d) {
+        let fits = d.byte_offset <= b0.byte_size;
+        if let (Some(need), true) = (minimum_buffer_size(d), fits) {
             report.check(
                 b0.byte_size >= need,
                 &TD_BUF_SIZE,

@@ -9,7 +9,7 @@ crate::declare_rules! {
         "the file starts with the magic HRRYFILE",
         "file-format.md § File Header";
     HF_HDR_VERSION: "HF-HDR-002", Spec,
-        "container_version_major is a supported major version (1)",
+        "container_version_major is 1 (0 is undefined, above 1 unsupported)",
         "file-format.md § File Header";
     HF_HDR_RESERVED: "HF-HDR-003", Spec,
         "reserved header bytes 10-11 are zero",
@@ -131,12 +131,6 @@ crate::declare_rules! {
     HF_KV_TRAILING: "HF-KV-010", Hardening,
         "no bytes follow the last KV entry inside kv_length",
         "INTERPRETATIONS.md § Rules and levels";
-    HF_KV_FLAG_CLEAR: "HF-KV-011", Hardening,
-        "a file whose flag says no KV has kv_offset and kv_length zero or a valid KV section",
-        "INTERPRETATIONS.md § Container";
-    HF_PLC_DESC_ALIGN: "HF-PLC-001", Spec,
-        "every descriptor starts on an 8-byte boundary",
-        "file-format.md § Descriptor Placement";
     HF_PLC_BUFFER_ALIGN: "HF-PLC-002", Spec,
         "every data buffer starts on a data_buffer_alignment boundary",
         "file-format.md § Data Buffer Placement";
@@ -183,7 +177,7 @@ crate::declare_rules! {
         "a descriptor starts with the magic HRRY",
         "metadata.md § Fixed Header";
     TD_HDR_VERSION: "TD-HDR-002", Spec,
-        "version_major is a supported major version (1)",
+        "descriptor version_major is 1 (0 is undefined, above 1 unsupported)",
         "metadata.md § Fixed Header";
     TD_HDR_LENGTH: "TD-HDR-003", Spec,
         "descriptor_length is at least 20",

@@ -1,0 +1,115 @@
+//! The conformance corpus: every case validates as its manifest says, every rule has
+//! a case, and the files under `corpus/` are what the generator makes.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use hrry::corpus::{all_cases, manifest, Expect};
+use hrry::validate::{all_rules, Mode};
+
+fn validate(case: &hrry::corpus::Case, mode: Mode) -> hrry::validate::Report {
+    let options = hrry::validate::Options {
+        mode,
+        ..Default::default()
+    };
+    hrry::validate_as(&case.bytes, case.format, &options)
+}
+
+#[test]
+fn every_case_gives_its_verdict() {
+    let mut failures = Vec::new();
+    for case in all_cases() {
+        let report = validate(&case, Mode::Strict);
+        let got = report.rule_ids();
+        let ok = match case.expect {
+            Expect::Valid => got.is_empty(),
+            Expect::Invalid(rule) => got == [rule],
+        };
+        if !ok {
+            failures.push(format!(
+                "{}: expected {:?}, got {:?}",
+                case.path,
+                case.expect,
+                report
+                    .violations
+                    .iter()
+                    .map(|v| v.to_string())
+                    .collect::<Vec<_>>()
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn valid_cases_are_valid_in_permissive_mode_too() {
+    for case in all_cases()
+        .into_iter()
+        .filter(|c| c.expect == Expect::Valid)
+    {
+        let report = validate(&case, Mode::Permissive);
+        assert!(report.is_valid(), "{}: {:?}", case.path, report.violations);
+    }
+}
+
+#[test]
+fn every_rule_has_an_invalid_case() {
+    let covered: BTreeSet<&str> = all_cases()
+        .iter()
+        .filter_map(|c| match c.expect {
+            Expect::Invalid(r) => Some(r),
+            Expect::Valid => None,
+        })
+        .collect();
+    let missing: Vec<&str> = all_rules()
+        .map(|r| r.id)
+        .filter(|id| !covered.contains(id))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "rules without a corpus case: {missing:?}"
+    );
+    for id in covered {
+        assert!(
+            hrry::validate::rule_by_id(id).is_some(),
+            "corpus names unknown rule {id}"
+        );
+    }
+}
+
+#[test]
+fn corpus_on_disk_is_current() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("corpus");
+    let cases = all_cases();
+    for case in &cases {
+        let on_disk = std::fs::read(dir.join(&case.path))
+            .unwrap_or_else(|e| panic!("{}: {e}; run `cargo run --example gen_corpus`", case.path));
+        assert!(
+            on_disk == case.bytes,
+            "{} is stale; run `cargo run --example gen_corpus`",
+            case.path
+        );
+    }
+    let text = std::fs::read_to_string(dir.join("manifest.json")).expect("manifest");
+    let on_disk: serde_json::Value = serde_json::from_str(&text).expect("manifest JSON");
+    assert_eq!(on_disk, manifest(&cases), "manifest.json is stale");
+    let mut listed = 0;
+    for sub in ["valid", "invalid"] {
+        listed += std::fs::read_dir(dir.join(sub))
+            .expect("corpus folder")
+            .count();
+    }
+    assert_eq!(
+        listed,
+        cases.len(),
+        "corpus/ holds files the generator no longer makes"
+    );
+}
+
+#[test]
+fn rule_table_is_large_and_unique() {
+    let ids: Vec<&str> = all_rules().map(|r| r.id).collect();
+    let unique: BTreeSet<&str> = ids.iter().copied().collect();
+    assert_eq!(ids.len(), unique.len(), "duplicate rule IDs");
+    assert!(ids.len() >= 80, "only {} rules", ids.len());
+}
