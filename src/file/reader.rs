@@ -2,7 +2,6 @@
 //! Reader").
 
 use std::fs::File;
-use std::ops::Range;
 use std::path::Path;
 use std::sync::OnceLock;
 
@@ -33,9 +32,9 @@ pub struct HrryFile<'a> {
     source: Source<'a>,
     header: FileHeader,
     trailer: Trailer,
-    /// Where the index section sits in the file (checked when opening).
-    index_bytes: Range<usize>,
-    /// The entries, names left in place in the index section.
+    /// Every name, checked UTF-8, concatenated in index order.
+    names: String,
+    /// The entries; each name is a [`NameSpan`] into `names`.
     index: Vec<IndexEntry<NameSpan>>,
     kv: Vec<KvEntry>,
     limits: Limits,
@@ -61,8 +60,7 @@ impl<'f> TensorEntry<'f> {
         self.position
     }
 
-    /// The raw index entry; its name is a [`NameSpan`] into
-    /// [`HrryFile::index_section`].
+    /// The index entry; its name is a [`NameSpan`] into [`HrryFile::name_text`].
     pub fn index_entry(&self) -> &'f IndexEntry<NameSpan> {
         self.entry
     }
@@ -115,13 +113,13 @@ impl<'a> HrryFile<'a> {
             Source::Mapped(m) => m,
         };
         let (header, trailer) = read_frame(bytes)?;
-        let (index_bytes, index) = read_index(bytes, &header, &trailer, &limits)?;
+        let (names, index) = read_index(bytes, &header, &trailer, &limits)?;
         let kv = read_kv(bytes, &trailer, &limits)?;
         Ok(HrryFile {
             source,
             header,
             trailer,
-            index_bytes,
+            names,
             index,
             kv,
             limits,
@@ -137,25 +135,23 @@ impl<'a> HrryFile<'a> {
         }
     }
 
-    /// The bytes of the index section (what the entries' [`NameSpan`]s point into).
-    pub fn index_section(&self) -> &[u8] {
-        self.bytes()
-            .get(self.index_bytes.clone())
-            .unwrap_or_default()
+    /// Every tensor name, concatenated in index order: what the [`NameSpan`] of each
+    /// [`TensorEntry::index_entry`] points into. Kept as one string, checked UTF-8
+    /// once when the file was opened, so that listing names allocates nothing.
+    pub fn name_text(&self) -> &str {
+        &self.names
     }
 
-    /// The entry at index position `position`, its name resolved in `index` (the
-    /// index section, whose names were checked to be UTF-8 when the file was opened).
+    /// The entry at index position `position`, its name resolved in `names`.
     fn tensor_entry<'f>(
-        index: &'f [u8],
+        names: &'f str,
         position: usize,
         entry: &'f IndexEntry<NameSpan>,
     ) -> TensorEntry<'f> {
-        let name = entry.name.bytes_in(index).unwrap_or_default();
         TensorEntry {
             position,
             entry,
-            name: std::str::from_utf8(name).unwrap_or_default(),
+            name: name_in(names, entry.name),
         }
     }
 
@@ -194,33 +190,33 @@ impl<'a> HrryFile<'a> {
 
     /// Index entries in index order.
     pub fn entries(&self) -> impl ExactSizeIterator<Item = TensorEntry<'_>> + '_ {
-        let index = self.index_section();
+        let names = self.name_text();
         self.index
             .iter()
             .enumerate()
-            .map(move |(position, entry)| Self::tensor_entry(index, position, entry))
+            .map(move |(position, entry)| Self::tensor_entry(names, position, entry))
     }
 
     /// The entry at index position `i`.
     pub fn entry(&self, i: usize) -> Option<TensorEntry<'_>> {
         let entry = self.index.get(i)?;
-        Some(Self::tensor_entry(self.index_section(), i, entry))
+        Some(Self::tensor_entry(self.name_text(), i, entry))
     }
 
     /// Looks a tensor up by name in O(log n): binary search over the index when it is
     /// sorted, else over a name order built once on first use.
     pub fn find(&self, name: &str) -> Option<TensorEntry<'_>> {
         let key = name.as_bytes();
-        let index = self.index_section();
+        let names = self.names.as_bytes();
         let name_at = |i: u32| {
             self.index
                 .get(i as usize)
-                .and_then(|e| e.name.bytes_in(index))
+                .and_then(|e| e.name.bytes_in(names))
                 .unwrap_or_default()
         };
         let position = if self.header.file_flags.sorted_index() {
             self.index
-                .binary_search_by(|e| e.name.bytes_in(index).unwrap_or_default().cmp(key))
+                .binary_search_by(|e| e.name.bytes_in(names).unwrap_or_default().cmp(key))
                 .ok()?
         } else {
             let order = self.by_name.get_or_init(|| {
@@ -394,6 +390,15 @@ impl<'f> Iterator for Descriptors<'f> {
 
 impl ExactSizeIterator for Descriptors<'_> {}
 
+/// The name `span` locates in `names` (empty if it is not there, which cannot happen
+/// for the spans [`read_index`] makes).
+fn name_in(names: &str, span: NameSpan) -> &str {
+    usize::try_from(span.offset)
+        .ok()
+        .and_then(|start| names.get(start..start.checked_add(span.len.into())?))
+        .unwrap_or_default()
+}
+
 /// `len` bytes of `bytes` at `offset`, if they are all there.
 pub(crate) fn slice_at(bytes: &[u8], offset: u64, len: u64) -> Option<&[u8]> {
     let start = usize::try_from(offset).ok()?;
@@ -540,7 +545,7 @@ fn read_index(
     header: &FileHeader,
     trailer: &Trailer,
     limits: &Limits,
-) -> Result<(Range<usize>, Vec<IndexEntry<NameSpan>>), Error> {
+) -> Result<(String, Vec<IndexEntry<NameSpan>>), Error> {
     let trailer_at = bytes.len() as u64 - TRAILER_LEN;
     if trailer.index_length > limits.max_index_bytes {
         return Err(Error::Limit {
@@ -550,9 +555,7 @@ fn read_index(
             offset: trailer_at + trailer_offsets::INDEX_LENGTH,
         });
     }
-    let start = usize::try_from(trailer.index_offset).unwrap_or(usize::MAX);
-    let range = start..start.saturating_add(usize::try_from(trailer.index_length).unwrap_or(0));
-    let index = bytes.get(range.clone()).unwrap_or_default();
+    let index = slice_at(bytes, trailer.index_offset, trailer.index_length).unwrap_or_default();
     if header.file_flags.has_index_crc32c() {
         let crc = crc32c::crc32c(index);
         if crc != trailer.index_crc32c {
@@ -595,16 +598,31 @@ fn read_index(
             ),
         ));
     }
-    // Names stay in the index bytes (`NameSpan`): no allocation per entry.
-    let (section, _) = read_from::<IndexSection<NameSpan>>(index).map_err(|e| {
+    // Names are read as spans: no allocation per entry.
+    let (mut section, _) = read_from::<IndexSection<NameSpan>>(index).map_err(|e| {
         Error::invalid(
             &rules::HF_IDX_DECODE,
             trailer.index_offset,
             format!("index entries do not decode within index_length: {e}"),
         )
     })?;
-    for e in &section.entries {
-        let name_at = trailer.index_offset.saturating_add(e.name.offset);
+    let names = gather_names(index, trailer.index_offset, &mut section.entries, limits)?;
+    Ok((names, section.entries))
+}
+
+/// Copies every name of `entries` (spans into `index`, which sits at `index_offset`
+/// in the file) into one string, checking each against the length limit and UTF-8,
+/// and moves the spans to point into that string.
+fn gather_names(
+    index: &[u8],
+    index_offset: u64,
+    entries: &mut [IndexEntry<NameSpan>],
+    limits: &Limits,
+) -> Result<String, Error> {
+    let total: u64 = entries.iter().map(|e| u64::from(e.name.len)).sum();
+    let mut text = String::with_capacity(usize::try_from(total).unwrap_or(0).min(index.len()));
+    for e in entries.iter_mut() {
+        let name_at = index_offset.saturating_add(e.name.offset);
         if e.name.len > limits.max_name_length {
             return Err(Error::Limit {
                 limit: "max_name_length",
@@ -620,15 +638,17 @@ fn read_index(
                 format!("index name of {} bytes runs past index_length", e.name.len),
             )
         })?;
-        if std::str::from_utf8(name).is_err() {
-            return Err(Error::invalid(
+        let name = std::str::from_utf8(name).map_err(|_| {
+            Error::invalid(
                 &rules::HF_IDX_NAME_UTF8,
                 name_at,
                 format!("index name {name:02x?} is not UTF-8"),
-            ));
-        }
+            )
+        })?;
+        e.name.offset = text.len() as u64;
+        text.push_str(name);
     }
-    Ok((range, section.entries))
+    Ok(text)
 }
 
 /// Decodes the KV section, if the trailer declares one.

@@ -208,21 +208,22 @@ impl IndexName for Vec<u8> {
     }
 }
 
-/// Where a name sits in the bytes its [`IndexEntry`] was read from: `len` bytes at
-/// `offset` from the start of that input (the index section, for an
-/// [`IndexSection`]). Reading it copies and allocates nothing, which is what lets
-/// [`crate::file::HrryFile`] open an index of millions of entries quickly; it holds
-/// no bytes, so writing it is refused.
+/// Where a name sits instead of the name itself: `len` bytes at `offset`. As read,
+/// `offset` counts from the start of the input the entry was read from (the index
+/// section, for an [`IndexSection`]); a holder that moves the names elsewhere moves
+/// the spans with them and says where ([`crate::file::HrryFile::name_text`]).
+/// Reading a span copies and allocates nothing, which keeps opening an index of
+/// millions of entries fast; it holds no bytes, so writing it is refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct NameSpan {
-    /// Offset of the first name byte from the start of the input.
+    /// Offset of the first name byte.
     pub offset: u64,
     /// `name_length`.
     pub len: u16,
 }
 
 impl NameSpan {
-    /// The name's bytes within `input` (the bytes the entry was read from), if there.
+    /// The name's bytes within `input` (what `offset` counts from), if they are there.
     pub fn bytes_in<'a>(&self, input: &'a [u8]) -> Option<&'a [u8]> {
         let start = usize::try_from(self.offset).ok()?;
         input.get(start..start.checked_add(usize::from(self.len))?)
