@@ -330,8 +330,9 @@ fn main() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(100_000)
-        .max(SCAN_SAMPLE * 10);
+        .max(SCAN_SAMPLE * 100);
     let small = big / 10;
+    let tiny = big / 100;
 
     // HRRY_BENCH_DIR keeps the generated files in that directory (for profiling).
     let kept = std::env::var_os("HRRY_BENCH_DIR").map(std::path::PathBuf::from);
@@ -343,6 +344,8 @@ fn main() {
     write_hrry(&path("big-sorted.hrry"), big, true);
     write_hrry(&path("small.hrry"), small, false);
     write_hrry(&path("small-sorted.hrry"), small, true);
+    write_hrry(&path("tiny.hrry"), tiny, false);
+    write_hrry(&path("tiny-sorted.hrry"), tiny, true);
     write_safetensors(&path("big.safetensors"), big);
     let size = |s: &str| std::fs::metadata(path(s)).map_or(0, |m| m.len());
     println!(
@@ -430,39 +433,40 @@ fn main() {
     );
 
     println!(
-        "\n(c) lookup by name, every tensor in shuffled order: HrryFile::find (binary search);\n    \
-         reference: linear scan of entries() for {SCAN_SAMPLE} of the names"
+        "\n(c) lookup by name: HrryFile::find (binary search) for every tensor, in name order\n    \
+         and in a shuffled order; reference: linear scan of entries() ({SCAN_SAMPLE} shuffled names).\n    \
+         Time per lookup in ns; the unsorted index builds its name order on the first find."
     );
     println!(
-        "  {:<15} {:>8}  {:>12}  {:>14}  {:>22}",
-        "index", "tensors", "find ns/op", "scan ns/op", "open + 1st find (ms)"
+        "  {:<9} {:>8}  {:>11}  {:>11}  {:>11}  {:>20}",
+        "index", "tensors", "find/order", "find/shuf", "scan/shuf", "open + 1st find ms"
     );
     let mut growth = Vec::new();
-    for (label, small_file, big_file) in [
-        ("sorted", "small-sorted.hrry", "big-sorted.hrry"),
-        ("unsorted", "small.hrry", "big.hrry"),
-    ] {
-        let mut finds = Vec::new();
-        let mut scans = Vec::new();
-        for (file, n) in [(small_file, small), (big_file, big)] {
-            let p = path(file);
-            let names = shuffled_names(n);
+    for (label, prefix) in [("sorted", "-sorted"), ("unsorted", "")] {
+        let mut per = Vec::new();
+        for (size, n) in [("tiny", tiny), ("small", small), ("big", big)] {
+            let p = path(&format!("{size}{prefix}.hrry"));
+            let shuffled = shuffled_names(n);
+            let mut in_order = shuffled.clone();
+            in_order.sort();
             let f = HrryFile::open(&p).expect("open hrry");
+            let find_all = |names: &[String]| -> usize {
+                names
+                    .iter()
+                    .map(|name| f.find(name).expect("every name is found").position())
+                    .sum()
+            };
             let t = time_interleaved(
                 runs,
                 vec![
                     Box::new(|| {
                         let f = HrryFile::open(&p).expect("open hrry");
-                        f.find(&names[0]).map_or(0, |e| e.position())
+                        f.find(&shuffled[0]).map_or(0, |e| e.position())
                     }),
+                    Box::new(|| find_all(&in_order)),
+                    Box::new(|| find_all(&shuffled)),
                     Box::new(|| {
-                        names
-                            .iter()
-                            .map(|name| f.find(name).expect("every name is found").position())
-                            .sum()
-                    }),
-                    Box::new(|| {
-                        names[..SCAN_SAMPLE]
+                        shuffled[..SCAN_SAMPLE]
                             .iter()
                             .map(|name| {
                                 f.entries()
@@ -474,25 +478,26 @@ fn main() {
                     }),
                 ],
             );
-            let (first, find, scan) = (t[0], t[1].per(n), t[2].per(SCAN_SAMPLE));
+            let ns = |t: Timing| t.median.as_secs_f64() * 1e9;
+            let (order, shuf, scan) = (ns(t[1].per(n)), ns(t[2].per(n)), ns(t[3].per(SCAN_SAMPLE)));
             println!(
-                "  {label:<15} {n:>8}  {:>12.0}  {:>14.0}  {:>22.2}",
-                find.median.as_secs_f64() * 1e9,
-                scan.median.as_secs_f64() * 1e9,
-                ms(first.median)
+                "  {label:<9} {n:>8}  {order:>11.0}  {shuf:>11.0}  {scan:>11.0}  {:>20.2}",
+                ms(t[0].median)
             );
-            finds.push(find.median.as_secs_f64());
-            scans.push(scan.median.as_secs_f64());
+            per.push((n, order, shuf, scan));
         }
-        growth.push((label, finds[1] / finds[0], scans[1] / scans[0]));
+        growth.push((label, per));
     }
-    println!(
-        "  time per lookup, {big} vs {small} tensors (x{}): log2 n grows x{:.2}, n grows x{}",
-        big / small,
-        (big as f64).log2() / (small as f64).log2(),
-        big / small
-    );
-    for (label, find, scan) in growth {
-        println!("    {label:<10} find x{find:.2}   linear scan x{scan:.2}");
+    println!("  growth of the time per lookup for 10x more tensors (log2 n grows x1.33 then x1.25; n x10):");
+    for (label, per) in growth {
+        for w in per.windows(2) {
+            let ((n0, o0, s0, c0), (n1, o1, s1, c1)) = (w[0], w[1]);
+            println!(
+                "    {label:<9} {n0:>6} -> {n1:>6}: find in order x{:.2}, shuffled x{:.2}; linear scan x{:.2}",
+                o1 / o0,
+                s1 / s0,
+                c1 / c0
+            );
+        }
     }
 }
