@@ -58,7 +58,14 @@ where
             pos,
             message: "count does not fit in memory".into(),
         })?;
-        binrw::helpers::count(n)(reader, endian, args)
+        // Reserve exactly `n` (already bounded by the bytes that remain) rather than
+        // letting the vector double: doubling holds up to three times the final size
+        // at once, which on untrusted input multiplies the memory an input can claim.
+        let mut items = Vec::with_capacity(n);
+        for _ in 0..n {
+            items.push(T::read_options(reader, endian, args.clone())?);
+        }
+        Ok(items)
     }
 }
 
