@@ -12,6 +12,8 @@ pub mod limits;
 pub mod model;
 pub mod report;
 pub mod schema;
+#[cfg(feature = "arbitrary-model")]
+pub mod testing;
 pub mod validate;
 
 /// Validates bytes of any supported format, recognised by their magic; returns the
