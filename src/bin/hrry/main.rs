@@ -2,6 +2,7 @@
 //!
 //! Exit codes: 0 valid / success, 1 invalid input, 2 usage or I/O error.
 
+mod holo;
 mod inspect;
 mod validate;
 
@@ -24,6 +25,9 @@ enum Command {
     Inspect(inspect::Args),
     /// Check files against every rule of the spec and report each violation.
     Validate(validate::Args),
+    /// Work with .holo archives (extract an extension or a section).
+    #[command(subcommand)]
+    Holo(holo::Command),
     /// List the rule table: stable IDs, levels, summaries and spec sections.
     Rules {
         /// Print JSON instead of a table.
@@ -54,6 +58,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Inspect(args) => inspect::run(args),
         Command::Validate(args) => validate::run(args),
+        Command::Holo(command) => holo::run(command),
         Command::Rules { json } => rules(json),
     };
     match result {
