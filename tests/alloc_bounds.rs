@@ -93,12 +93,15 @@ fn peak_of(f: impl FnOnce()) -> usize {
     (PEAK.with(Cell::get) - base).max(0) as usize
 }
 
-/// Opening and fully validating: strict and permissive validation, `HrryFile` with
-/// every tensor read, and the sequential reader in both modes.
+/// Opening and fully validating: strict and permissive validation as a HRRYFILE and
+/// as a `.holo` archive, the `.holo` loader (which decodes every section),
+/// `HrryFile` with every tensor read, and the sequential reader in both modes.
 fn open_and_validate(bytes: &[u8], limits: Limits) {
     for mode in [Mode::Strict, Mode::Permissive] {
-        let _ = hrry::validate_any_with(bytes, &Options { mode, limits });
+        let _ = hrry::validate::validate_file(bytes, &Options { mode, limits });
+        let _ = hrry::holo::validate(bytes, mode);
     }
+    let _ = hrry::holo::HoloLoader::from_bytes(bytes);
     if let Ok(file) = HrryFile::from_bytes_with(bytes, limits) {
         for e in file.entries() {
             let _ = file.tensor_at(e);
@@ -219,15 +222,23 @@ fn every_corpus_file_is_bounded() {
 
 #[test]
 fn every_fuzz_finding_is_bounded() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz_findings");
-    let Ok(entries) = std::fs::read_dir(&dir) else {
-        return;
-    };
-    for e in entries {
-        let path = e.expect("readable folder").path();
-        let bytes = std::fs::read(&path).expect("readable finding");
-        assert_bounded(&path.display().to_string(), &bytes);
+    // Every minimised finding (tests/fuzz_findings/TARGET/NAME), whatever target
+    // found it, is also a possible input file.
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz_findings");
+    let mut count = 0;
+    for dir in std::fs::read_dir(&root).expect("tests/fuzz_findings exists") {
+        let dir = dir.expect("readable").path();
+        let Ok(files) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for f in files {
+            let path = f.expect("readable").path();
+            let bytes = std::fs::read(&path).expect("readable finding");
+            assert_bounded(&path.display().to_string(), &bytes);
+            count += 1;
+        }
     }
+    eprintln!("{count} fuzz findings checked");
 }
 
 /// Inputs as dense in small structures as the format allows: each encoded byte
@@ -285,14 +296,13 @@ fn assert_rejected_small(name: &str, bytes: &[u8], rule: &str) {
     for limits in [Limits::default(), wire_maximum()] {
         let mut strict = None;
         let peak = peak_of(|| {
-            let report = hrry::validate_any_with(
+            let report = hrry::validate::validate_file(
                 bytes,
                 &Options {
                     mode: Mode::Strict,
                     limits,
                 },
-            )
-            .1;
+            );
             strict = Some(
                 report
                     .violations

@@ -18,14 +18,13 @@ fn sample() -> Vec<u8> {
 
 fn assert_refused(limits: Limits, limit: &str) {
     let bytes = sample();
-    let report = hrry::validate_any_with(
+    let report = hrry::validate::validate_file(
         &bytes,
         &Options {
             mode: Mode::Strict,
             limits,
         },
-    )
-    .1;
+    );
     assert!(
         report
             .violations

@@ -7,6 +7,8 @@
 //! [`HrryWriter`] validates clean, reads back equal through every reader, and
 //! re-encodes to identical bytes.
 
+pub mod targets;
+
 use arbitrary::{Arbitrary, Result, Unstructured};
 
 use crate::file::{HrryFile, HrryWriter, SequentialReader, TensorRegionEnd, WriterOptions};
@@ -193,8 +195,9 @@ impl ArbitraryModel {
 }
 
 /// Runs every reader over untrusted `bytes` — strict and permissive validation,
-/// [`HrryFile`] with every tensor read and the inspect JSON, and the sequential
-/// reader in both region-end modes — and returns whether strict validation passed.
+/// [`HrryFile`] with every tensor read (and every quantized tensor dequantized by
+/// every kernel) and the inspect JSON, and the sequential reader in both region-end
+/// modes — and returns whether strict validation passed.
 ///
 /// Besides "no panic", it checks that the readers agree: a file strict validation
 /// accepts is accepted by permissive validation, opens, reads every tensor, finds
@@ -204,8 +207,16 @@ impl ArbitraryModel {
 /// # Panics
 /// When the readers disagree on a file that strict validation accepts.
 pub fn exercise_file(bytes: &[u8]) -> bool {
-    let (_, strict) = crate::validate_any(bytes, Mode::Strict);
-    let (_, permissive) = crate::validate_any(bytes, Mode::Permissive);
+    let validate = |mode| {
+        crate::validate::validate_file(
+            bytes,
+            &crate::validate::Options {
+                mode,
+                ..Default::default()
+            },
+        )
+    };
+    let (strict, permissive) = (validate(Mode::Strict), validate(Mode::Permissive));
     let valid = strict.is_valid();
     assert!(
         !valid || permissive.is_valid(),
@@ -219,6 +230,14 @@ pub fn exercise_file(bytes: &[u8]) -> bool {
         Ok(file) => {
             for e in file.entries() {
                 match file.tensor_at(e) {
+                    Ok(t) if t.descriptor.quantization.is_some() => {
+                        dequantize_with_every_kernel(&t.descriptor, &t.buffers);
+                        random_access.push((
+                            e.index_entry().descriptor_offset,
+                            t.descriptor,
+                            t.buffers.iter().map(|b| b.to_vec()).collect(),
+                        ));
+                    }
                     Ok(t) => random_access.push((
                         e.index_entry().descriptor_offset,
                         t.descriptor,
@@ -270,5 +289,92 @@ pub fn exercise_file(bytes: &[u8]) -> bool {
             );
         }
     }
+    valid
+}
+
+/// Dequantizes a tensor with every kernel (SIMD where the CPU has it, scalar block
+/// kernels, per-element reference) and through the row API, when the dequantizer
+/// accepts it; returns the reference output.
+///
+/// # Panics
+/// When two kernels or the row API give different bits.
+pub fn dequantize_with_every_kernel(
+    desc: &TensorDescriptor,
+    buffers: &[&[u8]],
+) -> Option<Vec<f32>> {
+    use crate::quant::{Dequantizer, Kernel};
+    let mut dq = Dequantizer::new(desc, buffers).ok()?;
+    dq.set_kernel(Kernel::Reference);
+    let reference = dq.to_vec().ok()?;
+    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<u32>>();
+    for kernel in [Kernel::Scalar, Kernel::Auto] {
+        dq.set_kernel(kernel);
+        let out = dq
+            .to_vec()
+            .expect("a kernel fails where the reference succeeds");
+        assert!(
+            bits(&out) == bits(&reference),
+            "{kernel:?} differs from the reference"
+        );
+    }
+    let row_len = usize::try_from(dq.row_len()).ok()?;
+    if row_len > 0 && dq.rows() > 1 {
+        let joined: Vec<f32> = dq.row_chunks(row_len * 2).flat_map(|(_, v)| v).collect();
+        assert!(
+            bits(&joined) == bits(&reference),
+            "row chunks differ from the whole"
+        );
+    }
+    Some(reference)
+}
+
+/// Loads `.holo` bytes every way there is — strict and permissive validation, the
+/// loader with every accessor, the inspect JSON — and returns whether strict
+/// validation passed.
+///
+/// # Panics
+/// When strict validation accepts an archive that permissive validation or the
+/// loader rejects.
+pub fn exercise_holo(bytes: &[u8]) -> bool {
+    let strict = crate::holo::validate(bytes, Mode::Strict);
+    let permissive = crate::holo::validate(bytes, Mode::Permissive);
+    let valid = strict.is_valid();
+    assert!(
+        !valid || permissive.is_valid(),
+        "strict accepts but permissive rejects: {:?}",
+        permissive.violations
+    );
+    match crate::holo::HoloLoader::from_bytes(bytes) {
+        Ok(archive) => {
+            for s in archive.sections() {
+                let _ = archive.section_payload(s);
+            }
+            let _ = (archive.inputs(), archive.outputs(), archive.kernel_calls());
+            for p in archive.inputs().iter().chain(archive.outputs()) {
+                let _ = archive.input_port_by_name(&p.name);
+            }
+            let keys: Vec<String> = archive.extension_keys().map(str::to_string).collect();
+            for k in &keys {
+                assert!(
+                    archive.extension(k).is_some(),
+                    "extension {k:?} listed but absent"
+                );
+            }
+            let weights: Vec<_> = archive.weights().map(|(f, _)| *f).collect();
+            for f in &weights {
+                assert!(archive.weight(f).is_some(), "weight listed but absent");
+            }
+            for c in archive.constants() {
+                let _ = archive.constant_for_slot(c.slot);
+            }
+            let _ = (
+                archive.schedule(),
+                archive.exec_plan(),
+                archive.shape_registry(),
+            );
+        }
+        Err(err) => assert!(!valid, "valid archive does not load: {err}"),
+    }
+    let _ = crate::holo::inspect_json(bytes);
     valid
 }
