@@ -4,9 +4,11 @@
 //! Opening and fully validating any input — the conformance corpus, the minimised
 //! fuzz findings, and files built to be as dense as the format allows — never holds
 //! more than `ALLOC_FACTOR` × the input size + `ALLOC_CONSTANT` bytes at once. A file
-//! claiming a huge count (2^64 tensors, 2^32 KV entries, rank 2^32) is rejected
-//! before anything of that size is allocated, even with every limit raised to the
-//! wire maximum, because counts are checked against the bytes that remain.
+//! claiming a huge count (2^64 tensors, 2^32 KV entries, rank 2^32; a `.holo` with
+//! 65 535 sections, the most its uint16 can claim, or payloads claiming 2^31 items)
+//! is rejected before anything of that size is allocated, even with every limit
+//! raised to the wire maximum, because counts are checked against the bytes that
+//! remain.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -400,5 +402,64 @@ fn descriptor_claiming_rank_2_pow_32_is_rejected_before_allocating() {
         });
         let file = craft(&descriptor, None, &index, 1);
         assert_rejected_small(&format!("rank {rank}"), &file, "TD-SHP-001");
+    }
+}
+
+/// A `.holo` archive laid out by hand: header claiming `section_count`, the given
+/// table entries `(kind, payload)` with payloads placed after the table, and a
+/// correct BLAKE3 footer.
+fn holo_archive(section_count: u16, sections: &[(u8, Vec<u8>)]) -> Vec<u8> {
+    let mut out = b"HOLO".to_vec();
+    out.extend_from_slice(&2u16.to_le_bytes()); // format_version
+    out.extend_from_slice(&0u16.to_le_bytes()); // flags
+    out.extend_from_slice(&section_count.to_le_bytes());
+    let mut offset = 10 + 24 * sections.len() as u64;
+    for (kind, payload) in sections {
+        out.push(*kind);
+        out.extend_from_slice(&[0; 7]);
+        out.extend_from_slice(&offset.to_le_bytes());
+        out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+        offset += payload.len() as u64;
+    }
+    for (_, payload) in sections {
+        out.extend_from_slice(payload);
+    }
+    let hash = blake3::hash(&out);
+    out.extend_from_slice(hash.as_bytes());
+    out
+}
+
+/// Asserts `.holo` bytes are refused by the validator and the loader while holding
+/// at most `REJECT_CONSTANT` bytes.
+fn assert_holo_rejected_small(name: &str, bytes: &[u8]) {
+    for mode in [Mode::Strict, Mode::Permissive] {
+        let mut valid = true;
+        let peak = peak_of(|| valid = hrry::holo::validate(bytes, mode).is_valid());
+        assert!(!valid, "{name}: validates");
+        assert!(
+            peak <= REJECT_CONSTANT,
+            "{name}: validation held {peak} bytes"
+        );
+    }
+    let mut loaded = true;
+    let peak = peak_of(|| loaded = hrry::holo::HoloLoader::from_bytes(bytes).is_ok());
+    assert!(!loaded, "{name}: loads");
+    assert!(peak <= REJECT_CONSTANT, "{name}: loader held {peak} bytes");
+}
+
+#[test]
+fn holo_claiming_huge_counts_is_rejected_before_allocating() {
+    // section_count is a uint16: 65 535 table entries claimed by a 42-byte file.
+    assert_holo_rejected_small("65535 sections", &holo_archive(u16::MAX, &[]));
+    // Counts inside payloads are uint32: 2^31 ports, schedule levels, shapes,
+    // weights and constants, each claimed by a payload of a few bytes.
+    let claim = |n: u32| {
+        let mut p = n.to_le_bytes().to_vec();
+        p.extend_from_slice(&[0; 12]);
+        p
+    };
+    for kind in [9u8, 10, 2, 12, 4, 3, 11] {
+        let archive = holo_archive(1, &[(kind, claim(1 << 31))]);
+        assert_holo_rejected_small(&format!("section kind {kind} claiming 2^31"), &archive);
     }
 }
