@@ -32,7 +32,7 @@ else
 fi
 
 echo "fuzz: seeding corpora from corpus/"
-cargo run --quiet --release --manifest-path fuzz/Cargo.toml --example seed_corpora -- corpus fuzz/corpus
+cargo run --quiet --example fuzz_seeds -- corpus fuzz/corpus
 
 echo "fuzz: building ${#targets[@]} targets (AddressSanitizer)"
 cargo fuzz build

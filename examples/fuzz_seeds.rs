@@ -1,5 +1,6 @@
 //! Builds the fuzz targets' seed corpora from the conformance corpus:
-//! `cargo run --manifest-path fuzz/Cargo.toml --example seed_corpora -- CORPUS OUT`.
+//! `cargo run --example fuzz_seeds -- corpus fuzz/corpus` (what `fuzz/run.sh` does;
+//! an example of the main crate so that it reuses the build `cargo test` made).
 //!
 //! Whole HRRYFILEs seed `open_file` (and `sequential`, behind its control byte);
 //! the descriptors, index sections and KV sections cut out of them seed
@@ -39,7 +40,7 @@ fn files(corpus: &Path) -> Vec<PathBuf> {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let [_, corpus, out] = args.as_slice() else {
-        eprintln!("usage: seed_corpora CORPUS_DIR OUT_DIR");
+        eprintln!("usage: fuzz_seeds CORPUS_DIR OUT_DIR");
         std::process::exit(2);
     };
     let (corpus, out) = (Path::new(corpus), Path::new(out));
