@@ -7,6 +7,7 @@
 
 mod container;
 pub mod holo;
+mod layout;
 pub mod patch;
 mod quant;
 
@@ -81,6 +82,7 @@ impl Case {
 /// Every corpus case of every area, in manifest order.
 pub fn all_cases() -> Vec<Case> {
     let mut cases = container::cases();
+    cases.extend(layout::cases());
     cases.extend(holo::cases());
     cases.extend(quant::cases());
     cases.sort_by(|a, b| a.path.cmp(&b.path));

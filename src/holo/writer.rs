@@ -399,10 +399,11 @@ fn encode_constants<'a>(
     let mut out = to_bytes(&EntryCount {
         count: constants.len() as u32,
     });
+    let mut added = std::collections::HashSet::new();
     for c in constants {
         if c.bytes.len() > INLINE_CONSTANT_LIMIT {
             let fingerprint = *blake3::hash(&c.bytes).as_bytes();
-            if !pool.contains(&fingerprint) && !extra.iter().any(|(f, _)| *f == fingerprint) {
+            if !pool.contains(&fingerprint) && added.insert(fingerprint) {
                 extra.push((fingerprint, &c.bytes));
             }
             out.extend_from_slice(&to_bytes(&ConstantEntryHead::Reference {

@@ -1,10 +1,10 @@
 //! Checks of one tensor descriptor on its own (metadata.md, element-types.md,
 //! data-model.md, the composite head fields of layouts/composite.md).
 
-use crate::model::{element_count, packed_size, ElementType};
+use crate::model::ElementType;
 use crate::schema::{
     descriptor_offsets as off, ExtensionType, LayoutFields, Statistics, TensorDescriptor,
-    LAYOUT_COLUMN_MAJOR, LAYOUT_COMPOSITE, LAYOUT_HILBERT, LAYOUT_ROW_MAJOR,
+    LAYOUT_COMPOSITE, LAYOUT_HILBERT, LAYOUT_ROW_MAJOR,
 };
 
 use super::rules::container::*;
@@ -160,15 +160,15 @@ pub fn element_bits(d: &TensorDescriptor) -> Option<u32> {
     }
 }
 
-/// Smallest buffer 0 (byte_offset included) a row- or column-major tensor needs;
-/// `None` where this check does not apply (other layouts, quantized data, dynamic
-/// dimensions, unknown types).
+/// Smallest buffer 0 (byte_offset included) an unquantized dense tensor needs
+/// ([`crate::layout::required_buffer_size`]); `None` where this check does not apply
+/// (other layouts, quantized data, dynamic dimensions, unknown types, layout fields
+/// that the layout rules reject).
 pub fn minimum_buffer_size(d: &TensorDescriptor) -> Option<u64> {
-    if !matches!(d.layout_tag, LAYOUT_ROW_MAJOR | LAYOUT_COLUMN_MAJOR) || d.quantization.is_some() {
+    if d.quantization.is_some() || d.shape.contains(&u64::MAX) {
         return None;
     }
-    let bytes = packed_size(element_bits(d)?, element_count(&d.shape)?)?;
-    Some(bytes.saturating_add(d.byte_offset))
+    crate::layout::required_buffer_size(d)
 }
 
 fn check_sections(d: &TensorDescriptor, at: u64, report: &mut Report) {

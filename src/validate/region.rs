@@ -99,6 +99,25 @@ fn walk(frame: &Frame<'_>, report: &mut Report) -> (Vec<Walked>, bool) {
             check_zero(bytes, from, b, report);
             from = b + h.byte_size;
         }
+        // The placement lies inside the region, so every buffer slice exists.
+        let buffers: Vec<&[u8]> = p
+            .buffer_offsets
+            .iter()
+            .zip(&d.buffers)
+            .map(|(&b, h)| {
+                bytes
+                    .get(b as usize..(b + h.byte_size) as usize)
+                    .unwrap_or_default()
+            })
+            .collect();
+        super::layout::check_with_limits(
+            &d,
+            pos,
+            Some(&buffers),
+            Some(&p.buffer_offsets),
+            &frame.limits,
+            report,
+        );
         let next = match next_descriptor(frame, &d, p.data_end, report) {
             Some(n) => n,
             None => {
@@ -406,9 +425,22 @@ fn check_composites(frame: &Frame<'_>, walked: &[Walked], complete: bool, report
         at: u64,
         rule: u8,
         left: u32,
+        /// Walk index of the head.
+        head: usize,
+        /// Walk indices of the direct members seen so far.
+        members: Vec<usize>,
     }
+    // Close-time checks of a composite whose members have all arrived.
+    let close = |head: usize, members: &[usize], report: &mut Report| {
+        let list: Vec<(&TensorDescriptor, u64)> = members
+            .iter()
+            .map(|&m| (&walked[m].descriptor, walked[m].descriptor_offset))
+            .collect();
+        let h = &walked[head];
+        super::layout::check_composite(&h.descriptor, h.descriptor_offset, &list, report);
+    };
     let mut stack: Vec<Open> = Vec::new();
-    for w in walked {
+    for (index, w) in walked.iter().enumerate() {
         let d = &w.descriptor;
         let at = w.descriptor_offset;
         let has_member = d.composite_member.is_some();
@@ -431,6 +463,7 @@ fn check_composites(frame: &Frame<'_>, walked: &[Walked], complete: bool, report
                     },
                 );
                 top.left -= 1;
+                top.members.push(index);
             }
             None => {
                 report.check(!has_member, &HF_CMP_MEMBER_SECTION, at + off::FLAGS, || {
@@ -453,6 +486,8 @@ fn check_composites(frame: &Frame<'_>, walked: &[Walked], complete: bool, report
                     at,
                     rule: c.composition_rule,
                     left: c.member_count,
+                    head: index,
+                    members: Vec::new(),
                 });
                 if stack.len() as u32 > frame.limits.max_composite_depth {
                     report.violation(
@@ -466,9 +501,14 @@ fn check_composites(frame: &Frame<'_>, walked: &[Walked], complete: bool, report
                     );
                 }
             }
+            if c.member_count == 0 {
+                close(index, &[], report);
+            }
         }
         while stack.last().is_some_and(|t| t.left == 0) {
-            stack.pop();
+            if let Some(done) = stack.pop() {
+                close(done.head, &done.members, report);
+            }
         }
     }
     if complete {

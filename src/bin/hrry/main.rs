@@ -2,6 +2,7 @@
 //!
 //! Exit codes: 0 valid / success, 1 invalid input, 2 usage or I/O error.
 
+mod dequant;
 mod holo;
 mod inspect;
 mod validate;
@@ -21,6 +22,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Dequantize a quantized tensor to a float32 .npy file, or print its statistics.
+    Dequant(dequant::Args),
     /// Show a file's header, metadata and tensors (or a .holo's sections).
     Inspect(inspect::Args),
     /// Check files against every rule of the spec and report each violation.
@@ -56,6 +59,7 @@ impl<E: std::fmt::Display> From<E> for Failure {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Dequant(args) => dequant::run(args),
         Command::Inspect(args) => inspect::run(args),
         Command::Validate(args) => validate::run(args),
         Command::Holo(command) => holo::run(command),

@@ -1,0 +1,432 @@
+//! Dense layouts: element positions in buffer 0, the buffer size a layout needs,
+//! and copies between a layout and logical row-major order.
+
+use std::io::Write;
+
+use crate::model::packed_size;
+use crate::schema::{
+    LayoutFields, TensorDescriptor, LAYOUT_COLUMN_MAJOR, LAYOUT_HILBERT, LAYOUT_MORTON,
+    LAYOUT_ROW_MAJOR, LAYOUT_STRIDED, LAYOUT_TILED,
+};
+
+use super::addressing::{row_major_strides, DenseMap};
+use super::bits::{read_bits, write_bits, PackedWriter};
+use super::{checked_count, element_bits, LayoutError};
+
+/// True for the dense layout tags (row-major, column-major, strided, tiled, Morton,
+/// Hilbert).
+pub fn is_dense(layout_tag: u8) -> bool {
+    matches!(
+        layout_tag,
+        LAYOUT_ROW_MAJOR
+            | LAYOUT_COLUMN_MAJOR
+            | LAYOUT_STRIDED
+            | LAYOUT_TILED
+            | LAYOUT_MORTON
+            | LAYOUT_HILBERT
+    )
+}
+
+/// Elements a dense layout's buffer 0 must span from `byte_offset`: every element
+/// it addresses plus the padding the layout prescribes (whole tiles, the whole
+/// Morton or Hilbert curve). `Err(Overflow)` when the count exceeds 128 bits.
+fn span_elements(desc: &TensorDescriptor, map: &DenseMap) -> Result<u128, LayoutError> {
+    let too_big = LayoutError::Overflow {
+        what: "buffer span",
+    };
+    let count = u128::from(checked_count(&desc.shape)?);
+    let range_top = |map: &DenseMap| -> Result<u128, LayoutError> {
+        let (_, hi) = map.range(&desc.shape).ok_or(too_big.clone())?;
+        u128::try_from(hi)
+            .ok()
+            .and_then(|h| h.checked_add(1))
+            .ok_or(too_big.clone())
+    };
+    match (&desc.layout, map) {
+        (LayoutFields::Implicit, _) => Ok(count),
+        (LayoutFields::Strided { .. }, _) => {
+            if count == 0 {
+                Ok(0)
+            } else {
+                range_top(map)
+            }
+        }
+        (LayoutFields::Tiled(_), DenseMap::Tiled(t)) => {
+            if count == 0 {
+                return Ok(0);
+            }
+            // tiled.md: total_tiles * total_tile_elements, or more when strided
+            // tile grids or tiles reach further.
+            let tiles = t
+                .grid
+                .iter()
+                .try_fold(1u128, |acc, &g| acc.checked_mul(u128::from(g)))
+                .ok_or(too_big.clone())?;
+            let formula = tiles
+                .checked_mul(u128::try_from(t.tile_elements).map_err(|_| too_big.clone())?)
+                .ok_or(too_big.clone())?;
+            Ok(formula.max(range_top(map)?))
+        }
+        (LayoutFields::Morton { morton_bits }, _) => {
+            let total: u64 = morton_bits.iter().map(|&b| u64::from(b)).sum();
+            let curve = if total < 128 {
+                1u128 << total
+            } else {
+                return Err(too_big);
+            };
+            if count == 0 {
+                Ok(curve)
+            } else {
+                Ok(curve.max(range_top(map)?))
+            }
+        }
+        (LayoutFields::Hilbert(_), _) => range_top(map),
+        _ => Err(LayoutError::Unsupported {
+            tag: desc.layout_tag,
+        }),
+    }
+}
+
+/// Minimum `byte_size` of buffer 0 for a dense layout: `byte_offset` plus the
+/// packed size of every element position the layout spans from there (row-major
+/// and column-major: the element count; strided: up to the highest addressed
+/// element; tiled, Morton, Hilbert: the padded extents).
+///
+/// `None` when the layout is not dense, the element width is unknown, or the layout
+/// fields do not define an addressing (the layout rules report why). A size beyond
+/// 64 bits saturates to `u64::MAX`, which no buffer can satisfy.
+pub fn required_buffer_size(desc: &TensorDescriptor) -> Option<u64> {
+    if !is_dense(desc.layout_tag) {
+        return None;
+    }
+    let width = element_bits(desc).ok()?;
+    let map = match DenseMap::new(desc.layout_tag, &desc.layout, &desc.shape) {
+        Ok(m) => m,
+        Err(LayoutError::Overflow { .. }) => return Some(u64::MAX),
+        Err(_) => return None,
+    };
+    let span = match span_elements(desc, &map) {
+        Ok(s) => s,
+        Err(LayoutError::Overflow { .. }) => return Some(u64::MAX),
+        Err(_) => return None,
+    };
+    let bytes = u64::try_from(span)
+        .ok()
+        .and_then(|s| packed_size(width, s))
+        .and_then(|b| b.checked_add(desc.byte_offset));
+    Some(bytes.unwrap_or(u64::MAX))
+}
+
+/// Lowest bit address (relative to the start of buffer 0, possibly negative) of any
+/// element a dense layout addresses: `byte_offset * 8 + min_offset * bit_width`.
+/// `None` for an empty tensor or when the addressing is undefined.
+pub fn lowest_bit_address(desc: &TensorDescriptor) -> Option<i128> {
+    let width = element_bits(desc).ok()?;
+    let map = DenseMap::new(desc.layout_tag, &desc.layout, &desc.shape).ok()?;
+    let (lo, _) = map.range(&desc.shape)?;
+    i128::from(desc.byte_offset)
+        .checked_mul(8)?
+        .checked_add(lo.checked_mul(i128::from(width))?)
+}
+
+/// A dense tensor over its borrowed buffer 0: element positions and values by
+/// logical index, and iteration in logical row-major order.
+#[derive(Clone, Debug)]
+pub struct DenseView<'a> {
+    buffer: &'a [u8],
+    shape: Vec<u64>,
+    width: u32,
+    byte_offset: u64,
+    map: DenseMap,
+    count: u64,
+}
+
+impl<'a> DenseView<'a> {
+    /// The view of `desc` over `buffers[0]`.
+    pub fn new(desc: &TensorDescriptor, buffers: &[&'a [u8]]) -> Result<Self, LayoutError> {
+        if !is_dense(desc.layout_tag) {
+            return Err(LayoutError::Unsupported {
+                tag: desc.layout_tag,
+            });
+        }
+        let width = element_bits(desc)?;
+        let buffer = *buffers
+            .first()
+            .ok_or(LayoutError::MissingBuffer { index: 0 })?;
+        let count = checked_count(&desc.shape)?;
+        let map = DenseMap::new(desc.layout_tag, &desc.layout, &desc.shape)?;
+        Ok(DenseView {
+            buffer,
+            shape: desc.shape.clone(),
+            width,
+            byte_offset: desc.byte_offset,
+            map,
+            count,
+        })
+    }
+
+    /// Bits per element.
+    pub fn width(&self) -> u32 {
+        self.width
+    }
+
+    /// Number of logical elements.
+    pub fn element_count(&self) -> u64 {
+        self.count
+    }
+
+    /// The addressing function.
+    pub fn map(&self) -> &DenseMap {
+        &self.map
+    }
+
+    fn bit_of(&self, offset: i128) -> Result<u64, LayoutError> {
+        let w = i128::from(self.width);
+        let bit = i128::from(self.byte_offset)
+            .checked_mul(8)
+            .and_then(|b| b.checked_add(offset.checked_mul(w)?))
+            .ok_or(LayoutError::Overflow {
+                what: "bit address",
+            })?;
+        let limit = (self.buffer.len() as i128) * 8;
+        if bit < 0 || bit + w > limit {
+            return Err(LayoutError::OutOfBounds {
+                buffer: 0,
+                bit,
+                width: self.width,
+                len: self.buffer.len(),
+            });
+        }
+        Ok(bit as u64)
+    }
+
+    /// Bit address in buffer 0 of the element at `index` (`byte_offset * 8 +
+    /// offset * bit_width`, per INTERPRETATIONS.md also for sub-byte types).
+    pub fn bit_address(&self, index: &[u64]) -> Result<u64, LayoutError> {
+        if index.len() != self.shape.len() || index.iter().zip(&self.shape).any(|(i, n)| i >= n) {
+            return Err(LayoutError::Field {
+                field: "index",
+                detail: format!("{index:?} outside shape {:?}", self.shape),
+            });
+        }
+        let offset = self.map.offset(index).ok_or(LayoutError::Overflow {
+            what: "element offset",
+        })?;
+        self.bit_of(offset)
+    }
+
+    /// Raw bits of the element at `index`.
+    pub fn get(&self, index: &[u64]) -> Result<u128, LayoutError> {
+        let bit = self.bit_address(index)?;
+        // bit_address checked the element lies inside the buffer.
+        read_bits(self.buffer, bit, self.width).ok_or(LayoutError::Overflow {
+            what: "bit address",
+        })
+    }
+
+    /// The packed row-major bytes when buffer 0 already holds the tensor that way
+    /// (whole-byte types with row-major strides).
+    pub fn contiguous(&self) -> Option<&'a [u8]> {
+        if self.width % 8 != 0 {
+            return None;
+        }
+        let row_major = match &self.map {
+            DenseMap::Affine(s) => self.count <= 1 || row_major_strides(&self.shape).ok()? == *s,
+            _ => self.count <= 1 && self.map.offset(&vec![0; self.shape.len()]) == Some(0),
+        };
+        if !row_major {
+            return None;
+        }
+        let start = usize::try_from(self.byte_offset).ok()?;
+        let len = usize::try_from(self.count.checked_mul(u64::from(self.width / 8))?).ok()?;
+        self.buffer.get(start..start.checked_add(len)?)
+    }
+
+    /// Calls `f` with the bit address of every element, in logical row-major order.
+    pub fn for_each_address(
+        &self,
+        mut f: impl FnMut(u64) -> Result<(), LayoutError>,
+    ) -> Result<(), LayoutError> {
+        if self.count == 0 {
+            return Ok(());
+        }
+        let rank = self.shape.len();
+        // Check the extremes once; afterwards every offset lies between them.
+        let (lo, hi) = self.map.range(&self.shape).ok_or(LayoutError::Overflow {
+            what: "offset range",
+        })?;
+        if let DenseMap::Affine(strides) = &self.map {
+            self.bit_of(lo)?;
+            self.bit_of(hi)?;
+            let mut index = vec![0u64; rank];
+            let mut offset = 0i128;
+            loop {
+                f(self.bit_of(offset)?)?;
+                let mut k = rank;
+                loop {
+                    if k == 0 {
+                        return Ok(());
+                    }
+                    k -= 1;
+                    index[k] += 1;
+                    if index[k] < self.shape[k] {
+                        offset = offset
+                            .checked_add(strides[k])
+                            .ok_or(LayoutError::Overflow {
+                                what: "element offset",
+                            })?;
+                        break;
+                    }
+                    // Back to index 0 along k: undo (shape[k] - 1) steps.
+                    let back = strides[k]
+                        .checked_mul(i128::from(self.shape[k] - 1))
+                        .and_then(|b| offset.checked_sub(b))
+                        .ok_or(LayoutError::Overflow {
+                            what: "element offset",
+                        })?;
+                    offset = back;
+                    index[k] = 0;
+                }
+            }
+        }
+        let mut index = vec![0u64; rank];
+        loop {
+            let offset = self.map.offset(&index).ok_or(LayoutError::Overflow {
+                what: "element offset",
+            })?;
+            f(self.bit_of(offset)?)?;
+            let mut k = rank;
+            loop {
+                if k == 0 {
+                    return Ok(());
+                }
+                k -= 1;
+                index[k] += 1;
+                if index[k] < self.shape[k] {
+                    break;
+                }
+                index[k] = 0;
+            }
+        }
+    }
+
+    /// Calls `f` with the raw bits of every element, in logical row-major order.
+    pub fn for_each(
+        &self,
+        mut f: impl FnMut(u128) -> Result<(), LayoutError>,
+    ) -> Result<(), LayoutError> {
+        let (buffer, width) = (self.buffer, self.width);
+        self.for_each_address(|bit| {
+            f(read_bits(buffer, bit, width).ok_or(LayoutError::Overflow {
+                what: "bit address",
+            })?)
+        })
+    }
+
+    /// Writes the tensor as packed row-major bytes to `sink`; returns the sink.
+    pub fn write_row_major<W: Write>(&self, sink: W) -> Result<W, LayoutError> {
+        let mut out = PackedWriter::new(sink, self.width);
+        if let Some(run) = self.contiguous() {
+            out.push_bytes(run)?;
+        } else {
+            self.for_each(|v| out.push(v).map_err(LayoutError::from))?;
+        }
+        Ok(out.finish()?)
+    }
+}
+
+/// Packed row-major size of `desc` in bytes, checked against `limit`.
+pub(crate) fn row_major_len(
+    desc: &TensorDescriptor,
+    width: u32,
+    limit: u64,
+) -> Result<usize, LayoutError> {
+    let count = checked_count(&desc.shape)?;
+    let bytes = packed_size(width, count).ok_or(LayoutError::Overflow {
+        what: "output size",
+    })?;
+    if bytes > limit {
+        return Err(LayoutError::TooLarge {
+            needed: u128::from(bytes),
+            limit,
+        });
+    }
+    usize::try_from(bytes).map_err(|_| LayoutError::Overflow {
+        what: "output size",
+    })
+}
+
+/// The dense tensor `desc` as packed row-major bytes (at most `limit` bytes).
+pub fn to_row_major(
+    desc: &TensorDescriptor,
+    buffers: &[&[u8]],
+    limit: u64,
+) -> Result<Vec<u8>, LayoutError> {
+    let view = DenseView::new(desc, buffers)?;
+    let len = row_major_len(desc, view.width, limit)?;
+    view.write_row_major(Vec::with_capacity(len))
+}
+
+/// Streams the dense tensor `desc` to `sink` as packed row-major bytes.
+pub fn write_row_major<W: Write>(
+    desc: &TensorDescriptor,
+    buffers: &[&[u8]],
+    sink: W,
+) -> Result<W, LayoutError> {
+    DenseView::new(desc, buffers)?.write_row_major(sink)
+}
+
+/// Lays out the packed row-major tensor `source` in the dense layout of `desc`:
+/// returns buffer 0 of [`required_buffer_size`] bytes (at most `limit`), padding and
+/// unaddressed positions zero. `source` must hold the tensor's packed row-major
+/// bytes.
+pub fn from_row_major(
+    desc: &TensorDescriptor,
+    source: &[u8],
+    limit: u64,
+) -> Result<Vec<u8>, LayoutError> {
+    let width = element_bits(desc)?;
+    let size = required_buffer_size(desc).ok_or(LayoutError::Unsupported {
+        tag: desc.layout_tag,
+    })?;
+    if size > limit {
+        return Err(LayoutError::TooLarge {
+            needed: u128::from(size),
+            limit,
+        });
+    }
+    let need = row_major_len(desc, width, u64::MAX)?;
+    if source.len() < need {
+        return Err(LayoutError::OutOfBounds {
+            buffer: 0,
+            bit: need as i128 * 8,
+            width,
+            len: source.len(),
+        });
+    }
+    let mut out = vec![
+        0u8;
+        usize::try_from(size).map_err(|_| LayoutError::Overflow {
+            what: "buffer size"
+        })?
+    ];
+    let addresses = {
+        let view = DenseView::new(desc, &[&out])?;
+        let mut v = Vec::new();
+        view.for_each_address(|bit| {
+            v.push(bit);
+            Ok(())
+        })?;
+        v
+    };
+    for (i, bit) in addresses.into_iter().enumerate() {
+        let value =
+            read_bits(source, i as u64 * u64::from(width), width).ok_or(LayoutError::Overflow {
+                what: "source index",
+            })?;
+        write_bits(&mut out, bit, width, value).ok_or(LayoutError::Overflow {
+            what: "bit address",
+        })?;
+    }
+    Ok(out)
+}
