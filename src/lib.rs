@@ -17,6 +17,8 @@ pub mod npy;
 pub mod quant;
 pub mod report;
 pub mod schema;
+#[cfg(feature = "arbitrary-model")]
+pub mod testing;
 pub mod validate;
 
 /// The container formats `hrry` understands.

@@ -701,5 +701,17 @@ fn read_kv(bytes: &[u8], trailer: &Trailer, limits: &Limits) -> Result<Vec<KvEnt
             format!("KV entries do not decode within kv_length: {e}"),
         )
     })?;
+    if let Some(e) = section
+        .entries
+        .iter()
+        .find(|e| e.key.len() > usize::from(limits.max_name_length))
+    {
+        return Err(Error::Limit {
+            limit: "max_name_length",
+            value: e.key.len() as u64,
+            max: limits.max_name_length.into(),
+            offset: trailer.kv_offset,
+        });
+    }
     Ok(section.entries)
 }
