@@ -2,6 +2,7 @@
 //!
 //! Exit codes: 0 valid / success, 1 invalid input, 2 usage or I/O error.
 
+mod convert;
 mod inspect;
 mod validate;
 
@@ -24,6 +25,8 @@ enum Command {
     Inspect(inspect::Args),
     /// Check files against every rule of the spec and report each violation.
     Validate(validate::Args),
+    /// Convert between HRRYFILE and safetensors, or GGUF to HRRYFILE.
+    Convert(convert::Args),
     /// List the rule table: stable IDs, levels, summaries and spec sections.
     Rules {
         /// Print JSON instead of a table.
@@ -55,6 +58,7 @@ fn main() -> ExitCode {
         Command::Inspect(args) => inspect::run(args),
         Command::Validate(args) => validate::run(args),
         Command::Rules { json } => rules(json),
+        Command::Convert(args) => convert::run(args),
     };
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,
