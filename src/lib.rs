@@ -9,30 +9,64 @@ pub mod convert;
 pub mod corpus;
 pub mod diagnose;
 pub mod file;
+pub mod holo;
 pub mod limits;
 pub mod model;
 pub mod report;
 pub mod schema;
 pub mod validate;
 
-/// Validates bytes of any supported format, recognised by their magic; returns the
-/// format name (`hrryfile`, `holo`) and the report.
-pub fn validate_any(bytes: &[u8], mode: validate::Mode) -> (&'static str, validate::Report) {
-    validate_any_with(
-        bytes,
-        &validate::Options {
-            mode,
-            ..Default::default()
-        },
-    )
+/// The container formats `hrry` understands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// A Hurray tensor file (`HRRYFILE`).
+    HrryFile,
+    /// A `.holo` compiled-model archive.
+    Holo,
 }
 
-/// [`validate_any`] with explicit options (limits).
-pub fn validate_any_with(
-    bytes: &[u8],
-    options: &validate::Options,
-) -> (&'static str, validate::Report) {
-    ("hrryfile", validate::validate_file(bytes, options))
+impl Format {
+    /// The name used in JSON output (`hrryfile`, `holo`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::HrryFile => "hrryfile",
+            Format::Holo => "holo",
+        }
+    }
+
+    /// Recognises a format by its magic, else by the file name's extension
+    /// (`.holo`), else assumes a HRRYFILE (whose validator then explains what the
+    /// bytes look like).
+    pub fn detect(bytes: &[u8], path: Option<&std::path::Path>) -> Format {
+        if bytes.starts_with(&schema::FILE_MAGIC) {
+            Format::HrryFile
+        } else if holo::is_holo(bytes)
+            || path.is_some_and(|p| p.extension().is_some_and(|e| e == "holo"))
+        {
+            Format::Holo
+        } else {
+            Format::HrryFile
+        }
+    }
+}
+
+/// Validates `bytes` as `format`.
+pub fn validate_as(bytes: &[u8], format: Format, options: &validate::Options) -> validate::Report {
+    match format {
+        Format::HrryFile => validate::validate_file(bytes, options),
+        Format::Holo => holo::validate(bytes, options.mode),
+    }
+}
+
+/// Validates bytes of any supported format, recognised by their magic; returns the
+/// format and the report.
+pub fn validate_any(bytes: &[u8], mode: validate::Mode) -> (Format, validate::Report) {
+    let format = Format::detect(bytes, None);
+    let options = validate::Options {
+        mode,
+        ..Default::default()
+    };
+    (format, validate_as(bytes, format, &options))
 }
 
 /// The README's examples, compiled and run as doc tests.

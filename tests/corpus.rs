@@ -7,15 +7,19 @@ use std::path::PathBuf;
 use hrry::corpus::{all_cases, manifest, Expect};
 use hrry::validate::{all_rules, Mode};
 
-fn validate(bytes: &[u8], mode: Mode) -> hrry::validate::Report {
-    hrry::validate_any(bytes, mode).1
+fn validate(case: &hrry::corpus::Case, mode: Mode) -> hrry::validate::Report {
+    let options = hrry::validate::Options {
+        mode,
+        ..Default::default()
+    };
+    hrry::validate_as(&case.bytes, case.format, &options)
 }
 
 #[test]
 fn every_case_gives_its_verdict() {
     let mut failures = Vec::new();
     for case in all_cases() {
-        let report = validate(&case.bytes, Mode::Strict);
+        let report = validate(&case, Mode::Strict);
         let got = report.rule_ids();
         let ok = match case.expect {
             Expect::Valid => got.is_empty(),
@@ -43,7 +47,7 @@ fn valid_cases_are_valid_in_permissive_mode_too() {
         .into_iter()
         .filter(|c| c.expect == Expect::Valid)
     {
-        let report = validate(&case.bytes, Mode::Permissive);
+        let report = validate(&case, Mode::Permissive);
         assert!(report.is_valid(), "{}: {:?}", case.path, report.violations);
     }
 }

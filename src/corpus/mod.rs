@@ -6,29 +6,13 @@
 //! `cargo run --example gen_corpus` (a test fails when the tree is stale).
 
 mod container;
+pub mod holo;
 pub mod patch;
 
 use std::io;
 use std::path::Path;
 
-/// The container format of a corpus file.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Format {
-    /// A Hurray tensor file (`HRRYFILE`).
-    HrryFile,
-    /// A `.holo` compiled-model archive.
-    Holo,
-}
-
-impl Format {
-    /// The name used in JSON output (`hrryfile`, `holo`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Format::HrryFile => "hrryfile",
-            Format::Holo => "holo",
-        }
-    }
-}
+pub use crate::Format;
 
 /// What validating a corpus file must give.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -96,6 +80,7 @@ impl Case {
 /// Every corpus case of every area, in manifest order.
 pub fn all_cases() -> Vec<Case> {
     let mut cases = container::cases();
+    cases.extend(holo::cases());
     cases.sort_by(|a, b| a.path.cmp(&b.path));
     cases
 }

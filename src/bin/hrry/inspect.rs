@@ -19,6 +19,9 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<Outcome, Failure> {
+    if crate::holo::is_holo_file(&args.file)? {
+        return crate::holo::inspect(&args.file, args.json);
+    }
     let file = match HrryFile::open(&args.file) {
         Ok(f) => f,
         Err(hrry::file::Error::Io(e)) => {

@@ -3,6 +3,7 @@
 //! Exit codes: 0 valid / success, 1 invalid input, 2 usage or I/O error.
 
 mod convert;
+mod holo;
 mod inspect;
 mod validate;
 
@@ -27,6 +28,9 @@ enum Command {
     Validate(validate::Args),
     /// Convert between HRRYFILE and safetensors, or GGUF to HRRYFILE.
     Convert(convert::Args),
+    /// Work with .holo archives (extract an extension or a section).
+    #[command(subcommand)]
+    Holo(holo::Command),
     /// List the rule table: stable IDs, levels, summaries and spec sections.
     Rules {
         /// Print JSON instead of a table.
@@ -57,6 +61,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Inspect(args) => inspect::run(args),
         Command::Validate(args) => validate::run(args),
+        Command::Holo(command) => holo::run(command),
         Command::Rules { json } => rules(json),
         Command::Convert(args) => convert::run(args),
     };

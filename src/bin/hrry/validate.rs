@@ -25,11 +25,6 @@ pub struct Args {
     max_tensors: Option<u64>,
 }
 
-/// Validates `bytes` by their magic; returns the format name and the report.
-pub fn validate_bytes(bytes: &[u8], options: &Options) -> (&'static str, Report) {
-    ("hrryfile", hrry::validate::validate_file(bytes, options))
-}
-
 pub fn run(args: Args) -> Result<Outcome, Failure> {
     let mut limits = Limits::default();
     if let Some(n) = args.max_tensors {
@@ -47,11 +42,12 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
     let mut results = Vec::new();
     for path in &args.files {
         let bytes = read_input(path)?;
-        let (format, report) = validate_bytes(&bytes, &options);
+        let format = hrry::Format::detect(&bytes, Some(path));
+        let report = hrry::validate_as(&bytes, format, &options);
         all_valid &= report.is_valid();
         let name = path.display().to_string();
         if args.json {
-            results.push(hrry::report::validate_json(&name, format, &report));
+            results.push(hrry::report::validate_json(&name, format.name(), &report));
         } else {
             print_report(&name, &report);
         }

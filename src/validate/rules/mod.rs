@@ -2,6 +2,7 @@
 //! [`crate::declare_rules!`]; [`TABLES`] lists the modules' `RULES` slices.
 
 pub mod container;
+pub mod holo;
 
 /// Every area's rule slice, in the order `hrry rules` lists them.
-pub static TABLES: &[&[&super::Rule]] = &[container::RULES];
+pub static TABLES: &[&[&super::Rule]] = &[container::RULES, holo::RULES];

@@ -1,0 +1,184 @@
+//! `.holo` archives on the command line: `hrry inspect` of an archive, and
+//! `hrry holo extract`.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+use hrry::holo::{describe, is_holo, HoloLoader, SectionKind};
+use memmap2::Mmap;
+use serde_json::Value;
+
+use crate::{Failure, Outcome};
+
+/// Subcommands of `hrry holo`.
+#[derive(clap::Subcommand)]
+pub enum Command {
+    /// Write one extension's value or one section's payload to a file.
+    Extract(ExtractArgs),
+}
+
+/// Arguments of `hrry holo extract`.
+#[derive(clap::Args)]
+pub struct ExtractArgs {
+    /// The archive.
+    file: PathBuf,
+    /// The key of the Extension whose value to write.
+    #[arg(long, conflicts_with = "section", required_unless_present = "section")]
+    extension: Option<String>,
+    /// The kind (name such as `Weights`, or number) of the section whose payload to
+    /// write.
+    #[arg(long, value_name = "KIND")]
+    section: Option<String>,
+    /// Which section of that kind, counting from 0, when the kind repeats.
+    #[arg(long, default_value_t = 0, requires = "section")]
+    index: usize,
+    /// Output file (`-` for standard output).
+    #[arg(short, long, value_name = "OUT")]
+    output: PathBuf,
+}
+
+/// Whether the file at `path` starts with the `.holo` magic.
+pub fn is_holo_file(path: &Path) -> Result<bool, Failure> {
+    let mut head = [0u8; 4];
+    let mut file = std::fs::File::open(path)
+        .map_err(|e| Failure(format!("cannot read {}: {e}", path.display())))?;
+    let mut filled = 0;
+    while filled < head.len() {
+        match file.read(&mut head[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) => return Err(Failure(format!("cannot read {}: {e}", path.display()))),
+        }
+    }
+    Ok(is_holo(&head[..filled]))
+}
+
+/// Maps and verifies an archive. An invalid archive is reported on standard error
+/// and gives `Ok(None)`; an unreadable file is a [`Failure`].
+fn open(path: &Path) -> Result<Option<HoloLoader<Mmap>>, Failure> {
+    match HoloLoader::open(path) {
+        Ok(a) => Ok(Some(a)),
+        Err(hrry::holo::HoloError::Io { source, .. }) => {
+            Err(Failure(format!("cannot read {}: {source}", path.display())))
+        }
+        Err(e) => {
+            eprintln!("{}: {e}", path.display());
+            Ok(None)
+        }
+    }
+}
+
+/// `hrry inspect` of a `.holo` archive.
+pub fn inspect(path: &Path, json: bool) -> Result<Outcome, Failure> {
+    let Some(archive) = open(path)? else {
+        return Ok(Outcome::Invalid);
+    };
+    let v = describe(&archive);
+    if json {
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    } else {
+        print_human(&path.display().to_string(), &v);
+    }
+    Ok(Outcome::Ok)
+}
+
+fn print_human(name: &str, v: &Value) {
+    println!(
+        "{name}: .holo format_version {}, flags {:#06x}, {} bytes",
+        v["format_version"],
+        v["flags"].as_u64().unwrap_or(0),
+        v["size"]
+    );
+    println!("  fingerprint {}", v["fingerprint"].as_str().unwrap_or("?"));
+    let list = |key: &str| v[key].as_array().map(Vec::as_slice).unwrap_or_default();
+    println!("  {} section(s):", list("sections").len());
+    for s in list("sections") {
+        println!(
+            "    {:>2} {:<14} offset {:<12} length {}",
+            s["kind"],
+            s["kind_name"].as_str().unwrap_or("?"),
+            s["offset"],
+            s["length"]
+        );
+    }
+    for key in ["inputs", "outputs"] {
+        println!("  {key}:");
+        for p in list(key) {
+            println!(
+                "    {:<24} slot {:<5} dtype {:<4} shape {} ({} elements)",
+                p["name"].as_str().unwrap_or("?"),
+                p["slot"],
+                p["dtype"],
+                p["shape"],
+                p["element_count"]
+            );
+        }
+    }
+    let keys: Vec<&str> = list("extension_keys")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    println!("  extensions: {}", keys.join(", "));
+    println!(
+        "  weights: {} bodies, {} bytes; constants: {} ({} inline, {} by reference)",
+        v["weights"]["count"],
+        v["weights"]["bytes"],
+        v["constants"]["count"],
+        v["constants"]["inline"],
+        v["constants"]["by_reference"]
+    );
+    if let Some(k) = v.get("kappa") {
+        println!(
+            "  kappa: model {}  content {}",
+            k["model"].as_str().unwrap_or("?"),
+            k["content"].as_str().unwrap_or("?")
+        );
+    }
+}
+
+/// Runs a `hrry holo` subcommand.
+pub fn run(command: Command) -> Result<Outcome, Failure> {
+    match command {
+        Command::Extract(args) => extract(args),
+    }
+}
+
+fn extract(args: ExtractArgs) -> Result<Outcome, Failure> {
+    let Some(archive) = open(&args.file)? else {
+        return Ok(Outcome::Invalid);
+    };
+    let bytes: &[u8] = match (&args.extension, &args.section) {
+        (Some(key), _) => archive.extension(key).ok_or_else(|| {
+            let keys: Vec<&str> = archive.extension_keys().collect();
+            Failure(format!(
+                "{}: no extension {key:?} (keys: {})",
+                args.file.display(),
+                keys.join(", ")
+            ))
+        })?,
+        (None, Some(kind)) => {
+            let kind = SectionKind::parse(kind).ok_or_else(|| {
+                Failure(format!(
+                    "unknown section kind {kind:?}; use a name such as Weights or a number 1-16"
+                ))
+            })?;
+            let found = archive.sections_of(kind).count();
+            archive.sections_of(kind).nth(args.index).ok_or_else(|| {
+                Failure(format!(
+                    "{}: {found} {} section(s), so no index {}",
+                    args.file.display(),
+                    kind.name(),
+                    args.index
+                ))
+            })?
+        }
+        (None, None) => return Err(Failure("give --extension KEY or --section KIND".into())),
+    };
+    if args.output.as_os_str() == "-" {
+        std::io::stdout().lock().write_all(bytes)?;
+    } else {
+        std::fs::write(&args.output, bytes)
+            .map_err(|e| Failure(format!("cannot write {}: {e}", args.output.display())))?;
+    }
+    Ok(Outcome::Ok)
+}

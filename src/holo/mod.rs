@@ -1,0 +1,76 @@
+//! The `.holo` compiled-model archive: [`HoloLoader`] (verify, then look up
+//! sections, ports, extensions, weights and constants without copying),
+//! [`HoloWriter`] (deterministic builder), [`validate`] (every `HOLO-…` rule) and
+//! [`inspect_json`] (the summary `hrry inspect` prints).
+//!
+//! The wire structures are in [`crate::schema::holo`]; the rules in
+//! [`crate::validate::rules::holo`]. `docs/holo.md` describes the layout; its API
+//! example is compiled and run as a doc test here.
+#![cfg_attr(doctest, doc = include_str!("../../docs/holo.md"))]
+
+mod inspect;
+mod loader;
+mod types;
+mod walk;
+mod writer;
+
+#[cfg(feature = "kappa")]
+pub mod kappa;
+
+use std::path::PathBuf;
+
+pub use crate::schema::holo::HOLO_MAGIC;
+pub use inspect::{describe, inspect_json};
+pub use loader::HoloLoader;
+pub use types::{
+    hex, Constant, ConstantView, Fingerprint, PortDescriptor, SectionKind, SectionRef,
+    ShapeDescriptor, WeightStore, INLINE_CONSTANT_LIMIT,
+};
+pub(crate) use writer::assemble_version;
+pub use writer::{assemble, HoloWriter};
+
+use crate::validate::{Mode, Report};
+
+/// Errors of the `.holo` layer.
+#[derive(Debug, thiserror::Error)]
+pub enum HoloError {
+    /// The archive breaks a rule; the first violation found is named.
+    #[error("{rule} at offset {offset}: {message} ({violations} violation(s) in all)")]
+    Invalid {
+        /// The rule ID (`HOLO-…`).
+        rule: &'static str,
+        /// Absolute byte offset of the offending field.
+        offset: u64,
+        /// What was expected and what was found.
+        message: String,
+        /// How many violations strict validation found.
+        violations: usize,
+    },
+    /// A value given to the writer does not fit its wire field.
+    #[error("{field}: {message}")]
+    Limit {
+        /// The field.
+        field: String,
+        /// Why it does not fit.
+        message: String,
+    },
+    /// Reading or writing a file failed.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+}
+
+/// Whether `bytes` starts with the `.holo` magic.
+pub fn is_holo(bytes: &[u8]) -> bool {
+    bytes.starts_with(&HOLO_MAGIC)
+}
+
+/// Checks `bytes` against every `HOLO-…` rule. Strict mode reports spec and
+/// hardening rules; permissive mode spec rules only.
+pub fn validate(bytes: &[u8], mode: Mode) -> Report {
+    walk::walk(bytes, mode).0
+}

@@ -1,0 +1,148 @@
+//! The `hrry` binary as a user runs it: exit codes, JSON contracts, messages.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn hrry(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_hrry"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("hrry runs");
+    (
+        out.status.code().expect("exit code"),
+        String::from_utf8(out.stdout).expect("utf-8 stdout"),
+        String::from_utf8(out.stderr).expect("utf-8 stderr"),
+    )
+}
+
+fn json(text: &str) -> serde_json::Value {
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
+}
+
+#[test]
+fn validate_exit_codes_and_json() {
+    let (code, out, _) = hrry(&["validate", "corpus/valid/basic.hrry"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("valid"));
+
+    let (code, out, _) = hrry(&["validate", "--json", "corpus/invalid/HF-CRC-001.hrry"]);
+    assert_eq!(code, 1);
+    let v = json(&out);
+    assert_eq!(v["valid"], false);
+    assert_eq!(v["format"], "hrryfile");
+    assert_eq!(v["file"], "corpus/invalid/HF-CRC-001.hrry");
+    let violation = &v["violations"][0];
+    assert_eq!(violation["rule"], "HF-CRC-001");
+    assert!(violation["offset"].as_u64().is_some());
+    assert!(violation["message"].as_str().unwrap().contains("CRC-32C"));
+
+    let (code, out, _) = hrry(&[
+        "validate",
+        "--json",
+        "corpus/valid/basic.hrry",
+        "corpus/valid/empty.hrry",
+    ]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        json(&out)
+            .as_array()
+            .expect("array for several files")
+            .len(),
+        2
+    );
+}
+
+#[test]
+fn permissive_mode_skips_hardening_rules() {
+    let file = "corpus/invalid/HF-PLC-006.hrry";
+    assert_eq!(hrry(&["validate", file]).0, 1);
+    let (code, out, _) = hrry(&["validate", "--permissive", "--json", file]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(json(&out)["mode"], "permissive");
+}
+
+#[test]
+fn usage_and_io_errors_exit_2() {
+    assert_eq!(hrry(&["validate"]).0, 2);
+    assert_eq!(hrry(&["frobnicate"]).0, 2);
+    let (code, _, err) = hrry(&["validate", "no/such/file.hrry"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("no/such/file.hrry"), "{err}");
+}
+
+#[test]
+fn wrong_inputs_are_diagnosed() {
+    let dir = tempfile::tempdir().unwrap();
+    let lfs = dir.path().join("model.hrry");
+    std::fs::write(
+        &lfs,
+        "version https://git-lfs.github.com/spec/v1\noid sha256:00\nsize 12\n",
+    )
+    .unwrap();
+    let lfs = lfs.to_str().unwrap();
+    let (code, out, _) = hrry(&["validate", lfs]);
+    assert_eq!(code, 1);
+    assert!(out.contains("Git LFS pointer"), "{out}");
+    let (code, _, err) = hrry(&["inspect", lfs]);
+    assert_eq!(code, 1);
+    assert!(err.contains("Git LFS pointer"), "{err}");
+
+    let truncated = dir.path().join("cut.hrry");
+    let bytes =
+        std::fs::read(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("corpus/valid/basic.hrry"))
+            .unwrap();
+    std::fs::write(&truncated, &bytes[..bytes.len() - 100]).unwrap();
+    let (code, out, _) = hrry(&["validate", truncated.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    assert!(out.contains("truncated"), "{out}");
+}
+
+#[test]
+fn inspect_json_contract() {
+    let (code, out, _) = hrry(&["inspect", "--json", "corpus/valid/basic.hrry"]);
+    assert_eq!(code, 0);
+    let v = json(&out);
+    assert_eq!(v["format"], "hrryfile");
+    assert_eq!(v["header"]["data_buffer_alignment"], 4096);
+    assert_eq!(v["kv"]["producer"]["type"], "string");
+    assert_eq!(v["kv"]["producer"]["value"], "hrry corpus");
+    assert_eq!(v["kv"]["layers"]["type"], "int64");
+    let t = &v["tensors"][0];
+    assert_eq!(t["name"], "weights");
+    assert_eq!(t["type_tag"], 3);
+    assert_eq!(t["layout_tag"], 1);
+    assert_eq!(t["shape"], serde_json::json!([2, 3]));
+    assert_eq!(t["buffers"][0]["byte_size"], 24);
+    assert_eq!(t["buffers"][0]["alignment"], 64);
+    assert_eq!(t["buffers"][0]["device_tag"], 0);
+    for key in [
+        "byte_offset",
+        "descriptor_offset",
+        "descriptor_length",
+        "data_offset",
+        "data_length",
+        "flags",
+    ] {
+        assert!(t[key].is_u64(), "{key} missing");
+    }
+    let (_, out, _) = hrry(&["inspect", "--json", "corpus/valid/kv_all_types.hrry"]);
+    let kv = &json(&out)["kv"];
+    assert_eq!(kv["bytes"]["value"], "0001ff");
+    assert_eq!(kv["array"]["element_type"], "int64");
+    assert_eq!(kv["array"]["value"], serde_json::json!([1, -2]));
+    assert_eq!(kv["bool"]["value"], true);
+}
+
+#[test]
+fn rules_lists_the_table() {
+    let (code, out, _) = hrry(&["rules", "--json"]);
+    assert_eq!(code, 0);
+    let rules = json(&out)["rules"].as_array().unwrap().clone();
+    assert!(rules.len() >= 80);
+    assert!(rules
+        .iter()
+        .any(|r| r["id"] == "HF-HDR-003" && r["level"] == "spec"));
+    let (_, help, _) = hrry(&["--help"]);
+    assert!(help.contains("validate") && help.contains("Exit codes"));
+}
