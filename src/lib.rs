@@ -12,6 +12,7 @@ pub mod file;
 pub mod holo;
 pub mod limits;
 pub mod model;
+pub mod quant;
 pub mod report;
 pub mod schema;
 pub mod validate;

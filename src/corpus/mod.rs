@@ -8,6 +8,7 @@
 mod container;
 pub mod holo;
 pub mod patch;
+mod quant;
 
 use std::io;
 use std::path::Path;
@@ -81,6 +82,7 @@ impl Case {
 pub fn all_cases() -> Vec<Case> {
     let mut cases = container::cases();
     cases.extend(holo::cases());
+    cases.extend(quant::cases());
     cases.sort_by(|a, b| a.path.cmp(&b.path));
     cases
 }

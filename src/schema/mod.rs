@@ -13,12 +13,14 @@ pub mod holo;
 pub mod kv;
 pub mod layout;
 pub mod placement;
+pub mod quant;
 pub mod sections;
 
 pub use container::*;
 pub use descriptor::*;
 pub use kv::*;
 pub use layout::*;
+pub use quant::*;
 pub use sections::*;
 
 use binrw::io::{Read, Seek, SeekFrom};

@@ -6,6 +6,7 @@
 
 mod container;
 pub mod descriptor;
+pub mod quant;
 mod region;
 mod rule;
 pub mod rules;

@@ -93,6 +93,7 @@ fn walk(frame: &Frame<'_>, report: &mut Report) -> (Vec<Walked>, bool) {
             );
             return (out, false);
         };
+        super::quant::check_in_file(&d, pos, bytes, &p.buffer_offsets, report);
         let mut from = desc_end;
         for (&b, h) in p.buffer_offsets.iter().zip(&d.buffers) {
             check_zero(bytes, from, b, report);

@@ -3,6 +3,7 @@
 
 pub mod container;
 pub mod holo;
+pub mod quant;
 
 /// Every area's rule slice, in the order `hrry rules` lists them.
-pub static TABLES: &[&[&super::Rule]] = &[container::RULES, holo::RULES];
+pub static TABLES: &[&[&super::Rule]] = &[container::RULES, quant::RULES, holo::RULES];

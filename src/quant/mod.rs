@@ -1,0 +1,536 @@
+//! Dequantization of quantized tensors to float32 in logical row-major order.
+//!
+//! [`Dequantizer::new`] validates a tensor's quantization descriptor and parameter
+//! buffers (every `QZ-`/`QT-`/`QC-`/`QB-`/`QN-`/`QM-` rule), checks that every element
+//! lies inside the data buffer, and then dequantizes into a caller's slice
+//! ([`Dequantizer::dequantize_into`]), a new vector ([`Dequantizer::to_vec`]) or row
+//! by row ([`Dequantizer::dequantize_rows`], [`Dequantizer::row_chunks`]) for tensors
+//! larger than memory. A "row" is one line along the last dimension.
+//!
+//! The hot cases — per-block affine, NF4 and MXFP blocks along the last axis of a
+//! row-major tensor — run block kernels: AVX2 on x86-64 when the CPU has AVX2 and
+//! F16C (detected at run time), portable scalar code elsewhere. Everything else runs
+//! the per-element reference ([`scalar`]). Every path gives bit-identical results.
+
+pub mod element;
+pub mod quantize;
+pub(crate) mod scalar;
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod x86;
+
+use crate::model::element_type::{element_count, ElementType};
+use crate::schema::{QuantScheme, TensorDescriptor, FLAG_SYMMETRIC, LAYOUT_ROW_MAJOR};
+use crate::validate::quant::{block_scale_size, Addressing, BlockGeometry};
+use crate::validate::{Mode, Report, Violation};
+
+pub use quantize::{quantize_per_block, PerBlockOptions, Quantized};
+
+/// Why a tensor cannot be dequantized.
+#[derive(Debug, thiserror::Error)]
+pub enum QuantError {
+    /// The descriptor has no quantization section.
+    #[error("the tensor is not quantized (HAS_QUANTIZATION is clear)")]
+    NotQuantized,
+    /// A quantization rule is broken (the first violation found).
+    #[error("invalid quantized tensor: {0}")]
+    Invalid(Violation),
+    /// Valid, but not something this dequantizer handles (e.g. a sparse layout).
+    #[error("unsupported quantized tensor: {0}")]
+    Unsupported(String),
+    /// A buffer slice is shorter than the descriptor requires.
+    #[error("buffer {index} holds {found} bytes, {needed} needed")]
+    BufferTooShort {
+        /// Buffer table index.
+        index: usize,
+        /// Bytes the descriptor requires.
+        needed: u128,
+        /// Bytes passed.
+        found: usize,
+    },
+    /// The output slice does not have the required length.
+    #[error("output holds {found} values, {expected} expected")]
+    OutputLength {
+        /// Values required.
+        expected: u64,
+        /// Values passed.
+        found: usize,
+    },
+    /// Rows outside the tensor were requested.
+    #[error("rows {first}..{end} requested, the tensor has {rows}")]
+    RowRange {
+        /// First row requested.
+        first: u64,
+        /// One past the last row requested.
+        end: u64,
+        /// Rows in the tensor.
+        rows: u64,
+    },
+    /// The whole output would be much larger than the input (broadcasting strides);
+    /// use the row API.
+    #[error("the output ({bytes} bytes) is over {limit} bytes; dequantize it in row chunks")]
+    TooLarge {
+        /// Output bytes.
+        bytes: u128,
+        /// The limit for a single allocation.
+        limit: u128,
+    },
+}
+
+/// Which implementation dequantizes (all give identical bits).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Kernel {
+    /// The fastest available: SIMD block kernels, else scalar block kernels, else
+    /// the reference.
+    #[default]
+    Auto,
+    /// Scalar block kernels where they apply, else the reference.
+    Scalar,
+    /// The per-element reference for every element.
+    Reference,
+}
+
+/// What a block kernel computes for each element.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum BlockKind {
+    /// Per-block affine `s * (q - z)` on integer storage.
+    Affine {
+        /// Storage type (int8, uint8, int4, uint4, int2, uint2).
+        storage: ElementType,
+        /// `scale_type_tag`.
+        scale_type: u8,
+    },
+    /// NF4 `s * nf4[q]`.
+    Nf4,
+    /// MXFP `2^(e - 127) * value(q)`.
+    Mxfp {
+        /// Storage type.
+        storage: ElementType,
+    },
+}
+
+/// Scale and zero-point parameters, borrowed from the tensor's buffers.
+#[derive(Clone, Debug)]
+pub(crate) enum Params<'a> {
+    /// Inline scale and zero point.
+    PerTensor { scale: f32, zero_point: i64 },
+    /// One float32 scale (and int32 zero point) per index along `axis`.
+    PerChannel {
+        axis: usize,
+        scales: &'a [u8],
+        zero_points: Option<&'a [u8]>,
+    },
+    /// One scale (and zero point) per block.
+    Blocks {
+        kind: BlockKind,
+        geometry: BlockGeometry,
+        scales: &'a [u8],
+        /// Empty when symmetric.
+        zero_points: &'a [u8],
+    },
+}
+
+/// A run of whole rows for a block kernel: blocks along the last axis of a row-major
+/// tensor, each starting on a byte boundary, so block `b` is bytes
+/// `[b * block_bytes, (b + 1) * block_bytes)` of `data`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct BlockRows<'a> {
+    pub kind: BlockKind,
+    pub block_size: usize,
+    pub row_len: usize,
+    pub blocks_per_row: usize,
+    pub block_bytes: usize,
+    /// Storage bytes from the first row's first block.
+    pub data: &'a [u8],
+    /// Scale bytes from the first row's first block.
+    pub scales: &'a [u8],
+    /// Zero-point bytes from the first row's first block; empty when symmetric.
+    pub zero_points: &'a [u8],
+}
+
+/// A validated quantized tensor, ready to dequantize.
+#[derive(Clone, Debug)]
+pub struct Dequantizer<'a> {
+    pub(crate) shape: Vec<u64>,
+    pub(crate) storage: ElementType,
+    pub(crate) addressing: Addressing,
+    pub(crate) data: &'a [u8],
+    pub(crate) params: Params<'a>,
+    /// Set when the block kernels apply.
+    fast: Option<BlockRows<'a>>,
+    kernel: Kernel,
+    len: u64,
+    row_len: u64,
+}
+
+/// Dequantizes the tensor `desc` with `buffers` (index = buffer table index) into
+/// `out`, which must hold exactly one value per element.
+pub fn dequantize_into(
+    desc: &TensorDescriptor,
+    buffers: &[&[u8]],
+    out: &mut [f32],
+) -> Result<(), QuantError> {
+    Dequantizer::new(desc, buffers)?.dequantize_into(out)
+}
+
+/// Dequantizes the tensor `desc` with `buffers` into a new vector.
+pub fn dequantize(desc: &TensorDescriptor, buffers: &[&[u8]]) -> Result<Vec<f32>, QuantError> {
+    Dequantizer::new(desc, buffers)?.to_vec()
+}
+
+/// The slice `bytes[start..start + len]` of buffer `index`, or `BufferTooShort`.
+fn param_slice<'a>(
+    buffers: &[&'a [u8]],
+    index: u32,
+    start: u64,
+    len: u64,
+) -> Result<&'a [u8], QuantError> {
+    let index = index as usize;
+    let buf = buffers.get(index).copied().unwrap_or(&[]);
+    let end = start.checked_add(len);
+    let range = end
+        .and_then(|e| Some(usize::try_from(start).ok()?..usize::try_from(e).ok()?))
+        .and_then(|r| buf.get(r));
+    range.ok_or(QuantError::BufferTooShort {
+        index,
+        needed: u128::from(start) + u128::from(len),
+        found: buf.len(),
+    })
+}
+
+impl<'a> Dequantizer<'a> {
+    /// Validates `desc` and its `buffers` and prepares dequantization.
+    pub fn new(desc: &TensorDescriptor, buffers: &[&'a [u8]]) -> Result<Self, QuantError> {
+        let section = desc.quantization.as_ref().ok_or(QuantError::NotQuantized)?;
+        let mut report = Report::new(Mode::Strict);
+        crate::validate::quant::check(desc, 0, Some(buffers), &mut report);
+        if let Some(v) = report.violations.into_iter().next() {
+            return Err(QuantError::Invalid(v));
+        }
+        let scheme = QuantScheme::decode(&section.quantization_descriptor).ok_or_else(|| {
+            QuantError::Unsupported("the quantization descriptor is too short".into())
+        })?;
+        let unsupported = |what: &str| QuantError::Unsupported(what.to_string());
+        let storage =
+            ElementType::from_tag(desc.type_tag).ok_or_else(|| unsupported("type tag"))?;
+        let width = storage
+            .bit_width()
+            .ok_or_else(|| unsupported("storage width"))?;
+        let shape = desc.shape.clone();
+        let len = element_count(&shape).ok_or_else(|| unsupported("dynamic or huge shape"))?;
+        let symmetric = scheme.header().flags & FLAG_SYMMETRIC != 0;
+
+        let (params, geometry) = match scheme {
+            QuantScheme::PerTensorAffine(d) => (
+                Params::PerTensor {
+                    scale: d.scale,
+                    zero_point: d.zero_point.into(),
+                },
+                None,
+            ),
+            QuantScheme::PerChannelAffine(d) => {
+                let n = shape[d.axis as usize];
+                let bytes = n
+                    .checked_mul(4)
+                    .ok_or_else(|| unsupported("channel count"))?;
+                let scales = param_slice(buffers, d.scale_buffer_index, 0, bytes)?;
+                let zero_points = if symmetric {
+                    None
+                } else {
+                    let skip = if d.zero_point_buffer_index == d.scale_buffer_index {
+                        bytes
+                    } else {
+                        0
+                    };
+                    Some(param_slice(
+                        buffers,
+                        d.zero_point_buffer_index,
+                        skip,
+                        bytes,
+                    )?)
+                };
+                let axis = d.axis as usize;
+                (
+                    Params::PerChannel {
+                        axis,
+                        scales,
+                        zero_points,
+                    },
+                    None,
+                )
+            }
+            QuantScheme::PerBlockAffine(d) => {
+                let g = BlockGeometry::new(&shape, d.axis as usize, d.block_size.into())
+                    .ok_or_else(|| unsupported("block geometry"))?;
+                let size = block_scale_size(d.scale_type_tag).unwrap_or(4);
+                let scale_bytes = g
+                    .num_blocks
+                    .checked_mul(size)
+                    .ok_or_else(|| unsupported("scale count"))?;
+                let scales = param_slice(buffers, d.scale_buffer_index, 0, scale_bytes)?;
+                let zero_points = if symmetric {
+                    &[][..]
+                } else {
+                    let skip = if d.zero_point_buffer_index == d.scale_buffer_index {
+                        scale_bytes
+                    } else {
+                        0
+                    };
+                    param_slice(buffers, d.zero_point_buffer_index, skip, g.num_blocks * 4)?
+                };
+                let kind = BlockKind::Affine {
+                    storage,
+                    scale_type: d.scale_type_tag,
+                };
+                (
+                    Params::Blocks {
+                        kind,
+                        geometry: g,
+                        scales,
+                        zero_points,
+                    },
+                    Some(g),
+                )
+            }
+            QuantScheme::Nf4(d) | QuantScheme::Mxfp(d) => {
+                let g = BlockGeometry::new(&shape, d.axis as usize, d.block_size.into())
+                    .ok_or_else(|| unsupported("block geometry"))?;
+                let (kind, size) = if matches!(scheme, QuantScheme::Nf4(_)) {
+                    (BlockKind::Nf4, 4)
+                } else {
+                    (BlockKind::Mxfp { storage }, 1)
+                };
+                let scales = param_slice(buffers, d.scale_buffer_index, 0, g.num_blocks * size)?;
+                (
+                    Params::Blocks {
+                        kind,
+                        geometry: g,
+                        scales,
+                        zero_points: &[],
+                    },
+                    Some(g),
+                )
+            }
+        };
+
+        let storage_shape = geometry.map_or_else(|| shape.clone(), |g| g.storage_shape(&shape));
+        let addressing = Addressing::new(desc, &storage_shape, width).ok_or_else(|| {
+            QuantError::Unsupported(format!(
+                "layout 0x{:02X}: dequantization handles row-major, column-major and strided layouts",
+                desc.layout_tag
+            ))
+        })?;
+        let data = buffers.first().copied().unwrap_or(&[]);
+        let needed = addressing
+            .required_bytes(&storage_shape)
+            .ok_or_else(|| unsupported("elements placed before the buffer start"))?;
+        if (data.len() as u128) < needed {
+            return Err(QuantError::BufferTooShort {
+                index: 0,
+                needed,
+                found: data.len(),
+            });
+        }
+        let row_len = shape.last().copied().unwrap_or(1);
+        let mut dq = Dequantizer {
+            shape,
+            storage,
+            addressing,
+            data,
+            params,
+            fast: None,
+            kernel: Kernel::Auto,
+            len,
+            row_len,
+        };
+        dq.fast = dq.block_rows(desc);
+        Ok(dq)
+    }
+
+    /// The block-kernel view, when the tensor is row-major, blocked along its last
+    /// axis, and every block starts on a byte boundary.
+    fn block_rows(&self, desc: &TensorDescriptor) -> Option<BlockRows<'a>> {
+        let Params::Blocks {
+            kind,
+            geometry: g,
+            scales,
+            zero_points,
+        } = self.params
+        else {
+            return None;
+        };
+        let rank = self.shape.len();
+        if desc.layout_tag != LAYOUT_ROW_MAJOR || g.axis + 1 != rank {
+            return None;
+        }
+        let width = u64::from(self.addressing.bit_width);
+        let block_bits = g.block_size.checked_mul(width)?;
+        if block_bits % 8 != 0 {
+            return None;
+        }
+        let start = usize::try_from(desc.byte_offset).ok()?;
+        Some(BlockRows {
+            kind,
+            block_size: usize::try_from(g.block_size).ok()?,
+            row_len: usize::try_from(g.axis_len).ok()?,
+            blocks_per_row: usize::try_from(g.blocks_per_axis).ok()?,
+            block_bytes: usize::try_from(block_bits / 8).ok()?,
+            data: self.data.get(start..)?,
+            scales,
+            zero_points,
+        })
+    }
+
+    /// Chooses the implementation (for tests and benchmarks; all give the same bits).
+    pub fn set_kernel(&mut self, kernel: Kernel) {
+        self.kernel = kernel;
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// True when the tensor has no element.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The logical shape.
+    pub fn shape(&self) -> &[u64] {
+        &self.shape
+    }
+
+    /// Elements per row (the last dimension; 1 for a rank-0 tensor).
+    pub fn row_len(&self) -> u64 {
+        self.row_len
+    }
+
+    /// Number of rows (the product of all but the last dimension).
+    pub fn rows(&self) -> u64 {
+        match self.len.checked_div(self.row_len) {
+            Some(rows) => rows,
+            None => self.shape[..self.shape.len() - 1].iter().product(),
+        }
+    }
+
+    /// Dequantizes the whole tensor into `out` (exactly one value per element).
+    pub fn dequantize_into(&self, out: &mut [f32]) -> Result<(), QuantError> {
+        if out.len() as u64 != self.len {
+            return Err(QuantError::OutputLength {
+                expected: self.len,
+                found: out.len(),
+            });
+        }
+        self.run(0, out);
+        Ok(())
+    }
+
+    /// The most output bytes [`Dequantizer::to_vec`] allocates per input byte
+    /// (a 2-bit element becomes 4 bytes: 16 per byte), plus 1 MiB.
+    const EXPANSION: u128 = 16;
+
+    /// Dequantizes the whole tensor into a new vector. Refuses (with
+    /// [`QuantError::TooLarge`]) outputs more than 16 times the data buffer plus 1 MiB,
+    /// which only broadcasting strides produce; use the row API for those.
+    pub fn to_vec(&self) -> Result<Vec<f32>, QuantError> {
+        let bytes = u128::from(self.len) * 4;
+        let limit = self.data.len() as u128 * Self::EXPANSION + (1 << 20);
+        let n = usize::try_from(self.len).ok().filter(|_| bytes <= limit);
+        let n = n.ok_or(QuantError::TooLarge { bytes, limit })?;
+        let mut out = vec![0.0f32; n];
+        self.run(0, &mut out);
+        Ok(out)
+    }
+
+    /// Dequantizes rows `[first_row, first_row + out.len() / row_len)` into `out`,
+    /// whose length must be a whole number of rows.
+    pub fn dequantize_rows(&self, first_row: u64, out: &mut [f32]) -> Result<(), QuantError> {
+        let rows = self.rows();
+        let n = out.len() as u64;
+        let count = n.checked_div(self.row_len).unwrap_or(0);
+        if self.row_len == 0 && n != 0 || self.row_len != 0 && n % self.row_len != 0 {
+            return Err(QuantError::OutputLength {
+                expected: count * self.row_len,
+                found: out.len(),
+            });
+        }
+        let end = first_row.saturating_add(count);
+        if end > rows {
+            return Err(QuantError::RowRange {
+                first: first_row,
+                end,
+                rows,
+            });
+        }
+        self.run(first_row, out);
+        Ok(())
+    }
+
+    /// An iterator over the tensor in chunks of whole rows, each at most
+    /// `max_values` values (at least one row), as `(first_row, values)`.
+    pub fn row_chunks(&self, max_values: usize) -> RowChunks<'_, 'a> {
+        let per = (max_values as u64 / self.row_len.max(1)).max(1);
+        RowChunks {
+            dq: self,
+            next: 0,
+            rows_per_chunk: per,
+        }
+    }
+
+    /// Dequantizes from row `first_row` until `out` is full (whole rows, in range).
+    fn run(&self, first_row: u64, out: &mut [f32]) {
+        if out.is_empty() {
+            return;
+        }
+        if let (Some(job), false) = (self.fast, self.kernel == Kernel::Reference) {
+            let first = first_row as usize;
+            let b0 = first * job.blocks_per_row;
+            let scale_size = match job.kind {
+                BlockKind::Affine { scale_type, .. } => {
+                    block_scale_size(scale_type).unwrap_or(4) as usize
+                }
+                BlockKind::Nf4 => 4,
+                BlockKind::Mxfp { .. } => 1,
+            };
+            let job = BlockRows {
+                data: &job.data[b0 * job.block_bytes..],
+                scales: &job.scales[b0 * scale_size..],
+                zero_points: job.zero_points.get(b0 * 4..).unwrap_or(&[]),
+                ..job
+            };
+            #[cfg(target_arch = "x86_64")]
+            if self.kernel == Kernel::Auto && x86::available() {
+                x86::block_rows(&job, out);
+                return;
+            }
+            scalar::block_rows(&job, out);
+            return;
+        }
+        scalar::reference(self, first_row * self.row_len, out);
+    }
+}
+
+/// Chunks of whole rows; see [`Dequantizer::row_chunks`].
+#[derive(Debug)]
+pub struct RowChunks<'d, 'a> {
+    dq: &'d Dequantizer<'a>,
+    next: u64,
+    rows_per_chunk: u64,
+}
+
+impl Iterator for RowChunks<'_, '_> {
+    type Item = (u64, Vec<f32>);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let rows = self.dq.rows();
+        if self.next >= rows || self.dq.row_len == 0 {
+            return None;
+        }
+        let first = self.next;
+        let count = self.rows_per_chunk.min(rows - first);
+        self.next += count;
+        let mut out = vec![0.0f32; (count * self.dq.row_len) as usize];
+        self.dq.run(first, &mut out);
+        Some((first, out))
+    }
+}

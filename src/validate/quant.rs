@@ -1,0 +1,1052 @@
+//! Checks of a tensor's quantization descriptor against the rules in
+//! [`rules::quant`](super::rules::quant), plus the block geometry and element
+//! addressing that the checks and the dequantizer share.
+//!
+//! Checks that depend on a field are skipped once that field is reported, so a
+//! descriptor with one fault reports one rule.
+
+use crate::model::element_type::ElementType;
+use crate::schema::{
+    descriptor_offsets, BlockScaled, LayoutFields, PerBlockAffine, PerChannelAffine,
+    PerTensorAffine, QuantScheme, TensorDescriptor, FLAG_SYMMETRIC, LAYOUT_COLUMN_MAJOR,
+    LAYOUT_ROW_MAJOR, NO_ZERO_POINT_BUFFER, SCHEME_MXFP, SCHEME_VERSION_MAX,
+};
+
+use super::descriptor::is_dense_layout;
+use super::rules::quant::*;
+use super::{Mode, Report, Rule};
+
+/// Storage types per-tensor and per-channel affine accept.
+pub const AFFINE_STORAGE: &[ElementType] = &[
+    ElementType::Int8,
+    ElementType::Uint8,
+    ElementType::Int16,
+    ElementType::Uint16,
+    ElementType::Int32,
+    ElementType::Uint32,
+    ElementType::Int4,
+    ElementType::Uint4,
+    ElementType::Int2,
+    ElementType::Uint2,
+];
+/// Storage types per-block affine accepts.
+pub const PER_BLOCK_STORAGE: &[ElementType] = &[
+    ElementType::Int8,
+    ElementType::Uint8,
+    ElementType::Int4,
+    ElementType::Uint4,
+    ElementType::Int2,
+    ElementType::Uint2,
+];
+/// Storage types NF4 accepts.
+pub const NF4_STORAGE: &[ElementType] = &[ElementType::Uint4];
+/// Storage types MXFP accepts.
+pub const MXFP_STORAGE: &[ElementType] = &[
+    ElementType::Float8E4m3,
+    ElementType::Float8E5m2,
+    ElementType::Float4E2m1,
+    ElementType::Float6E2m3,
+    ElementType::Float6E3m2,
+    ElementType::Int8,
+    ElementType::Int4,
+];
+
+/// The representable range of an integer storage type, `None` for other types.
+pub fn int_range(ty: ElementType) -> Option<(i64, i64)> {
+    Some(match ty {
+        ElementType::Int2 => (-2, 1),
+        ElementType::Uint2 => (0, 3),
+        ElementType::Int4 => (-8, 7),
+        ElementType::Uint4 => (0, 15),
+        ElementType::Int8 => (-128, 127),
+        ElementType::Uint8 => (0, 255),
+        ElementType::Int16 => (-32768, 32767),
+        ElementType::Uint16 => (0, 65535),
+        ElementType::Int32 => (i32::MIN.into(), i32::MAX.into()),
+        ElementType::Uint32 => (0, u32::MAX.into()),
+        _ => return None,
+    })
+}
+
+/// Bytes of one scale of per-block affine `scale_type_tag`, `None` for other tags.
+pub fn block_scale_size(scale_type_tag: u8) -> Option<u64> {
+    match scale_type_tag {
+        0x01 | 0x02 => Some(2),
+        0x03 => Some(4),
+        _ => None,
+    }
+}
+
+/// Blocks along one axis (quantization/per-block-affine.md § Block Layout).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BlockGeometry {
+    /// The quantized axis.
+    pub axis: usize,
+    /// `S = shape[axis]`.
+    pub axis_len: u64,
+    /// `K = block_size`.
+    pub block_size: u64,
+    /// `ceil(S / K)`.
+    pub blocks_per_axis: u64,
+    /// Product of the other dimensions.
+    pub outer: u64,
+    /// `blocks_per_axis * outer`.
+    pub num_blocks: u64,
+    /// `blocks_per_axis * K`: the axis length the data buffer is laid out for.
+    pub padded_axis_len: u64,
+}
+
+impl BlockGeometry {
+    /// The geometry of `shape` cut into blocks of `block_size` along `axis`; `None`
+    /// when `axis` is out of range, `block_size` is 0, a dimension is the dynamic
+    /// sentinel, or a count overflows.
+    pub fn new(shape: &[u64], axis: usize, block_size: u64) -> Option<Self> {
+        let axis_len = *shape.get(axis)?;
+        if block_size == 0 || axis_len == u64::MAX {
+            return None;
+        }
+        let mut outer = 1u64;
+        for (d, &n) in shape.iter().enumerate() {
+            if d != axis {
+                if n == u64::MAX {
+                    return None;
+                }
+                outer = outer.checked_mul(n)?;
+            }
+        }
+        let blocks_per_axis = axis_len.div_ceil(block_size);
+        Some(BlockGeometry {
+            axis,
+            axis_len,
+            block_size,
+            blocks_per_axis,
+            outer,
+            num_blocks: blocks_per_axis.checked_mul(outer)?,
+            padded_axis_len: blocks_per_axis.checked_mul(block_size)?,
+        })
+    }
+
+    /// The shape the data buffer is laid out for (`shape[axis]` padded).
+    pub fn storage_shape(&self, shape: &[u64]) -> Vec<u64> {
+        let mut s = shape.to_vec();
+        if let Some(d) = s.get_mut(self.axis) {
+            *d = self.padded_axis_len;
+        }
+        s
+    }
+}
+
+/// Where the elements of a dense tensor are: element `[i_0, …]` starts at bit
+/// `origin_bits + bit_width * Σ i_d * strides[d]` of the data buffer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Addressing {
+    /// `byte_offset * 8`.
+    pub origin_bits: i128,
+    /// Per-dimension strides in elements.
+    pub strides: Vec<i64>,
+    /// Bits per element.
+    pub bit_width: u32,
+}
+
+impl Addressing {
+    /// The addressing of `desc`'s data laid out for `storage_shape`, for row-major,
+    /// column-major and strided layouts; `None` for other layouts, a stride count
+    /// that does not match the rank, or strides that overflow.
+    pub fn new(desc: &TensorDescriptor, storage_shape: &[u64], bit_width: u32) -> Option<Self> {
+        let strides = match &desc.layout {
+            LayoutFields::Implicit if desc.layout_tag == LAYOUT_ROW_MAJOR => {
+                contiguous_strides(storage_shape.iter().rev())?
+                    .into_iter()
+                    .rev()
+                    .collect()
+            }
+            LayoutFields::Implicit if desc.layout_tag == LAYOUT_COLUMN_MAJOR => {
+                contiguous_strides(storage_shape.iter())?
+            }
+            LayoutFields::Strided { strides } if strides.len() == storage_shape.len() => {
+                strides.clone()
+            }
+            _ => return None,
+        };
+        Some(Addressing {
+            origin_bits: i128::from(desc.byte_offset) * 8,
+            strides,
+            bit_width,
+        })
+    }
+
+    /// The bits `[start, end)` the elements of `shape` occupy: `Some(None)` for a
+    /// shape with no element, `None` when the arithmetic overflows.
+    pub fn bit_span(&self, shape: &[u64]) -> Option<Option<(i128, i128)>> {
+        let mut lo = 0i128;
+        let mut hi = 0i128;
+        for (&n, &s) in shape.iter().zip(&self.strides) {
+            if n == 0 {
+                return Some(None);
+            }
+            let reach = i128::from(n - 1).checked_mul(i128::from(s))?;
+            if reach < 0 {
+                lo = lo.checked_add(reach)?;
+            } else {
+                hi = hi.checked_add(reach)?;
+            }
+        }
+        let w = i128::from(self.bit_width);
+        let start = self.origin_bits.checked_add(lo.checked_mul(w)?)?;
+        let end = self
+            .origin_bits
+            .checked_add(hi.checked_add(1)?.checked_mul(w)?)?;
+        Some(Some((start, end)))
+    }
+
+    /// Bytes a buffer needs so that every element of `shape` lies inside it (0 for
+    /// a shape with no element); `None` when an element would lie before the start
+    /// or the arithmetic overflows.
+    pub fn required_bytes(&self, shape: &[u64]) -> Option<u128> {
+        match self.bit_span(shape)? {
+            None => Some(0),
+            Some((lo, _)) if lo < 0 => None,
+            Some((_, hi)) => u128::try_from(hi).ok().map(|b| b.div_ceil(8)),
+        }
+    }
+}
+
+/// Strides of a contiguous layout, walking dimensions from the fastest-varying.
+fn contiguous_strides<'a>(dims: impl Iterator<Item = &'a u64>) -> Option<Vec<i64>> {
+    let mut step = 1i64;
+    let mut out = Vec::new();
+    for &n in dims {
+        out.push(step);
+        step = step.checked_mul(i64::try_from(n).ok()?)?;
+    }
+    Some(out)
+}
+
+/// The `bit_width` bits (1–32, LSB-first) starting at `bit_addr` of `data`, or `None`
+/// when they are not all inside `data`.
+pub fn element_bits(data: &[u8], bit_addr: u64, bit_width: u32) -> Option<u32> {
+    let first = usize::try_from(bit_addr / 8).ok()?;
+    let shift = (bit_addr % 8) as u32;
+    let span = (shift + bit_width).div_ceil(8) as usize;
+    let bytes = data.get(first..first.checked_add(span)?)?;
+    let mut acc = 0u64;
+    for (i, &b) in bytes.iter().enumerate() {
+        acc |= u64::from(b) << (8 * i);
+    }
+    Some(((acc >> shift) & ((1u64 << bit_width) - 1)) as u32)
+}
+
+/// Shared state of one descriptor's checks.
+struct Ctx<'a, 'r> {
+    desc: &'a TensorDescriptor,
+    desc_offset: u64,
+    /// Absolute offset of the quantization descriptor's first byte.
+    base: u64,
+    buffers: Option<&'a [&'a [u8]]>,
+    /// Absolute offsets of the buffers, when known.
+    offsets: Option<&'a [u64]>,
+    report: &'r mut Report,
+}
+
+/// A parameter array the scheme references.
+#[derive(Clone, Copy)]
+struct Param {
+    /// Buffer table index.
+    index: u32,
+    /// Offset of the index field inside the quantization descriptor.
+    field: u64,
+    /// Exact byte size of the array, when known.
+    bytes: Option<u64>,
+}
+
+/// Checks the quantization section of `desc`, if any. `desc_offset` is the absolute
+/// offset of the descriptor; `buffers` the tensor's data buffers (index = buffer
+/// table index), when available, for the checks of scale, zero-point and padding
+/// values (violations there are reported at the buffer handle).
+pub fn check(
+    desc: &TensorDescriptor,
+    desc_offset: u64,
+    buffers: Option<&[&[u8]]>,
+    report: &mut Report,
+) {
+    check_with_offsets(desc, desc_offset, buffers, None, report);
+}
+
+/// [`check`] for a tensor inside a file: `file` is the whole file and
+/// `buffer_offsets` the absolute offset of each buffer (all inside `file`), so
+/// violations in buffer values are reported at the offending bytes.
+pub fn check_in_file(
+    desc: &TensorDescriptor,
+    desc_offset: u64,
+    file: &[u8],
+    buffer_offsets: &[u64],
+    report: &mut Report,
+) {
+    if desc.quantization.is_none() {
+        return;
+    }
+    let slices: Vec<&[u8]> = buffer_offsets
+        .iter()
+        .zip(&desc.buffers)
+        .map(|(&at, h)| {
+            let range = usize::try_from(at).ok().zip(
+                at.checked_add(h.byte_size)
+                    .and_then(|end| usize::try_from(end).ok()),
+            );
+            range.and_then(|(a, b)| file.get(a..b)).unwrap_or(&[])
+        })
+        .collect();
+    check_with_offsets(
+        desc,
+        desc_offset,
+        Some(&slices),
+        Some(buffer_offsets),
+        report,
+    );
+}
+
+fn check_with_offsets(
+    desc: &TensorDescriptor,
+    desc_offset: u64,
+    buffers: Option<&[&[u8]]>,
+    offsets: Option<&[u64]>,
+    report: &mut Report,
+) {
+    let Some(section) = &desc.quantization else {
+        return;
+    };
+    // Fewer than 4 bytes is TD-QNT-001, the container's rule.
+    let Some(header) = section.header() else {
+        return;
+    };
+    let length_pos = desc_offset + desc.quantization_pos();
+    let mut cx = Ctx {
+        desc,
+        desc_offset,
+        base: length_pos + 4,
+        buffers,
+        offsets,
+        report,
+    };
+    let tag = header.scheme_tag;
+    match tag {
+        0x00 | 0xFF => {
+            cx.report.violation(
+                &QZ_TAG_INVALID,
+                cx.base,
+                format!("scheme_tag: expected an assigned scheme, found reserved 0x{tag:02X}"),
+            );
+            return;
+        }
+        0x60..=0xEF => {
+            cx.report.violation(
+                &QZ_TAG_RESERVED,
+                cx.base,
+                format!("scheme_tag: 0x{tag:02X} lies in a reserved range (0x60-0xEF)"),
+            );
+            return;
+        }
+        0x01..=0x05 => {}
+        _ => {
+            let message = format!("scheme_tag: 0x{tag:02X} is not an assigned scheme (0x01-0x05)");
+            if cx.report.mode == Mode::Permissive {
+                cx.report.note(format!(
+                    "{message}; descriptor skipped, tensor data not interpreted"
+                ));
+            } else {
+                cx.report.violation(&QZ_TAG_UNKNOWN, cx.base, message);
+            }
+            return;
+        }
+    }
+    if header.scheme_version == 0 {
+        cx.report.violation(
+            &QZ_VERSION_ZERO,
+            cx.base + 1,
+            "scheme_version: expected 1, found 0",
+        );
+        return;
+    }
+    if header.scheme_version > SCHEME_VERSION_MAX {
+        cx.report.violation(
+            &QZ_VERSION_NEWER,
+            cx.base + 1,
+            format!(
+                "scheme_version: highest defined is {SCHEME_VERSION_MAX}, found {}",
+                header.scheme_version
+            ),
+        );
+        return;
+    }
+    let Some(scheme) = QuantScheme::decode(&section.quantization_descriptor) else {
+        let need = crate::schema::scheme_fixed_len(tag).unwrap_or(4);
+        cx.report.violation(
+            &QZ_LENGTH,
+            length_pos,
+            format!(
+                "quantization_length: {} needs at least {need} bytes, found {}",
+                crate::schema::scheme_name(tag),
+                section.quantization_descriptor.len()
+            ),
+        );
+        return;
+    };
+    let allowed_flags = match scheme {
+        QuantScheme::PerChannelAffine(_) | QuantScheme::PerBlockAffine(_) => FLAG_SYMMETRIC,
+        _ => 0,
+    };
+    cx.report.check(
+        header.flags & !allowed_flags == 0,
+        &QZ_FLAGS_RESERVED,
+        cx.base + 2,
+        || {
+            format!(
+                "flags: reserved bits must be 0 (defined mask 0x{allowed_flags:04X}), found 0x{:04X}",
+                header.flags
+            )
+        },
+    );
+    match scheme {
+        QuantScheme::PerTensorAffine(d) => cx.per_tensor(&d),
+        QuantScheme::PerChannelAffine(d) => cx.per_channel(&d),
+        QuantScheme::PerBlockAffine(d) => cx.per_block(&d),
+        QuantScheme::Nf4(d) => cx.nf4(&d),
+        QuantScheme::Mxfp(d) => cx.mxfp(&d),
+    }
+}
+
+/// The number of parameter buffers the descriptor's scheme references (distinct
+/// indices; none for per-tensor affine or an unknown scheme), for the container's
+/// `buffer_count` rule.
+pub fn parameter_buffer_count(desc: &TensorDescriptor) -> usize {
+    let Some(scheme) = desc
+        .quantization
+        .as_ref()
+        .and_then(|q| QuantScheme::decode(&q.quantization_descriptor))
+    else {
+        return 0;
+    };
+    let (scale, zp) = match scheme {
+        QuantScheme::PerTensorAffine(_) => return 0,
+        QuantScheme::PerChannelAffine(d) => (
+            d.scale_buffer_index,
+            (d.header.flags & FLAG_SYMMETRIC == 0).then_some(d.zero_point_buffer_index),
+        ),
+        QuantScheme::PerBlockAffine(d) => (
+            d.scale_buffer_index,
+            (d.header.flags & FLAG_SYMMETRIC == 0).then_some(d.zero_point_buffer_index),
+        ),
+        QuantScheme::Nf4(d) | QuantScheme::Mxfp(d) => (d.scale_buffer_index, None),
+    };
+    match zp {
+        Some(z) if z != scale => 2,
+        _ => 1,
+    }
+}
+
+impl Ctx<'_, '_> {
+    fn storage_type(
+        &mut self,
+        rule: &'static Rule,
+        allowed: &[ElementType],
+    ) -> Option<ElementType> {
+        let tag = self.desc.type_tag;
+        let ty = ElementType::from_tag(tag).filter(|t| allowed.contains(t));
+        if ty.is_none() {
+            let names: Vec<&str> = allowed.iter().map(|t| t.name()).collect();
+            let found = ElementType::from_tag(tag).map_or("unassigned", |t| t.name());
+            self.report.violation(
+                rule,
+                self.desc_offset + descriptor_offsets::TYPE_TAG,
+                format!(
+                    "type_tag: expected one of {}, found 0x{tag:02X} ({found})",
+                    names.join(", ")
+                ),
+            );
+        }
+        ty
+    }
+
+    /// Checks `axis < rank`; `None` when it is not, or `shape[axis]` is dynamic.
+    fn axis(&mut self, rule: &'static Rule, axis: u32, field: u64) -> Option<usize> {
+        let rank = self.desc.shape.len();
+        let ok = (axis as usize) < rank;
+        if !self.report.check(ok, rule, self.base + field, || {
+            format!("axis: expected < rank {rank}, found {axis}")
+        }) {
+            return None;
+        }
+        // A dynamic sentinel in shape[axis] is TD-SHP-002 (every dimension of a stored
+        // tensor); the geometry built from it is refused, so no later check uses it.
+        let a = axis as usize;
+        (self.desc.shape.get(a) != Some(&u64::MAX)).then_some(a)
+    }
+
+    fn reserved(&mut self, rule: &'static Rule, bytes: &[u8], field: u64) {
+        self.report.check(
+            bytes.iter().all(|&b| b == 0),
+            rule,
+            self.base + field,
+            || format!("_reserved: expected zero bytes, found {bytes:02X?}"),
+        );
+    }
+
+    fn symmetric_index(&mut self, rule: &'static Rule, flags: u16, zp_index: u32, field: u64) {
+        if flags & FLAG_SYMMETRIC != 0 {
+            self.report.check(
+                zp_index == NO_ZERO_POINT_BUFFER,
+                rule,
+                self.base + field,
+                || {
+                    format!(
+                        "zero_point_buffer_index: SYMMETRIC requires 0xFFFFFFFF, found {zp_index}"
+                    )
+                },
+            );
+        }
+    }
+
+    /// Block size: a power of two in `[min, max]`.
+    fn block_size(&mut self, rule: &'static Rule, block_size: u32, min: u32, max: u32) -> bool {
+        let ok = block_size.is_power_of_two() && (min..=max).contains(&block_size);
+        self.report
+            .check(ok, rule, self.base + BlockScaled::BLOCK_SIZE, || {
+                if max == u32::MAX {
+                    format!("block_size: expected a power of two >= {min}, found {block_size}")
+                } else {
+                    format!(
+                        "block_size: expected a power of two in [{min}, {max}], found {block_size}"
+                    )
+                }
+            })
+    }
+
+    /// `block_size <= shape[axis]` when `shape[axis] > 0`.
+    fn block_fits(&mut self, rule: &'static Rule, geometry: &BlockGeometry) {
+        let (s, k) = (geometry.axis_len, geometry.block_size);
+        self.report.check(
+            s == 0 || k <= s,
+            rule,
+            self.base + BlockScaled::BLOCK_SIZE,
+            || {
+                format!(
+                    "block_size: must not exceed shape[{}] = {s}, found {k}",
+                    geometry.axis
+                )
+            },
+        );
+    }
+
+    /// Index range, data-buffer exclusion, device, sizes and buffer count of the
+    /// parameter buffers. Returns true when every index is usable.
+    fn params(
+        &mut self,
+        index_rule: &'static Rule,
+        size_rule: &'static Rule,
+        scale: Param,
+        zero_point: Option<Param>,
+    ) -> bool {
+        let count = self.desc.buffers.len();
+        let mut usable = true;
+        let list: Vec<Param> = std::iter::once(scale).chain(zero_point).collect();
+        for p in &list {
+            let idx = p.index as usize;
+            if !self
+                .report
+                .check(idx < count, index_rule, self.base + p.field, || {
+                    format!(
+                        "buffer index: expected < buffer_count {count}, found {}",
+                        p.index
+                    )
+                })
+            {
+                usable = false;
+                continue;
+            }
+            if !self
+                .report
+                .check(idx != 0, &QZ_BUF_DATA, self.base + p.field, || {
+                    "buffer index: 0 is the tensor data buffer".to_string()
+                })
+            {
+                usable = false;
+                continue;
+            }
+            let (data_dev, dev) = (
+                self.desc.buffers[0].device_tag,
+                self.desc.buffers[idx].device_tag,
+            );
+            self.report.check(
+                dev == data_dev,
+                &QZ_DEVICE,
+                self.desc_offset + self.desc.buffer_pos(idx) + 12,
+                || format!("device_tag of buffer {idx}: expected {data_dev} (the data buffer's), found {dev}"),
+            );
+        }
+        if !usable || !is_dense_layout(self.desc.layout_tag) {
+            return usable;
+        }
+        let shared = zero_point.filter(|z| z.index == scale.index);
+        if let Some(z) = shared {
+            if let (Some(a), Some(b)) = (scale.bytes, z.bytes) {
+                let idx = scale.index as usize;
+                let have = self.desc.buffers[idx].byte_size;
+                let need = a.checked_add(b);
+                self.report.check(
+                    need.is_some_and(|n| have >= n),
+                    &QZ_BUF_SHARED,
+                    self.desc_offset + self.desc.buffer_pos(idx),
+                    || {
+                        format!(
+                            "byte_size of shared buffer {idx}: expected at least {a} + {b} bytes ([scales | zero_points]), found {have}"
+                        )
+                    },
+                );
+            }
+        } else {
+            for p in &list {
+                let Some(want) = p.bytes else { continue };
+                let idx = p.index as usize;
+                let have = self.desc.buffers[idx].byte_size;
+                self.report.check(
+                    have == want,
+                    size_rule,
+                    self.desc_offset + self.desc.buffer_pos(idx),
+                    || {
+                        format!(
+                            "byte_size of parameter buffer {idx}: expected {want}, found {have}"
+                        )
+                    },
+                );
+            }
+        }
+        let distinct = if shared.is_some() { 1 } else { list.len() };
+        self.report.check(
+            count == 1 + distinct,
+            &QZ_BUF_COUNT,
+            self.desc_offset + self.desc.buffer_table_pos(),
+            || {
+                format!(
+                    "buffer_count: expected 1 data buffer + {distinct} parameter buffer(s) = {}, found {count}",
+                    1 + distinct
+                )
+            },
+        );
+        true
+    }
+
+    /// The bytes of buffer `index`, when the caller passed buffers.
+    fn buffer(&self, index: u32) -> Option<&[u8]> {
+        self.buffers?.get(index as usize).copied()
+    }
+
+    /// Where a violation in byte `byte` of buffer `index` is reported: that byte in
+    /// the file when the buffer offsets are known, else the buffer's handle.
+    fn value_pos(&self, index: u32, byte: u64) -> u64 {
+        match self.offsets.and_then(|o| o.get(index as usize)) {
+            Some(&at) => at + byte,
+            None => self.desc_offset + self.desc.buffer_pos(index as usize),
+        }
+    }
+
+    fn per_tensor(&mut self, d: &PerTensorAffine) {
+        let ty = self.storage_type(&QT_STORAGE, AFFINE_STORAGE);
+        self.report.check(
+            d.scale.is_finite() && d.scale != 0.0,
+            &QT_SCALE,
+            self.base + PerTensorAffine::SCALE,
+            || format!("scale: expected finite and non-zero, found {:e}", d.scale),
+        );
+        if let Some((lo, hi)) = ty.and_then(int_range) {
+            let z = i64::from(d.zero_point);
+            self.report.check(
+                (lo..=hi).contains(&z),
+                &QT_ZERO_POINT,
+                self.base + PerTensorAffine::ZERO_POINT,
+                || format!("zero_point: expected in [{lo}, {hi}] for the storage type, found {z}"),
+            );
+        }
+        self.reserved(&QT_RESERVED, &d.reserved, PerTensorAffine::RESERVED);
+        if let Some(ty) = ty {
+            self.data(None, None, ty);
+        }
+    }
+
+    fn per_channel(&mut self, d: &PerChannelAffine) {
+        let ty = self.storage_type(&QC_STORAGE, AFFINE_STORAGE);
+        let axis = self.axis(&QC_AXIS, d.axis, PerChannelAffine::AXIS);
+        let type_ok = self.report.check(
+            d.scale_type_tag == 0x03,
+            &QC_SCALE_TYPE,
+            self.base + PerChannelAffine::SCALE_TYPE_TAG,
+            || {
+                format!(
+                    "scale_type_tag: expected 0x03 (float32), found 0x{:02X}",
+                    d.scale_type_tag
+                )
+            },
+        );
+        self.reserved(&QC_RESERVED, &d.reserved, PerChannelAffine::RESERVED);
+        let flags = d.header.flags;
+        self.symmetric_index(
+            &QC_SYMMETRIC,
+            flags,
+            d.zero_point_buffer_index,
+            PerChannelAffine::ZERO_POINT_BUFFER_INDEX,
+        );
+        let channels = axis.map(|a| self.desc.shape[a]);
+        let bytes = channels.and_then(|c| c.checked_mul(4));
+        let scale = Param {
+            index: d.scale_buffer_index,
+            field: PerChannelAffine::SCALE_BUFFER_INDEX,
+            bytes: bytes.filter(|_| type_ok),
+        };
+        let zero_point = (flags & FLAG_SYMMETRIC == 0).then_some(Param {
+            index: d.zero_point_buffer_index,
+            field: PerChannelAffine::ZERO_POINT_BUFFER_INDEX,
+            bytes,
+        });
+        let params_ok = self.params(&QC_INDEX, &QC_SIZE, scale, zero_point);
+        if let (Some(ty), Some(_)) = (ty, axis) {
+            self.data(None, None, ty);
+        }
+        let (Some(n), true) = (channels, params_ok) else {
+            return;
+        };
+        if type_ok {
+            self.scales_f32(&QC_SCALE, scale.index, 0, n, false);
+        }
+        if let (Some(z), Some((lo, hi))) = (zero_point, ty.and_then(int_range)) {
+            let skip = if z.index == scale.index { n * 4 } else { 0 };
+            self.zero_points_in_range(z.index, skip, n, lo, hi);
+        }
+    }
+
+    fn per_block(&mut self, d: &PerBlockAffine) {
+        let ty = self.storage_type(&QB_STORAGE, PER_BLOCK_STORAGE);
+        let axis = self.axis(&QB_AXIS, d.axis, PerBlockAffine::AXIS);
+        let bs_ok = self.block_size(&QB_BLOCK_SIZE, d.block_size, 2, u32::MAX);
+        let scale_size = block_scale_size(d.scale_type_tag);
+        self.report.check(
+            scale_size.is_some(),
+            &QB_SCALE_TYPE,
+            self.base + PerBlockAffine::SCALE_TYPE_TAG,
+            || {
+                format!(
+                    "scale_type_tag: expected 0x01, 0x02 or 0x03, found 0x{:02X}",
+                    d.scale_type_tag
+                )
+            },
+        );
+        self.reserved(&QB_RESERVED, &d.reserved, PerBlockAffine::RESERVED);
+        let flags = d.header.flags;
+        self.symmetric_index(
+            &QB_SYMMETRIC,
+            flags,
+            d.zero_point_buffer_index,
+            PerBlockAffine::ZERO_POINT_BUFFER_INDEX,
+        );
+        let geometry = axis
+            .filter(|_| bs_ok)
+            .and_then(|a| BlockGeometry::new(&self.desc.shape, a, d.block_size.into()));
+        if let Some(g) = &geometry {
+            self.block_fits(&QB_BLOCK_FITS, g);
+        }
+        let blocks = geometry.map(|g| g.num_blocks);
+        let scale = Param {
+            index: d.scale_buffer_index,
+            field: PerBlockAffine::SCALE_BUFFER_INDEX,
+            bytes: blocks.zip(scale_size).and_then(|(n, s)| n.checked_mul(s)),
+        };
+        let zero_point = (flags & FLAG_SYMMETRIC == 0).then_some(Param {
+            index: d.zero_point_buffer_index,
+            field: PerBlockAffine::ZERO_POINT_BUFFER_INDEX,
+            bytes: blocks.and_then(|n| n.checked_mul(4)),
+        });
+        let params_ok = self.params(&QB_INDEX, &QB_SIZE, scale, zero_point);
+        let (Some(g), Some(ty)) = (geometry, ty) else {
+            return;
+        };
+        self.data(Some(&g), Some(&QB_PADDING), ty);
+        if params_ok {
+            if let Some(size) = scale_size {
+                self.scales_block(&QB_SCALE, scale.index, d.scale_type_tag, size, g.num_blocks);
+            }
+        }
+    }
+
+    fn nf4(&mut self, d: &BlockScaled) {
+        let ty = self.storage_type(&QN_STORAGE, NF4_STORAGE);
+        let axis = self.axis(&QN_AXIS, d.axis, BlockScaled::AXIS);
+        let bs_ok = self.block_size(&QN_BLOCK_SIZE, d.block_size, 8, u32::MAX);
+        let geometry = axis
+            .filter(|_| bs_ok)
+            .and_then(|a| BlockGeometry::new(&self.desc.shape, a, d.block_size.into()));
+        if let Some(g) = &geometry {
+            self.block_fits(&QN_BLOCK_FITS, g);
+        }
+        let scale = Param {
+            index: d.scale_buffer_index,
+            field: BlockScaled::SCALE_BUFFER_INDEX,
+            bytes: geometry.and_then(|g| g.num_blocks.checked_mul(4)),
+        };
+        let params_ok = self.params(&QN_INDEX, &QN_SIZE, scale, None);
+        let (Some(g), Some(ty)) = (geometry, ty) else {
+            return;
+        };
+        self.data(Some(&g), Some(&QN_PADDING), ty);
+        if params_ok {
+            self.scales_f32(&QN_SCALE, scale.index, 0, g.num_blocks, true);
+        }
+    }
+
+    fn mxfp(&mut self, d: &BlockScaled) {
+        debug_assert_eq!(d.header.scheme_tag, SCHEME_MXFP);
+        let ty = self.storage_type(&QM_STORAGE, MXFP_STORAGE);
+        let axis = self.axis(&QM_AXIS, d.axis, BlockScaled::AXIS);
+        let bs_ok = self.block_size(&QM_BLOCK_SIZE, d.block_size, 16, 2048);
+        let mut geometry = axis
+            .filter(|_| bs_ok)
+            .and_then(|a| BlockGeometry::new(&self.desc.shape, a, d.block_size.into()));
+        if let Some(g) = geometry {
+            let ok = g.axis_len > 0 && g.axis_len % g.block_size == 0;
+            let pos = self.desc_offset + descriptor_offsets::SHAPE + 8 * g.axis as u64;
+            if !self.report.check(ok, &QM_MULTIPLE, pos, || {
+                format!(
+                    "shape[{}]: expected a positive multiple of block_size {}, found {}",
+                    g.axis, g.block_size, g.axis_len
+                )
+            }) {
+                geometry = None;
+            }
+        }
+        let scale = Param {
+            index: d.scale_buffer_index,
+            field: BlockScaled::SCALE_BUFFER_INDEX,
+            bytes: geometry.map(|g| g.num_blocks),
+        };
+        let params_ok = self.params(&QM_INDEX, &QM_SIZE, scale, None);
+        if let (Some(ty), Some(g)) = (ty, geometry) {
+            self.data(Some(&g), None, ty);
+        }
+        let (Some(g), Some(bytes), true) = (geometry, self.buffer(scale.index), params_ok) else {
+            return;
+        };
+        let n = usize::try_from(g.num_blocks).unwrap_or(usize::MAX);
+        let bad = bytes.iter().take(n).position(|&e| e == 0x00 || e == 0xFF);
+        if let Some(i) = bad {
+            let pos = self.value_pos(scale.index, i as u64);
+            self.report.violation(
+                &QM_SCALE,
+                pos,
+                format!(
+                    "scale[{i}] in buffer {}: float8_e8m0 0x{:02X} is reserved",
+                    scale.index, bytes[i]
+                ),
+            );
+        }
+    }
+
+    /// The data buffer holds every storage element (`shape[axis]` padded to whole
+    /// blocks when `g` is given), and, with `pad_rule`, the padding elements are zero.
+    fn data(
+        &mut self,
+        g: Option<&BlockGeometry>,
+        pad_rule: Option<&'static Rule>,
+        ty: ElementType,
+    ) {
+        let Some(width) = ty.bit_width() else { return };
+        let storage_shape = g.map_or_else(
+            || self.desc.shape.clone(),
+            |g| g.storage_shape(&self.desc.shape),
+        );
+        let Some(addressing) = Addressing::new(self.desc, &storage_shape, width) else {
+            return;
+        };
+        let Some(handle) = self.desc.buffers.first() else {
+            return;
+        };
+        let need = addressing.required_bytes(&storage_shape);
+        let have = handle.byte_size;
+        let padded = g.map_or_else(String::new, |g| {
+            format!(" (shape[{}] padded to {})", g.axis, g.padded_axis_len)
+        });
+        if !self.report.check(
+            need.is_some_and(|n| u128::from(have) >= n),
+            &QZ_DATA_SIZE,
+            self.desc_offset + self.desc.buffer_pos(0),
+            || match need {
+                Some(n) => format!("byte_size of buffer 0: the storage elements{padded} need {n} bytes, found {have}"),
+                None => format!("byte_offset and strides place storage elements{padded} outside any buffer"),
+            },
+        ) {
+            return;
+        }
+        let (Some(g), Some(rule), Some(data)) = (g, pad_rule, self.buffer(0)) else {
+            return;
+        };
+        if g.padded_axis_len == g.axis_len || g.outer == 0 {
+            return;
+        }
+        // Broadcasting strides can name far more padding elements than the buffer
+        // holds; the walk is bounded by the buffer's size.
+        let pads = u128::from(g.outer) * u128::from(g.padded_axis_len - g.axis_len);
+        if pads > data.len() as u128 * 8 + 4096 {
+            self.report.note(format!(
+                "padding of the tensor at {} not checked: {pads} padding elements over a {}-byte buffer",
+                self.desc_offset,
+                data.len()
+            ));
+            return;
+        }
+        if let Some((index, bit, bits)) =
+            first_nonzero_padding(&addressing, &storage_shape, g, data)
+        {
+            let pos = self.value_pos(0, bit / 8);
+            self.report.violation(
+                rule,
+                pos,
+                format!("padding element {index:?} of buffer 0: expected 0, found 0x{bits:X}"),
+            );
+        }
+    }
+
+    /// Every float32 scale in `[first, first + n)` of buffer `index` is finite and
+    /// non-zero (or, with `zero_ok`, non-negative).
+    fn scales_f32(&mut self, rule: &'static Rule, index: u32, first: u64, n: u64, zero_ok: bool) {
+        let Some(bytes) = self.buffer(index) else {
+            return;
+        };
+        let start = usize::try_from(first.saturating_mul(4)).unwrap_or(usize::MAX);
+        let n = usize::try_from(n).unwrap_or(usize::MAX);
+        let values = bytes.get(start..).unwrap_or(&[]).chunks_exact(4).take(n);
+        for (i, c) in values.enumerate() {
+            let v = f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+            let ok = v.is_finite()
+                && if zero_ok {
+                    // -0.0 is a zero, which NF4 accepts.
+                    v >= 0.0
+                } else {
+                    v != 0.0
+                };
+            if !ok {
+                let want = if zero_ok {
+                    "finite and non-negative"
+                } else {
+                    "finite and non-zero"
+                };
+                let pos = self.value_pos(index, (start + 4 * i) as u64);
+                self.report.violation(
+                    rule,
+                    pos,
+                    format!("scale[{i}] in buffer {index}: expected {want}, found {v:e}"),
+                );
+                return;
+            }
+        }
+    }
+
+    /// Every per-block scale of `scale_type_tag` is finite and non-zero.
+    fn scales_block(&mut self, rule: &'static Rule, index: u32, tag: u8, size: u64, n: u64) {
+        let Some(bytes) = self.buffer(index) else {
+            return;
+        };
+        let n = usize::try_from(n).unwrap_or(usize::MAX);
+        for (i, c) in bytes.chunks_exact(size as usize).take(n).enumerate() {
+            let v = widen_scale(tag, c);
+            if !(v.is_finite() && v != 0.0) {
+                let pos = self.value_pos(index, i as u64 * size);
+                self.report.violation(
+                    rule,
+                    pos,
+                    format!(
+                        "scale[{i}] in buffer {index}: expected finite and non-zero, found {v:e}"
+                    ),
+                );
+                return;
+            }
+        }
+    }
+
+    /// Every int32 zero point in buffer `index`, from byte `skip`, lies in `[lo, hi]`.
+    fn zero_points_in_range(&mut self, index: u32, skip: u64, n: u64, lo: i64, hi: i64) {
+        let Some(bytes) = self.buffer(index) else {
+            return;
+        };
+        let start = usize::try_from(skip).unwrap_or(usize::MAX);
+        let n = usize::try_from(n).unwrap_or(usize::MAX);
+        let values = bytes.get(start..).unwrap_or(&[]).chunks_exact(4).take(n);
+        for (i, c) in values.enumerate() {
+            let z = i64::from(i32::from_le_bytes([c[0], c[1], c[2], c[3]]));
+            if !(lo..=hi).contains(&z) {
+                let pos = self.value_pos(index, (start + 4 * i) as u64);
+                self.report.violation(
+                    &QC_ZERO_POINT,
+                    pos,
+                    format!(
+                        "zero_point[{i}] in buffer {index}: expected in [{lo}, {hi}], found {z}"
+                    ),
+                );
+                return;
+            }
+        }
+    }
+}
+
+/// A per-block affine scale of `scale_type_tag` (1 float16, 2 bfloat16, 3 float32)
+/// from its little-endian bytes, widened losslessly to float32.
+pub fn widen_scale(scale_type_tag: u8, bytes: &[u8]) -> f32 {
+    match (scale_type_tag, bytes) {
+        (0x01, [a, b, ..]) => half::f16::from_bits(u16::from_le_bytes([*a, *b])).to_f32(),
+        (0x02, [a, b, ..]) => f32::from_bits(u32::from(u16::from_le_bytes([*a, *b])) << 16),
+        (0x03, [a, b, c, d, ..]) => f32::from_le_bytes([*a, *b, *c, *d]),
+        _ => f32::NAN,
+    }
+}
+
+/// The first padding element (index along the padded axis >= `shape[axis]`) whose
+/// bits are not zero, with its storage index and bits.
+fn first_nonzero_padding(
+    addressing: &Addressing,
+    storage_shape: &[u64],
+    g: &BlockGeometry,
+    data: &[u8],
+) -> Option<(Vec<u64>, u64, u32)> {
+    let rank = storage_shape.len();
+    let mut index = vec![0u64; rank];
+    let width = addressing.bit_width;
+    loop {
+        for i in g.axis_len..g.padded_axis_len {
+            index[g.axis] = i;
+            let mut pos = 0i128;
+            for (&k, &s) in index.iter().zip(&addressing.strides) {
+                pos += i128::from(k) * i128::from(s);
+            }
+            let bit = addressing.origin_bits + pos * i128::from(width);
+            let Ok(bit) = u64::try_from(bit) else {
+                continue;
+            };
+            // Bits past the end of a short slice are not ours to judge here.
+            if let Some(v) = element_bits(data, bit, width).filter(|&v| v != 0) {
+                return Some((index, bit, v));
+            }
+        }
+        index[g.axis] = 0;
+        // Next position over the dimensions other than the axis, last fastest.
+        let mut d = rank;
+        loop {
+            if d == 0 {
+                return None;
+            }
+            d -= 1;
+            if d == g.axis {
+                continue;
+            }
+            index[d] += 1;
+            if index[d] < storage_shape[d] {
+                break;
+            }
+            index[d] = 0;
+        }
+    }
+}
