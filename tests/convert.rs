@@ -429,3 +429,67 @@ fn malformed_inputs_fail_cleanly() {
     .to_string();
     assert!(e.contains("not supported"), "{e}");
 }
+
+#[test]
+fn gguf_q8_0_and_q4_0_become_per_block_affine() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut q8, mut want8, mut q4, mut want4) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for b in 0..4usize {
+        // Block 2 has a zero scale, which Hurray stores as the smallest float16.
+        let d = half::f16::from_f32(if b == 2 { 0.0 } else { 0.25 * (b as f32 + 1.0) });
+        q8.extend(d.to_bits().to_le_bytes());
+        q4.extend(d.to_bits().to_le_bytes());
+        let codes: Vec<u8> = (0..32).map(|i| ((b * 32 + i) * 5 % 16) as u8).collect();
+        for i in 0..32 {
+            let q = (((b * 32 + i) * 7 % 255) as i32 - 127) as i8;
+            q8.push(q as u8);
+            want8.push(f32::from(q) * d.to_f32());
+            want4.push(d.to_f32() * f32::from(codes[i] as i8 - 8));
+        }
+        q4.extend((0..16).map(|j| codes[j] | (codes[j + 16] << 4)));
+    }
+    let tensors = [("q8", vec![64, 2], 8, q8), ("q4", vec![32, 2, 2], 2, q4)];
+    let path = dir.path().join("q.gguf");
+    std::fs::write(&path, gguf_file(Vec::new(), &tensors, 32)).unwrap();
+    let out = dir.path().join("q.hrry");
+    run(&path, &out, &Options::default()).unwrap();
+    assert_strictly_valid(&out);
+    let file = HrryFile::open(&out).unwrap();
+    for (name, want, storage, shape) in [
+        ("q8", &want8, 0x10, vec![2, 64]),
+        ("q4", &want4, 0x48, vec![2, 2, 32]),
+    ] {
+        let t = file.tensor(name).unwrap().unwrap();
+        assert_eq!(t.descriptor.type_tag, storage);
+        assert_eq!(t.descriptor.shape, shape);
+        assert_eq!(t.buffers[1].len(), 8, "four float16 scales");
+        let got = hrry::quant::dequantize(&t.descriptor, &t.buffers).unwrap();
+        assert_eq!(&got, want, "{name}");
+    }
+    drop(file);
+
+    // Back to safetensors: dequantized float32 (or float16) values.
+    let st = dir.path().join("q.safetensors");
+    run(&out, &st, &Options::default()).unwrap();
+    let (tensors, _) = read_all(&st).unwrap();
+    for (name, dtype, shape, bytes) in tensors {
+        assert_eq!(dtype, Dtype::F32);
+        let want = if name == "q8" { &want8 } else { &want4 };
+        let got: Vec<f32> = bytes
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+            .collect();
+        assert_eq!(&got, want, "{name}");
+        assert_eq!(shape.iter().product::<usize>(), 128);
+    }
+    let options = Options {
+        dtype: FloatType::Bf16,
+        ..Options::default()
+    };
+    run(&out, &st, &options).unwrap();
+    let (tensors, _) = read_all(&st).unwrap();
+    let q8 = tensors.iter().find(|t| t.0 == "q8").unwrap();
+    assert_eq!(q8.1, Dtype::BF16);
+    let first = half::bf16::from_le_bytes(q8.3[..2].try_into().unwrap());
+    assert_eq!(first, half::bf16::from_f32(want8[0]));
+}

@@ -21,11 +21,15 @@ use super::{ggml, Error, FileSource, Format, Options, Progress, Summary};
 use crate::file::{HrryWriter, WriterOptions};
 use crate::model::build::dense;
 use crate::model::ElementType;
+use crate::quant::quantize::quantized_descriptor;
 use crate::schema::gguf::{
     GgmlType, GgufArray, GgufArrayValues, GgufHeader, GgufPreamble, GgufValue, GGUF_ALIGNMENT_KEY,
     GGUF_DEFAULT_ALIGNMENT,
 };
-use crate::schema::{KvArray, KvScalar, KvValue, LenBytes, TensorDescriptor};
+use crate::schema::{
+    KvArray, KvScalar, KvValue, LenBytes, PerBlockAffine, QuantScheme, QuantizationHeader,
+    TensorDescriptor, FLAG_SYMMETRIC, NO_ZERO_POINT_BUFFER, SCHEME_PER_BLOCK_AFFINE,
+};
 
 /// Largest `general.alignment` accepted.
 const MAX_ALIGNMENT: u64 = 1 << 30;
@@ -365,9 +369,7 @@ pub fn to_hrry(
             continue;
         }
         let (desc, buffers) = match plan.ty {
-            GgmlType::Q8_0 | GgmlType::Q4_0 if per_block_supported() => {
-                per_block(plan.ty, &plan.name, &plan.shape, bytes)?
-            }
+            GgmlType::Q8_0 | GgmlType::Q4_0 => per_block(plan.ty, &plan.name, &plan.shape, bytes)?,
             _ => {
                 dequantized += 1;
                 dequantized_tensor(plan, &bytes, options)?
@@ -414,27 +416,53 @@ fn dequantized_tensor(
     Ok((desc, vec![out]))
 }
 
-/// Whether Q8_0 / Q4_0 map to per-block affine in this build.
-fn per_block_supported() -> bool {
-    false
-}
-
-/// Q8_0 / Q4_0 as per-block affine.
+/// Q8_0 / Q4_0 as per-block affine: the codes (int8, or int4 repacked) in buffer 0,
+/// the float16 block scales in buffer 1, blocks of 32 along the last axis.
 fn per_block(
     ty: GgmlType,
     name: &str,
     shape: &[u64],
-    bytes: Vec<u8>,
+    mut data: Vec<u8>,
 ) -> Result<(TensorDescriptor, Vec<Vec<u8>>), Error> {
-    let _ = (ty, shape, bytes);
-    Err(Error::tensor(name, "per-block affine is not available"))
+    let (split, storage): (fn(&mut Vec<u8>) -> Result<Vec<u8>, usize>, _) = match ty {
+        GgmlType::Q8_0 => (split_q8_0, ElementType::Int8),
+        _ => (split_q4_0, ElementType::Int4),
+    };
+    let scales = split(&mut data).map_err(|block| {
+        Error::tensor(
+            name,
+            format!(
+                "{} block {block} has a NaN or infinite scale, which Hurray cannot store",
+                ty.name()
+            ),
+        )
+    })?;
+    let scheme = QuantScheme::PerBlockAffine(PerBlockAffine {
+        header: QuantizationHeader {
+            scheme_tag: SCHEME_PER_BLOCK_AFFINE,
+            scheme_version: 1,
+            flags: FLAG_SYMMETRIC,
+        },
+        axis: shape.len().saturating_sub(1) as u32,
+        block_size: 32,
+        scale_buffer_index: 1,
+        zero_point_buffer_index: NO_ZERO_POINT_BUFFER,
+        scale_type_tag: ElementType::Float16.tag(),
+        reserved: [0; 3],
+    });
+    let desc = quantized_descriptor(
+        storage.tag(),
+        shape,
+        &[data.len() as u64, scales.len() as u64],
+        scheme.encode(),
+    );
+    Ok((desc, vec![data, scales]))
 }
 
 /// Splits Q8_0 blocks (`d: f16`, `qs: [i8; 32]`) in place into the int8 codes
 /// (compacted at the front of `data`) and returns the float16 scales. A zero scale
 /// (which Hurray forbids) is replaced by the smallest float16 and its block's codes
 /// by zeros: every value of the block is still exactly 0.
-#[allow(dead_code)] // wired in with per-block affine
 pub(crate) fn split_q8_0(data: &mut Vec<u8>) -> Result<Vec<u8>, usize> {
     const BLOCK: usize = 34;
     let blocks = data.len() / BLOCK;
@@ -459,7 +487,6 @@ pub(crate) fn split_q8_0(data: &mut Vec<u8>) -> Result<Vec<u8>, usize> {
 /// in place into Hurray int4 codes (element `2k` in the low nibble of byte `k`,
 /// two's complement) and returns the float16 scales. Zero scales as in
 /// [`split_q8_0`].
-#[allow(dead_code)] // wired in with per-block affine
 pub(crate) fn split_q4_0(data: &mut Vec<u8>) -> Result<Vec<u8>, usize> {
     const BLOCK: usize = 18;
     let blocks = data.len() / BLOCK;
@@ -488,7 +515,6 @@ pub(crate) fn split_q4_0(data: &mut Vec<u8>) -> Result<Vec<u8>, usize> {
 /// Makes a float16 scale acceptable to Hurray: a zero becomes the smallest positive
 /// subnormal (returns `Ok(true)`: the block's codes must be zeroed); NaN and
 /// infinities are refused.
-#[allow(dead_code)] // wired in with per-block affine
 fn fix_scale(d: &mut [u8; 2]) -> Result<bool, ()> {
     let bits = u16::from_le_bytes(*d);
     if bits & 0x7C00 == 0x7C00 {

@@ -23,6 +23,7 @@ use super::{pack_bools, unpack_bools, Error, FileSource, FloatType, Format, Opti
 use crate::file::{AtomicFile, HrryFile, HrryWriter, WriterOptions};
 use crate::model::build::{dense, descriptor};
 use crate::model::{element_count, ElementType};
+use crate::quant::Dequantizer;
 use crate::schema::{
     ExtensionType, KvValue, LayoutFields, LenBytes, TensorDescriptor, LAYOUT_ROW_MAJOR,
 };
@@ -462,10 +463,8 @@ fn render(
                 data.push(src.read_range(offset, len, Some(&mut *progress))?);
             }
             let slices: Vec<&[u8]> = data.iter().map(Vec::as_slice).collect();
-            let values = dequantize(&p.name, descriptor, &slices)?;
-            drop(data);
-            let mut out = Vec::new();
-            dtype.encode(&values, &mut out);
+            let mut out = Vec::with_capacity(p.out_len);
+            dequantize(&p.name, descriptor, &slices, dtype, &mut out)?;
             out
         }
     };
@@ -478,13 +477,24 @@ fn render(
     Ok(out)
 }
 
-/// Dequantizes a quantized Hurray tensor to float32 values in row-major order.
-fn dequantize(name: &str, d: &TensorDescriptor, buffers: &[&[u8]]) -> Result<Vec<f32>, Error> {
-    let _ = (d, buffers);
-    Err(Error::tensor(
-        name,
-        "quantized tensors cannot be dequantized by this build",
-    ))
+/// Values dequantized per piece, so the float32 copy never exceeds this many.
+const DEQUANTIZE_CHUNK: usize = 1 << 20;
+
+/// Dequantizes a quantized Hurray tensor in row-major order, encoding the values as
+/// `dtype` into `out` a piece at a time.
+fn dequantize(
+    name: &str,
+    d: &TensorDescriptor,
+    buffers: &[&[u8]],
+    dtype: FloatType,
+    out: &mut Vec<u8>,
+) -> Result<(), Error> {
+    let dq = Dequantizer::new(d, buffers)
+        .map_err(|e| Error::tensor(name, format!("cannot dequantize: {e}")))?;
+    for (_, values) in dq.row_chunks(DEQUANTIZE_CHUNK) {
+        dtype.encode(&values, out);
+    }
+    Ok(())
 }
 
 /// Converts the HRRYFILE `input` into the safetensors file `output`.
