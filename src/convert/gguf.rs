@@ -424,11 +424,11 @@ fn per_block(
     shape: &[u64],
     mut data: Vec<u8>,
 ) -> Result<(TensorDescriptor, Vec<Vec<u8>>), Error> {
-    let (split, storage): (fn(&mut Vec<u8>) -> Result<Vec<u8>, usize>, _) = match ty {
-        GgmlType::Q8_0 => (split_q8_0, ElementType::Int8),
-        _ => (split_q4_0, ElementType::Int4),
+    let (scales, storage) = match ty {
+        GgmlType::Q8_0 => (split_q8_0(&mut data), ElementType::Int8),
+        _ => (split_q4_0(&mut data), ElementType::Int4),
     };
-    let scales = split(&mut data).map_err(|block| {
+    let scales = scales.map_err(|block| {
         Error::tensor(
             name,
             format!(
