@@ -440,11 +440,11 @@ fn gguf_q8_0_and_q4_0_become_per_block_affine() {
         q8.extend(d.to_bits().to_le_bytes());
         q4.extend(d.to_bits().to_le_bytes());
         let codes: Vec<u8> = (0..32).map(|i| ((b * 32 + i) * 5 % 16) as u8).collect();
-        for i in 0..32 {
+        for (i, &c) in codes.iter().enumerate() {
             let q = (((b * 32 + i) * 7 % 255) as i32 - 127) as i8;
             q8.push(q as u8);
             want8.push(f32::from(q) * d.to_f32());
-            want4.push(d.to_f32() * f32::from(codes[i] as i8 - 8));
+            want4.push(d.to_f32() * f32::from(c as i8 - 8));
         }
         q4.extend((0..16).map(|j| codes[j] | (codes[j + 16] << 4)));
     }
