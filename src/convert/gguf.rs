@@ -461,8 +461,8 @@ fn per_block(
 
 /// Splits Q8_0 blocks (`d: f16`, `qs: [i8; 32]`) in place into the int8 codes
 /// (compacted at the front of `data`) and returns the float16 scales. A zero scale
-/// (which Hurray forbids) is replaced by the smallest float16 and its block's codes
-/// by zeros: every value of the block is still exactly 0.
+/// (which Hurray forbids) is replaced by the smallest float16 subnormal of the same
+/// sign and its block's codes by zeros: every value of the block is still a zero.
 pub(crate) fn split_q8_0(data: &mut Vec<u8>) -> Result<Vec<u8>, usize> {
     const BLOCK: usize = 34;
     let blocks = data.len() / BLOCK;
@@ -512,8 +512,8 @@ pub(crate) fn split_q4_0(data: &mut Vec<u8>) -> Result<Vec<u8>, usize> {
     Ok(scales)
 }
 
-/// Makes a float16 scale acceptable to Hurray: a zero becomes the smallest positive
-/// subnormal (returns `Ok(true)`: the block's codes must be zeroed); NaN and
+/// Makes a float16 scale acceptable to Hurray: a zero becomes the smallest subnormal
+/// of the same sign (returns `Ok(true)`: the block's codes must be zeroed); NaN and
 /// infinities are refused.
 fn fix_scale(d: &mut [u8; 2]) -> Result<bool, ()> {
     let bits = u16::from_le_bytes(*d);
@@ -521,7 +521,9 @@ fn fix_scale(d: &mut [u8; 2]) -> Result<bool, ()> {
         return Err(());
     }
     if bits & 0x7FFF == 0 {
-        *d = 1u16.to_le_bytes();
+        // Keep the zero's sign: a block quantized from zeros with a -0.0 scale
+        // dequantizes to -0.0 in GGUF, and 0 * -min_subnormal is -0.0 too.
+        *d = ((bits & 0x8000) | 1).to_le_bytes();
         return Ok(true);
     }
     Ok(false)
@@ -543,7 +545,7 @@ mod tests {
         data.extend(q8_block(0x8000, 3)); // -0.0 scale
         data.extend(q8_block(0x4000, 100));
         let scales = split_q8_0(&mut data).unwrap();
-        assert_eq!(scales, vec![0x00, 0x3C, 0x01, 0x00, 0x00, 0x40]);
+        assert_eq!(scales, vec![0x00, 0x3C, 0x01, 0x80, 0x00, 0x40]);
         assert_eq!(data.len(), 96);
         assert_eq!(data[0] as i8, -5);
         assert_eq!(data[31] as i8, 26);
