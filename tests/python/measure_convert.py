@@ -6,8 +6,9 @@ Usage: measure_convert.py HRRY_BINARY WORK_DIR [RUNS]
 Writes WORK_DIR/big.gguf with `gguf.GGUFWriter` (a llama-like set of Q8_0, Q4_0,
 F16 and F32 tensors; the largest is a 250 MiB F16 `output.weight`), then runs
 `/usr/bin/time -v hrry convert big.gguf big.hrry` and `cp big.gguf copy.gguf`
+(then `sync copy.gguf`, since the conversion syncs its output before renaming it)
 RUNS times each (alternating, page cache warm) and prints the peak resident set
-of the conversion, the largest tensor, and the median times and their ratio.
+of the conversion, the largest tensor, and the median times and their ratios.
 """
 
 import os
@@ -62,7 +63,7 @@ print(f"input: {src}, {size} bytes ({size / 2**30:.3f} GiB); largest tensor {lar
 dst = os.path.join(work, "big.hrry")
 copy = os.path.join(work, "copy.gguf")
 subprocess.run(["cp", src, copy], check=True)  # warm the page cache
-convert_times, cp_times, peaks = [], [], []
+convert_times, cp_times, cp_sync_times, peaks = [], [], [], []
 for _ in range(runs):
     start = time.perf_counter()
     p = subprocess.run(
@@ -75,11 +76,16 @@ for _ in range(runs):
     start = time.perf_counter()
     subprocess.run(["cp", src, copy], check=True)
     cp_times.append(time.perf_counter() - start)
+    # hrry convert syncs its output before the rename; the fair baseline syncs too.
+    subprocess.run(["sync", copy], check=True)
+    cp_sync_times.append(time.perf_counter() - start)
 out_size = os.path.getsize(dst)
 tc, tp = statistics.median(convert_times), statistics.median(cp_times)
+ts = statistics.median(cp_sync_times)
 print(f"output: {out_size} bytes")
 print(f"peak RSS of hrry convert: {max(peaks) / 1024:.1f} MiB (runs: {[round(k / 1024, 1) for k in peaks]})")
 print(f"peak RSS minus largest tensor: {max(peaks) / 1024 - largest / 2**20:.1f} MiB")
 print(f"hrry convert median {tc:.2f} s, cp median {tp:.2f} s, ratio {tc / tp:.2f}")
+print(f"cp + sync median {ts:.2f} s, ratio {tc / ts:.2f}")
 for f in (dst, copy):
     os.remove(f)
