@@ -5,6 +5,7 @@
 //! (the rules), [`model`] (typed values), [`file`] (reading and writing containers),
 //! [`quant`] (dequantization), [`holo`] (the archive).
 
+pub mod convert;
 pub mod corpus;
 pub mod diagnose;
 pub mod export;
@@ -17,6 +18,8 @@ pub mod npy;
 pub mod quant;
 pub mod report;
 pub mod schema;
+#[cfg(feature = "arbitrary-model")]
+pub mod testing;
 pub mod validate;
 
 /// The container formats `hrry` understands.

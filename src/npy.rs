@@ -250,6 +250,14 @@ impl<W: Write> NpyWriter<W> {
 /// Writes a float32 array (e.g. dequantized values) as a `.npy` file.
 pub fn write_f32<W: Write>(mut sink: W, shape: &[u64], values: &[f32]) -> io::Result<W> {
     sink.write_all(&header(FLOAT32.descr, shape))?;
+    write_f32_data(&mut sink, values)?;
+    sink.flush()?;
+    Ok(sink)
+}
+
+/// Writes `values` as little-endian float32: the data part of a float32 `.npy`,
+/// callable repeatedly to stream an array in pieces after [`header`].
+pub fn write_f32_data<W: Write>(sink: &mut W, values: &[f32]) -> io::Result<()> {
     let mut chunk = Vec::with_capacity(values.len().min(1 << 14) * 4);
     for part in values.chunks(1 << 14) {
         chunk.clear();
@@ -258,8 +266,7 @@ pub fn write_f32<W: Write>(mut sink: W, shape: &[u64], values: &[f32]) -> io::Re
         }
         sink.write_all(&chunk)?;
     }
-    sink.flush()?;
-    Ok(sink)
+    Ok(())
 }
 
 #[cfg(test)]

@@ -2,7 +2,9 @@
 //! formulas literally for every scheme, layout and axis, and the scalar block-row
 //! kernel used where no SIMD kernel applies (and as the SIMD kernels' tail code).
 
-use super::element::{float_value, int_value, NF4_LEVELS};
+use super::element::{
+    float_value, int_value, FLOAT4_E2M1_LEVELS, FLOAT8_E4M3_TABLE, FLOAT8_E5M2_TABLE, NF4_LEVELS,
+};
 use super::{BlockKind, BlockRows, Dequantizer, Params};
 use crate::model::element_type::ElementType;
 use crate::validate::quant::{element_bits, widen_scale};
@@ -115,7 +117,16 @@ pub(crate) fn block(job: &BlockRows<'_>, b: usize, out: &mut [f32]) {
             _ => fill(out, |i| affine(int_code(storage, data, i), z, s)),
         },
         BlockKind::Nf4 => fill(out, |i| s * NF4_LEVELS[nibble(data, i) as usize]),
-        BlockKind::Mxfp { .. } => fill(out, |i| block_element(kind, data, i, z, s)),
+        BlockKind::Mxfp { storage } => match storage {
+            ElementType::Float4E2m1 => {
+                fill(out, |i| s * FLOAT4_E2M1_LEVELS[nibble(data, i) as usize])
+            }
+            ElementType::Float8E4m3 => fill(out, |i| s * FLOAT8_E4M3_TABLE[data[i] as usize]),
+            ElementType::Float8E5m2 => fill(out, |i| s * FLOAT8_E5M2_TABLE[data[i] as usize]),
+            ElementType::Int8 => fill(out, |i| s * f32::from(data[i] as i8)),
+            ElementType::Int4 => fill(out, |i| s * int_code(storage, data, i) as f32),
+            _ => fill(out, |i| block_element(kind, data, i, z, s)),
+        },
     }
 }
 

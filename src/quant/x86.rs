@@ -28,7 +28,7 @@ pub(crate) fn block_rows(job: &BlockRows<'_>, out: &mut [f32]) {
         return scalar::block_rows(job, out);
     }
     let stream =
-        out.len() * 4 >= STREAM_BYTES && (out.as_ptr() as usize) % 32 == 0 && job.row_len % 8 == 0;
+        out.len() * 4 >= STREAM_BYTES && (out.as_ptr() as usize) % 16 == 0 && job.row_len % 8 == 0;
     macro_rules! go {
         ($d:ty) => {
             // SAFETY: `available()` confirmed AVX2 and F16C; `job` was built by the
@@ -220,11 +220,11 @@ unsafe fn scale_at(kind: BlockKind, scales: &[u8], b: usize) -> f32 {
 const ZERO_POINT_LIMIT: i64 = (1 << 31) - 256;
 
 /// The block-row loop for decoder `D`; `STREAM` uses non-temporal stores (then every
-/// group of eight is 32-byte aligned and there are no tails).
+/// group of eight is 16-byte aligned and there are no tails).
 ///
 /// # Safety
 /// AVX2 and F16C are available; `job` describes `out.len() / job.row_len` rows whose
-/// blocks and parameters lie inside its slices; with `STREAM`, `out` is 32-byte
+/// blocks and parameters lie inside its slices; with `STREAM`, `out` is 16-byte
 /// aligned and `job.row_len % 8 == 0`.
 #[target_feature(enable = "avx2,f16c")]
 unsafe fn rows<D: Decode, const STREAM: bool>(job: &BlockRows<'_>, out: &mut [f32]) {
@@ -257,7 +257,10 @@ unsafe fn rows<D: Decode, const STREAM: bool>(job: &BlockRows<'_>, out: &mut [f3
                 let v = _mm256_mul_ps(D::values8(block.add(g * D::BITS / 8), zv), sv);
                 let dst = out_ptr.add(o + g);
                 if STREAM {
-                    _mm256_stream_ps(dst, v);
+                    // Two 16-byte non-temporal stores: large allocations are only
+                    // 16-byte aligned (the allocator's header precedes the data).
+                    _mm_stream_ps(dst, _mm256_castps256_ps128(v));
+                    _mm_stream_ps(dst.add(4), _mm256_extractf128_ps::<1>(v));
                 } else {
                     _mm256_storeu_ps(dst, v);
                 }

@@ -1,0 +1,164 @@
+//! `hrry dequant`: dequantize one tensor to a float32 `.npy` file and/or print
+//! statistics. Works in row chunks, so tensors larger than memory stream through.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+
+use hrry::file::HrryFile;
+use hrry::quant::Dequantizer;
+
+use crate::{Failure, Outcome};
+
+/// Values per chunk (4 MiB of float32).
+const CHUNK: usize = 1 << 20;
+
+/// Arguments of `hrry dequant`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The Hurray file.
+    file: PathBuf,
+    /// The name of the quantized tensor.
+    tensor: String,
+    /// Write the dequantized values to this float32 `.npy` file (logical row-major
+    /// order, the tensor's shape).
+    #[arg(short, long, value_name = "OUT.npy")]
+    output: Option<PathBuf>,
+    /// Print min, max, mean and count of the dequantized values.
+    #[arg(long)]
+    stats: bool,
+    /// Print the statistics as JSON.
+    #[arg(long, requires = "stats")]
+    json: bool,
+}
+
+/// Running statistics over the dequantized values.
+#[derive(Default)]
+struct Stats {
+    count: u64,
+    nan: u64,
+    min: Option<f32>,
+    max: Option<f32>,
+    sum: f64,
+}
+
+impl Stats {
+    fn add(&mut self, values: &[f32]) {
+        for &v in values {
+            self.count += 1;
+            if v.is_nan() {
+                self.nan += 1;
+                continue;
+            }
+            self.min = Some(self.min.map_or(v, |m| m.min(v)));
+            self.max = Some(self.max.map_or(v, |m| m.max(v)));
+            self.sum += f64::from(v);
+        }
+    }
+
+    fn mean(&self) -> Option<f64> {
+        let n = self.count - self.nan;
+        (n > 0).then(|| self.sum / n as f64)
+    }
+}
+
+pub fn run(args: Args) -> Result<Outcome, Failure> {
+    if args.output.is_none() && !args.stats {
+        return Err(Failure("dequant needs -o OUT.npy, --stats, or both".into()));
+    }
+    let file = match HrryFile::open(&args.file) {
+        Ok(f) => f,
+        Err(hrry::file::Error::Io(e)) => {
+            return Err(Failure(format!("cannot read {}: {e}", args.file.display())))
+        }
+        Err(e) => {
+            eprintln!("{}: {e}", args.file.display());
+            return Ok(Outcome::Invalid);
+        }
+    };
+    let tensor = match file.tensor(&args.tensor) {
+        Ok(Some(t)) => t,
+        Ok(None) => {
+            return Err(Failure(format!(
+                "{}: no tensor named {:?}",
+                args.file.display(),
+                args.tensor
+            )))
+        }
+        Err(e) => {
+            eprintln!("{}: {e}", args.file.display());
+            return Ok(Outcome::Invalid);
+        }
+    };
+    let dq = match Dequantizer::new(&tensor.descriptor, &tensor.buffers) {
+        Ok(dq) => dq,
+        Err(e @ hrry::quant::QuantError::Invalid(_)) => {
+            eprintln!("{} {:?}: {e}", args.file.display(), args.tensor);
+            return Ok(Outcome::Invalid);
+        }
+        Err(e) => {
+            return Err(Failure(format!(
+                "{} {:?}: {e}",
+                args.file.display(),
+                args.tensor
+            )))
+        }
+    };
+
+    let mut out = match &args.output {
+        Some(path) => {
+            let f = File::create(path)
+                .map_err(|e| Failure(format!("cannot create {}: {e}", path.display())))?;
+            let mut w = BufWriter::with_capacity(1 << 20, f);
+            w.write_all(&hrry::npy::header(hrry::npy::FLOAT32.descr, dq.shape()))?;
+            Some(w)
+        }
+        None => None,
+    };
+    let mut stats = Stats::default();
+    let mut write = |values: &[f32]| -> Result<(), Failure> {
+        if let Some(w) = out.as_mut() {
+            hrry::npy::write_f32_data(w, values)?;
+        }
+        if args.stats {
+            stats.add(values);
+        }
+        Ok(())
+    };
+    if dq.row_len() == 0 || dq.is_empty() {
+        // Nothing to write after the header.
+    } else {
+        for (_, values) in dq.row_chunks(CHUNK) {
+            write(&values)?;
+        }
+    }
+    if let Some(mut w) = out {
+        w.flush()?;
+    }
+    if args.stats {
+        let num = |v: Option<f64>| v.map_or(serde_json::Value::Null, |x| serde_json::json!(x));
+        if args.json {
+            let v = serde_json::json!({
+                "tensor": args.tensor,
+                "shape": dq.shape(),
+                "count": stats.count,
+                "nan_count": stats.nan,
+                "min": num(stats.min.map(f64::from)),
+                "max": num(stats.max.map(f64::from)),
+                "mean": num(stats.mean()),
+            });
+            println!("{}", serde_json::to_string_pretty(&v)?);
+        } else {
+            let show = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |x| format!("{x}"));
+            println!("tensor {:?} shape {:?}", args.tensor, dq.shape());
+            println!("count {}", stats.count);
+            println!("min   {}", show(stats.min.map(f64::from)));
+            println!("max   {}", show(stats.max.map(f64::from)));
+            println!("mean  {}", show(stats.mean()));
+            if stats.nan > 0 {
+                println!("nan   {}", stats.nan);
+            }
+        }
+    }
+    Ok(Outcome::Ok)
+}

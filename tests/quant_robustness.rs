@@ -1,0 +1,102 @@
+//! Damaged quantized tensors never panic: random edits of descriptor fields, shapes
+//! and buffers either are refused by `Dequantizer::new` or dequantize, with every
+//! kernel agreeing.
+
+mod quant_common;
+
+use hrry::model::element_type::ElementType::*;
+use hrry::quant::{Dequantizer, Kernel};
+use hrry::validate::{Mode, Report};
+use quant_common::*;
+
+#[test]
+fn random_edits_never_panic_and_kernels_agree() {
+    let mut rng = Rng(77);
+    let bases = [
+        (
+            Block::Affine {
+                scale_type: 0x01,
+                symmetric: true,
+            },
+            Int4,
+            32u32,
+        ),
+        (
+            Block::Affine {
+                scale_type: 0x03,
+                symmetric: false,
+            },
+            Uint8,
+            8,
+        ),
+        (
+            Block::Affine {
+                scale_type: 0x02,
+                symmetric: false,
+            },
+            Int2,
+            4,
+        ),
+        (Block::Nf4, Uint4, 16),
+        (Block::Mxfp, Float4E2m1, 16),
+        (Block::Mxfp, Float6E3m2, 16),
+    ];
+    let mut accepted = 0;
+    for round in 0..3000 {
+        let (block, storage, k) = bases[round % bases.len()];
+        let shape = [1 + rng.below(3), u64::from(k) * (1 + rng.below(3))];
+        let (mut desc, mut buffers) = block_tensor(&mut rng, block, storage, k, &shape, 1);
+        for _ in 0..1 + rng.below(3) {
+            match rng.below(6) {
+                0 => {
+                    let q = &mut desc.quantization.as_mut().unwrap().quantization_descriptor;
+                    if q.is_empty() {
+                        continue;
+                    }
+                    let i = rng.below(q.len() as u64) as usize;
+                    q[i] = rng.next() as u8;
+                }
+                1 => {
+                    let q = &mut desc.quantization.as_mut().unwrap().quantization_descriptor;
+                    let i = rng.below(q.len() as u64 + 1) as usize;
+                    q.truncate(i);
+                }
+                2 => {
+                    let d = rng.below(desc.shape.len() as u64) as usize;
+                    desc.shape[d] = match rng.below(4) {
+                        0 => 0,
+                        1 => u64::MAX,
+                        2 => rng.next(),
+                        _ => rng.below(200),
+                    };
+                }
+                3 => {
+                    let b = rng.below(buffers.len() as u64) as usize;
+                    let n = rng.below(buffers[b].len() as u64 + 1) as usize;
+                    buffers[b].truncate(n);
+                }
+                4 => {
+                    let b = rng.below(desc.buffers.len() as u64) as usize;
+                    desc.buffers[b].byte_size = rng.below(4096);
+                }
+                _ => desc.type_tag = rng.next() as u8,
+            }
+        }
+        let slices = slices(&buffers);
+        let mut report = Report::new(Mode::Strict);
+        hrry::validate::quant::check(&desc, 0, Some(&slices), &mut report);
+        hrry::validate::quant::check(&desc, 0, None, &mut report);
+        let Ok(mut dq) = Dequantizer::new(&desc, &slices) else {
+            continue;
+        };
+        let Ok(auto) = dq.to_vec() else { continue };
+        accepted += 1;
+        dq.set_kernel(Kernel::Reference);
+        let reference = dq.to_vec().unwrap();
+        assert_bits_eq(&auto, &reference, &format!("round {round}"));
+    }
+    assert!(
+        accepted > 100,
+        "only {accepted} edited tensors were still valid"
+    );
+}
