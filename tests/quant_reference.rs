@@ -397,3 +397,33 @@ fn upstream_per_block_vector_decodes_to_its_manifest_entry() {
     let s = half::f16::from_f32(8.0 / 7.0).to_f32();
     assert_eq!(out[0], -7.0 * s);
 }
+
+#[test]
+fn broadcasting_strides_are_refused_whole_but_served_by_rows() {
+    // [2^30, 4] int8 with stride 0 along axis 0: 4 bytes of data, 4 Gi values.
+    let q = QuantScheme::PerTensorAffine(PerTensorAffine {
+        header: header(0x01, 0),
+        scale: 0.5,
+        zero_point: 0,
+        reserved: [0; 4],
+    });
+    let mut desc = quantized_descriptor(0x10, &[1 << 30, 4], &[4], q.encode());
+    desc.layout_tag = hrry::schema::LAYOUT_STRIDED;
+    desc.layout = LayoutFields::Strided {
+        strides: vec![0, 1],
+    };
+    desc.fix_length();
+    let data = vec![2u8, 4, 6, 8];
+    let slices: Vec<&[u8]> = vec![&data];
+    let dq = Dequantizer::new(&desc, &slices).unwrap();
+    assert!(matches!(
+        dq.to_vec(),
+        Err(hrry::quant::QuantError::TooLarge { .. })
+    ));
+    let mut rows = [0.0f32; 8];
+    dq.dequantize_rows(123_456, &mut rows).unwrap();
+    assert_eq!(rows, [1.0, 2.0, 3.0, 4.0, 1.0, 2.0, 3.0, 4.0]);
+    assert!(dq.dequantize_rows(1 << 30, &mut rows).is_err());
+    let mut odd = [0.0f32; 5];
+    assert!(dq.dequantize_rows(0, &mut odd).is_err());
+}

@@ -81,7 +81,13 @@ fn pair(kind: Kind, rows: usize, cols: usize) -> Pair {
             Kind::Q8_0 => {
                 // Codes in [-127, 127] with 127 first, for the same reason.
                 let codes: Vec<u8> = (0..32)
-                    .map(|i| if i == 0 { 127 } else { (rng.next() as i8).max(-127) as u8 })
+                    .map(|i| {
+                        if i == 0 {
+                            127
+                        } else {
+                            (rng.next() as i8).max(-127) as u8
+                        }
+                    })
                     .collect();
                 raw.extend(&codes);
                 data.extend(&codes);
@@ -138,7 +144,10 @@ fn candle_kernel<T: GgmlType>(values: &[f32], out: &mut [f32], reps: usize) -> D
     let mut blocks = vec![T::zeros(); values.len() / T::BLCK_SIZE];
     T::from_float(values, &mut blocks);
     T::to_float(&blocks, out);
-    let same = out.iter().zip(values).all(|(a, b)| a.to_bits() == b.to_bits());
+    let same = out
+        .iter()
+        .zip(values)
+        .all(|(a, b)| a.to_bits() == b.to_bits());
     assert!(same, "candle blocks do not hold the same values");
     best_of(reps, || {
         T::to_float(black_box(&blocks), out);
@@ -171,10 +180,16 @@ fn main() -> candle_core::Result<()> {
             let slices: Vec<&[u8]> = p.buffers.iter().map(Vec::as_slice).collect();
             let dq = Dequantizer::new(&p.desc, &slices).expect("valid tensor");
 
-            let theirs = qt.dequantize(&Device::Cpu)?.flatten_all()?.to_vec1::<f32>()?;
+            let theirs = qt
+                .dequantize(&Device::Cpu)?
+                .flatten_all()?
+                .to_vec1::<f32>()?;
             let ours = dq.to_vec().expect("dequantize");
             let same = theirs.len() == ours.len()
-                && theirs.iter().zip(&ours).all(|(a, b)| a.to_bits() == b.to_bits());
+                && theirs
+                    .iter()
+                    .zip(&ours)
+                    .all(|(a, b)| a.to_bits() == b.to_bits());
             assert!(same, "candle and hrry disagree");
 
             // Allocating: candle's QTensor::dequantize (GGUF path) and hrry's to_vec.

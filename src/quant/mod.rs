@@ -469,14 +469,24 @@ impl<'a> Dequantizer<'a> {
     }
 
     /// An iterator over the tensor in chunks of whole rows, each at most
-    /// `max_values` values (at least one row), as `(first_row, values)`.
-    pub fn row_chunks(&self, max_values: usize) -> RowChunks<'_, 'a> {
+    /// `max_values` values (at least one row), as `(first_row, values)`. Refuses
+    /// (with [`QuantError::TooLarge`]) a single row over `max_values` that is also
+    /// over the [`Dequantizer::to_vec`] limit, which only broadcasting strides make.
+    pub fn row_chunks(&self, max_values: usize) -> Result<RowChunks<'_, 'a>, QuantError> {
+        let row_bytes = u128::from(self.row_len) * 4;
+        let limit = self.data.len() as u128 * Self::EXPANSION + (1 << 20);
+        if self.row_len > max_values as u64 && row_bytes > limit {
+            return Err(QuantError::TooLarge {
+                bytes: row_bytes,
+                limit,
+            });
+        }
         let per = (max_values as u64 / self.row_len.max(1)).max(1);
-        RowChunks {
+        Ok(RowChunks {
             dq: self,
             next: 0,
             rows_per_chunk: per,
-        }
+        })
     }
 
     /// Dequantizes from row `first_row` until `out` is full (whole rows, in range).
