@@ -427,3 +427,38 @@ fn broadcasting_strides_are_refused_whole_but_served_by_rows() {
     let mut odd = [0.0f32; 5];
     assert!(dq.dequantize_rows(0, &mut odd).is_err());
 }
+
+#[test]
+fn shared_parameter_buffer_dequantizes_like_separate_buffers() {
+    let values: Vec<f32> = (0..60).map(|i| (i as f32 * 0.37).sin() * 5.0).collect();
+    let opts = PerBlockOptions {
+        storage: ElementType::Uint4,
+        scale_type: ElementType::Bfloat16,
+        block_size: 8,
+        axis: 1,
+        symmetric: false,
+    };
+    let q = hrry::quant::quantize_per_block(&values, &[3, 20], &opts).unwrap();
+    let separate = dequantize(&q.descriptor, &q.buffer_slices()).unwrap();
+    let mut shared = q.buffers[1].clone();
+    shared.extend_from_slice(&q.buffers[2]);
+    let mut scheme = QuantScheme::decode(
+        &q.descriptor
+            .quantization
+            .as_ref()
+            .unwrap()
+            .quantization_descriptor,
+    )
+    .unwrap();
+    if let QuantScheme::PerBlockAffine(d) = &mut scheme {
+        d.zero_point_buffer_index = 1;
+    }
+    let desc = quantized_descriptor(
+        0x49,
+        &[3, 20],
+        &[q.buffers[0].len() as u64, shared.len() as u64],
+        scheme.encode(),
+    );
+    let slices: Vec<&[u8]> = vec![&q.buffers[0], &shared];
+    assert_bits_eq(&dequantize(&desc, &slices).unwrap(), &separate, "shared");
+}
