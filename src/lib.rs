@@ -7,6 +7,7 @@
 
 pub mod corpus;
 pub mod diagnose;
+pub mod export;
 pub mod file;
 pub mod holo;
 pub mod layout;
@@ -16,6 +17,8 @@ pub mod npy;
 pub mod quant;
 pub mod report;
 pub mod schema;
+#[cfg(feature = "arbitrary-model")]
+pub mod testing;
 pub mod validate;
 
 /// The container formats `hrry` understands.

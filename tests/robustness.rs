@@ -1,26 +1,13 @@
 //! No input makes the reader or validator panic: truncations, bit flips and random
-//! bytes all give clean errors.
+//! bytes all give clean errors, and the readers agree on every file that validates.
 
 use hrry::corpus::{all_cases, Expect};
-use hrry::file::{HrryFile, SequentialReader, TensorRegionEnd};
-use hrry::limits::Limits;
-use hrry::validate::Mode;
+use hrry::file::HrryFile;
 
+/// Every reader over `bytes`, cross-checked on files strict validation accepts
+/// (shared with the `open_file` fuzz target); true when strictly valid.
 fn exercise(bytes: &[u8]) -> bool {
-    let (_, report) = hrry::validate_any(bytes, Mode::Strict);
-    let _ = hrry::validate_any(bytes, Mode::Permissive);
-    if let Ok(file) = HrryFile::from_bytes(bytes) {
-        for e in file.entries() {
-            let _ = file.tensor_at(e);
-        }
-        let _ = hrry::report::inspect_json(&file);
-    }
-    for end in [TensorRegionEnd::BufferToEof, TensorRegionEnd::CountHint] {
-        if let Ok(mut r) = SequentialReader::new(bytes, end, Limits::default()) {
-            while let Ok(Some(_)) = r.next_tensor() {}
-        }
-    }
-    report.is_valid()
+    hrry::testing::exercise_file(bytes)
 }
 
 fn valid_files() -> Vec<(String, Vec<u8>)> {

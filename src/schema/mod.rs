@@ -33,8 +33,17 @@ pub fn remaining<R: Read + Seek>(reader: &mut R) -> BinResult<u64> {
     Ok(end.saturating_sub(here))
 }
 
+/// Largest multiple of the remaining input bytes that [`counted`] reserves up front
+/// for the items' in-memory representation.
+const RESERVE_PER_INPUT_BYTE: u64 = 4;
+
 /// A `parse_with` helper reading `n` items of at least `min_item_size` bytes each,
 /// refusing before any allocation when the input cannot hold them.
+///
+/// The vector is reserved once (never more than [`RESERVE_PER_INPUT_BYTE`] times the
+/// bytes that remain, so untrusted counts stay bounded by the input), and byte vectors
+/// are filled with one `read_exact`: decoding a long index or a large opaque field
+/// neither regrows nor copies the vector.
 pub fn counted<T, R, A>(
     n: u64,
     min_item_size: u64,
@@ -61,7 +70,18 @@ where
             pos,
             message: "count does not fit in memory".into(),
         })?;
-        binrw::helpers::count(n)(reader, endian, args)
+        let item_size = (std::mem::size_of::<T>() as u64).max(1);
+        let reserve = (n as u64).min(left.saturating_mul(RESERVE_PER_INPUT_BYTE) / item_size);
+        let mut items: Vec<T> = Vec::with_capacity(usize::try_from(reserve).unwrap_or(0));
+        if let Some(bytes) = <dyn core::any::Any>::downcast_mut::<Vec<u8>>(&mut items) {
+            bytes.resize(n, 0);
+            reader.read_exact(bytes)?;
+        } else {
+            for _ in 0..n {
+                items.push(T::read_options(reader, endian, args.clone())?);
+            }
+        }
+        Ok(items)
     }
 }
 

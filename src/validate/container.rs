@@ -359,6 +359,18 @@ fn check_index(
     report: &mut Report,
 ) -> (Vec<(u64, IndexEntry)>, bool) {
     let base = t.index_offset;
+    if t.index_length > limits.max_index_bytes {
+        report.violation(
+            &HF_LIM,
+            base,
+            format!(
+                "index_length {} exceeds max_index_bytes {}",
+                t.index_length, limits.max_index_bytes
+            ),
+        );
+        report.fatal = true;
+        return (Vec::new(), false);
+    }
     let index = &bytes[base as usize..(base + t.index_length) as usize];
     let Some(count) = index
         .get(..8)
@@ -472,6 +484,17 @@ fn check_index(
 /// Decodes and checks every KV entry.
 fn check_kv(bytes: &[u8], t: &Trailer, limits: &Limits, report: &mut Report) {
     let base = t.kv_offset;
+    if u64::from(t.kv_length) > limits.max_kv_bytes {
+        report.violation(
+            &HF_LIM,
+            base,
+            format!(
+                "kv_length {} exceeds max_kv_bytes {}",
+                t.kv_length, limits.max_kv_bytes
+            ),
+        );
+        return;
+    }
     let kv = &bytes[base as usize..(base + u64::from(t.kv_length)) as usize];
     let Some(count) = kv
         .get(..4)
@@ -513,6 +536,17 @@ fn check_kv(bytes: &[u8], t: &Trailer, limits: &Limits, report: &mut Report) {
             return;
         };
         let key = &kv[pos + 2..pos + 2 + e.key.len()];
+        if key.len() > usize::from(limits.max_name_length) {
+            report.violation(
+                &HF_LIM,
+                at,
+                format!(
+                    "KV key length {} exceeds max_name_length {}",
+                    key.len(),
+                    limits.max_name_length
+                ),
+            );
+        }
         report.check(!key.is_empty(), &HF_KV_KEY_EMPTY, at, || {
             format!("KV entry {i} has an empty key")
         });

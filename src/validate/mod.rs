@@ -13,7 +13,7 @@ mod rule;
 pub mod rules;
 
 pub use container::{validate_file, Options};
-pub use rule::{Level, Mode, Report, Rule, Violation};
+pub use rule::{Level, Mode, Report, Rule, Violation, MAX_VIOLATIONS_PER_RULE};
 
 /// Every rule of every area, in table order.
 pub fn all_rules() -> impl Iterator<Item = &'static Rule> {

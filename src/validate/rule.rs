@@ -93,6 +93,12 @@ impl fmt::Display for Violation {
     }
 }
 
+/// Most violations of one rule a report lists. Further ones are counted in
+/// [`Report::suppressed`], not stored, so that no input can make a report grow
+/// faster than a fixed amount per rule (a KV section of 4-byte entries could
+/// otherwise yield several violations, each with its message, per 4 input bytes).
+pub const MAX_VIOLATIONS_PER_RULE: u32 = 1000;
+
 /// Collects violations and notes while a validator walks a file.
 #[derive(Clone, Debug, Default)]
 pub struct Report {
@@ -104,6 +110,10 @@ pub struct Report {
     pub notes: Vec<String>,
     /// Set when validation stopped early because the structure could not be followed.
     pub fatal: bool,
+    /// Violations found but not listed, because their rule already had
+    /// [`MAX_VIOLATIONS_PER_RULE`] entries in `violations`.
+    pub suppressed: u64,
+    per_rule: std::collections::HashMap<&'static str, u32>,
 }
 
 impl Report {
@@ -120,6 +130,17 @@ impl Report {
         if self.mode == Mode::Permissive && rule.level == Level::Hardening {
             return;
         }
+        let listed = self.per_rule.entry(rule.id).or_insert(0);
+        if *listed >= MAX_VIOLATIONS_PER_RULE {
+            if self.suppressed == 0 {
+                self.notes.push(format!(
+                    "over {MAX_VIOLATIONS_PER_RULE} violations of one rule: further ones are counted, not listed"
+                ));
+            }
+            self.suppressed += 1;
+            return;
+        }
+        *listed += 1;
         self.violations.push(Violation {
             rule,
             offset,

@@ -3,6 +3,7 @@
 //! Exit codes: 0 valid / success, 1 invalid input, 2 usage or I/O error.
 
 mod dequant;
+mod export;
 mod holo;
 mod inspect;
 mod validate;
@@ -26,6 +27,8 @@ enum Command {
     Dequant(dequant::Args),
     /// Show a file's header, metadata and tensors (or a .holo's sections).
     Inspect(inspect::Args),
+    /// Write a tensor in logical row-major order as a NumPy .npy array.
+    Export(export::Args),
     /// Check files against every rule of the spec and report each violation.
     Validate(validate::Args),
     /// Work with .holo archives (extract an extension or a section).
@@ -61,6 +64,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Dequant(args) => dequant::run(args),
         Command::Inspect(args) => inspect::run(args),
+        Command::Export(args) => export::run(args),
         Command::Validate(args) => validate::run(args),
         Command::Holo(command) => holo::run(command),
         Command::Rules { json } => rules(json),

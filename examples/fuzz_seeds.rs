@@ -1,0 +1,94 @@
+//! Builds the fuzz targets' seed corpora from the conformance corpus:
+//! `cargo run --example fuzz_seeds -- corpus fuzz/corpus` (what `fuzz/run.sh` does;
+//! an example of the main crate so that it reuses the build `cargo test` made).
+//!
+//! Whole HRRYFILEs seed `open_file` (and `sequential`, behind its control byte);
+//! the descriptors, index sections and KV sections cut out of them seed
+//! `descriptor`, `index_section` and `kv_section`; `.holo` archives seed `holo`.
+//! The structure-aware targets (`roundtrip`, `simd_dequant`) start from nothing. Nothing here is committed: `fuzz/run.sh` runs it
+//! before fuzzing, so the seeds always match `corpus/`.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use hrry::file::HrryFile;
+use hrry::schema::{read_from, Trailer, TRAILER_LEN};
+
+fn slice(bytes: &[u8], offset: u64, len: u64) -> Option<&[u8]> {
+    let start = usize::try_from(offset).ok()?;
+    bytes.get(start..start.checked_add(usize::try_from(len).ok()?)?)
+}
+
+fn put(out: &Path, target: &str, name: &str, bytes: &[u8]) {
+    let dir = out.join(target);
+    fs::create_dir_all(&dir).expect("create seed folder");
+    fs::write(dir.join(name), bytes).expect("write seed");
+}
+
+fn files(corpus: &Path) -> Vec<PathBuf> {
+    let mut all = Vec::new();
+    for sub in ["valid", "invalid"] {
+        let Ok(dir) = fs::read_dir(corpus.join(sub)) else {
+            continue;
+        };
+        all.extend(dir.filter_map(|e| Some(e.ok()?.path())));
+    }
+    all.sort();
+    all
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let [_, corpus, out] = args.as_slice() else {
+        eprintln!("usage: fuzz_seeds CORPUS_DIR OUT_DIR");
+        std::process::exit(2);
+    };
+    let (corpus, out) = (Path::new(corpus), Path::new(out));
+    let mut count = 0;
+    for path in files(corpus) {
+        let bytes = fs::read(&path).expect("read corpus file");
+        let stem = format!(
+            "{}-{}",
+            path.parent()
+                .and_then(|p| p.file_name())
+                .map_or("x".into(), |n| n.to_string_lossy()),
+            path.file_stem().map_or("x".into(), |n| n.to_string_lossy())
+        );
+        if bytes.starts_with(b"HOLO") {
+            put(out, "holo", &stem, &bytes);
+        }
+        let is_hrry = bytes.starts_with(b"HRRYFILE");
+        if is_hrry {
+            put(out, "open_file", &stem, &bytes);
+            for control in [0u8, 1] {
+                let mut framed = vec![control];
+                framed.extend_from_slice(&bytes);
+                put(out, "sequential", &format!("{stem}-{control}"), &framed);
+            }
+        }
+        count += 1;
+        if !is_hrry || bytes.len() < TRAILER_LEN as usize {
+            continue;
+        }
+        let at = bytes.len() - TRAILER_LEN as usize;
+        if let Ok((t, _)) = read_from::<Trailer>(&bytes[at..]) {
+            if let Some(index) = slice(&bytes, t.index_offset, t.index_length) {
+                put(out, "index_section", &stem, index);
+            }
+            if let Some(kv) = slice(&bytes, t.kv_offset, t.kv_length.into()) {
+                if !kv.is_empty() {
+                    put(out, "kv_section", &stem, kv);
+                }
+            }
+        }
+        if let Ok(file) = HrryFile::from_bytes(&bytes) {
+            for (i, e) in file.entries().enumerate() {
+                let e = e.index_entry();
+                if let Some(d) = slice(&bytes, e.descriptor_offset, e.descriptor_length.into()) {
+                    put(out, "descriptor", &format!("{stem}-{i}"), d);
+                }
+            }
+        }
+    }
+    println!("seeded from {count} corpus files into {}", out.display());
+}

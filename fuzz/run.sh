@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Bounded fuzzing, as CI runs it: every target (or the ones named) for SECONDS each,
+# with AddressSanitizer and LeakSanitizer on, one after another.
+#
+#   fuzz/run.sh SECONDS [TARGET...]
+#
+# Installs cargo-fuzz if it is missing, seeds each target's corpus from corpus/
+# (fuzz/corpus/ is git-ignored and grows across local runs), builds all targets once,
+# then runs each. Exits non-zero if any target crashes, leaks, times out on an input
+# or runs out of memory; the input is saved under fuzz/artifacts/TARGET/ and its
+# path printed. A summary of libFuzzer's final statistics for every target ends the
+# output (and is written to fuzz/artifacts/summary.txt).
+set -euo pipefail
+secs=${1:?usage: fuzz/run.sh SECONDS [TARGET...]}
+shift
+cd "$(dirname "$0")/.."
+
+# cargo fuzz needs nightly-only flags; the stable toolchain accepts them with this.
+export RUSTC_BOOTSTRAP=1
+
+export CARGO_TERM_COLOR=never
+
+if ! command -v cargo-fuzz >/dev/null 2>&1; then
+    echo "fuzz: installing cargo-fuzz"
+    cargo install cargo-fuzz --locked
+fi
+
+if [ "$#" -gt 0 ]; then
+    targets=("$@")
+else
+    mapfile -t targets < <(cargo fuzz list)
+fi
+
+echo "fuzz: seeding corpora from corpus/"
+cargo run --quiet --example fuzz_seeds -- corpus fuzz/corpus
+
+echo "fuzz: building ${#targets[@]} targets (AddressSanitizer)"
+cargo fuzz build
+
+mkdir -p fuzz/artifacts
+summary=fuzz/artifacts/summary.txt
+: > "$summary"
+failed=()
+for t in "${targets[@]}"; do
+    echo
+    echo "=== fuzz $t for ${secs}s"
+    mkdir -p "fuzz/corpus/$t" "fuzz/artifacts/$t"
+    log="fuzz/artifacts/$t.log"
+    status=0
+    # -timeout: one input taking over 10 s is a failure (a hang);
+    # -rss_limit_mb / -malloc_limit_mb: over-allocation is a failure.
+    timeout $((secs + 300)) cargo fuzz run "$t" -- \
+        -max_total_time="$secs" \
+        -dict=fuzz/hrry.dict \
+        -timeout=10 \
+        -rss_limit_mb=2048 \
+        -malloc_limit_mb=1024 \
+        -print_final_stats=1 \
+        >"$log" 2>&1 || status=$?
+    tail -n 25 "$log"
+    {
+        echo "== $t (exit $status)"
+        grep -E '^Done [0-9]+ runs in [0-9]+ second|^stat::' "$log" || true
+    } >>"$summary"
+    if [ "$status" -ne 0 ]; then
+        failed+=("$t")
+        grep -E 'Test unit written to|^SUMMARY|ERROR: libFuzzer|panicked at' "$log" || true
+    fi
+done
+
+echo
+echo "=== fuzz summary (${secs}s per target)"
+cat "$summary"
+if [ "${#failed[@]}" -gt 0 ]; then
+    echo "fuzz: FAILED: ${failed[*]} (inputs under fuzz/artifacts/; minimise with"
+    echo "  RUSTC_BOOTSTRAP=1 cargo fuzz tmin TARGET fuzz/artifacts/TARGET/crash-...)"
+    exit 1
+fi
+echo "fuzz: ${#targets[@]} targets, no crash, leak or timeout"

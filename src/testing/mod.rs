@@ -1,0 +1,380 @@
+//! Test support shared by the integration tests and the fuzz targets (feature
+//! `arbitrary-model`): a generator of random *valid* models and the round-trip
+//! oracle they must pass.
+//!
+//! The same code drives `tests/roundtrip.rs` (with `arbtest`) and the `roundtrip`
+//! fuzz target (with libFuzzer), so both check one property: a model written by
+//! [`HrryWriter`] validates clean, reads back equal through every reader, and
+//! re-encodes to identical bytes.
+
+pub mod targets;
+
+use arbitrary::{Arbitrary, Result, Unstructured};
+
+use crate::file::{HrryFile, HrryWriter, SequentialReader, TensorRegionEnd, WriterOptions};
+use crate::limits::Limits;
+use crate::model::{build::dense, ElementType, BUILTIN_TYPES};
+use crate::schema::{KvArray, KvScalar, KvValue, LenBytes, TensorDescriptor};
+use crate::validate::Mode;
+
+/// A random valid model: writer options, KV entries and dense tensors with data.
+#[derive(Clone, Debug)]
+pub struct ArbitraryModel {
+    /// How the file is written.
+    pub options: WriterOptions,
+    /// KV entries, in write order (keys unique).
+    pub kv: Vec<(String, KvValue)>,
+    /// Tensors in write order (names unique): name, descriptor, the one data buffer.
+    pub tensors: Vec<(String, TensorDescriptor, Vec<u8>)>,
+}
+
+fn text(u: &mut Unstructured<'_>) -> Result<String> {
+    let n = u.int_in_range(1..=12)?;
+    (0..n)
+        .map(|_| Ok(char::from(u.int_in_range(b'a'..=b'z')?)))
+        .collect()
+}
+
+fn scalar(u: &mut Unstructured<'_>, tag: u8) -> Result<KvScalar> {
+    Ok(match tag {
+        1 => KvScalar::String(LenBytes {
+            bytes: text(u)?.into_bytes(),
+        }),
+        2 => KvScalar::Int64(u.arbitrary()?),
+        3 => KvScalar::Uint64(u.arbitrary()?),
+        4 => KvScalar::Float64(f64::from(u.arbitrary::<i32>()?) / 8.0),
+        5 => KvScalar::Bool(u.int_in_range(0..=1)?),
+        _ => KvScalar::Bytes(LenBytes {
+            bytes: u.arbitrary()?,
+        }),
+    })
+}
+
+fn value(u: &mut Unstructured<'_>) -> Result<KvValue> {
+    let tag = u.int_in_range(1..=7)?;
+    if tag == 7 {
+        let element_tag = u.int_in_range(1..=6)?;
+        let n = u.int_in_range(0..=4)?;
+        let elements = (0..n)
+            .map(|_| scalar(u, element_tag))
+            .collect::<Result<_>>()?;
+        return Ok(KvValue::Array(KvArray {
+            element_tag,
+            elements,
+        }));
+    }
+    Ok(match scalar(u, tag)? {
+        KvScalar::String(s) => KvValue::String(s),
+        KvScalar::Int64(v) => KvValue::Int64(v),
+        KvScalar::Uint64(v) => KvValue::Uint64(v),
+        KvScalar::Float64(v) => KvValue::Float64(v),
+        KvScalar::Bool(v) => KvValue::Bool(v),
+        KvScalar::Bytes(v) => KvValue::Bytes(v),
+    })
+}
+
+impl<'a> Arbitrary<'a> for ArbitraryModel {
+    fn arbitrary(u: &mut Unstructured<'a>) -> Result<Self> {
+        let options = WriterOptions {
+            data_buffer_alignment: 4096 << u.int_in_range(0..=2)?,
+            sorted_index: u.arbitrary()?,
+            index_crc32c: u.arbitrary()?,
+            tensor_count_hint: None,
+            first_descriptor_offset: 64 + 8 * u64::from(u.int_in_range(0u8..=4)?),
+            pad_last_buffer_to_alignment: u.arbitrary()?,
+            ..WriterOptions::default()
+        };
+        let mut kv = Vec::new();
+        for i in 0..u.int_in_range(0..=5)? {
+            kv.push((format!("{}{i}", text(u)?), value(u)?));
+        }
+        let mut tensors = Vec::new();
+        for i in 0..u.int_in_range(0..=6)? {
+            let ty: ElementType = *u.choose(&BUILTIN_TYPES)?;
+            let rank = u.int_in_range(0..=3)?;
+            let shape: Vec<u64> = (0..rank)
+                .map(|_| u.int_in_range(0..=5))
+                .collect::<Result<_>>()?;
+            let d = dense(ty, &shape).expect("small shapes of built-in types fit");
+            let mut data = vec![0u8; d.buffers[0].byte_size as usize];
+            u.fill_buffer(&mut data)?;
+            tensors.push((format!("{}{i}", text(u)?), d, data));
+        }
+        let mut m = ArbitraryModel {
+            options,
+            kv,
+            tensors,
+        };
+        if u.arbitrary()? {
+            m.options.tensor_count_hint = Some(m.tensors.len() as u64);
+        }
+        Ok(m)
+    }
+}
+
+impl ArbitraryModel {
+    /// Writes the model with [`HrryWriter`] into memory.
+    ///
+    /// # Panics
+    /// If the writer refuses the model, which the generator never produces.
+    pub fn write(&self) -> Vec<u8> {
+        let mut w = HrryWriter::new(Vec::new(), self.options).expect("options");
+        for (k, v) in &self.kv {
+            w.add_kv(k, v.clone()).expect("kv");
+        }
+        for (name, d, data) in &self.tensors {
+            w.write_tensor(name, d, &[data]).expect("tensor");
+        }
+        w.finish().expect("finish")
+    }
+
+    /// Writes the model and checks, panicking on the first difference, that the file
+    /// validates clean in strict mode, that [`HrryFile`] reads back every KV entry,
+    /// descriptor and buffer, that re-encoding what was read gives identical bytes,
+    /// and that [`SequentialReader`] sees the same tensors in write order. Returns
+    /// the written bytes.
+    pub fn assert_round_trip(&self) -> Vec<u8> {
+        let bytes = self.write();
+        let (_, report) = crate::validate_any(&bytes, Mode::Strict);
+        assert!(report.is_valid(), "{:?}", report.violations);
+
+        let file = HrryFile::from_bytes(&bytes).expect("opens");
+        assert_eq!(file.len(), self.tensors.len());
+        assert_eq!(
+            file.header().file_flags.has_kv_metadata(),
+            !self.kv.is_empty()
+        );
+        let kv: Vec<(String, KvValue)> = file
+            .kv()
+            .iter()
+            .map(|e| {
+                let key = String::from_utf8(e.key.clone()).expect("keys are UTF-8");
+                (key, e.value.clone())
+            })
+            .collect();
+        assert_eq!(kv, self.kv);
+        for (name, d, data) in &self.tensors {
+            let t = file.tensor(name).expect("reads").expect("present");
+            assert_eq!(&t.descriptor, d);
+            assert_eq!(t.buffers, vec![data.as_slice()]);
+        }
+
+        // Re-encode what was read, in file (descriptor) order: identical bytes.
+        let mut order: Vec<_> = file.entries().collect();
+        order.sort_by_key(|e| e.index_entry().descriptor_offset);
+        let again = ArbitraryModel {
+            options: self.options,
+            kv,
+            tensors: order
+                .iter()
+                .map(|e| {
+                    let t = file.tensor_at(*e).expect("reads");
+                    (e.name().to_string(), t.descriptor, t.buffers[0].to_vec())
+                })
+                .collect(),
+        };
+        assert_eq!(again.write(), bytes);
+
+        // The sequential reader sees the same tensors in write order.
+        let mut ends = vec![TensorRegionEnd::BufferToEof];
+        if self.options.tensor_count_hint.is_some() {
+            ends.push(TensorRegionEnd::CountHint);
+        }
+        for end in ends {
+            let mut r =
+                SequentialReader::new(bytes.as_slice(), end, Limits::default()).expect("header");
+            for (_, d, data) in &self.tensors {
+                let t = r.next_tensor().expect("reads").expect("tensor");
+                assert_eq!(&t.descriptor, d);
+                assert_eq!(t.buffers, vec![data.clone()]);
+            }
+            assert!(r.next_tensor().expect("region end").is_none());
+        }
+        bytes
+    }
+}
+
+/// Runs every reader over untrusted `bytes` — strict and permissive validation,
+/// [`HrryFile`] with every tensor read (and every quantized tensor dequantized by
+/// every kernel) and the inspect JSON, and the sequential reader in both region-end
+/// modes — and returns whether strict validation passed.
+///
+/// Besides "no panic", it checks that the readers agree: a file strict validation
+/// accepts is accepted by permissive validation, opens, reads every tensor, finds
+/// every tensor by name, and streams (trailer-probe mode) to the same descriptors
+/// and buffers in file order.
+///
+/// # Panics
+/// When the readers disagree on a file that strict validation accepts.
+pub fn exercise_file(bytes: &[u8]) -> bool {
+    let validate = |mode| {
+        crate::validate::validate_file(
+            bytes,
+            &crate::validate::Options {
+                mode,
+                ..Default::default()
+            },
+        )
+    };
+    let (strict, permissive) = (validate(Mode::Strict), validate(Mode::Permissive));
+    let valid = strict.is_valid();
+    assert!(
+        !valid || permissive.is_valid(),
+        "strict accepts but permissive rejects: {:?}",
+        permissive.violations
+    );
+    // (descriptor offset, descriptor, buffers) of every tensor, in file order.
+    type Read = (u64, TensorDescriptor, Vec<Vec<u8>>);
+    let mut random_access: Vec<Read> = Vec::new();
+    match HrryFile::from_bytes(bytes) {
+        Ok(file) => {
+            for e in file.entries() {
+                match file.tensor_at(e) {
+                    Ok(t) if t.descriptor.quantization.is_some() => {
+                        dequantize_with_every_kernel(&t.descriptor, &t.buffers);
+                        random_access.push((
+                            e.index_entry().descriptor_offset,
+                            t.descriptor,
+                            t.buffers.iter().map(|b| b.to_vec()).collect(),
+                        ));
+                    }
+                    Ok(t) => random_access.push((
+                        e.index_entry().descriptor_offset,
+                        t.descriptor,
+                        t.buffers.iter().map(|b| b.to_vec()).collect(),
+                    )),
+                    Err(err) => assert!(!valid, "valid file, tensor {:?}: {err}", e.name()),
+                }
+                if valid {
+                    let found = file.find(e.name()).map(|f| f.position());
+                    assert_eq!(found, Some(e.position()), "lookup of {:?}", e.name());
+                }
+            }
+            let _ = crate::report::inspect_json(&file);
+        }
+        Err(err) => assert!(!valid, "valid file does not open: {err}"),
+    }
+    random_access.sort_by_key(|t| t.0);
+    for end in [TensorRegionEnd::BufferToEof, TensorRegionEnd::CountHint] {
+        // The count hint is advisory: a valid file may carry a wrong one.
+        let must_agree = valid && end == TensorRegionEnd::BufferToEof;
+        let mut r = match SequentialReader::new(bytes, end, Limits::default()) {
+            Ok(r) => r,
+            Err(err) => {
+                assert!(!must_agree, "valid file, sequential reader: {err}");
+                continue;
+            }
+        };
+        let mut streamed: Vec<Read> = Vec::new();
+        loop {
+            match r.next_tensor() {
+                Ok(Some(t)) => streamed.push((t.descriptor_offset, t.descriptor, t.buffers)),
+                Ok(None) => break,
+                Err(err) => {
+                    assert!(!must_agree, "valid file, sequential reader: {err}");
+                    break;
+                }
+            }
+        }
+        if must_agree {
+            // Compared as encoded bytes: a NaN statistic is never equal to itself.
+            let encode = |v: &[Read]| -> Vec<(u64, Vec<u8>, Vec<Vec<u8>>)> {
+                v.iter()
+                    .map(|(at, d, b)| (*at, crate::schema::to_bytes(d), b.clone()))
+                    .collect()
+            };
+            assert!(
+                encode(&streamed) == encode(&random_access),
+                "sequential and random-access readers disagree"
+            );
+        }
+    }
+    valid
+}
+
+/// Dequantizes a tensor with every kernel (SIMD where the CPU has it, scalar block
+/// kernels, per-element reference) and through the row API, when the dequantizer
+/// accepts it; returns the reference output.
+///
+/// # Panics
+/// When two kernels or the row API give different bits.
+pub fn dequantize_with_every_kernel(
+    desc: &TensorDescriptor,
+    buffers: &[&[u8]],
+) -> Option<Vec<f32>> {
+    use crate::quant::{Dequantizer, Kernel};
+    let mut dq = Dequantizer::new(desc, buffers).ok()?;
+    dq.set_kernel(Kernel::Reference);
+    let reference = dq.to_vec().ok()?;
+    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<u32>>();
+    for kernel in [Kernel::Scalar, Kernel::Auto] {
+        dq.set_kernel(kernel);
+        let out = dq
+            .to_vec()
+            .expect("a kernel fails where the reference succeeds");
+        assert!(
+            bits(&out) == bits(&reference),
+            "{kernel:?} differs from the reference"
+        );
+    }
+    let row_len = usize::try_from(dq.row_len()).ok()?;
+    if row_len > 0 && dq.rows() > 1 {
+        let joined: Vec<f32> = dq.row_chunks(row_len * 2).flat_map(|(_, v)| v).collect();
+        assert!(
+            bits(&joined) == bits(&reference),
+            "row chunks differ from the whole"
+        );
+    }
+    Some(reference)
+}
+
+/// Loads `.holo` bytes every way there is — strict and permissive validation, the
+/// loader with every accessor, the inspect JSON — and returns whether strict
+/// validation passed.
+///
+/// # Panics
+/// When strict validation accepts an archive that permissive validation or the
+/// loader rejects.
+pub fn exercise_holo(bytes: &[u8]) -> bool {
+    let strict = crate::holo::validate(bytes, Mode::Strict);
+    let permissive = crate::holo::validate(bytes, Mode::Permissive);
+    let valid = strict.is_valid();
+    assert!(
+        !valid || permissive.is_valid(),
+        "strict accepts but permissive rejects: {:?}",
+        permissive.violations
+    );
+    match crate::holo::HoloLoader::from_bytes(bytes) {
+        Ok(archive) => {
+            for s in archive.sections() {
+                let _ = archive.section_payload(s);
+            }
+            let _ = (archive.inputs(), archive.outputs(), archive.kernel_calls());
+            for p in archive.inputs().iter().chain(archive.outputs()) {
+                let _ = archive.input_port_by_name(&p.name);
+            }
+            let keys: Vec<String> = archive.extension_keys().map(str::to_string).collect();
+            for k in &keys {
+                assert!(
+                    archive.extension(k).is_some(),
+                    "extension {k:?} listed but absent"
+                );
+            }
+            let weights: Vec<_> = archive.weights().map(|(f, _)| *f).collect();
+            for f in &weights {
+                assert!(archive.weight(f).is_some(), "weight listed but absent");
+            }
+            for c in archive.constants() {
+                let _ = archive.constant_for_slot(c.slot);
+            }
+            let _ = (
+                archive.schedule(),
+                archive.exec_plan(),
+                archive.shape_registry(),
+            );
+        }
+        Err(err) => assert!(!valid, "valid archive does not load: {err}"),
+    }
+    let _ = crate::holo::inspect_json(bytes);
+    valid
+}

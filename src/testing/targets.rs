@@ -1,0 +1,264 @@
+//! The body of every fuzz target, shared with `tests/fuzz_regressions.rs` so that
+//! a minimised finding is replayed through exactly the code that found it.
+//!
+//! Each function takes the fuzzer's bytes and panics only when a property breaks;
+//! errors on malformed input are the expected outcome, not a failure.
+
+use std::io::Read;
+
+use arbitrary::{Arbitrary, Unstructured};
+
+use crate::file::{SequentialReader, TensorRegionEnd};
+use crate::limits::Limits;
+use crate::model::ElementType;
+use crate::schema::{read_from, to_bytes, IndexSection, KvSection, TensorDescriptor};
+use crate::schema::{
+    BlockScaled, PerBlockAffine, QuantScheme, QuantizationHeader, FLAG_SYMMETRIC,
+    NO_ZERO_POINT_BUFFER, SCHEME_MXFP, SCHEME_NF4, SCHEME_PER_BLOCK_AFFINE,
+};
+use crate::validate::{descriptor::check_descriptor, Mode, Report};
+
+use super::ArbitraryModel;
+
+/// A fuzz target's body.
+pub type Body = fn(&[u8]);
+
+/// Names of the targets, as in `fuzz/Cargo.toml`, with their bodies.
+pub const TARGETS: &[(&str, Body)] = &[
+    ("open_file", open_file),
+    ("descriptor", descriptor),
+    ("kv_section", kv_section),
+    ("index_section", index_section),
+    ("sequential", sequential),
+    ("roundtrip", roundtrip),
+    ("holo", holo),
+    ("simd_dequant", simd_dequant),
+];
+
+/// Whole-file open: every reader, cross-checked ([`super::exercise_file`]).
+pub fn open_file(data: &[u8]) {
+    super::exercise_file(data);
+}
+
+/// A descriptor decoded alone from exactly its bytes, checked by the descriptor
+/// rules, rendered as JSON, and re-encoded to the same bytes.
+pub fn descriptor(data: &[u8]) {
+    let Ok((d, used)) = read_from::<TensorDescriptor>(data) else {
+        return;
+    };
+    let mut report = Report::new(Mode::Strict);
+    check_descriptor(&d, 0, &mut report);
+    let _ = crate::validate::descriptor::minimum_buffer_size(&d);
+    let _ = crate::report::layout_json(&d);
+    // Reading then writing any schema value gives the same bytes back.
+    assert_eq!(
+        to_bytes(&d),
+        &data[..used as usize],
+        "descriptor re-encodes"
+    );
+}
+
+/// The KV section decoded alone, rendered as JSON, and re-encoded to the same bytes.
+pub fn kv_section(data: &[u8]) {
+    let Ok((kv, used)) = read_from::<KvSection>(data) else {
+        return;
+    };
+    for e in &kv.entries {
+        let _ = crate::report::kv_json(&e.value);
+    }
+    assert_eq!(
+        to_bytes(&kv),
+        &data[..used as usize],
+        "KV section re-encodes"
+    );
+}
+
+/// The index section decoded alone; its size accounting and re-encoding agree with
+/// the bytes it was read from.
+pub fn index_section(data: &[u8]) {
+    let Ok((index, used)) = read_from::<IndexSection>(data) else {
+        return;
+    };
+    let encoded: u64 = 8 + index.entries.iter().map(|e| e.encoded_len()).sum::<u64>();
+    assert_eq!(encoded, used, "encoded_len accounts for every byte");
+    assert_eq!(to_bytes(&index), &data[..used as usize], "index re-encodes");
+}
+
+/// A reader returning at most `chunk` bytes per call, like a socket or a pipe.
+struct Trickle<'a> {
+    data: &'a [u8],
+    chunk: usize,
+}
+
+impl Read for Trickle<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = buf.len().min(self.chunk).min(self.data.len());
+        buf[..n].copy_from_slice(&self.data[..n]);
+        self.data = &self.data[n..];
+        Ok(n)
+    }
+}
+
+/// The sequential reader over a stream delivering short reads. The first byte
+/// picks the region-end mode (bit 0) and the read size; the rest is the file.
+pub fn sequential(data: &[u8]) {
+    let Some((&control, file)) = data.split_first() else {
+        return;
+    };
+    let end = if control & 1 == 0 {
+        TensorRegionEnd::BufferToEof
+    } else {
+        TensorRegionEnd::CountHint
+    };
+    let chunk = 1 + usize::from(control >> 1) * 37;
+    let stream = Trickle { data: file, chunk };
+    let Ok(mut reader) = SequentialReader::new(stream, end, Limits::default()) else {
+        return;
+    };
+    let mut last = reader.position();
+    while let Ok(Some(t)) = reader.next_tensor() {
+        // Every tensor moves the stream forward: no input makes the reader spin.
+        assert!(
+            reader.position() > last && t.descriptor_offset >= last,
+            "the sequential reader advances"
+        );
+        last = reader.position();
+    }
+}
+
+/// Structure-aware: the bytes drive [`ArbitraryModel`], whose round trip must hold.
+pub fn roundtrip(data: &[u8]) {
+    let mut u = Unstructured::new(data);
+    if let Ok(model) = ArbitraryModel::arbitrary(&mut u) {
+        model.assert_round_trip();
+    }
+}
+
+/// A `.holo` archive, loaded as is and again with its footer hash recomputed over
+/// the fuzzer's bytes, so that mutations reach the section decoders instead of
+/// stopping at the BLAKE3 check ([`super::exercise_holo`]).
+pub fn holo(data: &[u8]) {
+    super::exercise_holo(data);
+    if data.len() >= 32 {
+        let mut sealed = data.to_vec();
+        let body = sealed.len() - 32;
+        let hash = blake3::hash(&sealed[..body]);
+        sealed[body..].copy_from_slice(hash.as_bytes());
+        super::exercise_holo(&sealed);
+    }
+}
+
+/// Structure-aware: a block-quantized tensor (per-block affine, NF4 or MXFP) of
+/// fuzzer-chosen shape, axis, block size, storage and scale types, with arbitrary
+/// codes and parameters, dequantized by every kernel: SIMD, scalar blocks and the
+/// per-element reference must give the same bits
+/// ([`super::dequantize_with_every_kernel`]).
+pub fn simd_dequant(data: &[u8]) {
+    let mut u = Unstructured::new(data);
+    if let Ok((desc, buffers)) = arbitrary_block_tensor(&mut u) {
+        let slices: Vec<&[u8]> = buffers.iter().map(Vec::as_slice).collect();
+        super::dequantize_with_every_kernel(&desc, &slices);
+    }
+}
+
+/// A row-major block-quantized tensor; the buffer sizes follow the scheme, the
+/// bytes are the fuzzer's (so scales may be invalid, which the dequantizer refuses).
+fn arbitrary_block_tensor(
+    u: &mut Unstructured<'_>,
+) -> arbitrary::Result<(TensorDescriptor, Vec<Vec<u8>>)> {
+    use ElementType::*;
+    let rank = u.int_in_range(1..=3)?;
+    let shape: Vec<u64> = (0..rank)
+        .map(|i| {
+            // The last axis is the one the block kernels run along: let it be long.
+            if i + 1 == rank {
+                u.int_in_range(0..=300)
+            } else {
+                u.int_in_range(0..=4)
+            }
+        })
+        .collect::<arbitrary::Result<_>>()?;
+    let axis = if u.ratio(3, 4)? {
+        rank - 1
+    } else {
+        u.int_in_range(0..=rank - 1)?
+    };
+    let scheme = u.int_in_range(0..=2)?;
+    let block_size: u32 = *u.choose(&[1, 2, 4, 8, 16, 32, 64, 3, 5, 7, 24, 33])?;
+    let storage = match scheme {
+        0 => *u.choose(&[Int8, Uint8, Int4, Uint4, Int2, Uint2])?,
+        1 => Uint4,
+        _ => *u.choose(&[Float8E4m3, Float8E5m2, Float6E2m3, Float6E3m2, Float4E2m1])?,
+    };
+    let k = u64::from(block_size);
+    let s = shape[axis];
+    let padded = s.div_ceil(k) * k;
+    let others: u64 = shape
+        .iter()
+        .enumerate()
+        .filter(|&(d, _)| d != axis)
+        .map(|(_, &n)| n)
+        .product();
+    let blocks = s.div_ceil(k) * others;
+    let data_len = storage
+        .buffer_size(others * padded)
+        .ok_or(arbitrary::Error::IncorrectFormat)?;
+    let header = |scheme_tag, flags| QuantizationHeader {
+        scheme_tag,
+        scheme_version: 1,
+        flags,
+    };
+    let (quant, param_sizes) = match scheme {
+        0 => {
+            let scale_type_tag = u.int_in_range(1..=3)?;
+            let symmetric: bool = u.arbitrary()?;
+            let scale_len = if scale_type_tag == 3 { 4 } else { 2 };
+            let mut sizes = vec![blocks * scale_len];
+            if !symmetric {
+                sizes.push(blocks * 4);
+            }
+            let d = PerBlockAffine {
+                header: header(
+                    SCHEME_PER_BLOCK_AFFINE,
+                    if symmetric { FLAG_SYMMETRIC } else { 0 },
+                ),
+                axis: axis as u32,
+                block_size,
+                scale_buffer_index: 1,
+                zero_point_buffer_index: if symmetric { NO_ZERO_POINT_BUFFER } else { 2 },
+                scale_type_tag,
+                reserved: [0; 3],
+            };
+            (QuantScheme::PerBlockAffine(d), sizes)
+        }
+        1 => {
+            let d = BlockScaled {
+                header: header(SCHEME_NF4, 0),
+                axis: axis as u32,
+                block_size,
+                scale_buffer_index: 1,
+            };
+            (QuantScheme::Nf4(d), vec![blocks * 4])
+        }
+        _ => {
+            let d = BlockScaled {
+                header: header(SCHEME_MXFP, 0),
+                axis: axis as u32,
+                block_size,
+                scale_buffer_index: 1,
+            };
+            (QuantScheme::Mxfp(d), vec![blocks])
+        }
+    };
+    let mut sizes = vec![data_len];
+    sizes.extend(param_sizes);
+    let mut buffers = Vec::new();
+    for &n in &sizes {
+        let mut b = vec![0u8; usize::try_from(n).map_err(|_| arbitrary::Error::IncorrectFormat)?];
+        u.fill_buffer(&mut b)?;
+        buffers.push(b);
+    }
+    let desc =
+        crate::quant::quantize::quantized_descriptor(storage.tag(), &shape, &sizes, quant.encode());
+    Ok((desc, buffers))
+}

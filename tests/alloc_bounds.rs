@@ -1,0 +1,465 @@
+//! Resource bounds on untrusted input, measured with a counting global allocator
+//! (its own test binary: a `#[global_allocator]` is per binary).
+//!
+//! Opening and fully validating any input — the conformance corpus, the minimised
+//! fuzz findings, and files built to be as dense as the format allows — never holds
+//! more than `ALLOC_FACTOR` × the input size + `ALLOC_CONSTANT` bytes at once. A file
+//! claiming a huge count (2^64 tensors, 2^32 KV entries, rank 2^32; a `.holo` with
+//! 65 535 sections, the most its uint16 can claim, or payloads claiming 2^31 items)
+//! is rejected before anything of that size is allocated, even with every limit
+//! raised to the wire maximum, because counts are checked against the bytes that
+//! remain.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+
+use hrry::corpus::all_cases;
+use hrry::file::{HrryFile, SequentialReader, TensorRegionEnd};
+use hrry::limits::Limits;
+use hrry::schema::{
+    to_bytes, FileFlags, FileHeader, IndexEntry, IndexSection, KvArray, KvEntry, KvScalar,
+    KvSection, KvValue, Trailer, TRAILER_MAGIC,
+};
+use hrry::validate::{Mode, Options};
+
+/// Most bytes held at once, per input byte.
+const ALLOC_FACTOR: usize = 48;
+/// Plus this much whatever the input.
+const ALLOC_CONSTANT: usize = 1 << 20;
+/// What rejecting a file that claims a huge count may allocate: messages and the
+/// like, nothing proportional to the claim.
+const REJECT_CONSTANT: usize = 256 << 10;
+
+/// Counts live bytes per thread, so tests running in parallel do not mix.
+struct Counting;
+
+thread_local! {
+    static LIVE: Cell<isize> = const { Cell::new(0) };
+    static PEAK: Cell<isize> = const { Cell::new(0) };
+}
+
+fn track(delta: isize) {
+    // `try_with`: allocations during thread teardown are simply not counted.
+    let _ = LIVE.try_with(|live| {
+        let now = live.get() + delta;
+        live.set(now);
+        let _ = PEAK.try_with(|peak| peak.set(peak.get().max(now)));
+    });
+}
+
+// SAFETY: every call forwards to the system allocator unchanged; the bookkeeping
+// only touches const-initialised thread-local cells, which never allocate.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: same contract as the caller's.
+        let p = unsafe { System.alloc(layout) };
+        if !p.is_null() {
+            track(layout.size() as isize);
+        }
+        p
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: same contract as the caller's.
+        let p = unsafe { System.alloc_zeroed(layout) };
+        if !p.is_null() {
+            track(layout.size() as isize);
+        }
+        p
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: same contract as the caller's.
+        unsafe { System.dealloc(ptr, layout) };
+        track(-(layout.size() as isize));
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // SAFETY: same contract as the caller's.
+        let p = unsafe { System.realloc(ptr, layout, new_size) };
+        if !p.is_null() {
+            track(new_size as isize - layout.size() as isize);
+        }
+        p
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+/// The most bytes `f` held at once on this thread, above what was live before.
+fn peak_of(f: impl FnOnce()) -> usize {
+    let base = LIVE.with(Cell::get);
+    PEAK.with(|p| p.set(base));
+    f();
+    (PEAK.with(Cell::get) - base).max(0) as usize
+}
+
+/// Opening and fully validating: strict and permissive validation as a HRRYFILE and
+/// as a `.holo` archive, the `.holo` loader (which decodes every section),
+/// `HrryFile` with every tensor read, and the sequential reader in both modes.
+fn open_and_validate(bytes: &[u8], limits: Limits) {
+    for mode in [Mode::Strict, Mode::Permissive] {
+        let _ = hrry::validate::validate_file(bytes, &Options { mode, limits });
+        let _ = hrry::holo::validate(bytes, mode);
+    }
+    let _ = hrry::holo::HoloLoader::from_bytes(bytes);
+    if let Ok(file) = HrryFile::from_bytes_with(bytes, limits) {
+        for e in file.entries() {
+            let _ = file.tensor_at(e);
+        }
+    }
+    for end in [TensorRegionEnd::BufferToEof, TensorRegionEnd::CountHint] {
+        if let Ok(mut r) = SequentialReader::new(bytes, end, limits) {
+            while let Ok(Some(_)) = r.next_tensor() {}
+        }
+    }
+}
+
+/// Every limit at the most the wire format can express.
+fn wire_maximum() -> Limits {
+    Limits {
+        max_tensors: u64::MAX,
+        max_name_length: u16::MAX,
+        max_rank: u32::MAX,
+        max_kv_entries: u32::MAX,
+        max_index_bytes: u64::MAX,
+        max_kv_bytes: u64::MAX,
+        max_descriptor_bytes: u32::MAX,
+        max_tiled_depth: u32::MAX,
+        max_composite_depth: u32::MAX,
+    }
+}
+
+fn assert_bounded(name: &str, bytes: &[u8]) {
+    for limits in [Limits::default(), wire_maximum()] {
+        let peak = peak_of(|| open_and_validate(bytes, limits));
+        let bound = ALLOC_FACTOR * bytes.len() + ALLOC_CONSTANT;
+        eprintln!(
+            "{name}: {} bytes in, {peak} held at once ({:.1} x input)",
+            bytes.len(),
+            peak as f64 / bytes.len() as f64
+        );
+        assert!(
+            peak <= bound,
+            "{name}: {} input bytes, {peak} bytes held at once (bound {bound})",
+            bytes.len()
+        );
+    }
+}
+
+/// A file laid out by hand: header, `region` at 64, then KV and index at the next
+/// 8-byte boundaries, then the trailer. `tensor_count_hint` is set to `hint`.
+fn craft(region: &[u8], kv: Option<&[u8]>, index: &[u8], hint: u64) -> Vec<u8> {
+    let pad8 = |v: &mut Vec<u8>| v.resize(v.len().div_ceil(8) * 8, 0);
+    let mut flags = FileFlags::new();
+    flags.set_has_kv_metadata(kv.is_some());
+    let header = FileHeader {
+        container_version_major: 1,
+        container_version_minor: 0,
+        reserved: [0; 2],
+        file_flags: flags,
+        data_buffer_alignment: 4096,
+        first_descriptor_offset: 64,
+        tensor_count_hint: hint,
+        reserved_header: [0; 28],
+    };
+    let mut out = to_bytes(&header);
+    out.extend_from_slice(region);
+    pad8(&mut out);
+    let (mut kv_offset, mut kv_length) = (0, 0);
+    if let Some(kv) = kv {
+        kv_offset = out.len() as u64;
+        kv_length = kv.len() as u32;
+        out.extend_from_slice(kv);
+        pad8(&mut out);
+    }
+    let index_offset = out.len() as u64;
+    out.extend_from_slice(index);
+    out.extend_from_slice(&to_bytes(&Trailer {
+        index_offset,
+        index_length: index.len() as u64,
+        kv_offset,
+        kv_length,
+        index_crc32c: 0,
+        reserved: [0; 4],
+        trailer_magic: TRAILER_MAGIC,
+    }));
+    out
+}
+
+fn empty_index() -> Vec<u8> {
+    to_bytes(&IndexSection::default())
+}
+
+/// A descriptor header claiming `rank`, with nothing after it.
+fn descriptor_claiming_rank(rank: u32) -> Vec<u8> {
+    let mut d = b"HRRY\x01\x00".to_vec();
+    d.extend_from_slice(&28u32.to_le_bytes()); // descriptor_length
+    d.extend_from_slice(&0u32.to_le_bytes()); // flags
+    d.extend_from_slice(&[0x03, 0x01]); // float32, row-major
+    d.extend_from_slice(&rank.to_le_bytes());
+    d.extend_from_slice(&[0; 8]);
+    d
+}
+
+/// The smallest well-formed descriptor: rank 0, row-major, no buffers (29 bytes).
+fn minimal_descriptor() -> Vec<u8> {
+    let mut d = b"HRRY\x01\x00".to_vec();
+    d.extend_from_slice(&29u32.to_le_bytes());
+    d.extend_from_slice(&0u32.to_le_bytes());
+    d.extend_from_slice(&[0x03, 0x01]);
+    d.extend_from_slice(&0u32.to_le_bytes()); // rank
+    d.extend_from_slice(&0u64.to_le_bytes()); // byte_offset
+    d.push(0); // buffer_count
+    d
+}
+
+#[test]
+fn every_corpus_file_is_bounded() {
+    for case in all_cases() {
+        assert_bounded(&case.path, &case.bytes);
+    }
+}
+
+#[test]
+fn every_fuzz_finding_is_bounded() {
+    // Every minimised finding (tests/fuzz_findings/TARGET/NAME), whatever target
+    // found it, is also a possible input file.
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz_findings");
+    let mut count = 0;
+    for dir in std::fs::read_dir(&root).expect("tests/fuzz_findings exists") {
+        let dir = dir.expect("readable").path();
+        let Ok(files) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for f in files {
+            let path = f.expect("readable").path();
+            let bytes = std::fs::read(&path).expect("readable finding");
+            assert_bounded(&path.display().to_string(), &bytes);
+            count += 1;
+        }
+    }
+    eprintln!("{count} fuzz findings checked");
+}
+
+/// Inputs as dense in small structures as the format allows: each encoded byte
+/// becomes as much memory as any input can make it.
+#[test]
+fn densest_inputs_are_bounded() {
+    const N: usize = 20_000;
+    // An index of entries with empty names (30 bytes each).
+    let index = to_bytes(&IndexSection {
+        entries: vec![IndexEntry::default(); N],
+    });
+    assert_bounded("dense index", &craft(&[], None, &index, 0));
+
+    // KV entries of 4 bytes each (empty, hence duplicate, key; bool 2): three
+    // violations per entry. And one array of 1-byte bools.
+    let bools = KvSection {
+        entries: vec![
+            KvEntry {
+                key: Vec::new(),
+                value: KvValue::Bool(2),
+            };
+            N
+        ],
+    };
+    let kv = to_bytes(&bools);
+    assert_bounded("dense KV", &craft(&[], Some(&kv), &empty_index(), 0));
+    let array = KvSection {
+        entries: vec![KvEntry {
+            key: b"a".to_vec(),
+            value: KvValue::Array(KvArray {
+                element_tag: 5,
+                elements: vec![KvScalar::Bool(0); N * 4],
+            }),
+        }],
+    };
+    let kv = to_bytes(&array);
+    assert_bounded("dense KV array", &craft(&[], Some(&kv), &empty_index(), 0));
+
+    // A tensor region of minimal descriptors (32 bytes each with padding) that the
+    // index does not list.
+    let mut region = Vec::new();
+    for _ in 0..N {
+        region.extend_from_slice(&minimal_descriptor());
+        region.resize(region.len().div_ceil(8) * 8, 0);
+    }
+    assert_bounded(
+        "dense region",
+        &craft(&region, None, &empty_index(), N as u64),
+    );
+}
+
+/// Asserts `bytes` is refused by every reader while holding at most
+/// `REJECT_CONSTANT` bytes, with each limit at its default and at the wire maximum.
+fn assert_rejected_small(name: &str, bytes: &[u8], rule: &str) {
+    for limits in [Limits::default(), wire_maximum()] {
+        let mut strict = None;
+        let peak = peak_of(|| {
+            let report = hrry::validate::validate_file(
+                bytes,
+                &Options {
+                    mode: Mode::Strict,
+                    limits,
+                },
+            );
+            strict = Some(
+                report
+                    .violations
+                    .iter()
+                    .map(|v| v.rule.id)
+                    .collect::<Vec<_>>(),
+            );
+        });
+        assert!(
+            peak <= REJECT_CONSTANT,
+            "{name}: validation held {peak} bytes"
+        );
+        let rules = strict.expect("validated");
+        assert!(
+            rules.contains(&rule) || (limits == Limits::default() && rules.contains(&"HF-LIM-001")),
+            "{name}: expected {rule}, got {rules:?}"
+        );
+        let peak = peak_of(|| {
+            let opened = HrryFile::from_bytes_with(bytes, limits).map(|f| {
+                f.entries()
+                    .map(|e| f.tensor_at(e).is_ok())
+                    .collect::<Vec<_>>()
+            });
+            assert!(
+                opened
+                    .as_ref()
+                    .map_or(true, |reads| reads.iter().any(|ok| !ok)),
+                "{name}: opened and read cleanly"
+            );
+        });
+        assert!(
+            peak <= REJECT_CONSTANT,
+            "{name}: HrryFile held {peak} bytes"
+        );
+        for end in [TensorRegionEnd::BufferToEof, TensorRegionEnd::CountHint] {
+            let peak = peak_of(|| {
+                if let Ok(mut r) = SequentialReader::new(bytes, end, limits) {
+                    while let Ok(Some(_)) = r.next_tensor() {}
+                }
+            });
+            assert!(
+                peak <= REJECT_CONSTANT + 2 * bytes.len(),
+                "{name}: sequential reader held {peak} bytes"
+            );
+        }
+    }
+}
+
+#[test]
+fn index_claiming_2_pow_64_tensors_is_rejected_before_allocating() {
+    let mut index = u64::MAX.to_le_bytes().to_vec();
+    index.extend_from_slice(&[0u8; 30]);
+    let file = craft(&[], None, &index, 0);
+    assert_rejected_small("2^64 tensors", &file, "HF-IDX-001");
+}
+
+#[test]
+fn kv_claiming_2_pow_32_entries_is_rejected_before_allocating() {
+    // kv_count is a uint32: 2^32 - 1 is the most it can claim.
+    let mut kv = u32::MAX.to_le_bytes().to_vec();
+    kv.extend_from_slice(&[1, 0, b'k', 5, 1]);
+    let file = craft(&[], Some(&kv), &empty_index(), 0);
+    assert_rejected_small("2^32 KV entries", &file, "HF-KV-001");
+
+    // The same inside an array value: 2^32 - 1 elements of 8 bytes.
+    let mut kv = 1u32.to_le_bytes().to_vec();
+    kv.extend_from_slice(&[1, 0, b'k', 7, 2]);
+    kv.extend_from_slice(&u32::MAX.to_le_bytes());
+    kv.extend_from_slice(&[0; 16]);
+    let file = craft(&[], Some(&kv), &empty_index(), 0);
+    assert_rejected_small("2^32 array elements", &file, "HF-KV-001");
+
+    // A string claiming 4 GiB.
+    let mut kv = 1u32.to_le_bytes().to_vec();
+    kv.extend_from_slice(&[1, 0, b'k', 1]);
+    kv.extend_from_slice(&u32::MAX.to_le_bytes());
+    kv.extend_from_slice(b"abc");
+    let file = craft(&[], Some(&kv), &empty_index(), 0);
+    assert_rejected_small("4 GiB string", &file, "HF-KV-001");
+}
+
+#[test]
+fn descriptor_claiming_rank_2_pow_32_is_rejected_before_allocating() {
+    for rank in [u32::MAX, 1 << 31, 65] {
+        let descriptor = descriptor_claiming_rank(rank);
+        let index = to_bytes(&IndexSection {
+            entries: vec![IndexEntry {
+                name: b"t".to_vec(),
+                descriptor_offset: 64,
+                descriptor_length: descriptor.len() as u32,
+                data_offset: 64 + descriptor.len() as u64,
+                data_length: 0,
+                flags: 0,
+            }],
+        });
+        let file = craft(&descriptor, None, &index, 1);
+        assert_rejected_small(&format!("rank {rank}"), &file, "TD-SHP-001");
+    }
+}
+
+/// A `.holo` archive laid out by hand: header claiming `section_count`, the given
+/// table entries `(kind, payload)` with payloads placed after the table, and a
+/// correct BLAKE3 footer.
+fn holo_archive(section_count: u16, sections: &[(u8, Vec<u8>)]) -> Vec<u8> {
+    let mut out = b"HOLO".to_vec();
+    out.extend_from_slice(&2u16.to_le_bytes()); // format_version
+    out.extend_from_slice(&0u16.to_le_bytes()); // flags
+    out.extend_from_slice(&section_count.to_le_bytes());
+    let mut offset = 10 + 24 * sections.len() as u64;
+    for (kind, payload) in sections {
+        out.push(*kind);
+        out.extend_from_slice(&[0; 7]);
+        out.extend_from_slice(&offset.to_le_bytes());
+        out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+        offset += payload.len() as u64;
+    }
+    for (_, payload) in sections {
+        out.extend_from_slice(payload);
+    }
+    let hash = blake3::hash(&out);
+    out.extend_from_slice(hash.as_bytes());
+    out
+}
+
+/// Asserts `.holo` bytes are refused by the validator and the loader while holding
+/// at most `REJECT_CONSTANT` bytes.
+fn assert_holo_rejected_small(name: &str, bytes: &[u8]) {
+    for mode in [Mode::Strict, Mode::Permissive] {
+        let mut valid = true;
+        let peak = peak_of(|| valid = hrry::holo::validate(bytes, mode).is_valid());
+        assert!(!valid, "{name}: validates");
+        assert!(
+            peak <= REJECT_CONSTANT,
+            "{name}: validation held {peak} bytes"
+        );
+    }
+    let mut loaded = true;
+    let peak = peak_of(|| loaded = hrry::holo::HoloLoader::from_bytes(bytes).is_ok());
+    assert!(!loaded, "{name}: loads");
+    assert!(peak <= REJECT_CONSTANT, "{name}: loader held {peak} bytes");
+}
+
+#[test]
+fn holo_claiming_huge_counts_is_rejected_before_allocating() {
+    // section_count is a uint16: 65 535 table entries claimed by a 42-byte file.
+    assert_holo_rejected_small("65535 sections", &holo_archive(u16::MAX, &[]));
+    // Counts inside payloads are uint32: 2^31 ports, schedule levels, shapes,
+    // weights and constants, each claimed by a payload of a few bytes.
+    let claim = |n: u32| {
+        let mut p = n.to_le_bytes().to_vec();
+        p.extend_from_slice(&[0; 12]);
+        p
+    };
+    for kind in [9u8, 10, 2, 12, 4, 3, 11] {
+        let archive = holo_archive(1, &[(kind, claim(1 << 31))]);
+        assert_holo_rejected_small(&format!("section kind {kind} claiming 2^31"), &archive);
+    }
+}
