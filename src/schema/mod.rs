@@ -8,6 +8,7 @@
 
 pub mod container;
 pub mod descriptor;
+pub mod gguf;
 pub mod holo;
 pub mod kv;
 pub mod layout;

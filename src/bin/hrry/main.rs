@@ -2,6 +2,7 @@
 //!
 //! Exit codes: 0 valid / success, 1 invalid input, 2 usage or I/O error.
 
+mod convert;
 mod dequant;
 mod export;
 mod holo;
@@ -31,6 +32,8 @@ enum Command {
     Export(export::Args),
     /// Check files against every rule of the spec and report each violation.
     Validate(validate::Args),
+    /// Convert between HRRYFILE and safetensors, or GGUF to HRRYFILE.
+    Convert(convert::Args),
     /// Work with .holo archives (extract an extension or a section).
     #[command(subcommand)]
     Holo(holo::Command),
@@ -68,6 +71,7 @@ fn main() -> ExitCode {
         Command::Validate(args) => validate::run(args),
         Command::Holo(command) => holo::run(command),
         Command::Rules { json } => rules(json),
+        Command::Convert(args) => convert::run(args),
     };
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,
