@@ -389,7 +389,12 @@ fn arbitrary_dense_tensors_round_trip() {
             .map(|_| Ok(u.arbitrary::<u128>()? & mask))
             .collect::<Result<_>>()?;
         let source = pack(width, values.iter().copied());
-        let buffer = from_row_major(&d, &source, LIMIT).unwrap();
+        let buffer = match from_row_major(&d, &source, LIMIT) {
+            // Wide strides or Morton codes can address more than the test's limit;
+            // refusing those is the limit working, not a failed round trip.
+            Err(hrry::layout::LayoutError::TooLarge { .. }) => return Ok(()),
+            other => other.unwrap(),
+        };
         d.buffers[0].byte_size = buffer.len() as u64;
         assert_eq!(
             to_row_major(&d, &[&buffer], LIMIT).unwrap(),

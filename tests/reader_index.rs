@@ -3,8 +3,9 @@
 
 use hrry::file::{HrryFile, HrryWriter, WriterOptions};
 use hrry::schema::{
-    read_from, to_bytes, BufferHandle, DescriptorFlags, IndexEntry, IndexSection, LayoutFields,
-    NameSpan, TensorDescriptor, Trailer, LAYOUT_ROW_MAJOR, TRAILER_LEN,
+    read_from, to_bytes, BufferHandle, DescriptorFlags, IndexEntry, IndexEntryOf, IndexSection,
+    IndexSectionOf, LayoutFields, NameSpan, TensorDescriptor, Trailer, LAYOUT_ROW_MAJOR,
+    TRAILER_LEN,
 };
 
 fn descriptor(type_tag: u8, shape: &[u64], byte_size: u64) -> TensorDescriptor {
@@ -74,7 +75,7 @@ fn name_spans_decode_like_name_bytes() {
     let t = trailer(&bytes);
     let index = &bytes[t.index_offset as usize..(t.index_offset + t.index_length) as usize];
     let (owned, used_owned) = read_from::<IndexSection>(index).expect("owned");
-    let (spans, used_spans) = read_from::<IndexSection<NameSpan>>(index).expect("spans");
+    let (spans, used_spans) = read_from::<IndexSectionOf<NameSpan>>(index).expect("spans");
     assert_eq!(used_owned, t.index_length);
     assert_eq!(used_spans, t.index_length);
     assert_eq!(owned.entries.len(), 40);
@@ -123,12 +124,12 @@ fn a_name_running_past_the_input_is_refused_by_both_forms() {
     // name_length 7, but only 3 name bytes follow.
     let cut = &bytes[..5];
     assert!(read_from::<IndexEntry>(cut).is_err());
-    assert!(read_from::<IndexEntry<NameSpan>>(cut).is_err());
+    assert!(read_from::<IndexEntryOf<NameSpan>>(cut).is_err());
     // A name_length larger than everything after it.
     let mut long = bytes.clone();
     long[..2].copy_from_slice(&u16::MAX.to_le_bytes());
     assert!(read_from::<IndexEntry>(&long).is_err());
-    assert!(read_from::<IndexEntry<NameSpan>>(&long).is_err());
+    assert!(read_from::<IndexEntryOf<NameSpan>>(&long).is_err());
 }
 
 #[test]

@@ -11,7 +11,7 @@ use crate::limits::Limits;
 use crate::schema::{
     container::{header_offsets, trailer_offsets, FILE_HEADER_LEN, MIN_INDEX_ENTRY_LEN},
     placement::place_buffers,
-    read_from, FileHeader, IndexEntry, IndexSection, KvEntry, KvSection, NameSpan,
+    read_from, FileHeader, IndexEntryOf, IndexSectionOf, KvEntry, KvSection, NameSpan,
     TensorDescriptor, Trailer, FILE_MAGIC, TRAILER_LEN, TRAILER_MAGIC,
 };
 use crate::validate::rules::container as rules;
@@ -35,7 +35,7 @@ pub struct HrryFile<'a> {
     /// Every name, checked UTF-8, concatenated in index order.
     names: String,
     /// The entries; each name is a [`NameSpan`] into `names`.
-    index: Vec<IndexEntry<NameSpan>>,
+    index: Vec<IndexEntryOf<NameSpan>>,
     kv: Vec<KvEntry>,
     limits: Limits,
     by_name: OnceLock<Vec<u32>>,
@@ -45,7 +45,7 @@ pub struct HrryFile<'a> {
 #[derive(Clone, Copy)]
 pub struct TensorEntry<'f> {
     position: usize,
-    entry: &'f IndexEntry<NameSpan>,
+    entry: &'f IndexEntryOf<NameSpan>,
     name: &'f str,
 }
 
@@ -61,7 +61,7 @@ impl<'f> TensorEntry<'f> {
     }
 
     /// The index entry; its name is a [`NameSpan`] into [`HrryFile::name_text`].
-    pub fn index_entry(&self) -> &'f IndexEntry<NameSpan> {
+    pub fn index_entry(&self) -> &'f IndexEntryOf<NameSpan> {
         self.entry
     }
 }
@@ -146,7 +146,7 @@ impl<'a> HrryFile<'a> {
     fn tensor_entry<'f>(
         names: &'f str,
         position: usize,
-        entry: &'f IndexEntry<NameSpan>,
+        entry: &'f IndexEntryOf<NameSpan>,
     ) -> TensorEntry<'f> {
         TensorEntry {
             position,
@@ -545,7 +545,7 @@ fn read_index(
     header: &FileHeader,
     trailer: &Trailer,
     limits: &Limits,
-) -> Result<(String, Vec<IndexEntry<NameSpan>>), Error> {
+) -> Result<(String, Vec<IndexEntryOf<NameSpan>>), Error> {
     let trailer_at = bytes.len() as u64 - TRAILER_LEN;
     if trailer.index_length > limits.max_index_bytes {
         return Err(Error::Limit {
@@ -599,7 +599,7 @@ fn read_index(
         ));
     }
     // Names are read as spans: no allocation per entry.
-    let (mut section, _) = read_from::<IndexSection<NameSpan>>(index).map_err(|e| {
+    let (mut section, _) = read_from::<IndexSectionOf<NameSpan>>(index).map_err(|e| {
         Error::invalid(
             &rules::HF_IDX_DECODE,
             trailer.index_offset,
@@ -616,7 +616,7 @@ fn read_index(
 fn gather_names(
     index: &[u8],
     index_offset: u64,
-    entries: &mut [IndexEntry<NameSpan>],
+    entries: &mut [IndexEntryOf<NameSpan>],
     limits: &Limits,
 ) -> Result<String, Error> {
     let total: u64 = entries.iter().map(|e| u64::from(e.name.len)).sum();

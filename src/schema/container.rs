@@ -115,32 +115,38 @@ pub mod trailer_offsets {
     pub const TRAILER_MAGIC: u64 = 36;
 }
 
+/// The index section with its names held as the bytes themselves.
+pub type IndexSection = IndexSectionOf<Vec<u8>>;
+
+/// One index entry with its name held as the bytes themselves.
+pub type IndexEntry = IndexEntryOf<Vec<u8>>;
+
 /// The index section (file-format.md, "Index Encoding").
 ///
-/// `N` is how each entry holds its name (see [`IndexName`]): the bytes themselves by
-/// default, or a [`NameSpan`] into the section for a reader that keeps the section's
-/// bytes at hand.
+/// `N` is how each entry holds its name (see [`IndexName`]): the bytes themselves
+/// ([`IndexSection`]), or a [`NameSpan`] into the section for a reader that keeps the
+/// section's bytes at hand.
 #[binrw]
 #[brw(little)]
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
-pub struct IndexSection<N: IndexName = Vec<u8>> {
+pub struct IndexSectionOf<N: IndexName> {
     /// Number of entries (`index_entry_count`).
     #[br(temp)]
     #[bw(calc = entries.len() as u64)]
     index_entry_count: u64,
     /// The entries, in file order.
     #[br(parse_with = counted(index_entry_count, MIN_INDEX_ENTRY_LEN))]
-    pub entries: Vec<IndexEntry<N>>,
+    pub entries: Vec<IndexEntryOf<N>>,
 }
 
 /// One index entry (file-format.md, "Index Encoding").
 ///
-/// `N` is how the entry holds its name (see [`IndexName`]); the wire layout is the
-/// same for every `N`.
+/// `N` is how the entry holds its name (see [`IndexName`]; [`IndexEntry`] holds the
+/// bytes); the wire layout is the same for every `N`.
 #[binrw]
 #[brw(little)]
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
-pub struct IndexEntry<N: IndexName = Vec<u8>> {
+pub struct IndexEntryOf<N: IndexName> {
     /// `name_length`.
     #[br(temp)]
     #[bw(calc = name.name_len() as u16)]
@@ -161,14 +167,14 @@ pub struct IndexEntry<N: IndexName = Vec<u8>> {
     pub flags: u32,
 }
 
-impl<N: IndexName> IndexEntry<N> {
+impl<N: IndexName> IndexEntryOf<N> {
     /// Encoded size of this entry in bytes.
     pub fn encoded_len(&self) -> u64 {
         MIN_INDEX_ENTRY_LEN + self.name.name_len() as u64
     }
 }
 
-/// How an [`IndexEntry`] holds the `name_length` bytes of its name.
+/// How an [`IndexEntryOf`] holds the `name_length` bytes of its name.
 pub trait IndexName: Sized + 'static {
     /// Reads a name of `name_length` bytes at the reader's position, refusing before
     /// any allocation when fewer bytes remain.
@@ -210,7 +216,7 @@ impl IndexName for Vec<u8> {
 
 /// Where a name sits instead of the name itself: `len` bytes at `offset`. As read,
 /// `offset` counts from the start of the input the entry was read from (the index
-/// section, for an [`IndexSection`]); a holder that moves the names elsewhere moves
+/// section, for an [`IndexSectionOf`]); a holder that moves the names elsewhere moves
 /// the spans with them and says where ([`crate::file::HrryFile::name_text`]).
 /// Reading a span copies and allocates nothing, which keeps opening an index of
 /// millions of entries fast; it holds no bytes, so writing it is refused.
@@ -258,7 +264,7 @@ impl IndexName for NameSpan {
     ) -> BinResult<()> {
         Err(binrw::Error::AssertFail {
             pos: writer.stream_position()?,
-            message: "a NameSpan holds no name bytes; write an IndexEntry<Vec<u8>>".into(),
+            message: "a NameSpan holds no name bytes; write an IndexEntry".into(),
         })
     }
 
