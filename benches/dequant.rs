@@ -221,15 +221,19 @@ fn main() {
         let mut dq = Dequantizer::new(&t.desc, &slices).expect("valid tensor");
         let mut time = |kernel| {
             dq.set_kernel(kernel);
-            best(9, || {
+            best(1, || {
                 for _ in 0..50 {
                     dq.dequantize_into(&mut out).unwrap();
                     black_box(&mut out);
                 }
             }) / 50
         };
-        let simd = time(Kernel::Auto);
-        let scalar = time(Kernel::Scalar);
+        // Interleaved, best of 11 each: both kernels see the same load.
+        let (mut simd, mut scalar) = (Duration::MAX, Duration::MAX);
+        for _ in 0..11 {
+            simd = simd.min(time(Kernel::Auto));
+            scalar = scalar.min(time(Kernel::Scalar));
+        }
         println!(
             "  {name:<48} SIMD {:>7.1} us ({:>6.2} GB/s)  scalar {:>7.1} us ({:>6.2} GB/s)  speed-up {:.1}x",
             simd.as_secs_f64() * 1e6,

@@ -27,7 +27,11 @@ fn check_all_kernels(desc: &hrry::schema::TensorDescriptor, buffers: &[Vec<u8>],
         let mut part = vec![0.0f32; row_len * (rows as usize - 1)];
         dq.dequantize_rows(1, &mut part).unwrap();
         assert_bits_eq(&part, &reference[row_len..], &format!("{what} rows 1.."));
-        let joined: Vec<f32> = dq.row_chunks(row_len * 2).flat_map(|(_, v)| v).collect();
+        let joined: Vec<f32> = dq
+            .row_chunks(row_len * 2)
+            .unwrap()
+            .flat_map(|(_, v)| v)
+            .collect();
         assert_bits_eq(&joined, &reference, &format!("{what} chunks"));
     }
 }
@@ -147,5 +151,38 @@ fn large_output_uses_the_streaming_path_and_matches() {
         let mut head = vec![0.0f32; 4096 * 3];
         dq.dequantize_rows(517, &mut head).unwrap();
         assert_bits_eq(&head, &scalar[517 * 4096..], "reference tail rows");
+    }
+}
+
+#[test]
+fn byte_offset_into_the_data_buffer_is_honoured() {
+    let mut rng = Rng(6);
+    for (block, storage, k) in [
+        (
+            Block::Affine {
+                scale_type: 0x01,
+                symmetric: false,
+            },
+            Int4,
+            16u32,
+        ),
+        (Block::Nf4, Uint4, 8),
+        (Block::Mxfp, Float8E5m2, 16),
+    ] {
+        let shape = [3, u64::from(k) * 2 + 3 * u64::from(block == Block::Nf4)];
+        let (mut desc, mut buffers) = block_tensor(&mut rng, block, storage, k, &shape, 1);
+        let plain = hrry::quant::dequantize(&desc, &slices(&buffers)).unwrap();
+        let mut shifted = vec![0xA5u8; 3];
+        shifted.extend_from_slice(&buffers[0]);
+        buffers[0] = shifted;
+        desc.byte_offset = 3;
+        desc.buffers[0].byte_size += 3;
+        check_all_kernels(
+            &desc,
+            &buffers,
+            &format!("{} at byte_offset 3", storage.name()),
+        );
+        let moved = hrry::quant::dequantize(&desc, &slices(&buffers)).unwrap();
+        assert_bits_eq(&moved, &plain, "byte_offset 3");
     }
 }

@@ -397,3 +397,68 @@ fn upstream_per_block_vector_decodes_to_its_manifest_entry() {
     let s = half::f16::from_f32(8.0 / 7.0).to_f32();
     assert_eq!(out[0], -7.0 * s);
 }
+
+#[test]
+fn broadcasting_strides_are_refused_whole_but_served_by_rows() {
+    // [2^30, 4] int8 with stride 0 along axis 0: 4 bytes of data, 4 Gi values.
+    let q = QuantScheme::PerTensorAffine(PerTensorAffine {
+        header: header(0x01, 0),
+        scale: 0.5,
+        zero_point: 0,
+        reserved: [0; 4],
+    });
+    let mut desc = quantized_descriptor(0x10, &[1 << 30, 4], &[4], q.encode());
+    desc.layout_tag = hrry::schema::LAYOUT_STRIDED;
+    desc.layout = LayoutFields::Strided {
+        strides: vec![0, 1],
+    };
+    desc.fix_length();
+    let data = vec![2u8, 4, 6, 8];
+    let slices: Vec<&[u8]> = vec![&data];
+    let dq = Dequantizer::new(&desc, &slices).unwrap();
+    assert!(matches!(
+        dq.to_vec(),
+        Err(hrry::quant::QuantError::TooLarge { .. })
+    ));
+    let mut rows = [0.0f32; 8];
+    dq.dequantize_rows(123_456, &mut rows).unwrap();
+    assert_eq!(rows, [1.0, 2.0, 3.0, 4.0, 1.0, 2.0, 3.0, 4.0]);
+    assert!(dq.dequantize_rows(1 << 30, &mut rows).is_err());
+    let mut odd = [0.0f32; 5];
+    assert!(dq.dequantize_rows(0, &mut odd).is_err());
+}
+
+#[test]
+fn shared_parameter_buffer_dequantizes_like_separate_buffers() {
+    let values: Vec<f32> = (0..60).map(|i| (i as f32 * 0.37).sin() * 5.0).collect();
+    let opts = PerBlockOptions {
+        storage: ElementType::Uint4,
+        scale_type: ElementType::Bfloat16,
+        block_size: 8,
+        axis: 1,
+        symmetric: false,
+    };
+    let q = hrry::quant::quantize_per_block(&values, &[3, 20], &opts).unwrap();
+    let separate = dequantize(&q.descriptor, &q.buffer_slices()).unwrap();
+    let mut shared = q.buffers[1].clone();
+    shared.extend_from_slice(&q.buffers[2]);
+    let mut scheme = QuantScheme::decode(
+        &q.descriptor
+            .quantization
+            .as_ref()
+            .unwrap()
+            .quantization_descriptor,
+    )
+    .unwrap();
+    if let QuantScheme::PerBlockAffine(d) = &mut scheme {
+        d.zero_point_buffer_index = 1;
+    }
+    let desc = quantized_descriptor(
+        0x49,
+        &[3, 20],
+        &[q.buffers[0].len() as u64, shared.len() as u64],
+        scheme.encode(),
+    );
+    let slices: Vec<&[u8]> = vec![&q.buffers[0], &shared];
+    assert_bits_eq(&dequantize(&desc, &slices).unwrap(), &separate, "shared");
+}

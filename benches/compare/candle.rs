@@ -11,6 +11,8 @@ use std::io::Cursor;
 use std::time::{Duration, Instant};
 
 use candle_core::quantized::gguf_file::Content;
+use candle_core::quantized::k_quants::{BlockQ4_0, BlockQ8_0};
+use candle_core::quantized::GgmlType;
 use candle_core::Device;
 use hrry::model::ElementType;
 use hrry::quant::quantize::quantized_descriptor;
@@ -67,13 +69,26 @@ fn pair(kind: Kind, rows: usize, cols: usize) -> Pair {
             Kind::Q4_0 => {
                 // GGUF: byte j holds element j (low nibble) and j + 16 (high), biased
                 // by 8. hrry int4: two's complement, elements 2k / 2k + 1 per byte.
-                let codes: Vec<u8> = (0..32).map(|_| (rng.next() & 0x0F) as u8).collect();
+                // Code 0 (value -8 d) first: candle's Q4_0 quantizer then finds the
+                // same d and codes again (see `kernel_pair`).
+                let codes: Vec<u8> = (0..32)
+                    .map(|i| if i == 0 { 0 } else { (rng.next() & 0x0F) as u8 })
+                    .collect();
                 raw.extend((0..16).map(|j| codes[j] | (codes[j + 16] << 4)));
                 let signed: Vec<u8> = codes.iter().map(|c| c ^ 0x08).collect();
                 data.extend((0..16).map(|k| signed[2 * k] | (signed[2 * k + 1] << 4)));
             }
             Kind::Q8_0 => {
-                let codes: Vec<u8> = (0..32).map(|_| rng.next() as u8).collect();
+                // Codes in [-127, 127] with 127 first, for the same reason.
+                let codes: Vec<u8> = (0..32)
+                    .map(|i| {
+                        if i == 0 {
+                            127
+                        } else {
+                            (rng.next() as i8).max(-127) as u8
+                        }
+                    })
+                    .collect();
                 raw.extend(&codes);
                 data.extend(&codes);
             }
@@ -123,6 +138,23 @@ fn pair(kind: Kind, rows: usize, cols: usize) -> Pair {
     }
 }
 
+/// candle blocks holding `values` (from candle's own quantizer, which reproduces the
+/// codes and scales `pair` chose), and the time of its `to_float` into a buffer.
+fn candle_kernel<T: GgmlType>(values: &[f32], out: &mut [f32], reps: usize) -> Duration {
+    let mut blocks = vec![T::zeros(); values.len() / T::BLCK_SIZE];
+    T::from_float(values, &mut blocks);
+    T::to_float(&blocks, out);
+    let same = out
+        .iter()
+        .zip(values)
+        .all(|(a, b)| a.to_bits() == b.to_bits());
+    assert!(same, "candle blocks do not hold the same values");
+    best_of(reps, || {
+        T::to_float(black_box(&blocks), out);
+        black_box(&mut *out);
+    })
+}
+
 fn best_of(n: usize, mut f: impl FnMut()) -> Duration {
     (0..n)
         .map(|_| {
@@ -148,37 +180,51 @@ fn main() -> candle_core::Result<()> {
             let slices: Vec<&[u8]> = p.buffers.iter().map(Vec::as_slice).collect();
             let dq = Dequantizer::new(&p.desc, &slices).expect("valid tensor");
 
-            let theirs = qt.dequantize(&Device::Cpu)?.flatten_all()?.to_vec1::<f32>()?;
+            let theirs = qt
+                .dequantize(&Device::Cpu)?
+                .flatten_all()?
+                .to_vec1::<f32>()?;
             let ours = dq.to_vec().expect("dequantize");
             let same = theirs.len() == ours.len()
-                && theirs.iter().zip(&ours).all(|(a, b)| a.to_bits() == b.to_bits());
+                && theirs
+                    .iter()
+                    .zip(&ours)
+                    .all(|(a, b)| a.to_bits() == b.to_bits());
             assert!(same, "candle and hrry disagree");
 
-            // Both sides allocate their output, as candle's API does.
-            let (mut t_candle, mut t_alloc, mut t_into) =
-                (Duration::MAX, Duration::MAX, Duration::MAX);
+            // Allocating: candle's QTensor::dequantize (GGUF path) and hrry's to_vec.
+            // Into a buffer: candle's block kernel (GgmlType::to_float) and hrry's
+            // dequantize_into, both writing a pre-faulted buffer.
+            let (mut t_candle, mut t_alloc) = (Duration::MAX, Duration::MAX);
+            let (mut t_kernel, mut t_into) = (Duration::MAX, Duration::MAX);
             let mut out = vec![0.0f32; rows * cols];
+            let per = (reps / 7).max(1);
             for _ in 0..reps.min(7) {
-                let per = (reps / 7).max(1);
                 t_candle = t_candle.min(best_of(per, || {
                     black_box(qt.dequantize(&Device::Cpu).unwrap());
                 }));
                 t_alloc = t_alloc.min(best_of(per, || {
                     black_box(dq.to_vec().unwrap());
                 }));
+                t_kernel = t_kernel.min(match kind {
+                    Kind::Q4_0 => candle_kernel::<BlockQ4_0>(&ours, &mut out, per),
+                    Kind::Q8_0 => candle_kernel::<BlockQ8_0>(&ours, &mut out, per),
+                });
                 t_into = t_into.min(best_of(per, || {
                     dq.dequantize_into(&mut out).unwrap();
                     black_box(&mut out);
                 }));
             }
             let name = if kind == Kind::Q4_0 { "Q4_0" } else { "Q8_0" };
+            let us = |t: Duration| t.as_secs_f64() * 1e6;
             println!(
-                "  {label} {name}: candle {:>9.1} us | hrry (allocating) {:>9.1} us, ratio {:.2} | hrry (into a buffer) {:>9.1} us, ratio {:.2}",
-                t_candle.as_secs_f64() * 1e6,
-                t_alloc.as_secs_f64() * 1e6,
+                "  {label} {name}: allocating: candle {:>9.1} us, hrry {:>9.1} us, ratio {:.2} | into a buffer: candle {:>9.1} us, hrry {:>9.1} us, ratio {:.2}",
+                us(t_candle),
+                us(t_alloc),
                 t_candle.as_secs_f64() / t_alloc.as_secs_f64(),
-                t_into.as_secs_f64() * 1e6,
-                t_candle.as_secs_f64() / t_into.as_secs_f64(),
+                us(t_kernel),
+                us(t_into),
+                t_kernel.as_secs_f64() / t_into.as_secs_f64(),
             );
         }
     }

@@ -491,7 +491,10 @@ fn dequantize(
 ) -> Result<(), Error> {
     let dq = Dequantizer::new(d, buffers)
         .map_err(|e| Error::tensor(name, format!("cannot dequantize: {e}")))?;
-    for (_, values) in dq.row_chunks(DEQUANTIZE_CHUNK) {
+    let chunks = dq
+        .row_chunks(DEQUANTIZE_CHUNK)
+        .map_err(|e| Error::tensor(name, format!("cannot dequantize: {e}")))?;
+    for (_, values) in chunks {
         dtype.encode(&values, out);
     }
     Ok(())

@@ -211,6 +211,16 @@ fn per_block_asymmetric() -> Tensor {
     )
 }
 
+/// [`per_block_asymmetric`] with its scales and zero points in one buffer
+/// (`[scales | zero_points]`, both indices 1).
+fn per_block_shared() -> Tensor {
+    let mut t = per_block_asymmetric();
+    let zero_points = t.buffers.pop().expect("zero points");
+    t.buffers[1].extend(zero_points);
+    t.desc.buffers.pop();
+    t.q(PerBlockAffine::ZERO_POINT_BUFFER_INDEX, &[1, 0, 0, 0])
+}
+
 /// Per-block affine int2 [5, 3] along axis 0, float32 scales, blocks of 2.
 fn per_block_axis0() -> Tensor {
     quantized(
@@ -330,6 +340,11 @@ pub fn cases() -> Vec<Case> {
             per_block_asymmetric(),
         ),
         valid(
+            "quant-per-block-shared-buffer.hrry",
+            "per-block affine uint8 [3, 10] with scales and zero points sharing buffer 1",
+            per_block_shared(),
+        ),
+        valid(
             "quant-per-block-int2-axis0.hrry",
             "per-block affine int2 [5, 3] along axis 0 (padded to 6 rows), float32 scales",
             per_block_axis0(),
@@ -435,6 +450,12 @@ fn quantization_md_cases() -> Vec<Case> {
             "",
             "shared scale/zero-point buffer of 12 bytes (16 needed)",
             per_channel_shared().buffer(1, |b| b.truncate(12)),
+        ),
+        inv(
+            "QZ-BUF-002",
+            "per-block",
+            "per-block shared scale/zero-point buffer one zero point short",
+            per_block_shared().buffer(1, |b| b.truncate(b.len() - 4)),
         ),
         inv(
             "QZ-BUF-003",

@@ -421,7 +421,7 @@ impl<'a> Dequantizer<'a> {
                 found: out.len(),
             });
         }
-        self.run(0, out);
+        self.run(0, out, true);
         Ok(())
     }
 
@@ -438,7 +438,9 @@ impl<'a> Dequantizer<'a> {
         let n = usize::try_from(self.len).ok().filter(|_| bytes <= limit);
         let n = n.ok_or(QuantError::TooLarge { bytes, limit })?;
         let mut out = vec![0.0f32; n];
-        self.run(0, &mut out);
+        // Fresh pages are zeroed into the cache as they fault in: ordinary stores
+        // then beat non-temporal ones.
+        self.run(0, &mut out, false);
         Ok(out)
     }
 
@@ -462,23 +464,34 @@ impl<'a> Dequantizer<'a> {
                 rows,
             });
         }
-        self.run(first_row, out);
+        self.run(first_row, out, true);
         Ok(())
     }
 
     /// An iterator over the tensor in chunks of whole rows, each at most
-    /// `max_values` values (at least one row), as `(first_row, values)`.
-    pub fn row_chunks(&self, max_values: usize) -> RowChunks<'_, 'a> {
+    /// `max_values` values (at least one row), as `(first_row, values)`. Refuses
+    /// (with [`QuantError::TooLarge`]) a single row over `max_values` that is also
+    /// over the [`Dequantizer::to_vec`] limit, which only broadcasting strides make.
+    pub fn row_chunks(&self, max_values: usize) -> Result<RowChunks<'_, 'a>, QuantError> {
+        let row_bytes = u128::from(self.row_len) * 4;
+        let limit = self.data.len() as u128 * Self::EXPANSION + (1 << 20);
+        if self.row_len > max_values as u64 && row_bytes > limit {
+            return Err(QuantError::TooLarge {
+                bytes: row_bytes,
+                limit,
+            });
+        }
         let per = (max_values as u64 / self.row_len.max(1)).max(1);
-        RowChunks {
+        Ok(RowChunks {
             dq: self,
             next: 0,
             rows_per_chunk: per,
-        }
+        })
     }
 
     /// Dequantizes from row `first_row` until `out` is full (whole rows, in range).
-    fn run(&self, first_row: u64, out: &mut [f32]) {
+    /// `stream` allows non-temporal stores for large outputs.
+    fn run(&self, first_row: u64, out: &mut [f32], stream: bool) {
         if out.is_empty() {
             return;
         }
@@ -500,7 +513,7 @@ impl<'a> Dequantizer<'a> {
             };
             #[cfg(target_arch = "x86_64")]
             if self.kernel == Kernel::Auto && x86::available() {
-                x86::block_rows(&job, out);
+                x86::block_rows(&job, out, stream);
                 return;
             }
             scalar::block_rows(&job, out);
@@ -530,7 +543,7 @@ impl Iterator for RowChunks<'_, '_> {
         let count = self.rows_per_chunk.min(rows - first);
         self.next += count;
         let mut out = vec![0.0f32; (count * self.dq.row_len) as usize];
-        self.dq.run(first, &mut out);
+        self.dq.run(first, &mut out, false);
         Some((first, out))
     }
 }

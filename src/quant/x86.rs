@@ -22,13 +22,16 @@ pub(crate) fn available() -> bool {
     is_x86_feature_detected!("avx2") && is_x86_feature_detected!("f16c")
 }
 
-/// Dequantizes `out.len() / job.row_len` whole rows. Call only when [`available`].
-pub(crate) fn block_rows(job: &BlockRows<'_>, out: &mut [f32]) {
+/// Dequantizes `out.len() / job.row_len` whole rows; `stream` allows non-temporal
+/// stores when the output is large. Call only when [`available`].
+pub(crate) fn block_rows(job: &BlockRows<'_>, out: &mut [f32], stream: bool) {
     if !available() || job.block_size < 8 || job.row_len == 0 {
         return scalar::block_rows(job, out);
     }
-    let stream =
-        out.len() * 4 >= STREAM_BYTES && (out.as_ptr() as usize) % 16 == 0 && job.row_len % 8 == 0;
+    let stream = stream
+        && out.len() * 4 >= STREAM_BYTES
+        && (out.as_ptr() as usize) % 16 == 0
+        && job.row_len % 8 == 0;
     macro_rules! go {
         ($d:ty) => {
             // SAFETY: `available()` confirmed AVX2 and F16C; `job` was built by the

@@ -319,7 +319,8 @@ pub fn dequantize_with_every_kernel(
     }
     let row_len = usize::try_from(dq.row_len()).ok()?;
     if row_len > 0 && dq.rows() > 1 {
-        let joined: Vec<f32> = dq.row_chunks(row_len * 2).flat_map(|(_, v)| v).collect();
+        let chunks = dq.row_chunks(row_len * 2).ok()?;
+        let joined: Vec<f32> = chunks.flat_map(|(_, v)| v).collect();
         assert!(
             bits(&joined) == bits(&reference),
             "row chunks differ from the whole"

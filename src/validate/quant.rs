@@ -415,35 +415,6 @@ fn check_with_offsets(
     }
 }
 
-/// The number of parameter buffers the descriptor's scheme references (distinct
-/// indices; none for per-tensor affine or an unknown scheme), for the container's
-/// `buffer_count` rule.
-pub fn parameter_buffer_count(desc: &TensorDescriptor) -> usize {
-    let Some(scheme) = desc
-        .quantization
-        .as_ref()
-        .and_then(|q| QuantScheme::decode(&q.quantization_descriptor))
-    else {
-        return 0;
-    };
-    let (scale, zp) = match scheme {
-        QuantScheme::PerTensorAffine(_) => return 0,
-        QuantScheme::PerChannelAffine(d) => (
-            d.scale_buffer_index,
-            (d.header.flags & FLAG_SYMMETRIC == 0).then_some(d.zero_point_buffer_index),
-        ),
-        QuantScheme::PerBlockAffine(d) => (
-            d.scale_buffer_index,
-            (d.header.flags & FLAG_SYMMETRIC == 0).then_some(d.zero_point_buffer_index),
-        ),
-        QuantScheme::Nf4(d) | QuantScheme::Mxfp(d) => (d.scale_buffer_index, None),
-    };
-    match zp {
-        Some(z) if z != scale => 2,
-        _ => 1,
-    }
-}
-
 impl Ctx<'_, '_> {
     fn storage_type(
         &mut self,

@@ -128,7 +128,10 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
     if dq.row_len() == 0 || dq.is_empty() {
         // Nothing to write after the header.
     } else {
-        for (_, values) in dq.row_chunks(CHUNK) {
+        let chunks = dq
+            .row_chunks(CHUNK)
+            .map_err(|e| Failure(format!("{} {:?}: {e}", args.file.display(), args.tensor)))?;
+        for (_, values) in chunks {
             write(&values)?;
         }
     }
