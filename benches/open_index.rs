@@ -41,7 +41,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use hrry::file::{HrryFile, HrryWriter, WriterOptions};
-use hrry::schema::{BufferHandle, DescriptorFlags, LayoutFields, TensorDescriptor};
+use hrry::schema::{LayoutFields, TensorDescriptor};
 use safetensors::tensor::{serialize_to_file, Dtype, SafeTensors, TensorView};
 
 /// One kind of tensor the files cycle through: name part, hrry type tag, safetensors
@@ -126,31 +126,13 @@ fn byte_size(k: &Kind) -> u64 {
 }
 
 fn descriptor(k: &Kind) -> TensorDescriptor {
-    let mut d = TensorDescriptor {
-        version_major: 1,
-        version_minor: 0,
-        descriptor_length: 0,
-        flags: DescriptorFlags::new(),
-        type_tag: k.type_tag,
-        layout_tag: hrry::schema::LAYOUT_ROW_MAJOR,
-        shape: k.shape.to_vec(),
-        byte_offset: 0,
-        layout: LayoutFields::Implicit,
-        buffers: vec![BufferHandle {
-            byte_size: byte_size(k),
-            alignment: 64,
-            device_tag: 0,
-            reserved: [0; 3],
-        }],
-        quantization: None,
-        shard: None,
-        statistics: None,
-        extension_type: None,
-        composite_member: None,
-        trailing: Vec::new(),
-    };
-    d.fix_length();
-    d
+    hrry::model::build::descriptor(
+        k.type_tag,
+        hrry::schema::LAYOUT_ROW_MAJOR,
+        k.shape,
+        LayoutFields::Implicit,
+        &[byte_size(k)],
+    )
 }
 
 fn write_hrry(path: &Path, n: usize, sorted_index: bool) {

@@ -33,26 +33,10 @@ fn main() {
     holo(&out);
 }
 
-/// A descriptor with no optional sections; `fix_length` is applied by [`write`].
+/// A descriptor with no optional sections and no buffers yet; `fix_length` is
+/// applied by [`write`].
 fn desc(type_tag: u8, layout: LayoutFields, layout_tag: u8, shape: &[u64]) -> TensorDescriptor {
-    TensorDescriptor {
-        version_major: 1,
-        version_minor: 0,
-        descriptor_length: 0,
-        flags: DescriptorFlags::new(),
-        type_tag,
-        layout_tag,
-        shape: shape.to_vec(),
-        byte_offset: 0,
-        layout,
-        buffers: Vec::new(),
-        quantization: None,
-        shard: None,
-        statistics: None,
-        extension_type: None,
-        composite_member: None,
-        trailing: Vec::new(),
-    }
+    hrry::model::build::descriptor(type_tag, layout_tag, shape, layout, &[])
 }
 
 fn handle(byte_size: u64) -> BufferHandle {

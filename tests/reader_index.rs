@@ -3,37 +3,18 @@
 
 use hrry::file::{HrryFile, HrryWriter, WriterOptions};
 use hrry::schema::{
-    read_from, to_bytes, BufferHandle, DescriptorFlags, IndexEntry, IndexEntryOf, IndexSection,
-    IndexSectionOf, LayoutFields, NameSpan, TensorDescriptor, Trailer, LAYOUT_ROW_MAJOR,
-    TRAILER_LEN,
+    read_from, to_bytes, IndexEntry, IndexEntryOf, IndexSection, IndexSectionOf, LayoutFields,
+    NameSpan, TensorDescriptor, Trailer, LAYOUT_ROW_MAJOR, TRAILER_LEN,
 };
 
 fn descriptor(type_tag: u8, shape: &[u64], byte_size: u64) -> TensorDescriptor {
-    let mut d = TensorDescriptor {
-        version_major: 1,
-        version_minor: 0,
-        descriptor_length: 0,
-        flags: DescriptorFlags::new(),
+    hrry::model::build::descriptor(
         type_tag,
-        layout_tag: LAYOUT_ROW_MAJOR,
-        shape: shape.to_vec(),
-        byte_offset: 0,
-        layout: LayoutFields::Implicit,
-        buffers: vec![BufferHandle {
-            byte_size,
-            alignment: 64,
-            device_tag: 0,
-            reserved: [0; 3],
-        }],
-        quantization: None,
-        shard: None,
-        statistics: None,
-        extension_type: None,
-        composite_member: None,
-        trailing: Vec::new(),
-    };
-    d.fix_length();
-    d
+        LAYOUT_ROW_MAJOR,
+        shape,
+        LayoutFields::Implicit,
+        &[byte_size],
+    )
 }
 
 /// Tensor `i`: a name that does not sort in writing order, a float32 or int8 tensor

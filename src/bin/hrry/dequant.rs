@@ -5,7 +5,6 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 
-use hrry::file::HrryFile;
 use hrry::quant::Dequantizer;
 
 use crate::{Failure, Outcome};
@@ -66,15 +65,8 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
     if args.output.is_none() && !args.stats {
         return Err(Failure("dequant needs -o OUT.npy, --stats, or both".into()));
     }
-    let file = match HrryFile::open(&args.file) {
-        Ok(f) => f,
-        Err(hrry::file::Error::Io(e)) => {
-            return Err(Failure(format!("cannot read {}: {e}", args.file.display())))
-        }
-        Err(e) => {
-            eprintln!("{}: {e}", args.file.display());
-            return Ok(Outcome::Invalid);
-        }
+    let Some(file) = crate::open_hrry(&args.file)? else {
+        return Ok(Outcome::Invalid);
     };
     let tensor = match file.tensor(&args.tensor) {
         Ok(Some(t)) => t,

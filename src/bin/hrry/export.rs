@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use hrry::export::{export_npy, ExportError, ExportOptions};
-use hrry::file::{AtomicFile, HrryFile};
+use hrry::file::AtomicFile;
 
 use crate::{Failure, Outcome};
 
@@ -23,15 +23,8 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<Outcome, Failure> {
-    let file = match HrryFile::open(&args.file) {
-        Ok(f) => f,
-        Err(hrry::file::Error::Io(e)) => {
-            return Err(Failure(format!("cannot read {}: {e}", args.file.display())))
-        }
-        Err(e) => {
-            eprintln!("{}: {e}", args.file.display());
-            return Ok(Outcome::Invalid);
-        }
+    let Some(file) = crate::open_hrry(&args.file)? else {
+        return Ok(Outcome::Invalid);
     };
     let mut options = ExportOptions::default();
     if let Some(n) = args.max_bytes {

@@ -2,7 +2,6 @@
 
 use std::path::PathBuf;
 
-use hrry::file::HrryFile;
 use hrry::model::ElementType;
 use serde_json::Value;
 
@@ -22,15 +21,8 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
     if crate::holo::is_holo_file(&args.file)? {
         return crate::holo::inspect(&args.file, args.json);
     }
-    let file = match HrryFile::open(&args.file) {
-        Ok(f) => f,
-        Err(hrry::file::Error::Io(e)) => {
-            return Err(Failure(format!("cannot read {}: {e}", args.file.display())))
-        }
-        Err(e) => {
-            eprintln!("{}: {e}", args.file.display());
-            return Ok(Outcome::Invalid);
-        }
+    let Some(file) = crate::open_hrry(&args.file)? else {
+        return Ok(Outcome::Invalid);
     };
     let v = hrry::report::inspect_json(&file);
     if args.json {

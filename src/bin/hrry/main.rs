@@ -110,3 +110,18 @@ fn rules(json: bool) -> Result<Outcome, Failure> {
 pub fn read_input(path: &std::path::Path) -> Result<Vec<u8>, Failure> {
     std::fs::read(path).map_err(|e| Failure(format!("cannot read {}: {e}", path.display())))
 }
+
+/// Opens a HRRYFILE for a command. An I/O error is a failure (exit 2); a file that
+/// cannot be read as a HRRYFILE is reported on stderr and gives `None` (exit 1).
+pub fn open_hrry(path: &std::path::Path) -> Result<Option<hrry::file::HrryFile<'static>>, Failure> {
+    match hrry::file::HrryFile::open(path) {
+        Ok(f) => Ok(Some(f)),
+        Err(hrry::file::Error::Io(e)) => {
+            Err(Failure(format!("cannot read {}: {e}", path.display())))
+        }
+        Err(e) => {
+            eprintln!("{}: {e}", path.display());
+            Ok(None)
+        }
+    }
+}
