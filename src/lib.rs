@@ -5,8 +5,10 @@
 //! (the rules), [`model`] (typed values), [`file`] (reading and writing containers),
 //! [`quant`] (dequantization), [`holo`] (the archive).
 
+pub mod convert;
 pub mod corpus;
 pub mod diagnose;
+pub mod export;
 pub mod file;
 pub mod holo;
 pub mod layout;

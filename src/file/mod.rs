@@ -10,6 +10,6 @@ mod writer;
 
 pub use atomic::AtomicFile;
 pub use error::Error;
-pub use reader::{HrryFile, IndexView, Tensor, TensorEntry};
+pub use reader::{Descriptors, HrryFile, IndexView, Tensor, TensorEntry};
 pub use sequential::{SequentialReader, SequentialTensor, TensorRegionEnd};
 pub use writer::{HrryWriter, WriterOptions};

@@ -10,6 +10,10 @@
 //! Nothing here trusts the descriptor: every offset is computed with checked
 //! arithmetic and every read is bounded by the buffer it reads from, so invalid
 //! fields give a [`LayoutError`], never a panic or an out-of-bounds read.
+//!
+//! `docs/layouts.md` describes the addressing, the rules and the export; its example
+//! is compiled and run as a doc test here.
+#![cfg_attr(doctest, doc = include_str!("../../docs/layouts.md"))]
 
 pub mod addressing;
 pub mod bits;

@@ -1,9 +1,10 @@
 //! The HRRYFILE container: file header, trailer and index (file-format.md).
 
-use binrw::binrw;
+use binrw::io::{Read, Seek, SeekFrom, Write};
+use binrw::{binrw, BinResult, Endian};
 use modular_bitfield::prelude::*;
 
-use super::counted;
+use super::{counted, remaining};
 
 /// `HRRYFILE`, the first eight bytes of every file.
 pub const FILE_MAGIC: [u8; 8] = *b"HRRYFILE";
@@ -114,32 +115,46 @@ pub mod trailer_offsets {
     pub const TRAILER_MAGIC: u64 = 36;
 }
 
+/// The index section with its names held as the bytes themselves.
+pub type IndexSection = IndexSectionOf<Vec<u8>>;
+
+/// One index entry with its name held as the bytes themselves.
+pub type IndexEntry = IndexEntryOf<Vec<u8>>;
+
 /// The index section (file-format.md, "Index Encoding").
+///
+/// `N` is how each entry holds its name (see [`IndexName`]): the bytes themselves
+/// ([`IndexSection`]), or a [`NameSpan`] into the section for a reader that keeps the
+/// section's bytes at hand.
 #[binrw]
 #[brw(little)]
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
-pub struct IndexSection {
+pub struct IndexSectionOf<N: IndexName> {
     /// Number of entries (`index_entry_count`).
     #[br(temp)]
     #[bw(calc = entries.len() as u64)]
     index_entry_count: u64,
     /// The entries, in file order.
     #[br(parse_with = counted(index_entry_count, MIN_INDEX_ENTRY_LEN))]
-    pub entries: Vec<IndexEntry>,
+    pub entries: Vec<IndexEntryOf<N>>,
 }
 
 /// One index entry (file-format.md, "Index Encoding").
+///
+/// `N` is how the entry holds its name (see [`IndexName`]; [`IndexEntry`] holds the
+/// bytes); the wire layout is the same for every `N`.
 #[binrw]
 #[brw(little)]
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
-pub struct IndexEntry {
+pub struct IndexEntryOf<N: IndexName> {
     /// `name_length`.
     #[br(temp)]
-    #[bw(calc = name.len() as u16)]
+    #[bw(calc = name.name_len() as u16)]
     name_length: u16,
-    /// UTF-8 name bytes.
-    #[br(count = name_length)]
-    pub name: Vec<u8>,
+    /// The UTF-8 name bytes, or where they are.
+    #[br(parse_with = N::read_name, args(name_length))]
+    #[bw(write_with = N::write_name)]
+    pub name: N,
     /// Absolute offset of the tensor descriptor.
     pub descriptor_offset: u64,
     /// Must equal the descriptor's own `descriptor_length`.
@@ -152,10 +167,109 @@ pub struct IndexEntry {
     pub flags: u32,
 }
 
-impl IndexEntry {
+impl<N: IndexName> IndexEntryOf<N> {
     /// Encoded size of this entry in bytes.
     pub fn encoded_len(&self) -> u64 {
-        MIN_INDEX_ENTRY_LEN + self.name.len() as u64
+        MIN_INDEX_ENTRY_LEN + self.name.name_len() as u64
+    }
+}
+
+/// How an [`IndexEntryOf`] holds the `name_length` bytes of its name.
+pub trait IndexName: Sized + 'static {
+    /// Reads a name of `name_length` bytes at the reader's position, refusing before
+    /// any allocation when fewer bytes remain.
+    fn read_name<R: Read + Seek>(reader: &mut R, endian: Endian, args: (u16,)) -> BinResult<Self>;
+    /// Writes the name bytes.
+    fn write_name<W: Write + Seek>(
+        &self,
+        writer: &mut W,
+        endian: Endian,
+        args: (),
+    ) -> BinResult<()>;
+    /// Length of the name in bytes.
+    fn name_len(&self) -> usize;
+}
+
+impl IndexName for Vec<u8> {
+    fn read_name<R: Read + Seek>(
+        reader: &mut R,
+        endian: Endian,
+        (name_length,): (u16,),
+    ) -> BinResult<Self> {
+        counted(name_length.into(), 1)(reader, endian, ())
+    }
+
+    fn write_name<W: Write + Seek>(
+        &self,
+        writer: &mut W,
+        _endian: Endian,
+        _args: (),
+    ) -> BinResult<()> {
+        writer.write_all(self)?;
+        Ok(())
+    }
+
+    fn name_len(&self) -> usize {
+        self.len()
+    }
+}
+
+/// Where a name sits instead of the name itself: `len` bytes at `offset`. As read,
+/// `offset` counts from the start of the input the entry was read from (the index
+/// section, for an [`IndexSectionOf`]); a holder that moves the names elsewhere moves
+/// the spans with them and says where ([`crate::file::HrryFile::name_text`]).
+/// Reading a span copies and allocates nothing, which keeps opening an index of
+/// millions of entries fast; it holds no bytes, so writing it is refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct NameSpan {
+    /// Offset of the first name byte.
+    pub offset: u64,
+    /// `name_length`.
+    pub len: u16,
+}
+
+impl NameSpan {
+    /// The name's bytes within `input` (what `offset` counts from), if they are there.
+    pub fn bytes_in<'a>(&self, input: &'a [u8]) -> Option<&'a [u8]> {
+        let start = usize::try_from(self.offset).ok()?;
+        input.get(start..start.checked_add(usize::from(self.len))?)
+    }
+}
+
+impl IndexName for NameSpan {
+    fn read_name<R: Read + Seek>(
+        reader: &mut R,
+        _endian: Endian,
+        (name_length,): (u16,),
+    ) -> BinResult<Self> {
+        let offset = reader.stream_position()?;
+        if remaining(reader)? < u64::from(name_length) {
+            return Err(binrw::Error::AssertFail {
+                pos: offset,
+                message: format!("name of {name_length} bytes runs past the end"),
+            });
+        }
+        reader.seek(SeekFrom::Current(name_length.into()))?;
+        Ok(NameSpan {
+            offset,
+            len: name_length,
+        })
+    }
+
+    fn write_name<W: Write + Seek>(
+        &self,
+        writer: &mut W,
+        _endian: Endian,
+        _args: (),
+    ) -> BinResult<()> {
+        Err(binrw::Error::AssertFail {
+            pos: writer.stream_position()?,
+            message: "a NameSpan holds no name bytes; write an IndexEntry".into(),
+        })
+    }
+
+    fn name_len(&self) -> usize {
+        usize::from(self.len)
     }
 }
 

@@ -8,6 +8,7 @@
 
 pub mod container;
 pub mod descriptor;
+pub mod gguf;
 pub mod holo;
 pub mod kv;
 pub mod layout;
@@ -33,8 +34,17 @@ pub fn remaining<R: Read + Seek>(reader: &mut R) -> BinResult<u64> {
     Ok(end.saturating_sub(here))
 }
 
+/// Largest multiple of the remaining input bytes that [`counted`] reserves up front
+/// for the items' in-memory representation.
+const RESERVE_PER_INPUT_BYTE: u64 = 4;
+
 /// A `parse_with` helper reading `n` items of at least `min_item_size` bytes each,
 /// refusing before any allocation when the input cannot hold them.
+///
+/// The vector is reserved once (never more than [`RESERVE_PER_INPUT_BYTE`] times the
+/// bytes that remain, so untrusted counts stay bounded by the input), and byte vectors
+/// are filled with one `read_exact`: decoding a long index or a large opaque field
+/// neither regrows nor copies the vector.
 pub fn counted<T, R, A>(
     n: u64,
     min_item_size: u64,
@@ -61,12 +71,16 @@ where
             pos,
             message: "count does not fit in memory".into(),
         })?;
-        // Reserve exactly `n` (already bounded by the bytes that remain) rather than
-        // letting the vector double: doubling holds up to three times the final size
-        // at once, which on untrusted input multiplies the memory an input can claim.
-        let mut items = Vec::with_capacity(n);
-        for _ in 0..n {
-            items.push(T::read_options(reader, endian, args.clone())?);
+        let item_size = (std::mem::size_of::<T>() as u64).max(1);
+        let reserve = (n as u64).min(left.saturating_mul(RESERVE_PER_INPUT_BYTE) / item_size);
+        let mut items: Vec<T> = Vec::with_capacity(usize::try_from(reserve).unwrap_or(0));
+        if let Some(bytes) = <dyn core::any::Any>::downcast_mut::<Vec<u8>>(&mut items) {
+            bytes.resize(n, 0);
+            reader.read_exact(bytes)?;
+        } else {
+            for _ in 0..n {
+                items.push(T::read_options(reader, endian, args.clone())?);
+            }
         }
         Ok(items)
     }

@@ -33,6 +33,7 @@ pub const TARGETS: &[(&str, Body)] = &[
     ("roundtrip", roundtrip),
     ("holo", holo),
     ("simd_dequant", simd_dequant),
+    ("gguf", gguf),
 ];
 
 /// Whole-file open: every reader, cross-checked ([`super::exercise_file`]).
@@ -261,4 +262,20 @@ fn arbitrary_block_tensor(
     let desc =
         crate::quant::quantize::quantized_descriptor(storage.tag(), &shape, &sizes, quant.encode());
     Ok((desc, buffers))
+}
+
+/// The GGUF preamble (header, metadata, tensor infos) decoded alone, its metadata
+/// mapped to KV values, and re-encoded to the same bytes.
+pub fn gguf(data: &[u8]) {
+    let Ok((preamble, used)) = read_from::<crate::schema::gguf::GgufPreamble>(data) else {
+        return;
+    };
+    for kv in &preamble.metadata {
+        let _ = crate::convert::gguf::kv_value(&kv.value);
+    }
+    assert_eq!(
+        to_bytes(&preamble),
+        &data[..used as usize],
+        "GGUF preamble re-encodes"
+    );
 }

@@ -110,7 +110,7 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
             let f = File::create(path)
                 .map_err(|e| Failure(format!("cannot create {}: {e}", path.display())))?;
             let mut w = BufWriter::with_capacity(1 << 20, f);
-            w.write_all(&hrry::npy::f32_header(dq.shape()))?;
+            w.write_all(&hrry::npy::header(hrry::npy::FLOAT32.descr, dq.shape()))?;
             Some(w)
         }
         None => None,

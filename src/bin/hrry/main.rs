@@ -2,7 +2,9 @@
 //!
 //! Exit codes: 0 valid / success, 1 invalid input, 2 usage or I/O error.
 
+mod convert;
 mod dequant;
+mod export;
 mod holo;
 mod inspect;
 mod validate;
@@ -26,8 +28,12 @@ enum Command {
     Dequant(dequant::Args),
     /// Show a file's header, metadata and tensors (or a .holo's sections).
     Inspect(inspect::Args),
+    /// Write a tensor in logical row-major order as a NumPy .npy array.
+    Export(export::Args),
     /// Check files against every rule of the spec and report each violation.
     Validate(validate::Args),
+    /// Convert between HRRYFILE and safetensors, or GGUF to HRRYFILE.
+    Convert(convert::Args),
     /// Work with .holo archives (extract an extension or a section).
     #[command(subcommand)]
     Holo(holo::Command),
@@ -61,9 +67,11 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Dequant(args) => dequant::run(args),
         Command::Inspect(args) => inspect::run(args),
+        Command::Export(args) => export::run(args),
         Command::Validate(args) => validate::run(args),
         Command::Holo(command) => holo::run(command),
         Command::Rules { json } => rules(json),
+        Command::Convert(args) => convert::run(args),
     };
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,

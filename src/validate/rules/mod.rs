@@ -7,9 +7,5 @@ pub mod layout;
 pub mod quant;
 
 /// Every area's rule slice, in the order `hrry rules` lists them.
-pub static TABLES: &[&[&super::Rule]] = &[
-    container::RULES,
-    layout::RULES,
-    quant::RULES,
-    holo::RULES,
-];
+pub static TABLES: &[&[&super::Rule]] =
+    &[container::RULES, layout::RULES, quant::RULES, holo::RULES];

@@ -1,0 +1,110 @@
+//! `hrry convert IN OUT`: safetensors or GGUF to HRRYFILE, HRRYFILE to safetensors.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use hrry::convert::{self, Error, FloatType, Format, Options, Progress};
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::{Failure, Outcome};
+
+/// Arguments of `hrry convert`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Input file; its format (HRRYFILE, safetensors, GGUF) is recognised by its magic.
+    input: PathBuf,
+    /// Output file; its format comes from the extension (.hrry, .safetensors) or --to.
+    output: PathBuf,
+    /// Output format: hrry or safetensors.
+    #[arg(long, value_parser = parse_format)]
+    to: Option<Format>,
+    /// Store GGUF tensors of quantization types Hurray has no equivalent for (Q4_1,
+    /// Q5_0, Q5_1, Q8_1, K-quants, IQ4_NL, IQ4_XS, TQ1_0, TQ2_0, MXFP4) dequantized
+    /// to --dtype, instead of refusing them.
+    #[arg(long)]
+    dequantize_unsupported: bool,
+    /// Float type of dequantized values (quantized tensors written to safetensors,
+    /// and GGUF tensors under --dequantize-unsupported): f32, f16 or bf16.
+    #[arg(long, default_value = "f32", value_parser = parse_dtype)]
+    dtype: FloatType,
+    /// Never draw a progress bar (none is drawn when stderr is not a terminal).
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+fn parse_format(s: &str) -> Result<Format, String> {
+    Format::from_name(s).ok_or_else(|| format!("unknown format {s:?} (hrry, safetensors)"))
+}
+
+fn parse_dtype(s: &str) -> Result<FloatType, String> {
+    FloatType::from_name(s).ok_or_else(|| format!("unknown float type {s:?} (f32, f16, bf16)"))
+}
+
+/// A progress bar on stderr.
+struct Bar(ProgressBar);
+
+impl Progress for Bar {
+    fn begin(&mut self, total_bytes: u64) {
+        self.0.set_length(total_bytes);
+    }
+    fn advance(&mut self, bytes: u64) {
+        self.0.inc(bytes);
+    }
+    fn tensor(&mut self, name: &str) {
+        self.0.set_message(name.to_string());
+    }
+}
+
+/// Runs the command.
+pub fn run(args: Args) -> Result<Outcome, Failure> {
+    let bar = if !args.quiet && std::io::stderr().is_terminal() {
+        let bar = ProgressBar::new(0);
+        if let Ok(style) = ProgressStyle::with_template(
+            "{bar:30} {bytes}/{total_bytes} {binary_bytes_per_sec} eta {eta} {wide_msg}",
+        ) {
+            bar.set_style(style);
+        }
+        bar
+    } else {
+        ProgressBar::hidden()
+    };
+    let options = Options {
+        to: args.to,
+        dequantize_unsupported: args.dequantize_unsupported,
+        dtype: args.dtype,
+        ..Options::default()
+    };
+    let mut progress = Bar(bar);
+    let result = convert::convert(&args.input, &args.output, &options, &mut progress);
+    progress.0.finish_and_clear();
+    match result {
+        Ok(summary) => {
+            for note in &summary.notes {
+                eprintln!("hrry: note: {note}");
+            }
+            println!(
+                "{} ({}) -> {} ({}): {} tensors, {} metadata entries",
+                args.input.display(),
+                summary.from.name(),
+                args.output.display(),
+                summary.to.name(),
+                summary.tensors,
+                summary.metadata
+            );
+            Ok(Outcome::Ok)
+        }
+        // The input cannot be converted: exit 1, like an invalid file.
+        Err(
+            e @ (Error::Safetensors(_)
+            | Error::Gguf { .. }
+            | Error::Tensor { .. }
+            | Error::File(hrry::file::Error::Invalid { .. })
+            | Error::File(hrry::file::Error::Limit { .. })
+            | Error::File(hrry::file::Error::NotHrry(_))),
+        ) => {
+            eprintln!("hrry: {e}");
+            Ok(Outcome::Invalid)
+        }
+        Err(e) => Err(Failure(e.to_string())),
+    }
+}

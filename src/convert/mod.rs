@@ -1,0 +1,348 @@
+//! Conversion between HRRYFILE and other model formats: safetensors in both
+//! directions, GGUF to HRRYFILE.
+//!
+//! Conversions stream: the input is read one tensor at a time (never mapped, so the
+//! resident set stays near the largest tensor however large the file), and the
+//! output appears under its name only once complete (a temporary file beside it is
+//! renamed into place).
+
+mod ggml;
+pub mod gguf;
+pub mod safetensors;
+mod source;
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use crate::file::WriterOptions;
+use crate::model::ElementType;
+
+pub(crate) use source::FileSource;
+
+/// A file format `convert` knows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// A Hurray tensor file.
+    Hrry,
+    /// A safetensors file.
+    Safetensors,
+    /// A GGUF file (read only).
+    Gguf,
+}
+
+impl Format {
+    /// Lower-case name (`hrryfile`, `safetensors`, `gguf`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Hrry => "hrryfile",
+            Format::Safetensors => "safetensors",
+            Format::Gguf => "gguf",
+        }
+    }
+
+    /// The format whose magic starts `prefix` (at least 9 bytes of the file, whose
+    /// total length is `file_len`). A safetensors file is recognised by its 8-byte
+    /// header length, which must fit the file, followed by `{`.
+    pub fn sniff(prefix: &[u8], file_len: u64) -> Option<Format> {
+        if prefix.starts_with(&crate::schema::FILE_MAGIC) {
+            return Some(Format::Hrry);
+        }
+        if prefix.starts_with(&crate::schema::gguf::GGUF_MAGIC) {
+            return Some(Format::Gguf);
+        }
+        let n = u64::from_le_bytes(prefix.get(..8)?.try_into().ok()?);
+        let fits = n.checked_add(8).is_some_and(|end| end <= file_len);
+        (fits && prefix.get(8) == Some(&b'{')).then_some(Format::Safetensors)
+    }
+
+    /// The format a file name's extension names (`.hrry`, `.safetensors`, `.gguf`).
+    pub fn from_extension(path: &Path) -> Option<Format> {
+        let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+        match ext.as_str() {
+            "hrry" | "hrryfile" => Some(Format::Hrry),
+            "safetensors" => Some(Format::Safetensors),
+            "gguf" => Some(Format::Gguf),
+            _ => None,
+        }
+    }
+
+    /// The format `name` names (as [`Format::name`], or `hrry`).
+    pub fn from_name(name: &str) -> Option<Format> {
+        match name.to_ascii_lowercase().as_str() {
+            "hrry" | "hrryfile" => Some(Format::Hrry),
+            "safetensors" => Some(Format::Safetensors),
+            "gguf" => Some(Format::Gguf),
+            _ => None,
+        }
+    }
+}
+
+/// The floating-point type that dequantized values are written as.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum FloatType {
+    /// IEEE binary32 (exact).
+    #[default]
+    F32,
+    /// IEEE binary16, rounded to nearest even.
+    F16,
+    /// bfloat16, rounded to nearest even.
+    Bf16,
+}
+
+impl FloatType {
+    /// The Hurray element type.
+    pub fn element_type(self) -> ElementType {
+        match self {
+            FloatType::F32 => ElementType::Float32,
+            FloatType::F16 => ElementType::Float16,
+            FloatType::Bf16 => ElementType::Bfloat16,
+        }
+    }
+
+    /// The type named `name` (`f32`, `f16`, `bf16`, or the spec names).
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name.to_ascii_lowercase().as_str() {
+            "f32" | "float32" => Some(FloatType::F32),
+            "f16" | "float16" => Some(FloatType::F16),
+            "bf16" | "bfloat16" => Some(FloatType::Bf16),
+            _ => None,
+        }
+    }
+
+    /// Bytes per value.
+    pub fn size(self) -> usize {
+        match self {
+            FloatType::F32 => 4,
+            FloatType::F16 | FloatType::Bf16 => 2,
+        }
+    }
+
+    /// Appends `values` encoded as this type (little-endian) to `out`.
+    pub fn encode(self, values: &[f32], out: &mut Vec<u8>) {
+        out.reserve(values.len() * self.size());
+        match self {
+            FloatType::F32 => values
+                .iter()
+                .for_each(|v| out.extend_from_slice(&v.to_le_bytes())),
+            FloatType::F16 => values.iter().for_each(|&v| {
+                out.extend_from_slice(&half::f16::from_f32(v).to_bits().to_le_bytes())
+            }),
+            FloatType::Bf16 => values.iter().for_each(|&v| {
+                out.extend_from_slice(&half::bf16::from_f32(v).to_bits().to_le_bytes())
+            }),
+        }
+    }
+}
+
+/// Choices for [`convert`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// The output format; `None` takes it from the output's extension.
+    pub to: Option<Format>,
+    /// Convert GGUF tensors of quantization types without a Hurray equivalent by
+    /// dequantizing them (to `dtype`) instead of refusing.
+    pub dequantize_unsupported: bool,
+    /// Type of dequantized values: quantized tensors written to safetensors, and GGUF
+    /// tensors dequantized under `dequantize_unsupported`.
+    pub dtype: FloatType,
+    /// Options of the HRRYFILE writer.
+    pub writer: WriterOptions,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            to: None,
+            dequantize_unsupported: false,
+            dtype: FloatType::F32,
+            writer: WriterOptions::default(),
+        }
+    }
+}
+
+/// Receives progress reports from a conversion (the CLI draws a bar with them).
+pub trait Progress {
+    /// The conversion will process `total_bytes` bytes of tensor data.
+    fn begin(&mut self, _total_bytes: u64) {}
+    /// `bytes` more bytes were processed.
+    fn advance(&mut self, _bytes: u64) {}
+    /// Tensor `name` is next.
+    fn tensor(&mut self, _name: &str) {}
+}
+
+/// A [`Progress`] that ignores everything.
+pub struct NoProgress;
+
+impl Progress for NoProgress {}
+
+/// What a conversion did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Summary {
+    /// The input format.
+    pub from: Format,
+    /// The output format.
+    pub to: Format,
+    /// Tensors written.
+    pub tensors: usize,
+    /// Metadata entries written.
+    pub metadata: usize,
+    /// Things the user should know (values dropped or changed on the way).
+    pub notes: Vec<String>,
+}
+
+/// Why a conversion failed. The output file is then left untouched.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Reading or writing `path` failed.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: io::Error,
+    },
+    /// The HRRYFILE layer refused (reading the input or writing the output).
+    #[error(transparent)]
+    File(#[from] crate::file::Error),
+    /// The safetensors input is malformed.
+    #[error("safetensors: {0}")]
+    Safetensors(String),
+    /// The GGUF input is malformed.
+    #[error("GGUF at offset {offset}: {message}")]
+    Gguf {
+        /// Absolute offset of the offending field.
+        offset: u64,
+        /// What was expected and found.
+        message: String,
+    },
+    /// One tensor cannot be converted.
+    #[error("tensor {name:?}: {message}")]
+    Tensor {
+        /// The tensor name.
+        name: String,
+        /// Why, and what to do about it.
+        message: String,
+    },
+    /// The formats or options cannot be used together.
+    #[error("{0}")]
+    Unsupported(String),
+}
+
+impl Error {
+    pub(crate) fn tensor(name: &str, message: impl Into<String>) -> Self {
+        Error::Tensor {
+            name: name.to_string(),
+            message: message.into(),
+        }
+    }
+}
+
+/// Reads the first bytes of `path` and tells its format by magic.
+pub fn detect(path: &Path) -> Result<Format, Error> {
+    let mut source = FileSource::open(path)?;
+    let prefix = source.read_prefix(16)?;
+    Format::sniff(&prefix, source.len()).ok_or_else(|| {
+        Error::Unsupported(format!(
+            "{}: not a HRRYFILE, safetensors or GGUF file (first bytes {:02x?})",
+            path.display(),
+            &prefix[..prefix.len().min(8)]
+        ))
+    })
+}
+
+/// Converts `input` into `output`. The input format is recognised by its magic; the
+/// output format is `options.to`, else the output's extension.
+pub fn convert(
+    input: &Path,
+    output: &Path,
+    options: &Options,
+    progress: &mut dyn Progress,
+) -> Result<Summary, Error> {
+    let from = detect(input)?;
+    let to = match options.to.or_else(|| Format::from_extension(output)) {
+        Some(f) => f,
+        None => {
+            return Err(Error::Unsupported(format!(
+                "cannot tell the output format from {:?}: use a .hrry or .safetensors extension or --to",
+                output.display().to_string()
+            )))
+        }
+    };
+    match (from, to) {
+        (Format::Safetensors, Format::Hrry) => {
+            safetensors::to_hrry(input, output, options, progress)
+        }
+        (Format::Gguf, Format::Hrry) => gguf::to_hrry(input, output, options, progress),
+        (Format::Hrry, Format::Safetensors) => {
+            safetensors::from_hrry(input, output, options, progress)
+        }
+        (from, to) => Err(Error::Unsupported(format!(
+            "conversion from {} to {} is not supported (supported: safetensors -> hrryfile, gguf -> hrryfile, hrryfile -> safetensors)",
+            from.name(),
+            to.name()
+        ))),
+    }
+}
+
+/// Packs one byte per boolean (non-zero = true) into Hurray's LSB-first bits.
+pub(crate) fn pack_bools(bytes: &[u8]) -> Vec<u8> {
+    let mut out = vec![0u8; bytes.len().div_ceil(8)];
+    for (i, &b) in bytes.iter().enumerate() {
+        if b != 0 {
+            out[i / 8] |= 1 << (i % 8);
+        }
+    }
+    out
+}
+
+/// Unpacks `n` LSB-first booleans into one byte each (0 or 1).
+pub(crate) fn unpack_bools(bits: &[u8], n: usize) -> Vec<u8> {
+    (0..n)
+        .map(|i| bits.get(i / 8).map_or(0, |b| (b >> (i % 8)) & 1))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sniffing() {
+        assert_eq!(Format::sniff(b"HRRYFILE\x01\x00", 100), Some(Format::Hrry));
+        assert_eq!(
+            Format::sniff(b"GGUF\x03\x00\x00\x00", 100),
+            Some(Format::Gguf)
+        );
+        let mut st = 2u64.to_le_bytes().to_vec();
+        st.extend_from_slice(b"{}");
+        assert_eq!(Format::sniff(&st, 10), Some(Format::Safetensors));
+        assert_eq!(Format::sniff(&st, 9), None);
+        assert_eq!(Format::sniff(b"PK\x03\x04 junk", 100), None);
+        assert_eq!(Format::sniff(b"", 0), None);
+        assert_eq!(
+            Format::from_extension(Path::new("a/b.SafeTensors")),
+            Some(Format::Safetensors)
+        );
+        assert_eq!(Format::from_extension(Path::new("x.bin")), None);
+    }
+
+    #[test]
+    fn bools_pack_lsb_first() {
+        let packed = pack_bools(&[1, 0, 1, 1, 0, 0, 0, 0, 7]);
+        assert_eq!(packed, vec![0x0D, 0x01]);
+        assert_eq!(unpack_bools(&packed, 9), vec![1, 0, 1, 1, 0, 0, 0, 0, 1]);
+    }
+
+    #[test]
+    fn float_encoding_rounds_to_nearest() {
+        let mut out = Vec::new();
+        FloatType::F16.encode(&[1.0, -2.5], &mut out);
+        assert_eq!(out, vec![0x00, 0x3C, 0x00, 0xC1]);
+        out.clear();
+        FloatType::Bf16.encode(&[1.0], &mut out);
+        assert_eq!(out, vec![0x80, 0x3F]);
+        out.clear();
+        FloatType::F32.encode(&[1.0], &mut out);
+        assert_eq!(out, 1.0f32.to_le_bytes());
+    }
+}

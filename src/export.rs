@@ -1,0 +1,208 @@
+//! Exporting a tensor of an opened file in logical row-major order as a NumPy
+//! `.npy` array (the `hrry export` command).
+//!
+//! Dense layouts stream element by element (whole runs when buffer 0 already is
+//! row-major); sparse layouts are densified and composite partitions (and replace
+//! overlays) assembled in memory, up to [`ExportOptions::max_bytes`]. Quantized
+//! tensors export their dequantized float32 values.
+
+use std::io::Write;
+
+use crate::file::{HrryFile, Tensor};
+use crate::layout::composite::{assemble, Member};
+use crate::layout::dense::{is_dense, DenseView};
+use crate::layout::sparse::is_sparse;
+use crate::layout::{bits::read_bits, densify, element_bits, LayoutError};
+use crate::model::ElementType;
+use crate::npy::{self, FloatDecoder, NpyWriter};
+use crate::schema::{LayoutFields, TensorDescriptor, LAYOUT_COMPOSITE};
+
+/// Why a tensor could not be exported.
+#[derive(Debug, thiserror::Error)]
+pub enum ExportError {
+    /// No tensor has the name.
+    #[error("no tensor named {0:?}")]
+    NotFound(String),
+    /// The file layer could not read the tensor.
+    #[error("{0}")]
+    File(#[from] crate::file::Error),
+    /// The layout could not be read in logical order.
+    #[error("{0}")]
+    Layout(#[from] LayoutError),
+    /// The tensor's type or layout has no export.
+    #[error("{0}")]
+    Unsupported(String),
+    /// Writing failed.
+    #[error("write failed: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Export settings.
+#[derive(Clone, Copy, Debug)]
+pub struct ExportOptions {
+    /// Largest packed tensor assembled in memory (sparse, composite, quantized).
+    pub max_bytes: u64,
+    /// Decoder of the 8-, 6- and 4-bit float formats to float32.
+    pub decode: FloatDecoder,
+}
+
+impl Default for ExportOptions {
+    fn default() -> Self {
+        ExportOptions {
+            max_bytes: 16 << 30,
+            decode: narrow_float,
+        }
+    }
+}
+
+/// Float32 value of a code of one of the narrow float formats (the decoders of
+/// [`crate::quant::element`]).
+pub fn narrow_float(ty: ElementType, code: u32) -> Option<f32> {
+    crate::quant::element::float_value(ty, code)
+}
+
+fn element_type(desc: &TensorDescriptor) -> Result<ElementType, ExportError> {
+    ElementType::from_tag(desc.type_tag)
+        .filter(|t| npy::dtype(*t).is_some())
+        .ok_or_else(|| {
+            ExportError::Unsupported(format!(
+                "element type {:#04x} has no NumPy export",
+                desc.type_tag
+            ))
+        })
+}
+
+/// Writes `packed` (row-major packed elements of `desc`'s type) as `.npy`.
+fn write_packed<W: Write>(
+    desc: &TensorDescriptor,
+    packed: &[u8],
+    sink: W,
+    options: &ExportOptions,
+) -> Result<W, ExportError> {
+    let ty = element_type(desc)?;
+    let width = element_bits(desc)?;
+    let count = crate::layout::checked_count(&desc.shape)?;
+    let mut out = NpyWriter::new(sink, ty, &desc.shape, options.decode)?;
+    if npy::is_native(ty) {
+        out.push_native(packed)?;
+    } else {
+        for i in 0..count {
+            let raw =
+                read_bits(packed, i * u64::from(width), width).ok_or(LayoutError::Overflow {
+                    what: "element index",
+                })?;
+            out.push(raw)?;
+        }
+    }
+    Ok(out.finish()?)
+}
+
+/// Writes the dense tensor `desc` over `buffers` as `.npy`, streaming.
+pub fn write_dense<W: Write>(
+    desc: &TensorDescriptor,
+    buffers: &[&[u8]],
+    sink: W,
+    options: &ExportOptions,
+) -> Result<W, ExportError> {
+    let ty = element_type(desc)?;
+    let view = DenseView::new(desc, buffers)?;
+    let mut out = NpyWriter::new(sink, ty, &desc.shape, options.decode)?;
+    match view.contiguous().filter(|_| npy::is_native(ty)) {
+        Some(run) => out.push_native(run)?,
+        None => view.for_each(|raw| out.push(raw).map_err(LayoutError::from))?,
+    }
+    Ok(out.finish()?)
+}
+
+/// The members of the composite head `head` in `file`: the next `member_count`
+/// tensors in descriptor order, a nested head's own members skipped over.
+pub fn composite_members<'f>(
+    file: &'f HrryFile<'_>,
+    head: &Tensor<'f>,
+) -> Result<Vec<Tensor<'f>>, ExportError> {
+    let LayoutFields::Composite(fields) = &head.descriptor.layout else {
+        return Err(ExportError::Unsupported("not a composite head".into()));
+    };
+    let mut order: Vec<_> = file.entries().collect();
+    order.sort_by_key(|e| e.index_entry().descriptor_offset);
+    let start = order
+        .iter()
+        .position(|e| e.position() == head.entry.position())
+        .ok_or_else(|| ExportError::NotFound(head.entry.name().to_string()))?;
+    let mut rest = order[start + 1..].iter();
+    let mut members = Vec::new();
+    for _ in 0..fields.member_count {
+        let torn = || {
+            ExportError::Unsupported(
+                "the composite is torn: fewer members follow than member_count".into(),
+            )
+        };
+        let entry = *rest.next().ok_or_else(torn)?;
+        let member = file.tensor_at(entry)?;
+        // Skip the subtree of a nested head.
+        let mut pending = match &member.descriptor.layout {
+            LayoutFields::Composite(c) => u64::from(c.member_count),
+            _ => 0,
+        };
+        while pending > 0 {
+            let e = *rest.next().ok_or_else(torn)?;
+            pending -= 1;
+            if let LayoutFields::Composite(c) = &file.descriptor(e)?.layout {
+                pending += u64::from(c.member_count);
+            }
+        }
+        members.push(member);
+    }
+    Ok(members)
+}
+
+/// Writes tensor `name` of `file` to `sink` as a `.npy` array in logical row-major
+/// order.
+pub fn export_npy<W: Write>(
+    file: &HrryFile<'_>,
+    name: &str,
+    sink: W,
+    options: &ExportOptions,
+) -> Result<W, ExportError> {
+    let tensor = file
+        .tensor(name)?
+        .ok_or_else(|| ExportError::NotFound(name.to_string()))?;
+    let desc = &tensor.descriptor;
+    if desc.quantization.is_some() {
+        let count = crate::layout::checked_count(&desc.shape)?;
+        let bytes = u128::from(count) * 4;
+        if bytes > u128::from(options.max_bytes) {
+            return Err(LayoutError::TooLarge {
+                needed: bytes,
+                limit: options.max_bytes,
+            }
+            .into());
+        }
+        let values = crate::quant::dequantize(desc, &tensor.buffers)
+            .map_err(|e| ExportError::Unsupported(format!("cannot dequantize: {e}")))?;
+        return Ok(npy::write_f32(sink, &desc.shape, &values)?);
+    }
+    if is_dense(desc.layout_tag) {
+        return write_dense(desc, &tensor.buffers, sink, options);
+    }
+    if is_sparse(desc.layout_tag) {
+        let packed = densify(desc, &tensor.buffers, options.max_bytes)?;
+        return write_packed(desc, &packed, sink, options);
+    }
+    if desc.layout_tag == LAYOUT_COMPOSITE {
+        let members = composite_members(file, &tensor)?;
+        let list: Vec<Member> = members
+            .iter()
+            .map(|m| Member {
+                desc: &m.descriptor,
+                buffers: &m.buffers,
+            })
+            .collect();
+        let packed = assemble(desc, &list, options.max_bytes)?;
+        return write_packed(desc, &packed, sink, options);
+    }
+    Err(ExportError::Unsupported(format!(
+        "layout {:#04x} has no logical-order export",
+        desc.layout_tag
+    )))
+}

@@ -1,0 +1,143 @@
+//! `hrry::export`: whole files in, `.npy` bytes out, in logical row-major order.
+
+use hrry::export::{composite_members, export_npy, ExportError, ExportOptions};
+use hrry::file::{HrryFile, HrryWriter, WriterOptions};
+use hrry::layout::from_row_major;
+use hrry::layout::sparse::encode;
+use hrry::model::build::{composite_head, descriptor};
+use hrry::model::ElementType;
+use hrry::schema::{
+    LayoutFields, ShardSection, TensorDescriptor, TiledFields, LAYOUT_ROW_MAJOR, LAYOUT_TILED,
+};
+
+type Item = (String, TensorDescriptor, Vec<Vec<u8>>);
+
+fn file(items: &[Item]) -> Vec<u8> {
+    let mut w = HrryWriter::new(Vec::new(), WriterOptions::default()).unwrap();
+    for (n, d, b) in items {
+        let s: Vec<&[u8]> = b.iter().map(Vec::as_slice).collect();
+        w.write_tensor(n, d, &s).unwrap();
+    }
+    w.finish().unwrap()
+}
+
+/// Exports `name` and splits the result into header text and data.
+fn export(bytes: &[u8], name: &str) -> Result<(String, Vec<u8>), ExportError> {
+    let f = HrryFile::from_bytes(bytes).unwrap();
+    let out = export_npy(&f, name, Vec::new(), &ExportOptions::default())?;
+    assert_eq!(&out[..8], b"\x93NUMPY\x01\x00");
+    let len = u16::from_le_bytes([out[8], out[9]]) as usize;
+    assert_eq!((10 + len) % 64, 0);
+    Ok((
+        String::from_utf8(out[10..10 + len].to_vec()).unwrap(),
+        out[10 + len..].to_vec(),
+    ))
+}
+
+fn member(
+    shape: &[u64],
+    offset: &[u64],
+    parent: &[u64],
+    data: Vec<u8>,
+) -> (TensorDescriptor, Vec<Vec<u8>>) {
+    let mut d = descriptor(
+        0x11,
+        LAYOUT_ROW_MAJOR,
+        shape,
+        LayoutFields::Implicit,
+        &[data.len() as u64],
+    );
+    d.shard = Some(ShardSection {
+        parent_shape: parent.to_vec(),
+        shard_offset: offset.to_vec(),
+    });
+    d.sync_sections();
+    (d, vec![data])
+}
+
+#[test]
+fn dense_native_and_widened() {
+    let f32s: Vec<u8> = (0..6)
+        .flat_map(|i| (i as f32 * 1.5).to_le_bytes())
+        .collect();
+    let rm = descriptor(
+        0x03,
+        LAYOUT_ROW_MAJOR,
+        &[2, 3],
+        LayoutFields::Implicit,
+        &[24],
+    );
+    // int4 [3, 3] in [2, 2] tiles, column-major grid: values -4..=4.
+    let tiled = LayoutFields::Tiled(TiledFields {
+        tile_shape: vec![2, 2],
+        outer_layout: 2,
+        inner_layout: 1,
+        reserved: [0; 2],
+        outer_strides: None,
+        inner_strides: None,
+        inner_tiled: None,
+    });
+    let mut td = descriptor(0x48, LAYOUT_TILED, &[3, 3], tiled, &[0]);
+    let src = hrry::layout::bits::pack(4, (-4i8..=4).map(|v| u128::from(v as u8 & 0xF)));
+    let buf = from_row_major(&td, &src, 1 << 20).unwrap();
+    td.buffers[0].byte_size = buf.len() as u64;
+    let bytes = file(&[
+        ("a".into(), rm, vec![f32s.clone()]),
+        ("b".into(), td, vec![buf]),
+    ]);
+    let (h, data) = export(&bytes, "a").unwrap();
+    assert!(h.starts_with("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }"));
+    assert_eq!(data, f32s);
+    let (h, data) = export(&bytes, "b").unwrap();
+    assert!(h.starts_with("{'descr': '|i1', 'fortran_order': False, 'shape': (3, 3), }"));
+    assert_eq!(data, (-4i8..=4).map(|v| v as u8).collect::<Vec<_>>());
+    assert!(matches!(export(&bytes, "c"), Err(ExportError::NotFound(_))));
+}
+
+#[test]
+fn sparse_densifies() {
+    let dense: Vec<u8> = [0f32, 2., 0., 0., 0., -1.]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    let (d, b) = encode::compressed(0x03, &[2, 3], &dense, true).unwrap();
+    let bytes = file(&[("s".into(), d, b)]);
+    let (h, data) = export(&bytes, "s").unwrap();
+    assert!(h.contains("'shape': (2, 3)"));
+    assert_eq!(data, dense);
+}
+
+#[test]
+fn partitions_assemble_and_nested_members_are_skipped() {
+    // Group head "g" of 2: a nested partition head (2 members) and a plain tensor.
+    let p0 = member(&[2, 1], &[0, 0], &[2, 2], vec![1, 3]);
+    let p1 = member(&[2, 1], &[0, 1], &[2, 2], vec![2, 4]);
+    let mut inner = composite_head(ElementType::Uint8, &[2, 2], 1, 0, 2);
+    inner.shard = None;
+    let plain = descriptor(0x11, LAYOUT_ROW_MAJOR, &[1], LayoutFields::Implicit, &[1]);
+    let items: Vec<Item> = vec![
+        (
+            "g".into(),
+            composite_head(ElementType::Uint8, &[1], 3, 0, 2),
+            vec![],
+        ),
+        ("p".into(), inner, vec![]),
+        ("p0".into(), p0.0, p0.1),
+        ("p1".into(), p1.0, p1.1),
+        ("x".into(), plain, vec![vec![9]]),
+    ];
+    let bytes = file(&items);
+    let f = HrryFile::from_bytes(&bytes).unwrap();
+    let g = f.tensor("g").unwrap().unwrap();
+    let names: Vec<&str> = composite_members(&f, &g)
+        .unwrap()
+        .iter()
+        .map(|t| t.entry.name())
+        .collect();
+    assert_eq!(names, ["p", "x"]);
+    let (h, data) = export(&bytes, "p").unwrap();
+    assert!(h.contains("'descr': '|u1'") && h.contains("'shape': (2, 2)"));
+    assert_eq!(data, [1, 2, 3, 4]);
+    // A group has no single logical array.
+    assert!(matches!(export(&bytes, "g"), Err(ExportError::Layout(_))));
+}
