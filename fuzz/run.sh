@@ -15,9 +15,6 @@ secs=${1:?usage: fuzz/run.sh SECONDS [TARGET...]}
 shift
 cd "$(dirname "$0")/.."
 
-# cargo fuzz needs nightly-only flags; the stable toolchain accepts them with this.
-export RUSTC_BOOTSTRAP=1
-
 export CARGO_TERM_COLOR=never
 
 if ! command -v cargo-fuzz >/dev/null 2>&1; then
@@ -25,14 +22,18 @@ if ! command -v cargo-fuzz >/dev/null 2>&1; then
     cargo install cargo-fuzz --locked
 fi
 
+# Before RUSTC_BOOTSTRAP is set, so that this reuses the build `cargo test` made.
+echo "fuzz: seeding corpora from corpus/"
+cargo run --quiet --example fuzz_seeds -- corpus fuzz/corpus
+
+# cargo fuzz needs nightly-only flags; the stable toolchain accepts them with this.
+export RUSTC_BOOTSTRAP=1
+
 if [ "$#" -gt 0 ]; then
     targets=("$@")
 else
     mapfile -t targets < <(cargo fuzz list)
 fi
-
-echo "fuzz: seeding corpora from corpus/"
-cargo run --quiet --example fuzz_seeds -- corpus fuzz/corpus
 
 echo "fuzz: building ${#targets[@]} targets (AddressSanitizer)"
 cargo fuzz build

@@ -195,8 +195,8 @@ impl ArbitraryModel {
 }
 
 /// Runs every reader over untrusted `bytes` — strict and permissive validation,
-/// [`HrryFile`] with every tensor read (and every quantized tensor dequantized by
-/// every kernel) and the inspect JSON, and the sequential reader in both region-end
+/// [`HrryFile`] with every tensor read (every quantized tensor dequantized by every
+/// kernel, every other one exported in logical row-major order) and the inspect JSON, and the sequential reader in both region-end
 /// modes — and returns whether strict validation passed.
 ///
 /// Besides "no panic", it checks that the readers agree: a file strict validation
@@ -230,19 +230,22 @@ pub fn exercise_file(bytes: &[u8]) -> bool {
         Ok(file) => {
             for e in file.entries() {
                 match file.tensor_at(e) {
-                    Ok(t) if t.descriptor.quantization.is_some() => {
-                        dequantize_with_every_kernel(&t.descriptor, &t.buffers);
+                    Ok(t) => {
+                        if t.descriptor.quantization.is_some() {
+                            dequantize_with_every_kernel(&t.descriptor, &t.buffers);
+                        } else {
+                            // Logical-order export (dense addressing or sparse
+                            // densification), bounded like the CLI's.
+                            let limit = 16 * bytes.len() as u64 + (1 << 20);
+                            let _ =
+                                crate::layout::logical_row_major(&t.descriptor, &t.buffers, limit);
+                        }
                         random_access.push((
                             e.index_entry().descriptor_offset,
                             t.descriptor,
                             t.buffers.iter().map(|b| b.to_vec()).collect(),
                         ));
                     }
-                    Ok(t) => random_access.push((
-                        e.index_entry().descriptor_offset,
-                        t.descriptor,
-                        t.buffers.iter().map(|b| b.to_vec()).collect(),
-                    )),
                     Err(err) => assert!(!valid, "valid file, tensor {:?}: {err}", e.name()),
                 }
                 if valid {
@@ -255,6 +258,7 @@ pub fn exercise_file(bytes: &[u8]) -> bool {
         Err(err) => assert!(!valid, "valid file does not open: {err}"),
     }
     random_access.sort_by_key(|t| t.0);
+    assemble_composites(&random_access, 16 * bytes.len() as u64 + (1 << 20));
     for end in [TensorRegionEnd::BufferToEof, TensorRegionEnd::CountHint] {
         // The count hint is advisory: a valid file may carry a wrong one.
         let must_agree = valid && end == TensorRegionEnd::BufferToEof;
@@ -378,4 +382,28 @@ pub fn exercise_holo(bytes: &[u8]) -> bool {
     }
     let _ = crate::holo::inspect_json(bytes);
     valid
+}
+
+/// Assembles every composite head with the tensors that follow it in file order
+/// (the logical-order export of composites), bounded by `limit` output bytes.
+fn assemble_composites(tensors: &[(u64, TensorDescriptor, Vec<Vec<u8>>)], limit: u64) {
+    use crate::layout::composite::{assemble, Member};
+    use crate::schema::LayoutFields;
+    for (i, (_, head, _)) in tensors.iter().enumerate() {
+        let LayoutFields::Composite(fields) = &head.layout else {
+            continue;
+        };
+        let rest = &tensors[i + 1..];
+        let n = rest.len().min(fields.member_count as usize);
+        let slices: Vec<Vec<&[u8]>> = rest[..n]
+            .iter()
+            .map(|(_, _, b)| b.iter().map(Vec::as_slice).collect())
+            .collect();
+        let members: Vec<Member<'_>> = rest[..n]
+            .iter()
+            .zip(&slices)
+            .map(|((_, desc, _), buffers)| Member { desc, buffers })
+            .collect();
+        let _ = assemble(head, &members, limit);
+    }
 }
