@@ -189,7 +189,7 @@ fn craft(region: &[u8], kv: Option<&[u8]>, index: &[u8], hint: u64) -> Vec<u8> {
 }
 
 fn empty_index() -> Vec<u8> {
-    to_bytes(&IndexSection::<Vec<u8>>::default())
+    to_bytes(&IndexSection::default())
 }
 
 /// A descriptor header claiming `rank`, with nothing after it.
@@ -249,8 +249,8 @@ fn every_fuzz_finding_is_bounded() {
 fn densest_inputs_are_bounded() {
     const N: usize = 20_000;
     // An index of entries with empty names (30 bytes each).
-    let index = to_bytes(&IndexSection::<Vec<u8>> {
-        entries: vec![IndexEntry::<Vec<u8>>::default(); N],
+    let index = to_bytes(&IndexSection {
+        entries: vec![IndexEntry::default(); N],
     });
     assert_bounded("dense index", &craft(&[], None, &index, 0));
 
@@ -390,7 +390,7 @@ fn kv_claiming_2_pow_32_entries_is_rejected_before_allocating() {
 fn descriptor_claiming_rank_2_pow_32_is_rejected_before_allocating() {
     for rank in [u32::MAX, 1 << 31, 65] {
         let descriptor = descriptor_claiming_rank(rank);
-        let index = to_bytes(&IndexSection::<Vec<u8>> {
+        let index = to_bytes(&IndexSection {
             entries: vec![IndexEntry {
                 name: b"t".to_vec(),
                 descriptor_offset: 64,
