@@ -5,7 +5,8 @@
 //! Whole HRRYFILEs seed `open_file` (and `sequential`, behind its control byte);
 //! the descriptors, index sections and KV sections cut out of them seed
 //! `descriptor`, `index_section` and `kv_section`; `.holo` archives seed `holo`.
-//! The structure-aware targets (`roundtrip`, `simd_dequant`) start from nothing. Nothing here is committed: `fuzz/run.sh` runs it
+//! `gguf` gets a small hand-built GGUF preamble. The structure-aware targets
+//! (`roundtrip`, `simd_dequant`) start from nothing. Nothing here is committed: `fuzz/run.sh` runs it
 //! before fuzzing, so the seeds always match `corpus/`.
 
 use std::fs;
@@ -37,6 +38,38 @@ fn files(corpus: &Path) -> Vec<PathBuf> {
     all
 }
 
+/// A GGUF version 3 preamble: three metadata pairs (a uint32, a string, an array of
+/// uint32) and one float32 tensor info of shape [4, 8].
+fn gguf_seed() -> Vec<u8> {
+    let string = |out: &mut Vec<u8>, s: &str| {
+        out.extend_from_slice(&(s.len() as u64).to_le_bytes());
+        out.extend_from_slice(s.as_bytes());
+    };
+    let mut g = b"GGUF".to_vec();
+    g.extend_from_slice(&3u32.to_le_bytes()); // version
+    g.extend_from_slice(&1u64.to_le_bytes()); // tensor_count
+    g.extend_from_slice(&3u64.to_le_bytes()); // metadata_kv_count
+    string(&mut g, "general.alignment");
+    g.extend_from_slice(&4u32.to_le_bytes()); // uint32
+    g.extend_from_slice(&32u32.to_le_bytes());
+    string(&mut g, "general.architecture");
+    g.extend_from_slice(&8u32.to_le_bytes()); // string
+    string(&mut g, "llama");
+    string(&mut g, "tokenizer.ids");
+    g.extend_from_slice(&9u32.to_le_bytes()); // array
+    g.extend_from_slice(&4u32.to_le_bytes()); // of uint32
+    g.extend_from_slice(&2u64.to_le_bytes());
+    g.extend_from_slice(&7u32.to_le_bytes());
+    g.extend_from_slice(&9u32.to_le_bytes());
+    string(&mut g, "w");
+    g.extend_from_slice(&2u32.to_le_bytes()); // n_dimensions
+    g.extend_from_slice(&8u64.to_le_bytes());
+    g.extend_from_slice(&4u64.to_le_bytes());
+    g.extend_from_slice(&0u32.to_le_bytes()); // F32
+    g.extend_from_slice(&0u64.to_le_bytes()); // offset
+    g
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let [_, corpus, out] = args.as_slice() else {
@@ -44,6 +77,7 @@ fn main() {
         std::process::exit(2);
     };
     let (corpus, out) = (Path::new(corpus), Path::new(out));
+    put(out, "gguf", "preamble-v3", &gguf_seed());
     let mut count = 0;
     for path in files(corpus) {
         let bytes = fs::read(&path).expect("read corpus file");
