@@ -6,8 +6,8 @@
 //! the descriptors, index sections and KV sections cut out of them seed
 //! `descriptor`, `index_section` and `kv_section`; `.holo` archives seed `holo`.
 //! `gguf` gets a small hand-built GGUF preamble. The structure-aware targets
-//! (`roundtrip`, `simd_dequant`) start from nothing. Nothing here is committed: `fuzz/run.sh` runs it
-//! before fuzzing, so the seeds always match `corpus/`.
+//! (`roundtrip`, `simd_dequant`) start from nothing. Nothing here is committed:
+//! `fuzz/run.sh` runs it before fuzzing, so the seeds always match `corpus/`.
 
 use std::fs;
 use std::path::{Path, PathBuf};
