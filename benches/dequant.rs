@@ -7,7 +7,8 @@
 //!   so 1.0 means "as fast as copying the output");
 //! - in cache (256 KiB of output): the SIMD kernels against the scalar kernels.
 //!
-//! Each figure is the best of several repetitions.
+//! Each figure is the best of several repetitions. `benches/compare` runs the same
+//! measurements (this file is its module `dequant`) before comparing with candle.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -21,9 +22,10 @@ use hrry::schema::{
 };
 
 /// xorshift64*.
-struct Rng(u64);
+pub struct Rng(pub u64);
 impl Rng {
-    fn next(&mut self) -> u64 {
+    /// The next random word.
+    pub fn next(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
@@ -124,7 +126,7 @@ fn tensor(scheme: Scheme, storage: ElementType, rows: u64, cols: u64) -> Tensor 
 }
 
 /// Best time of `reps` runs of `f`.
-fn best(reps: usize, mut f: impl FnMut()) -> Duration {
+pub fn best(reps: usize, mut f: impl FnMut()) -> Duration {
     (0..reps)
         .map(|_| {
             let t = Instant::now();
@@ -139,7 +141,13 @@ fn gbs(bytes: usize, t: Duration) -> f64 {
     bytes as f64 / t.as_secs_f64() / 1e9
 }
 
+#[allow(dead_code)] // unused where `benches/compare` compiles this file as a module
 fn main() {
+    run();
+}
+
+/// Prints every figure described in the module comment.
+pub fn run() {
     // `cargo bench` passes `--bench`; a filter argument is accepted and ignored.
     const OUT_BYTES: usize = 256 << 20;
     const COLS: u64 = 4096;

@@ -3,12 +3,19 @@
 //! as a GGUF file for candle and as a per-block affine int4 / int8 tensor (float16
 //! scales, blocks of 32, symmetric) for hrry. Both outputs are checked bit for bit.
 //!
-//! Run with `cargo bench` in this folder. Ratios are candle time / hrry time
-//! (above 1: hrry is faster), each the best of several interleaved runs.
+//! Run with `cargo bench` in this folder. It first prints the figures of
+//! `cargo bench --bench dequant` (memcpy and scalar baselines, from the same file),
+//! then the ratios candle time / hrry time (above 1: hrry is faster), each the best
+//! of several interleaved runs.
+
+#[path = "../dequant.rs"]
+mod dequant;
 
 use std::hint::black_box;
 use std::io::Cursor;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use dequant::best;
 
 use candle_core::quantized::gguf_file::Content;
 use candle_core::quantized::k_quants::{BlockQ4_0, BlockQ8_0};
@@ -21,17 +28,6 @@ use hrry::schema::{
     PerBlockAffine, QuantScheme, QuantizationHeader, FLAG_SYMMETRIC, NO_ZERO_POINT_BUFFER,
     SCHEME_PER_BLOCK_AFFINE,
 };
-
-/// xorshift64*.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-}
 
 #[derive(Clone, Copy, PartialEq)]
 enum Kind {
@@ -52,7 +48,7 @@ fn gguf_string(out: &mut Vec<u8>, s: &str) {
 }
 
 fn pair(kind: Kind, rows: usize, cols: usize) -> Pair {
-    let mut rng = Rng(0x1234_5678_9ABC_DEF1);
+    let mut rng = dequant::Rng(0x1234_5678_9ABC_DEF1);
     let blocks = rows * cols / 32;
     let (block_bytes, ggml_type, storage) = match kind {
         Kind::Q4_0 => (18, 2u32, ElementType::Int4),
@@ -149,25 +145,15 @@ fn candle_kernel<T: GgmlType>(values: &[f32], out: &mut [f32], reps: usize) -> D
         .zip(values)
         .all(|(a, b)| a.to_bits() == b.to_bits());
     assert!(same, "candle blocks do not hold the same values");
-    best_of(reps, || {
+    best(reps, || {
         T::to_float(black_box(&blocks), out);
         black_box(&mut *out);
     })
 }
 
-fn best_of(n: usize, mut f: impl FnMut()) -> Duration {
-    (0..n)
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed()
-        })
-        .min()
-        .unwrap()
-}
-
 fn main() -> candle_core::Result<()> {
-    println!("hrry vs candle-core dequantization (same values), ratio = candle time / hrry time");
+    dequant::run();
+    println!("\nhrry vs candle-core dequantization (same values), ratio = candle time / hrry time");
     for (label, rows, cols, reps) in [
         ("256 MiB output", 16384usize, 4096usize, 5usize),
         ("256 KiB output", 16, 4096, 200),
@@ -200,17 +186,17 @@ fn main() -> candle_core::Result<()> {
             let mut out = vec![0.0f32; rows * cols];
             let per = (reps / 7).max(1);
             for _ in 0..reps.min(7) {
-                t_candle = t_candle.min(best_of(per, || {
+                t_candle = t_candle.min(best(per, || {
                     black_box(qt.dequantize(&Device::Cpu).unwrap());
                 }));
-                t_alloc = t_alloc.min(best_of(per, || {
+                t_alloc = t_alloc.min(best(per, || {
                     black_box(dq.to_vec().unwrap());
                 }));
                 t_kernel = t_kernel.min(match kind {
                     Kind::Q4_0 => candle_kernel::<BlockQ4_0>(&ours, &mut out, per),
                     Kind::Q8_0 => candle_kernel::<BlockQ8_0>(&ours, &mut out, per),
                 });
-                t_into = t_into.min(best_of(per, || {
+                t_into = t_into.min(best(per, || {
                     dq.dequantize_into(&mut out).unwrap();
                     black_box(&mut out);
                 }));
