@@ -25,7 +25,7 @@ use hrry::schema::{
 pub struct Rng(pub u64);
 impl Rng {
     /// The next random word.
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
@@ -34,7 +34,7 @@ impl Rng {
     fn bytes(&mut self, n: usize) -> Vec<u8> {
         let mut v = Vec::with_capacity(n + 8);
         while v.len() < n {
-            v.extend_from_slice(&self.next().to_le_bytes());
+            v.extend_from_slice(&self.next_u64().to_le_bytes());
         }
         v.truncate(n);
         v

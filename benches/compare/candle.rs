@@ -68,7 +68,7 @@ fn pair(kind: Kind, rows: usize, cols: usize) -> Pair {
                 // Code 0 (value -8 d) first: candle's Q4_0 quantizer then finds the
                 // same d and codes again (see `kernel_pair`).
                 let codes: Vec<u8> = (0..32)
-                    .map(|i| if i == 0 { 0 } else { (rng.next() & 0x0F) as u8 })
+                    .map(|i| if i == 0 { 0 } else { (rng.next_u64() & 0x0F) as u8 })
                     .collect();
                 raw.extend((0..16).map(|j| codes[j] | (codes[j + 16] << 4)));
                 let signed: Vec<u8> = codes.iter().map(|c| c ^ 0x08).collect();
@@ -81,7 +81,7 @@ fn pair(kind: Kind, rows: usize, cols: usize) -> Pair {
                         if i == 0 {
                             127
                         } else {
-                            (rng.next() as i8).max(-127) as u8
+                            (rng.next_u64() as i8).max(-127) as u8
                         }
                     })
                     .collect();
