@@ -359,24 +359,28 @@ pub fn to_hrry(
 
     progress.begin(plans.iter().map(|p| p.size).sum());
     let mut dequantized = 0usize;
+    // Every tensor is read into the same buffer: memory stays at the largest tensor
+    // whatever the order of the tensors. Block scales (1/17 or 1/9 of a block
+    // tensor) get a buffer of their own, freed after each tensor.
+    let mut bytes = Vec::new();
     for plan in &plans {
         progress.tensor(&plan.name);
-        let bytes = src.read_range(plan.offset, plan.size, Some(&mut *progress))?;
+        src.read_range_into(plan.offset, plan.size, Some(&mut *progress), &mut bytes)?;
         if let Some(ty) = plain_type(plan.ty) {
             let desc = dense(ty, &plan.shape)
                 .ok_or_else(|| Error::tensor(&plan.name, "the shape overflows"))?;
             writer.write_tensor(&plan.name, &desc, &[&bytes])?;
             continue;
         }
-        let (desc, buffers) = match plan.ty {
-            GgmlType::Q8_0 | GgmlType::Q4_0 => per_block(plan.ty, &plan.name, &plan.shape, bytes)?,
-            _ => {
-                dequantized += 1;
-                dequantized_tensor(plan, &bytes, options)?
-            }
-        };
-        let slices: Vec<&[u8]> = buffers.iter().map(Vec::as_slice).collect();
-        writer.write_tensor(&plan.name, &desc, &slices)?;
+        if let GgmlType::Q8_0 | GgmlType::Q4_0 = plan.ty {
+            let mut scales = Vec::new();
+            let desc = per_block(plan.ty, &plan.name, &plan.shape, &mut bytes, &mut scales)?;
+            writer.write_tensor(&plan.name, &desc, &[&bytes, &scales])?;
+            continue;
+        }
+        dequantized += 1;
+        let (desc, values) = dequantized_tensor(plan, &bytes, options)?;
+        writer.write_tensor(&plan.name, &desc, &[&values])?;
     }
     writer.finish_file()?;
     if dequantized > 0 {
@@ -394,41 +398,60 @@ pub fn to_hrry(
     })
 }
 
+/// Float32 values produced per piece by [`dequantized_tensor`].
+const DEQUANTIZE_PIECE: usize = 1 << 18;
+
 /// A tensor of a block type without Hurray equivalent, dequantized to the
-/// requested float type.
+/// requested float type a piece of blocks at a time (no whole float32 copy).
 fn dequantized_tensor(
     plan: &TensorPlan,
     bytes: &[u8],
     options: &Options,
-) -> Result<(TensorDescriptor, Vec<Vec<u8>>), Error> {
-    let mut values = Vec::new();
-    if !ggml::dequantize(plan.ty, bytes, &mut values) {
-        return Err(Error::tensor(
+) -> Result<(TensorDescriptor, Vec<u8>), Error> {
+    let unsupported = || {
+        Error::tensor(
             &plan.name,
             format!("hrry has no dequantizer for GGUF type {}", plan.ty.name()),
-        ));
+        )
+    };
+    let (block_len, block_bytes) = plan.ty.block_geometry();
+    let (block_len, block_bytes) = (block_len as usize, block_bytes as usize);
+    if block_len == 0 || block_bytes == 0 {
+        return Err(unsupported());
     }
+    let dtype = options.dtype;
     let mut out = Vec::new();
-    options.dtype.encode(&values, &mut out);
-    drop(values);
-    let desc = dense(options.dtype.element_type(), &plan.shape)
+    out.try_reserve_exact(bytes.len() / block_bytes * block_len * dtype.size())
+        .map_err(|_| Error::tensor(&plan.name, "the dequantized tensor does not fit in memory"))?;
+    let mut values = Vec::new();
+    let piece = (DEQUANTIZE_PIECE / block_len).max(1) * block_bytes;
+    for blocks in bytes.chunks(piece) {
+        values.clear();
+        if !ggml::dequantize(plan.ty, blocks, &mut values) {
+            return Err(unsupported());
+        }
+        dtype.encode(&values, &mut out);
+    }
+    let desc = dense(dtype.element_type(), &plan.shape)
         .ok_or_else(|| Error::tensor(&plan.name, "the shape overflows"))?;
-    Ok((desc, vec![out]))
+    Ok((desc, out))
 }
 
-/// Q8_0 / Q4_0 as per-block affine: the codes (int8, or int4 repacked) in buffer 0,
-/// the float16 block scales in buffer 1, blocks of 32 along the last axis.
+/// Q8_0 / Q4_0 as per-block affine: `data` becomes the codes (int8, or int4
+/// repacked: buffer 0) and `scales` the float16 block scales (buffer 1), blocks of
+/// 32 along the last axis.
 fn per_block(
     ty: GgmlType,
     name: &str,
     shape: &[u64],
-    mut data: Vec<u8>,
-) -> Result<(TensorDescriptor, Vec<Vec<u8>>), Error> {
-    let (scales, storage) = match ty {
-        GgmlType::Q8_0 => (split_q8_0(&mut data), ElementType::Int8),
-        _ => (split_q4_0(&mut data), ElementType::Int4),
+    data: &mut Vec<u8>,
+    scales: &mut Vec<u8>,
+) -> Result<TensorDescriptor, Error> {
+    let (split, storage) = match ty {
+        GgmlType::Q8_0 => (split_q8_0(data, scales), ElementType::Int8),
+        _ => (split_q4_0(data, scales), ElementType::Int4),
     };
-    let scales = scales.map_err(|block| {
+    split.map_err(|block| {
         Error::tensor(
             name,
             format!(
@@ -450,66 +473,70 @@ fn per_block(
         scale_type_tag: ElementType::Float16.tag(),
         reserved: [0; 3],
     });
-    let desc = quantized_descriptor(
+    Ok(quantized_descriptor(
         storage.tag(),
         shape,
         &[data.len() as u64, scales.len() as u64],
         scheme.encode(),
-    );
-    Ok((desc, vec![data, scales]))
+    ))
 }
 
 /// Splits Q8_0 blocks (`d: f16`, `qs: [i8; 32]`) in place into the int8 codes
-/// (compacted at the front of `data`) and returns the float16 scales. A zero scale
-/// (which Hurray forbids) is replaced by the smallest float16 subnormal of the same
-/// sign and its block's codes by zeros: every value of the block is still a zero.
-pub(crate) fn split_q8_0(data: &mut Vec<u8>) -> Result<Vec<u8>, usize> {
-    const BLOCK: usize = 34;
-    let blocks = data.len() / BLOCK;
-    let mut scales = Vec::with_capacity(blocks * 2);
-    for b in 0..blocks {
-        let at = b * BLOCK;
-        let mut d = [data[at], data[at + 1]];
-        let zero = fix_scale(&mut d).map_err(|()| b)?;
-        scales.extend_from_slice(&d);
-        // Codes move forward from at + 2 to b * 32, never past unread input.
-        data.copy_within(at + 2..at + BLOCK, b * 32);
-        if zero {
-            data[b * 32..b * 32 + 32].fill(0);
-        }
-    }
-    data.truncate(blocks * 32);
-    Ok(scales)
+/// (compacted at the front of `data`) and puts the float16 scales in `scales`. A
+/// zero scale (which Hurray forbids) is replaced by the smallest float16 subnormal
+/// of the same sign and its block's codes by zeros: every value of the block is
+/// still a zero. `Err(b)`: block `b` has a NaN or infinite scale.
+pub(crate) fn split_q8_0(data: &mut Vec<u8>, scales: &mut Vec<u8>) -> Result<(), usize> {
+    split_blocks(data, scales, 32, |qs, codes| codes.copy_from_slice(qs))
 }
 
 /// Splits Q4_0 blocks (`d: f16`, `qs: [u8; 16]` holding elements `j` in the low
 /// nibble of byte `j` and `j + 16` in its high nibble, as unsigned codes offset by 8)
 /// in place into Hurray int4 codes (element `2k` in the low nibble of byte `k`,
-/// two's complement) and returns the float16 scales. Zero scales as in
+/// two's complement) and puts the float16 scales in `scales`. Zero scales as in
 /// [`split_q8_0`].
-pub(crate) fn split_q4_0(data: &mut Vec<u8>) -> Result<Vec<u8>, usize> {
-    const BLOCK: usize = 18;
-    let blocks = data.len() / BLOCK;
-    let mut scales = Vec::with_capacity(blocks * 2);
+pub(crate) fn split_q4_0(data: &mut Vec<u8>, scales: &mut Vec<u8>) -> Result<(), usize> {
+    split_blocks(data, scales, 16, |qs, codes| {
+        // Element e: GGUF code c (value c - 8); int4 two's complement of c - 8 is c ^ 8.
+        let code = |e: usize| ((qs[e % 16] >> (4 * (e / 16))) & 0x0F) ^ 0x08;
+        for (k, byte) in codes.iter_mut().enumerate() {
+            *byte = code(2 * k) | (code(2 * k + 1) << 4);
+        }
+    })
+}
+
+/// The shared loop of the GGUF block splits: blocks of a float16 scale followed by
+/// `code_bytes` bytes, rewritten in place as `code_bytes` bytes of Hurray codes per
+/// block (by `repack`, or zeros for a zero scale) with the scales moved to `scales`.
+/// Block `b`'s output `[b·code_bytes, (b+1)·code_bytes)` ends before block `b + 1`
+/// starts, so no unread input is overwritten.
+fn split_blocks(
+    data: &mut Vec<u8>,
+    scales: &mut Vec<u8>,
+    code_bytes: usize,
+    repack: impl Fn(&[u8], &mut [u8]),
+) -> Result<(), usize> {
+    let block = code_bytes + 2;
+    let blocks = data.len() / block;
+    scales.clear();
+    scales.reserve(blocks * 2);
+    let mut qs = [0u8; 32];
+    let qs = &mut qs[..code_bytes];
     for b in 0..blocks {
-        let at = b * BLOCK;
+        let at = b * block;
         let mut d = [data[at], data[at + 1]];
         let zero = fix_scale(&mut d).map_err(|()| b)?;
         scales.extend_from_slice(&d);
-        let mut qs = [0u8; 16];
-        qs.copy_from_slice(&data[at + 2..at + BLOCK]);
-        // Element e: GGUF code c (value c - 8); int4 two's complement of c - 8 is c ^ 8.
-        let code = |e: usize| ((qs[e % 16] >> (4 * (e / 16))) & 0x0F) ^ 0x08;
-        for k in 0..16 {
-            data[b * 16 + k] = if zero {
-                0
-            } else {
-                code(2 * k) | (code(2 * k + 1) << 4)
-            };
+        qs.copy_from_slice(&data[at + 2..at + block]);
+        let codes = &mut data[b * code_bytes..(b + 1) * code_bytes];
+        if zero {
+            codes.fill(0);
+        } else {
+            repack(qs, codes);
         }
     }
-    data.truncate(blocks * 16);
-    Ok(scales)
+    data.truncate(blocks * code_bytes);
+    Ok(())
 }
 
 /// Makes a float16 scale acceptable to Hurray: a zero becomes the smallest subnormal
@@ -544,7 +571,8 @@ mod tests {
         let mut data = q8_block(0x3C00, -5);
         data.extend(q8_block(0x8000, 3)); // -0.0 scale
         data.extend(q8_block(0x4000, 100));
-        let scales = split_q8_0(&mut data).unwrap();
+        let mut scales = vec![0xAA; 3]; // replaced, not appended to
+        split_q8_0(&mut data, &mut scales).unwrap();
         assert_eq!(scales, vec![0x00, 0x3C, 0x01, 0x80, 0x00, 0x40]);
         assert_eq!(data.len(), 96);
         assert_eq!(data[0] as i8, -5);
@@ -553,7 +581,7 @@ mod tests {
         assert_eq!(data[64] as i8, 100);
         assert_eq!(data[95] as i8, 100i8.wrapping_add(31));
         let mut nan = q8_block(0x7E00, 0);
-        assert_eq!(split_q8_0(&mut nan), Err(0));
+        assert_eq!(split_q8_0(&mut nan, &mut scales), Err(0));
     }
 
     #[test]
@@ -566,7 +594,8 @@ mod tests {
             expected_values[j] = j as i8 - 8;
             expected_values[j + 16] = (15 - j) as i8 - 8;
         }
-        let scales = split_q4_0(&mut data).unwrap();
+        let mut scales = Vec::new();
+        split_q4_0(&mut data, &mut scales).unwrap();
         assert_eq!(scales, vec![0x00, 0x3C]);
         assert_eq!(data.len(), 16);
         for (e, &want) in expected_values.iter().enumerate() {

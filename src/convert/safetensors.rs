@@ -11,6 +11,7 @@
 //! (offsets contiguous, sizes matching dtype and shape); tensor data is then read one
 //! tensor at a time.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::Path;
@@ -147,12 +148,12 @@ fn read_header(src: &mut FileSource) -> Result<(Metadata, u64), Error> {
 }
 
 /// The Hurray descriptor and data buffer for one safetensors tensor.
-fn to_hurray_tensor(
+fn to_hurray_tensor<'b>(
     name: &str,
     dtype: Dtype,
     shape: &[u64],
-    bytes: Vec<u8>,
-) -> Result<(TensorDescriptor, Vec<u8>), Error> {
+    bytes: &'b [u8],
+) -> Result<(TensorDescriptor, Cow<'b, [u8]>), Error> {
     let mapping = mapping_of(dtype).ok_or_else(|| {
         Error::tensor(
             name,
@@ -160,11 +161,11 @@ fn to_hurray_tensor(
         )
     })?;
     let overflow = || Error::tensor(name, "shape overflows a 64-bit size");
-    let (desc, data) = match mapping {
-        Mapping::Builtin(ty) => (dense(ty, shape).ok_or_else(overflow)?, bytes),
+    let (desc, data): (TensorDescriptor, Cow<[u8]>) = match mapping {
+        Mapping::Builtin(ty) => (dense(ty, shape).ok_or_else(overflow)?, bytes.into()),
         Mapping::Bool => (
             dense(ElementType::Bool, shape).ok_or_else(overflow)?,
-            pack_bools(&bytes),
+            pack_bools(bytes).into(),
         ),
         Mapping::Extension(tag, ext) => {
             let mut d = descriptor(
@@ -176,7 +177,7 @@ fn to_hurray_tensor(
             );
             d.extension_type = Some(ext);
             d.sync_sections();
-            (d, bytes)
+            (d, bytes.into())
         }
     };
     if desc.buffers[0].byte_size != data.len() as u64 {
@@ -220,19 +221,22 @@ pub fn to_hrry(
         )?;
     }
     progress.begin(metadata.data_len() as u64);
+    // One read buffer for every tensor: memory stays at the largest.
+    let mut bytes = Vec::new();
     for name in &names {
         progress.tensor(name);
         let info = metadata.info(name).ok_or_else(|| {
             Error::Safetensors(format!("tensor {name:?} vanished from the header"))
         })?;
         let (start, end) = info.data_offsets;
-        let bytes = src.read_range(
+        src.read_range_into(
             data_start + start as u64,
             (end - start) as u64,
             Some(&mut *progress),
+            &mut bytes,
         )?;
         let shape: Vec<u64> = info.shape.iter().map(|&d| d as u64).collect();
-        let (desc, data) = to_hurray_tensor(name, info.dtype, &shape, bytes)?;
+        let (desc, data) = to_hurray_tensor(name, info.dtype, &shape, &bytes)?;
         writer.write_tensor(name, &desc, &[&data])?;
     }
     writer.finish_file()?;
@@ -439,66 +443,93 @@ fn widen(bits: &[u8], n: usize, ty: ElementType) -> Vec<u8> {
         .collect()
 }
 
-/// Produces the safetensors bytes of one planned tensor.
-fn render(
+/// Buffers reused from tensor to tensor by [`write_rendered`].
+#[derive(Default)]
+struct Scratch {
+    /// The input bytes of a tensor (one per data buffer when dequantizing).
+    inputs: Vec<Vec<u8>>,
+    /// Values of one piece.
+    values: Vec<f32>,
+    /// Encoded output of one piece.
+    out: Vec<u8>,
+}
+
+/// Writes the safetensors bytes of one planned tensor to `sink`; returns how many.
+/// Dequantized tensors are written a piece at a time, so only their (quantized)
+/// input is held whole.
+fn write_rendered(
     p: &Planned,
     src: &mut FileSource,
     dtype: FloatType,
     progress: &mut dyn Progress,
-) -> Result<Vec<u8>, Error> {
-    let out = match &p.plan {
-        Plan::Copy { offset, len } => src.read_range(*offset, *len, Some(progress))?,
+    scratch: &mut Scratch,
+    sink: &mut dyn FnMut(&[u8]) -> Result<(), Error>,
+) -> Result<usize, Error> {
+    let Scratch {
+        inputs,
+        values,
+        out,
+    } = scratch;
+    let mut read = |i: usize, offset: u64, len: u64, progress: &mut dyn Progress| {
+        if inputs.len() <= i {
+            inputs.resize_with(i + 1, Vec::new);
+        }
+        src.read_range_into(offset, len, Some(progress), &mut inputs[i])
+    };
+    let written = match &p.plan {
+        Plan::Copy { offset, len } => {
+            read(0, *offset, *len, progress)?;
+            sink(&inputs[0])?;
+            inputs[0].len()
+        }
         Plan::Bools { offset, len, n } => {
-            unpack_bools(&src.read_range(*offset, *len, Some(progress))?, *n)
+            read(0, *offset, *len, progress)?;
+            let bytes = unpack_bools(&inputs[0], *n);
+            sink(&bytes)?;
+            bytes.len()
         }
         Plan::Widen { offset, len, n, ty } => {
-            widen(&src.read_range(*offset, *len, Some(progress))?, *n, *ty)
+            read(0, *offset, *len, progress)?;
+            let bytes = widen(&inputs[0], *n, *ty);
+            sink(&bytes)?;
+            bytes.len()
         }
         Plan::Dequantize {
             descriptor,
             buffers,
         } => {
-            let mut data = Vec::with_capacity(buffers.len());
-            for &(offset, len) in buffers {
-                data.push(src.read_range(offset, len, Some(&mut *progress))?);
+            for (i, &(offset, len)) in buffers.iter().enumerate() {
+                read(i, offset, len, &mut *progress)?;
             }
-            let slices: Vec<&[u8]> = data.iter().map(Vec::as_slice).collect();
-            let mut out = Vec::with_capacity(p.out_len);
-            dequantize(&p.name, descriptor, &slices, dtype, &mut out)?;
-            out
+            let slices: Vec<&[u8]> = inputs[..buffers.len()].iter().map(Vec::as_slice).collect();
+            let dq = Dequantizer::new(descriptor, &slices)
+                .map_err(|e| Error::tensor(&p.name, format!("cannot dequantize: {e}")))?;
+            let mut chunks = dq
+                .row_chunks(DEQUANTIZE_CHUNK)
+                .map_err(|e| Error::tensor(&p.name, format!("cannot dequantize: {e}")))?;
+            let mut total = 0;
+            while chunks.next_into(values).is_some() {
+                out.clear();
+                dtype.encode(values, out);
+                sink(out)?;
+                total += out.len();
+            }
+            // Only the first (largest) input buffer is kept for the next tensor.
+            inputs.truncate(1);
+            total
         }
     };
-    if out.len() != p.out_len {
+    if written != p.out_len {
         return Err(Error::tensor(
             &p.name,
-            format!("produced {} bytes, {} planned", out.len(), p.out_len),
+            format!("produced {written} bytes, {} planned", p.out_len),
         ));
     }
-    Ok(out)
+    Ok(written)
 }
 
 /// Values dequantized per piece, so the float32 copy never exceeds this many.
-const DEQUANTIZE_CHUNK: usize = 1 << 20;
-
-/// Dequantizes a quantized Hurray tensor in row-major order, encoding the values as
-/// `dtype` into `out` a piece at a time.
-fn dequantize(
-    name: &str,
-    d: &TensorDescriptor,
-    buffers: &[&[u8]],
-    dtype: FloatType,
-    out: &mut Vec<u8>,
-) -> Result<(), Error> {
-    let dq = Dequantizer::new(d, buffers)
-        .map_err(|e| Error::tensor(name, format!("cannot dequantize: {e}")))?;
-    let chunks = dq
-        .row_chunks(DEQUANTIZE_CHUNK)
-        .map_err(|e| Error::tensor(name, format!("cannot dequantize: {e}")))?;
-    for (_, values) in chunks {
-        dtype.encode(&values, out);
-    }
-    Ok(())
-}
+const DEQUANTIZE_CHUNK: usize = 1 << 18;
 
 /// Converts the HRRYFILE `input` into the safetensors file `output`.
 pub fn from_hrry(
@@ -556,6 +587,9 @@ pub fn from_hrry(
         ));
     }
     let kv_count = strings.len();
+    // Everything needed from the map is copied out: unmapping now keeps the pages
+    // planning touched (descriptors, KV, scale checks) out of the resident set.
+    drop(file);
 
     let mut offset = 0usize;
     let mut infos = Vec::with_capacity(planned.len());
@@ -597,10 +631,18 @@ pub fn from_hrry(
         .map_err(io)?;
     out.write_all(&header).map_err(io)?;
     progress.begin(planned.iter().map(|p| p.in_len).sum());
+    let mut scratch = Scratch::default();
     for p in &planned {
         progress.tensor(&p.name);
-        let bytes = render(p, &mut src, options.dtype, progress)?;
-        out.write_all(&bytes).map_err(io)?;
+        let mut sink = |bytes: &[u8]| out.write_all(bytes).map_err(io);
+        write_rendered(
+            p,
+            &mut src,
+            options.dtype,
+            progress,
+            &mut scratch,
+            &mut sink,
+        )?;
     }
     out.commit().map_err(io)?;
     Ok(Summary {

@@ -71,8 +71,24 @@ impl FileSource {
         &mut self,
         offset: u64,
         len: u64,
-        mut progress: Option<&mut dyn Progress>,
+        progress: Option<&mut dyn Progress>,
     ) -> Result<Vec<u8>, Error> {
+        let mut out = Vec::new();
+        self.read_range_into(offset, len, progress, &mut out)?;
+        Ok(out)
+    }
+
+    /// Replaces the contents of `out` with the `len` bytes at `offset`, reusing its
+    /// allocation (a conversion reads every tensor through one buffer, so it never
+    /// holds more than the largest). The range must lie inside the file (checked
+    /// before allocating). Reports each piece read to `progress`.
+    pub fn read_range_into(
+        &mut self,
+        offset: u64,
+        len: u64,
+        mut progress: Option<&mut dyn Progress>,
+        out: &mut Vec<u8>,
+    ) -> Result<(), Error> {
         let end = offset.checked_add(len).filter(|&e| e <= self.len);
         let Some(_) = end else {
             return Err(self.io_error(io::Error::new(
@@ -83,19 +99,31 @@ impl FileSource {
                 ),
             )));
         };
-        let len = usize::try_from(len)
-            .map_err(|_| Error::Unsupported(format!("{len} bytes do not fit in memory")))?;
-        let mut out = vec![0u8; len];
+        let too_large = || Error::Unsupported(format!("{len} bytes do not fit in memory"));
+        let n = usize::try_from(len).map_err(|_| too_large())?;
+        out.clear();
+        out.try_reserve_exact(n).map_err(|_| too_large())?;
         self.file
             .seek(SeekFrom::Start(offset))
             .map_err(|e| self.io_error(e))?;
-        for piece in out.chunks_mut(CHUNK) {
-            self.file.read_exact(piece).map_err(|e| self.io_error(e))?;
+        // `read_to_end` fills the reserved capacity without zeroing it first.
+        while out.len() < n {
+            let piece = (n - out.len()).min(CHUNK) as u64;
+            let got = (&mut self.file)
+                .take(piece)
+                .read_to_end(out)
+                .map_err(|e| self.io_error(e))?;
+            if got as u64 != piece {
+                return Err(self.io_error(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    format!("the file ended inside the {len} bytes at offset {offset}"),
+                )));
+            }
             if let Some(p) = progress.as_deref_mut() {
-                p.advance(piece.len() as u64);
+                p.advance(piece);
             }
         }
-        Ok(out)
+        Ok(())
     }
 }
 
@@ -166,5 +194,14 @@ mod tests {
         assert_eq!(s.read_range(5, 10, None).unwrap(), data[5..15]);
         assert!(s.read_range(199_990, 11, None).is_err());
         assert!(s.read_range(u64::MAX, 2, None).is_err());
+        // One buffer reused: contents replaced, allocation kept.
+        let mut buf = Vec::new();
+        s.read_range_into(0, 150_000, None, &mut buf).unwrap();
+        let capacity = buf.capacity();
+        s.read_range_into(10, 1000, None, &mut buf).unwrap();
+        assert_eq!(buf, data[10..1010]);
+        assert_eq!(buf.capacity(), capacity);
+        s.read_range_into(0, 0, None, &mut buf).unwrap();
+        assert!(buf.is_empty());
     }
 }

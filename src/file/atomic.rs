@@ -17,9 +17,16 @@ impl AtomicFile {
             Some(p) if !p.as_os_str().is_empty() => p,
             _ => Path::new("."),
         };
-        let temp = tempfile::Builder::new()
-            .prefix(".hrry-tmp-")
-            .tempfile_in(dir)?;
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(".hrry-tmp-");
+        // A temporary file is private (0600) by default; the finished file gets the
+        // mode of any new file (0666 less the umask), like one `cp` would create.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            builder.permissions(std::fs::Permissions::from_mode(0o666));
+        }
+        let temp = builder.tempfile_in(dir)?;
         Ok(AtomicFile {
             target: target.to_path_buf(),
             temp: BufWriter::with_capacity(1 << 20, temp),
@@ -32,6 +39,28 @@ impl AtomicFile {
         temp.as_file().sync_all()?;
         temp.persist(&self.target).map_err(|e| e.error)?;
         Ok(())
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn committed_file_has_the_mode_of_a_new_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("out.bin");
+        let mut f = AtomicFile::create(&target).unwrap();
+        f.write_all(b"abc").unwrap();
+        f.commit().unwrap();
+        assert_eq!(std::fs::read(&target).unwrap(), b"abc");
+        // Readable by others unless the umask says otherwise (the usual 022/002 keep
+        // it); never the temporary file's private 0600 whatever the umask.
+        let plain = std::fs::File::create(dir.path().join("plain")).unwrap();
+        let want = plain.metadata().unwrap().permissions().mode() & 0o777;
+        let got = std::fs::metadata(&target).unwrap().permissions().mode() & 0o777;
+        assert_eq!(got, want);
     }
 }
 

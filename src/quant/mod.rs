@@ -531,10 +531,10 @@ pub struct RowChunks<'d, 'a> {
     rows_per_chunk: u64,
 }
 
-impl Iterator for RowChunks<'_, '_> {
-    type Item = (u64, Vec<f32>);
-
-    fn next(&mut self) -> Option<Self::Item> {
+impl RowChunks<'_, '_> {
+    /// Like [`Iterator::next`], but fills `out` (resized to the chunk) instead of
+    /// allocating a vector per chunk; returns the chunk's first row.
+    pub fn next_into(&mut self, out: &mut Vec<f32>) -> Option<u64> {
         let rows = self.dq.rows();
         if self.next >= rows || self.dq.row_len == 0 {
             return None;
@@ -542,8 +542,18 @@ impl Iterator for RowChunks<'_, '_> {
         let first = self.next;
         let count = self.rows_per_chunk.min(rows - first);
         self.next += count;
-        let mut out = vec![0.0f32; (count * self.dq.row_len) as usize];
-        self.dq.run(first, &mut out, false);
-        Some((first, out))
+        out.clear();
+        out.resize((count * self.dq.row_len) as usize, 0.0);
+        self.dq.run(first, out, false);
+        Some(first)
+    }
+}
+
+impl Iterator for RowChunks<'_, '_> {
+    type Item = (u64, Vec<f32>);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let mut out = Vec::new();
+        self.next_into(&mut out).map(|first| (first, out))
     }
 }
