@@ -146,3 +146,24 @@ fn rules_lists_the_table() {
     let (_, help, _) = hrry(&["--help"]);
     assert!(help.contains("validate") && help.contains("Exit codes"));
 }
+
+#[test]
+fn closed_stdout_ends_quietly_with_141() {
+    // A reader that has gone away (`hrry rules | head -0`): writes fail with EPIPE.
+    let (reader, writer) = std::io::pipe().expect("pipe");
+    drop(reader);
+    for args in [
+        &["rules"][..],
+        &["inspect", "corpus/valid/all_element_types.hrry"][..],
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_hrry"))
+            .args(args)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .stdout(writer.try_clone().expect("clone"))
+            .output()
+            .expect("hrry runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(141), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+}

@@ -82,7 +82,7 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
             for note in &summary.notes {
                 eprintln!("hrry: note: {note}");
             }
-            println!(
+            outln!(
                 "{} ({}) -> {} ({}): {} tensors, {} metadata entries",
                 args.input.display(),
                 summary.from.name(),

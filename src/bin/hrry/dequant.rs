@@ -142,16 +142,16 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
                 "max": num(stats.max.map(f64::from)),
                 "mean": num(stats.mean()),
             });
-            println!("{}", serde_json::to_string_pretty(&v)?);
+            outln!("{}", serde_json::to_string_pretty(&v)?);
         } else {
             let show = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |x| format!("{x}"));
-            println!("tensor {:?} shape {:?}", args.tensor, dq.shape());
-            println!("count {}", stats.count);
-            println!("min   {}", show(stats.min.map(f64::from)));
-            println!("max   {}", show(stats.max.map(f64::from)));
-            println!("mean  {}", show(stats.mean()));
+            outln!("tensor {:?} shape {:?}", args.tensor, dq.shape());
+            outln!("count {}", stats.count);
+            outln!("min   {}", show(stats.min.map(f64::from)));
+            outln!("max   {}", show(stats.max.map(f64::from)));
+            outln!("mean  {}", show(stats.mean()));
             if stats.nan > 0 {
-                println!("nan   {}", stats.nan);
+                outln!("nan   {}", stats.nan);
             }
         }
     }

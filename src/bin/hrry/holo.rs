@@ -1,7 +1,7 @@
 //! `.holo` archives on the command line: `hrry inspect` of an archive, and
 //! `hrry holo extract`.
 
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use hrry::holo::{describe, is_holo, HoloLoader, SectionKind};
@@ -75,7 +75,7 @@ pub fn inspect(path: &Path, json: bool) -> Result<Outcome, Failure> {
     };
     let v = describe(&archive);
     if json {
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        outln!("{}", serde_json::to_string_pretty(&v)?);
     } else {
         print_human(&path.display().to_string(), &v);
     }
@@ -83,17 +83,17 @@ pub fn inspect(path: &Path, json: bool) -> Result<Outcome, Failure> {
 }
 
 fn print_human(name: &str, v: &Value) {
-    println!(
+    outln!(
         "{name}: .holo format_version {}, flags {:#06x}, {} bytes",
         v["format_version"],
         v["flags"].as_u64().unwrap_or(0),
         v["size"]
     );
-    println!("  fingerprint {}", v["fingerprint"].as_str().unwrap_or("?"));
+    outln!("  fingerprint {}", v["fingerprint"].as_str().unwrap_or("?"));
     let list = |key: &str| v[key].as_array().map(Vec::as_slice).unwrap_or_default();
-    println!("  {} section(s):", list("sections").len());
+    outln!("  {} section(s):", list("sections").len());
     for s in list("sections") {
-        println!(
+        outln!(
             "    {:>2} {:<14} offset {:<12} length {}",
             s["kind"],
             s["kind_name"].as_str().unwrap_or("?"),
@@ -102,9 +102,9 @@ fn print_human(name: &str, v: &Value) {
         );
     }
     for key in ["inputs", "outputs"] {
-        println!("  {key}:");
+        outln!("  {key}:");
         for p in list(key) {
-            println!(
+            outln!(
                 "    {:<24} slot {:<5} dtype {:<4} shape {} ({} elements)",
                 p["name"].as_str().unwrap_or("?"),
                 p["slot"],
@@ -118,8 +118,8 @@ fn print_human(name: &str, v: &Value) {
         .iter()
         .filter_map(Value::as_str)
         .collect();
-    println!("  extensions: {}", keys.join(", "));
-    println!(
+    outln!("  extensions: {}", keys.join(", "));
+    outln!(
         "  weights: {} bodies, {} bytes; constants: {} ({} inline, {} by reference)",
         v["weights"]["count"],
         v["weights"]["bytes"],
@@ -128,7 +128,7 @@ fn print_human(name: &str, v: &Value) {
         v["constants"]["by_reference"]
     );
     if let Some(k) = v.get("kappa") {
-        println!(
+        outln!(
             "  kappa: model {}  content {}",
             k["model"].as_str().unwrap_or("?"),
             k["content"].as_str().unwrap_or("?")
@@ -175,7 +175,7 @@ fn extract(args: ExtractArgs) -> Result<Outcome, Failure> {
         (None, None) => return Err(Failure("give --extension KEY or --section KIND".into())),
     };
     if args.output.as_os_str() == "-" {
-        std::io::stdout().lock().write_all(bytes)?;
+        crate::write_stdout(bytes);
     } else {
         std::fs::write(&args.output, bytes)
             .map_err(|e| Failure(format!("cannot write {}: {e}", args.output.display())))?;

@@ -26,7 +26,7 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
     };
     let v = hrry::report::inspect_json(&file);
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        outln!("{}", serde_json::to_string_pretty(&v)?);
     } else {
         print_human(&args.file.display().to_string(), &v);
     }
@@ -35,19 +35,24 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
 
 fn print_human(name: &str, v: &Value) {
     let h = &v["header"];
-    println!(
+    outln!(
         "{name}: HRRYFILE {}.{}, {} bytes",
-        h["container_version_major"], h["container_version_minor"], v["file_size"]
+        h["container_version_major"],
+        h["container_version_minor"],
+        v["file_size"]
     );
-    println!(
+    outln!(
         "  data_buffer_alignment {}  sorted_index {}  index_crc32c {}  kv_flag {}",
-        h["data_buffer_alignment"], h["sorted_index"], h["has_index_crc32c"], h["has_kv_metadata"]
+        h["data_buffer_alignment"],
+        h["sorted_index"],
+        h["has_index_crc32c"],
+        h["has_kv_metadata"]
     );
     if let Some(kv) = v["kv"].as_object() {
         if !kv.is_empty() {
-            println!("  metadata:");
+            outln!("  metadata:");
             for (k, e) in kv {
-                println!(
+                outln!(
                     "    {k} ({}) = {}",
                     e["type"].as_str().unwrap_or("?"),
                     e["value"]
@@ -59,10 +64,10 @@ fn print_human(name: &str, v: &Value) {
         .as_array()
         .map(Vec::as_slice)
         .unwrap_or_default();
-    println!("  {} tensor(s):", tensors.len());
+    outln!("  {} tensor(s):", tensors.len());
     for t in tensors {
         if let Some(err) = t["error"].as_str() {
-            println!(
+            outln!(
                 "    {}  <unreadable: {err}>",
                 t["name"].as_str().unwrap_or("?")
             );
@@ -77,7 +82,7 @@ fn print_human(name: &str, v: &Value) {
             .filter(|m| !m.is_empty())
             .map(|m| format!(" {}", Value::Object(m.clone())))
             .unwrap_or_default();
-        println!(
+        outln!(
             "    {:<32} {:<12} {:<20} layout {:#04x}{layout}  {} bytes at {}",
             t["name"].as_str().unwrap_or("?"),
             ty,

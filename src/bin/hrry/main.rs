@@ -1,6 +1,16 @@
 //! `hrry`: inspect, validate and convert Hurray tensor files and `.holo` archives.
 //!
-//! Exit codes: 0 valid / success, 1 invalid input, 2 usage or I/O error.
+//! Exit codes: 0 valid / success, 1 invalid input, 2 usage or I/O error; 141 when
+//! standard output is closed early (as by `| head`).
+
+/// `println!` for the command output: when standard output is closed early (a pipe
+/// into `head`), ends the process quietly with [`EXIT_BROKEN_PIPE`] instead of
+/// panicking.
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        $crate::write_line(format_args!($($arg)*))
+    };
+}
 
 mod convert;
 mod dequant;
@@ -9,6 +19,7 @@ mod holo;
 mod inspect;
 mod validate;
 
+use std::io::Write;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -16,7 +27,9 @@ use clap::{Parser, Subcommand};
 /// Read, validate and inspect Hurray tensor files (HRRYFILE) and .holo archives.
 #[derive(Parser)]
 #[command(name = "hrry", version, about, long_about = None)]
-#[command(after_help = "Exit codes: 0 valid or success, 1 invalid input, 2 usage or I/O error.")]
+#[command(
+    after_help = "Exit codes: 0 valid or success, 1 invalid input, 2 usage or I/O error, 141 standard output closed early."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -43,6 +56,39 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+}
+
+/// The exit code when standard output is closed before the output ends: 128 + 13,
+/// what a shell reports for a program killed by SIGPIPE.
+const EXIT_BROKEN_PIPE: i32 = 141;
+
+/// Writes one line of command output (see `outln!`).
+fn write_line(args: std::fmt::Arguments<'_>) {
+    let mut out = std::io::stdout().lock();
+    let result = out.write_fmt(args).and_then(|()| out.write_all(b"\n"));
+    end_on_write_error(result);
+}
+
+/// Writes raw command output (`-o -`), with the error handling of `outln!`.
+pub fn write_stdout(bytes: &[u8]) {
+    let mut out = std::io::stdout().lock();
+    end_on_write_error(out.write_all(bytes).and_then(|()| out.flush()));
+}
+
+/// Ends the process when writing standard output failed: quietly with
+/// [`EXIT_BROKEN_PIPE`] when the reader went away, with a message and code 2
+/// otherwise.
+fn end_on_write_error(result: std::io::Result<()>) {
+    match result {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+            std::process::exit(EXIT_BROKEN_PIPE)
+        }
+        Err(e) => {
+            eprintln!("hrry: cannot write to standard output: {e}");
+            std::process::exit(2)
+        }
+    }
 }
 
 /// How a command ended.
@@ -87,13 +133,13 @@ fn rules(json: bool) -> Result<Outcome, Failure> {
     let rules: Vec<_> = hrry::validate::all_rules().collect();
     if json {
         let list: Vec<_> = rules.iter().map(|r| hrry::report::rule_json(r)).collect();
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&serde_json::json!({ "rules": list }))?
         );
     } else {
         for r in &rules {
-            println!(
+            outln!(
                 "{:<14} {:<9} {}  [{}]",
                 r.id,
                 r.level.name(),
@@ -101,7 +147,7 @@ fn rules(json: bool) -> Result<Outcome, Failure> {
                 r.spec
             );
         }
-        println!("{} rules", rules.len());
+        outln!("{} rules", rules.len());
     }
     Ok(Outcome::Ok)
 }

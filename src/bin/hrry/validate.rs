@@ -58,7 +58,7 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
         } else {
             serde_json::Value::Array(results)
         };
-        println!("{}", serde_json::to_string_pretty(&out)?);
+        outln!("{}", serde_json::to_string_pretty(&out)?);
     }
     Ok(if all_valid {
         Outcome::Ok
@@ -69,11 +69,11 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
 
 fn print_report(name: &str, report: &Report) {
     if report.is_valid() {
-        println!("{name}: valid");
+        outln!("{name}: valid");
     } else {
-        println!("{name}: INVALID ({} violation(s))", report.violations.len());
+        outln!("{name}: INVALID ({} violation(s))", report.violations.len());
         for v in &report.violations {
-            println!(
+            outln!(
                 "  {} [{}] at offset {}: {}",
                 v.rule.id,
                 v.rule.level.name(),
@@ -83,6 +83,6 @@ fn print_report(name: &str, report: &Report) {
         }
     }
     for n in &report.notes {
-        println!("  note: {n}");
+        outln!("  note: {n}");
     }
 }
