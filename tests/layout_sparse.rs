@@ -33,7 +33,7 @@ fn sparse_dense(t: ElementType, shape: &[u64], seed: u64) -> Vec<u8> {
     pack(
         w,
         (0..n).map(|_| {
-            if rng.next() % 3 == 0 {
+            if rng.next().is_multiple_of(3) {
                 (u128::from(rng.next()) | 1) & mask
             } else {
                 0

@@ -52,7 +52,7 @@ pub(crate) fn supported(ty: GgmlType) -> bool {
 pub(crate) fn dequantize(ty: GgmlType, data: &[u8], out: &mut Vec<f32>) -> bool {
     let (block_len, block_bytes) = ty.block_geometry();
     let (block_len, block_bytes) = (block_len as usize, block_bytes as usize);
-    if !supported(ty) || data.len() % block_bytes != 0 {
+    if !supported(ty) || !data.len().is_multiple_of(block_bytes) {
         return false;
     }
     out.reserve(data.len() / block_bytes * block_len);

@@ -384,7 +384,7 @@ fn plan_tensor(
     }
     let offset = offsets[0] + d.byte_offset;
     let out_bits = (n as u128) * target.bitsize() as u128;
-    if out_bits % 8 != 0 {
+    if !out_bits.is_multiple_of(8) {
         return Err(bad(format!(
             "{n} elements of {target} do not fill whole bytes, which safetensors requires"
         )));

@@ -478,7 +478,7 @@ fn trailer_cases() -> Vec<Case> {
         let mut v = kv_only[..64].to_vec();
         v.extend_from_slice(&[0; 4]);
         v.extend_from_slice(kv);
-        while v.len() % 8 != 0 {
+        while !v.len().is_multiple_of(8) {
             v.push(0);
         }
         let mut t2 = t.clone();

@@ -92,7 +92,7 @@ impl<W: Write> HrryWriter<W> {
             )));
         }
         let first = options.first_descriptor_offset;
-        if !options.unchecked && (first < 64 || first % 8 != 0) {
+        if !options.unchecked && (first < 64 || !first.is_multiple_of(8)) {
             return Err(Error::Usage(format!(
                 "first_descriptor_offset must be a multiple of 8 of at least 64, got {first}"
             )));

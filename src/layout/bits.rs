@@ -18,7 +18,7 @@ pub fn read_bits(buf: &[u8], bit: u64, width: u32) -> Option<u128> {
     }
     let start = usize::try_from(bit / 8).ok()?;
     let shift = (bit % 8) as u32;
-    if shift == 0 && width % 8 == 0 {
+    if shift == 0 && width.is_multiple_of(8) {
         let bytes = buf.get(start..start + (width / 8) as usize)?;
         let mut le = [0u8; 16];
         le[..bytes.len()].copy_from_slice(bytes);
@@ -51,7 +51,7 @@ pub fn write_bits(buf: &mut [u8], bit: u64, width: u32, value: u128) -> Option<(
     }
     let start = usize::try_from(bit / 8).ok()?;
     let shift = (bit % 8) as u32;
-    if shift == 0 && width % 8 == 0 {
+    if shift == 0 && width.is_multiple_of(8) {
         let n = (width / 8) as usize;
         buf.get_mut(start..start + n)?
             .copy_from_slice(&value.to_le_bytes()[..n]);
@@ -101,7 +101,7 @@ impl<W: std::io::Write> PackedWriter<W> {
 
     /// Appends one element (its low `width` bits).
     pub fn push(&mut self, value: u128) -> std::io::Result<()> {
-        if self.width % 8 == 0 {
+        if self.width.is_multiple_of(8) {
             let n = (self.width / 8) as usize;
             self.chunk
                 .extend_from_slice(&value.to_le_bytes()[..n.min(16)]);
@@ -125,7 +125,7 @@ impl<W: std::io::Write> PackedWriter<W> {
 
     /// Appends a run of whole-byte elements given as their packed bytes.
     pub fn push_bytes(&mut self, bytes: &[u8]) -> std::io::Result<()> {
-        debug_assert!(self.width % 8 == 0 && self.width > 0);
+        debug_assert!(self.width.is_multiple_of(8) && self.width > 0);
         self.sink.write_all(&self.chunk)?;
         self.chunk.clear();
         self.sink.write_all(bytes)?;

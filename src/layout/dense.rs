@@ -232,7 +232,7 @@ impl<'a> DenseView<'a> {
     /// The packed row-major bytes when buffer 0 already holds the tensor that way
     /// (whole-byte types with row-major strides).
     pub fn contiguous(&self) -> Option<&'a [u8]> {
-        if self.width % 8 != 0 {
+        if !self.width.is_multiple_of(8) {
             return None;
         }
         let row_major = match &self.map {
@@ -373,7 +373,7 @@ impl<'a> DenseView<'a> {
             .is_some_and(|(lo, hi)| self.bit_of(lo).is_ok() && self.bit_of(hi).is_ok());
         let origin = i128::from(self.byte_offset) * 8;
         let wide = i128::from(self.width);
-        let whole_bytes = if self.width % 8 == 0 {
+        let whole_bytes = if self.width.is_multiple_of(8) {
             (self.width / 8) as usize
         } else {
             0

@@ -450,7 +450,7 @@ impl<'a> Dequantizer<'a> {
         let rows = self.rows();
         let n = out.len() as u64;
         let count = n.checked_div(self.row_len).unwrap_or(0);
-        if self.row_len == 0 && n != 0 || self.row_len != 0 && n % self.row_len != 0 {
+        if self.row_len == 0 && n != 0 || self.row_len != 0 && !n.is_multiple_of(self.row_len) {
             return Err(QuantError::OutputLength {
                 expected: count * self.row_len,
                 found: out.len(),

@@ -30,11 +30,11 @@ pub(crate) fn block_rows(job: &BlockRows<'_>, out: &mut [f32], stream: bool) {
     }
     let stream = stream
         && out.len() * 4 >= STREAM_BYTES
-        && (out.as_ptr() as usize) % 16 == 0
-        && job.row_len % 8 == 0;
+        && (out.as_ptr() as usize).is_multiple_of(16)
+        && job.row_len.is_multiple_of(8);
     // Rows of whole blocks of whole 32-code units: block `b` fills
     // `out[b * k..(b + 1) * k]`, with no partial block and no tail.
-    let whole = job.block_size % 32 == 0 && job.row_len % job.block_size == 0;
+    let whole = job.block_size.is_multiple_of(32) && job.row_len.is_multiple_of(job.block_size);
     macro_rules! go {
         ($d:ty) => {
             // SAFETY: `available()` confirmed AVX2 and F16C; `job` was built by the

@@ -565,7 +565,7 @@ impl GgmlType {
     /// when `ne0` is not a whole number of blocks or the size overflows.
     pub fn tensor_bytes(self, ne0: u64, rows: u64) -> Option<u64> {
         let (block, bytes) = self.block_geometry();
-        if ne0 % block != 0 {
+        if !ne0.is_multiple_of(block) {
             return None;
         }
         (ne0 / block).checked_mul(bytes)?.checked_mul(rows)

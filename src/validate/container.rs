@@ -175,7 +175,7 @@ fn check_header(h: &FileHeader, report: &mut Report) -> bool {
         || format!("first_descriptor_offset {first} is below 64"),
     );
     report.check(
-        first % 8 == 0,
+        first.is_multiple_of(8),
         &HF_HDR_FIRST_ALIGN,
         ho::FIRST_DESCRIPTOR_OFFSET,
         || format!("first_descriptor_offset {first} is not a multiple of 8"),
@@ -227,7 +227,7 @@ fn check_trailer(bytes: &[u8], h: &FileHeader, t: &Trailer, report: &mut Report)
         return false;
     }
     report.check(
-        t.index_offset % 8 == 0,
+        t.index_offset.is_multiple_of(8),
         &HF_TRL_INDEX_ALIGN,
         at + to::INDEX_OFFSET,
         || format!("index_offset {} is not a multiple of 8", t.index_offset),
@@ -264,7 +264,7 @@ fn check_trailer(bytes: &[u8], h: &FileHeader, t: &Trailer, report: &mut Report)
     }
     if t.kv_length != 0 && t.kv_offset != 0 {
         report.check(
-            t.kv_offset % 8 == 0,
+            t.kv_offset.is_multiple_of(8),
             &HF_TRL_KV_ALIGN,
             at + to::KV_OFFSET,
             || format!("kv_offset {} is not a multiple of 8", t.kv_offset),
