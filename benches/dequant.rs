@@ -61,11 +61,7 @@ fn tensor(scheme: Scheme, storage: ElementType, rows: u64, cols: u64) -> Tensor 
     let blocks = (rows * cols / k) as usize;
     let n = (rows * cols) as usize;
     let data = rng.bytes(storage.buffer_size(n as u64).unwrap() as usize);
-    let header = |tag, flags| QuantizationHeader {
-        scheme_tag: tag,
-        scheme_version: 1,
-        flags,
-    };
+    let header = |tag, flags| QuantizationHeader::version1(tag, flags);
     let (q, params) = match scheme {
         Scheme::Affine { symmetric } => {
             let scales: Vec<u8> = (0..blocks)
@@ -97,22 +93,12 @@ fn tensor(scheme: Scheme, storage: ElementType, rows: u64, cols: u64) -> Tensor 
             let scales = (0..blocks)
                 .flat_map(|i| (0.5 + (i % 13) as f32).to_le_bytes())
                 .collect();
-            let d = BlockScaled {
-                header: header(SCHEME_NF4, 0),
-                axis: 1,
-                block_size: k as u32,
-                scale_buffer_index: 1,
-            };
+            let d = BlockScaled::version1(SCHEME_NF4, 1, k as u32);
             (QuantScheme::Nf4(d), vec![scales])
         }
         Scheme::Mxfp => {
             let scales = (0..blocks).map(|i| 120 + (i % 15) as u8).collect();
-            let d = BlockScaled {
-                header: header(SCHEME_MXFP, 0),
-                axis: 1,
-                block_size: k as u32,
-                scale_buffer_index: 1,
-            };
+            let d = BlockScaled::version1(SCHEME_MXFP, 1, k as u32);
             (QuantScheme::Mxfp(d), vec![scales])
         }
     };

@@ -483,11 +483,10 @@ fn main() {
     );
     // Per-tensor affine int8: value = (q - z) * s with s = 0.5, z = -2.
     let q = hrry::schema::PerTensorAffine {
-        header: hrry::schema::QuantizationHeader {
-            scheme_tag: hrry::schema::SCHEME_PER_TENSOR_AFFINE,
-            scheme_version: 1,
-            flags: 0,
-        },
+        header: hrry::schema::QuantizationHeader::version1(
+            hrry::schema::SCHEME_PER_TENSOR_AFFINE,
+            0,
+        ),
         scale: 0.5,
         zero_point: -2,
         reserved: [0; 4],

@@ -13,14 +13,6 @@ use hrry::schema::{
 };
 use quant_common::assert_bits_eq;
 
-fn header(scheme_tag: u8, flags: u16) -> QuantizationHeader {
-    QuantizationHeader {
-        scheme_tag,
-        scheme_version: 1,
-        flags,
-    }
-}
-
 fn f32s(values: &[f32]) -> Vec<u8> {
     values.iter().flat_map(|v| v.to_le_bytes()).collect()
 }
@@ -48,7 +40,7 @@ fn per_block_int4_partial_block_with_zero_points() {
     let scales = f32s(&[0.5, 2.0, 0.25, -1.5]);
     let zero_points = i32s(&[1, -2, 0, 3]);
     let q = QuantScheme::PerBlockAffine(PerBlockAffine {
-        header: header(0x03, 0),
+        header: QuantizationHeader::version1(0x03, 0),
         axis: 1,
         block_size: 4,
         scale_buffer_index: 1,
@@ -73,7 +65,7 @@ fn per_block_along_axis_zero_with_float16_scales() {
         .flat_map(|&v| half::f16::from_f32(v).to_bits().to_le_bytes())
         .collect();
     let q = QuantScheme::PerBlockAffine(PerBlockAffine {
-        header: header(0x03, FLAG_SYMMETRIC),
+        header: QuantizationHeader::version1(0x03, FLAG_SYMMETRIC),
         axis: 0,
         block_size: 2,
         scale_buffer_index: 1,
@@ -94,7 +86,7 @@ fn per_block_bfloat16_scales_and_int2() {
     // bfloat16 3.0 = 0x4040, -0.5 = 0xBF00.
     let scales = vec![0x40, 0x40, 0x00, 0xBF];
     let q = QuantScheme::PerBlockAffine(PerBlockAffine {
-        header: header(0x03, FLAG_SYMMETRIC),
+        header: QuantizationHeader::version1(0x03, FLAG_SYMMETRIC),
         axis: 1,
         block_size: 4,
         scale_buffer_index: 1,
@@ -110,7 +102,7 @@ fn per_block_bfloat16_scales_and_int2() {
 #[test]
 fn per_tensor_uint8() {
     let q = QuantScheme::PerTensorAffine(PerTensorAffine {
-        header: header(0x01, 0),
+        header: QuantizationHeader::version1(0x01, 0),
         scale: 0.5,
         zero_point: 128,
         reserved: [0; 4],
@@ -123,7 +115,7 @@ fn per_tensor_uint8() {
 fn per_tensor_uint32_difference_is_exact_before_conversion() {
     // q - z = 4294967295 - 2147483647 = 2147483648 exactly (2^31), then * 1.0.
     let q = QuantScheme::PerTensorAffine(PerTensorAffine {
-        header: header(0x01, 0),
+        header: QuantizationHeader::version1(0x01, 0),
         scale: 1.0,
         zero_point: i32::MAX,
         reserved: [0; 4],
@@ -140,7 +132,7 @@ fn per_channel_int4_with_shared_parameter_buffer() {
     let mut params = f32s(&[0.5, 4.0]);
     params.extend(i32s(&[1, -1]));
     let q = QuantScheme::PerChannelAffine(PerChannelAffine {
-        header: header(0x02, 0),
+        header: QuantizationHeader::version1(0x02, 0),
         axis: 0,
         scale_buffer_index: 1,
         zero_point_buffer_index: 1,
@@ -157,12 +149,7 @@ fn per_channel_int4_with_shared_parameter_buffer() {
 fn nf4_levels_times_absmax() {
     // shape [1, 8], K = 8, absmax 2.0: codes 0..7 (two per byte, low nibble first).
     let data = vec![0x10, 0x32, 0x54, 0x76];
-    let q = QuantScheme::Nf4(BlockScaled {
-        header: header(0x04, 0),
-        axis: 1,
-        block_size: 8,
-        scale_buffer_index: 1,
-    });
+    let q = QuantScheme::Nf4(BlockScaled::version1(0x04, 1, 8));
     let desc = quantized_descriptor(0x49, &[1, 8], &[4, 4], q.encode());
     // Doubling is exact: twice the spec's levels.
     let want = [
@@ -183,12 +170,7 @@ fn nf4_levels_times_absmax() {
 fn mxfp4_values_times_power_of_two() {
     // float4_e2m1 codes 0..15, one block of 16, scale 2^(128 - 127) = 2.
     let data = vec![0x10, 0x32, 0x54, 0x76, 0x98, 0xBA, 0xDC, 0xFE];
-    let q = QuantScheme::Mxfp(BlockScaled {
-        header: header(0x05, 0),
-        axis: 0,
-        block_size: 16,
-        scale_buffer_index: 1,
-    });
+    let q = QuantScheme::Mxfp(BlockScaled::version1(0x05, 0, 16));
     let desc = quantized_descriptor(0x43, &[16], &[8, 1], q.encode());
     let want = [
         0.0, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, -0.0, -1.0, -2.0, -3.0, -4.0, -6.0, -8.0, -12.0,
@@ -202,12 +184,7 @@ fn mxfp6_packing_example_from_element_types() {
     // float6_e2m3 (bias 1) they are 0.125, 0.25, 0.5 and 1.0; scale 2^-1.
     let mut data = vec![0x81, 0x40, 0x20];
     data.resize(12, 0);
-    let q = QuantScheme::Mxfp(BlockScaled {
-        header: header(0x05, 0),
-        axis: 0,
-        block_size: 16,
-        scale_buffer_index: 1,
-    });
+    let q = QuantScheme::Mxfp(BlockScaled::version1(0x05, 0, 16));
     let desc = quantized_descriptor(0x44, &[16], &[12, 1], q.encode());
     let mut want = vec![0.0625, 0.125, 0.25, 0.5];
     want.resize(16, 0.0);
@@ -219,12 +196,7 @@ fn mxfp8_e4m3_nan_and_max() {
     // float8_e4m3 0x7E = 448, 0x7F = NaN, 0x38 = 1, 0xB8 = -1; scale 2^3.
     let mut data = vec![0x7E, 0x7F, 0x38, 0xB8];
     data.resize(16, 0);
-    let q = QuantScheme::Mxfp(BlockScaled {
-        header: header(0x05, 0),
-        axis: 0,
-        block_size: 16,
-        scale_buffer_index: 1,
-    });
+    let q = QuantScheme::Mxfp(BlockScaled::version1(0x05, 0, 16));
     let desc = quantized_descriptor(0x40, &[16], &[16, 1], q.encode());
     let slices: Vec<&[u8]> = vec![&data, &[130]];
     let out = dequantize(&desc, &slices).unwrap();
@@ -246,7 +218,7 @@ fn column_major_per_block() {
         }
     }
     let q = QuantScheme::PerBlockAffine(PerBlockAffine {
-        header: header(0x03, FLAG_SYMMETRIC),
+        header: QuantizationHeader::version1(0x03, FLAG_SYMMETRIC),
         axis: 1,
         block_size: 2,
         scale_buffer_index: 1,
@@ -265,7 +237,7 @@ fn column_major_per_block() {
 fn strided_layout_with_negative_stride() {
     // shape [3] per-tensor int8 with stride -1 and byte_offset 2: a reversed view.
     let q = QuantScheme::PerTensorAffine(PerTensorAffine {
-        header: header(0x01, 0),
+        header: QuantizationHeader::version1(0x01, 0),
         scale: 2.0,
         zero_point: 0,
         reserved: [0; 4],
@@ -402,7 +374,7 @@ fn upstream_per_block_vector_decodes_to_its_manifest_entry() {
 fn broadcasting_strides_are_refused_whole_but_served_by_rows() {
     // [2^30, 4] int8 with stride 0 along axis 0: 4 bytes of data, 4 Gi values.
     let q = QuantScheme::PerTensorAffine(PerTensorAffine {
-        header: header(0x01, 0),
+        header: QuantizationHeader::version1(0x01, 0),
         scale: 0.5,
         zero_point: 0,
         reserved: [0; 4],

@@ -108,11 +108,7 @@ fn pair(kind: Kind, rows: usize, cols: usize) -> Pair {
     gguf.extend(raw);
 
     let scheme = QuantScheme::PerBlockAffine(PerBlockAffine {
-        header: QuantizationHeader {
-            scheme_tag: SCHEME_PER_BLOCK_AFFINE,
-            scheme_version: 1,
-            flags: FLAG_SYMMETRIC,
-        },
+        header: QuantizationHeader::version1(SCHEME_PER_BLOCK_AFFINE, FLAG_SYMMETRIC),
         axis: 1,
         block_size: 32,
         scale_buffer_index: 1,

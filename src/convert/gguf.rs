@@ -461,11 +461,7 @@ fn per_block(
         )
     })?;
     let scheme = QuantScheme::PerBlockAffine(PerBlockAffine {
-        header: QuantizationHeader {
-            scheme_tag: SCHEME_PER_BLOCK_AFFINE,
-            scheme_version: 1,
-            flags: FLAG_SYMMETRIC,
-        },
+        header: QuantizationHeader::version1(SCHEME_PER_BLOCK_AFFINE, FLAG_SYMMETRIC),
         axis: shape.len().saturating_sub(1) as u32,
         block_size: 32,
         scale_buffer_index: 1,

@@ -92,14 +92,6 @@ impl Tensor {
     }
 }
 
-fn header(scheme_tag: u8, flags: u16) -> QuantizationHeader {
-    QuantizationHeader {
-        scheme_tag,
-        scheme_version: 1,
-        flags,
-    }
-}
-
 fn f32s(values: &[f32]) -> Vec<u8> {
     values.iter().flat_map(|v| v.to_le_bytes()).collect()
 }
@@ -125,7 +117,7 @@ fn values(n: usize) -> Vec<f32> {
 /// Per-tensor affine, int8 [2, 3], scale 0.5, zero point -3.
 fn per_tensor() -> Tensor {
     let d = PerTensorAffine {
-        header: header(SCHEME_PER_TENSOR_AFFINE, 0),
+        header: QuantizationHeader::version1(SCHEME_PER_TENSOR_AFFINE, 0),
         scale: 0.5,
         zero_point: -3,
         reserved: [0; 4],
@@ -136,7 +128,7 @@ fn per_tensor() -> Tensor {
 
 fn per_channel_scheme(flags: u16, scale: u32, zero_point: u32) -> QuantScheme {
     QuantScheme::PerChannelAffine(PerChannelAffine {
-        header: header(SCHEME_PER_CHANNEL_AFFINE, flags),
+        header: QuantizationHeader::version1(SCHEME_PER_CHANNEL_AFFINE, flags),
         axis: 0,
         scale_buffer_index: scale,
         zero_point_buffer_index: zero_point,
@@ -235,15 +227,6 @@ fn per_block_axis0() -> Tensor {
     )
 }
 
-fn block_scaled(scheme_tag: u8, axis: u32, block_size: u32) -> BlockScaled {
-    BlockScaled {
-        header: header(scheme_tag, 0),
-        axis,
-        block_size,
-        scale_buffer_index: 1,
-    }
-}
-
 /// NF4 [2, 70], blocks of 64 (partial second block, padded), one zero absmax.
 fn nf4() -> Tensor {
     // Row-major storage padded to 128 codes per row; padding codes zero.
@@ -256,7 +239,7 @@ fn nf4() -> Tensor {
         }
     }
     Tensor::new(
-        QuantScheme::Nf4(block_scaled(SCHEME_NF4, 1, 64)),
+        QuantScheme::Nf4(BlockScaled::version1(SCHEME_NF4, 1, 64)),
         ElementType::Uint4,
         &[2, 70],
         vec![data, f32s(&[1.5, 0.0, 0.25, 3.0])],
@@ -266,7 +249,7 @@ fn nf4() -> Tensor {
 /// MXFP4 (float4_e2m1) [2, 32], blocks of 32.
 fn mxfp4() -> Tensor {
     Tensor::new(
-        QuantScheme::Mxfp(block_scaled(SCHEME_MXFP, 1, 32)),
+        QuantScheme::Mxfp(BlockScaled::version1(SCHEME_MXFP, 1, 32)),
         ElementType::Float4E2m1,
         &[2, 32],
         vec![pattern(32, 9), vec![127, 120]],
@@ -276,7 +259,7 @@ fn mxfp4() -> Tensor {
 /// MXFP8 (float8_e4m3) [16], one block of 16.
 fn mxfp8() -> Tensor {
     Tensor::new(
-        QuantScheme::Mxfp(block_scaled(SCHEME_MXFP, 0, 16)),
+        QuantScheme::Mxfp(BlockScaled::version1(SCHEME_MXFP, 0, 16)),
         ElementType::Float8E4m3,
         &[16],
         vec![pattern(16, 1).iter().map(|b| b & 0x77).collect(), vec![130]],
@@ -286,7 +269,7 @@ fn mxfp8() -> Tensor {
 /// Per-block affine with an empty quantization axis: no blocks, empty buffers.
 fn per_block_empty() -> Tensor {
     let d = PerBlockAffine {
-        header: header(0x03, FLAG_SYMMETRIC),
+        header: QuantizationHeader::version1(0x03, FLAG_SYMMETRIC),
         axis: 1,
         block_size: 32,
         scale_buffer_index: 1,

@@ -218,11 +218,10 @@ pub fn quantize_per_block(
         2
     };
     let scheme = QuantScheme::PerBlockAffine(PerBlockAffine {
-        header: QuantizationHeader {
-            scheme_tag: SCHEME_PER_BLOCK_AFFINE,
-            scheme_version: 1,
-            flags: if opts.symmetric { FLAG_SYMMETRIC } else { 0 },
-        },
+        header: QuantizationHeader::version1(
+            SCHEME_PER_BLOCK_AFFINE,
+            if opts.symmetric { FLAG_SYMMETRIC } else { 0 },
+        ),
         axis: opts.axis as u32,
         block_size: opts.block_size,
         scale_buffer_index: scale_index,

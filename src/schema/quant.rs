@@ -146,6 +146,17 @@ pub struct BlockScaled {
 }
 
 impl BlockScaled {
+    /// A version-1 descriptor of scheme `scheme_tag` (NF4 or MXFP) with no flags and
+    /// the scales in buffer 1 (the layout every writer uses).
+    pub fn version1(scheme_tag: u8, axis: u32, block_size: u32) -> Self {
+        BlockScaled {
+            header: QuantizationHeader::version1(scheme_tag, 0),
+            axis,
+            block_size,
+            scale_buffer_index: 1,
+        }
+    }
+
     /// Encoded size in bytes.
     pub const LEN: u64 = 16;
     /// Offset of `axis`.
@@ -260,11 +271,7 @@ mod tests {
     #[test]
     fn decode_needs_fixed_fields_and_ignores_padding() {
         let d = PerBlockAffine {
-            header: QuantizationHeader {
-                scheme_tag: SCHEME_PER_BLOCK_AFFINE,
-                scheme_version: 1,
-                flags: FLAG_SYMMETRIC,
-            },
+            header: QuantizationHeader::version1(SCHEME_PER_BLOCK_AFFINE, FLAG_SYMMETRIC),
             axis: 1,
             block_size: 32,
             scale_buffer_index: 1,

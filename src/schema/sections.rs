@@ -54,6 +54,17 @@ pub struct QuantizationHeader {
     pub flags: u16,
 }
 
+impl QuantizationHeader {
+    /// The header of a version-1 descriptor of scheme `scheme_tag`.
+    pub const fn version1(scheme_tag: u8, flags: u16) -> Self {
+        QuantizationHeader {
+            scheme_tag,
+            scheme_version: 1,
+            flags,
+        }
+    }
+}
+
 impl QuantizationSection {
     /// The scheme header, when the descriptor holds at least four bytes.
     pub fn header(&self) -> Option<QuantizationHeader> {

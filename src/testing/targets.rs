@@ -204,11 +204,7 @@ fn arbitrary_block_tensor(
     let data_len = storage
         .buffer_size(others * padded)
         .ok_or(arbitrary::Error::IncorrectFormat)?;
-    let header = |scheme_tag, flags| QuantizationHeader {
-        scheme_tag,
-        scheme_version: 1,
-        flags,
-    };
+    let header = |scheme_tag, flags| QuantizationHeader::version1(scheme_tag, flags);
     let (quant, param_sizes) = match scheme {
         0 => {
             let scale_type_tag = u.int_in_range(1..=3)?;
@@ -233,21 +229,11 @@ fn arbitrary_block_tensor(
             (QuantScheme::PerBlockAffine(d), sizes)
         }
         1 => {
-            let d = BlockScaled {
-                header: header(SCHEME_NF4, 0),
-                axis: axis as u32,
-                block_size,
-                scale_buffer_index: 1,
-            };
+            let d = BlockScaled::version1(SCHEME_NF4, axis as u32, block_size);
             (QuantScheme::Nf4(d), vec![blocks * 4])
         }
         _ => {
-            let d = BlockScaled {
-                header: header(SCHEME_MXFP, 0),
-                axis: axis as u32,
-                block_size,
-                scale_buffer_index: 1,
-            };
+            let d = BlockScaled::version1(SCHEME_MXFP, axis as u32, block_size);
             (QuantScheme::Mxfp(d), vec![blocks])
         }
     };

@@ -149,11 +149,7 @@ pub fn block_tensor(
     };
     let blocks = per_axis * outer;
     let data = random_data(rng, storage, shape, axis, per_axis * k);
-    let header = |tag, flags| QuantizationHeader {
-        scheme_tag: tag,
-        scheme_version: 1,
-        flags,
-    };
+    let header = |tag, flags| QuantizationHeader::version1(tag, flags);
     let (scheme, params) = match block {
         Block::Affine {
             scale_type,
@@ -195,12 +191,7 @@ pub fn block_tensor(
                     v.to_le_bytes()
                 })
                 .collect();
-            let d = BlockScaled {
-                header: header(SCHEME_NF4, 0),
-                axis: axis as u32,
-                block_size,
-                scale_buffer_index: 1,
-            };
+            let d = BlockScaled::version1(SCHEME_NF4, axis as u32, block_size);
             (QuantScheme::Nf4(d), vec![scales])
         }
         Block::Mxfp => {
@@ -210,12 +201,7 @@ pub fn block_tensor(
                     _ => 110 + rng.below(34) as u8,
                 })
                 .collect();
-            let d = BlockScaled {
-                header: header(SCHEME_MXFP, 0),
-                axis: axis as u32,
-                block_size,
-                scale_buffer_index: 1,
-            };
+            let d = BlockScaled::version1(SCHEME_MXFP, axis as u32, block_size);
             (QuantScheme::Mxfp(d), vec![scales])
         }
     };
