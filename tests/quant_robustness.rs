@@ -100,3 +100,36 @@ fn random_edits_never_panic_and_kernels_agree() {
         "only {accepted} edited tensors were still valid"
     );
 }
+
+#[test]
+fn a_dynamic_axis_breaks_the_scheme_rule_and_other_dynamic_dimensions_td_shp_002() {
+    let mut rng = Rng(78);
+    let block = Block::Affine {
+        scale_type: 0x01,
+        symmetric: true,
+    };
+    let (desc, buffers) = block_tensor(&mut rng, block, Int4, 32, &[4, 64], 1);
+    let slices = slices(&buffers);
+    let ids = |desc: &hrry::schema::TensorDescriptor, mode| {
+        let mut report = Report::new(mode);
+        hrry::validate::descriptor::check_descriptor(desc, 0, &mut report);
+        hrry::validate::quant::check(desc, 0, Some(&slices), &mut report);
+        let mut ids = report.rule_ids();
+        ids.sort();
+        ids.dedup();
+        ids
+    };
+    assert!(ids(&desc, Mode::Strict).is_empty());
+    // The quantization axis: the scheme's spec rule, in both modes, and nothing else.
+    let mut on_axis = desc.clone();
+    on_axis.shape[1] = u64::MAX;
+    for mode in [Mode::Strict, Mode::Permissive] {
+        assert_eq!(ids(&on_axis, mode), ["QB-AXS-002"], "{mode:?}");
+    }
+    assert!(Dequantizer::new(&on_axis, &slices).is_err());
+    // Another dimension: the container's hardening rule, strict mode only.
+    let mut off_axis = desc.clone();
+    off_axis.shape[0] = u64::MAX;
+    assert!(ids(&off_axis, Mode::Strict).contains(&"TD-SHP-002"));
+    assert!(!ids(&off_axis, Mode::Strict).contains(&"QB-AXS-002"));
+}

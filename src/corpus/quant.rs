@@ -529,6 +529,12 @@ fn per_channel_cases() -> Vec<Case> {
             per_channel().q(PerChannelAffine::AXIS, &[2, 0, 0, 0]),
         ),
         inv(
+            "QC-AXS-002",
+            "",
+            "per-channel along axis 0 with shape[0] the dynamic sentinel",
+            per_channel().desc(|d| d.shape[0] = u64::MAX),
+        ),
+        inv(
             "QC-STY-001",
             "",
             "per-channel scale_type_tag 0x01 (float16)",
@@ -587,6 +593,12 @@ fn per_block_cases() -> Vec<Case> {
             "",
             "per-block axis 2 of rank 2",
             per_block().q(PerBlockAffine::AXIS, &[2, 0, 0, 0]),
+        ),
+        inv(
+            "QB-AXS-002",
+            "",
+            "per-block along axis 1 with shape[1] the dynamic sentinel",
+            per_block().desc(|d| d.shape[1] = u64::MAX),
         ),
         inv(
             "QB-BSZ-001",
@@ -707,6 +719,12 @@ fn nf4_cases() -> Vec<Case> {
             nf4().q(BlockScaled::AXIS, &[5, 0, 0, 0]),
         ),
         inv(
+            "QN-AXS-002",
+            "",
+            "NF4 along axis 1 with shape[1] the dynamic sentinel",
+            nf4().desc(|d| d.shape[1] = u64::MAX),
+        ),
+        inv(
             "QN-BSZ-001",
             "",
             "NF4 block_size 4",
@@ -762,6 +780,12 @@ fn mxfp_cases() -> Vec<Case> {
             "",
             "MXFP axis 2 of rank 2",
             mxfp4().q(BlockScaled::AXIS, &[2, 0, 0, 0]),
+        ),
+        inv(
+            "QM-AXS-002",
+            "",
+            "MXFP along axis 1 with shape[1] the dynamic sentinel",
+            mxfp4().desc(|d| d.shape[1] = u64::MAX),
         ),
         inv(
             "QM-BSZ-001",

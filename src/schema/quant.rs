@@ -227,6 +227,16 @@ impl QuantScheme {
         Some(scheme)
     }
 
+    /// The quantization axis; `None` for per-tensor affine, which has none.
+    pub fn axis(&self) -> Option<u32> {
+        match self {
+            QuantScheme::PerTensorAffine(_) => None,
+            QuantScheme::PerChannelAffine(d) => Some(d.axis),
+            QuantScheme::PerBlockAffine(d) => Some(d.axis),
+            QuantScheme::Nf4(d) | QuantScheme::Mxfp(d) => Some(d.axis),
+        }
+    }
+
     /// Encodes the descriptor (its fixed fields, no padding).
     pub fn encode(&self) -> Vec<u8> {
         match self {

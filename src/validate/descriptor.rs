@@ -3,8 +3,8 @@
 
 use crate::model::ElementType;
 use crate::schema::{
-    descriptor_offsets as off, ExtensionType, LayoutFields, Statistics, TensorDescriptor,
-    LAYOUT_COMPOSITE, LAYOUT_HILBERT, LAYOUT_ROW_MAJOR,
+    descriptor_offsets as off, ExtensionType, LayoutFields, QuantScheme, Statistics,
+    TensorDescriptor, LAYOUT_COMPOSITE, LAYOUT_HILBERT, LAYOUT_ROW_MAJOR,
 };
 
 use super::rules::container::*;
@@ -44,7 +44,16 @@ fn check_header(d: &TensorDescriptor, at: u64, report: &mut Report) {
             )
         },
     );
-    if let Some(k) = d.shape.iter().position(|&s| s == u64::MAX) {
+    // A dynamic quantization axis breaks its scheme's rule (QC/QB/QN/QM-AXS-002, spec
+    // level), reported there; this hardening rule covers the other dimensions.
+    let quant_axis = d
+        .quantization
+        .as_ref()
+        .and_then(|q| QuantScheme::decode(&q.quantization_descriptor))
+        .and_then(|s| s.axis())
+        .map(|a| a as usize);
+    let dynamic = (0..d.shape.len()).find(|&k| d.shape[k] == u64::MAX && Some(k) != quant_axis);
+    if let Some(k) = dynamic {
         report.violation(
             &TD_SHP_DYNAMIC,
             at + off::SHAPE + 8 * k as u64,

@@ -438,8 +438,15 @@ impl Ctx<'_, '_> {
         ty
     }
 
-    /// Checks `axis < rank`; `None` when it is not, or `shape[axis]` is dynamic.
-    fn axis(&mut self, rule: &'static Rule, axis: u32, field: u64) -> Option<usize> {
+    /// Checks `axis < rank` (`rule`) and that `shape[axis]` is not the dynamic
+    /// sentinel (`dynamic`); `None` when either fails.
+    fn axis(
+        &mut self,
+        rule: &'static Rule,
+        dynamic: &'static Rule,
+        axis: u32,
+        field: u64,
+    ) -> Option<usize> {
         let rank = self.desc.shape.len();
         let ok = (axis as usize) < rank;
         if !self.report.check(ok, rule, self.base + field, || {
@@ -447,10 +454,16 @@ impl Ctx<'_, '_> {
         }) {
             return None;
         }
-        // A dynamic sentinel in shape[axis] is TD-SHP-002 (every dimension of a stored
-        // tensor); the geometry built from it is refused, so no later check uses it.
+        // The scheme's own rule, not TD-SHP-002 (a hardening rule for every other
+        // dimension): the scheme needs the size, so the descriptor is invalid in
+        // every mode. No geometry is built from it.
         let a = axis as usize;
-        (self.desc.shape.get(a) != Some(&u64::MAX)).then_some(a)
+        let offset = self.desc_offset + descriptor_offsets::SHAPE + 8 * u64::from(axis);
+        self.report
+            .check(self.desc.shape[a] != u64::MAX, dynamic, offset, || {
+                format!("shape[{a}] (the quantization axis) is the dynamic dimension sentinel")
+            })
+            .then_some(a)
     }
 
     fn reserved(&mut self, rule: &'static Rule, bytes: &[u8], field: u64) {
@@ -645,7 +658,7 @@ impl Ctx<'_, '_> {
 
     fn per_channel(&mut self, d: &PerChannelAffine) {
         let ty = self.storage_type(&QC_STORAGE, AFFINE_STORAGE);
-        let axis = self.axis(&QC_AXIS, d.axis, PerChannelAffine::AXIS);
+        let axis = self.axis(&QC_AXIS, &QC_AXIS_DYNAMIC, d.axis, PerChannelAffine::AXIS);
         let type_ok = self.report.check(
             d.scale_type_tag == 0x03,
             &QC_SCALE_TYPE,
@@ -695,7 +708,7 @@ impl Ctx<'_, '_> {
 
     fn per_block(&mut self, d: &PerBlockAffine) {
         let ty = self.storage_type(&QB_STORAGE, PER_BLOCK_STORAGE);
-        let axis = self.axis(&QB_AXIS, d.axis, PerBlockAffine::AXIS);
+        let axis = self.axis(&QB_AXIS, &QB_AXIS_DYNAMIC, d.axis, PerBlockAffine::AXIS);
         let bs_ok = self.block_size(&QB_BLOCK_SIZE, d.block_size, 2, u32::MAX);
         let scale_size = block_scale_size(d.scale_type_tag);
         self.report.check(
@@ -748,7 +761,7 @@ impl Ctx<'_, '_> {
 
     fn nf4(&mut self, d: &BlockScaled) {
         let ty = self.storage_type(&QN_STORAGE, NF4_STORAGE);
-        let axis = self.axis(&QN_AXIS, d.axis, BlockScaled::AXIS);
+        let axis = self.axis(&QN_AXIS, &QN_AXIS_DYNAMIC, d.axis, BlockScaled::AXIS);
         let bs_ok = self.block_size(&QN_BLOCK_SIZE, d.block_size, 8, u32::MAX);
         let geometry = axis
             .filter(|_| bs_ok)
@@ -774,7 +787,7 @@ impl Ctx<'_, '_> {
     fn mxfp(&mut self, d: &BlockScaled) {
         debug_assert_eq!(d.header.scheme_tag, SCHEME_MXFP);
         let ty = self.storage_type(&QM_STORAGE, MXFP_STORAGE);
-        let axis = self.axis(&QM_AXIS, d.axis, BlockScaled::AXIS);
+        let axis = self.axis(&QM_AXIS, &QM_AXIS_DYNAMIC, d.axis, BlockScaled::AXIS);
         let bs_ok = self.block_size(&QM_BLOCK_SIZE, d.block_size, 16, 2048);
         let mut geometry = axis
             .filter(|_| bs_ok)

@@ -61,6 +61,9 @@ crate::declare_rules! {
     QC_AXIS: "QC-AXS-001", Spec,
         "per-channel axis < rank",
         "quantization/per-channel-affine.md § Validity Constraints";
+    QC_AXIS_DYNAMIC: "QC-AXS-002", Spec,
+        "per-channel shape[axis] is not the dynamic dimension sentinel",
+        "quantization/per-channel-affine.md § Validity Constraints";
     QC_SCALE_TYPE: "QC-STY-001", Spec,
         "per-channel scale_type_tag is 0x03 (float32) in version 1",
         "quantization/per-channel-affine.md § Validity Constraints";
@@ -89,6 +92,9 @@ crate::declare_rules! {
     QB_AXIS: "QB-AXS-001", Spec,
         "per-block axis < rank",
         "quantization/per-block-affine.md § Validity Constraints";
+    QB_AXIS_DYNAMIC: "QB-AXS-002", Spec,
+        "per-block shape[axis] is not the dynamic dimension sentinel",
+        "quantization/per-block-affine.md § Block Layout";
     QB_BLOCK_SIZE: "QB-BSZ-001", Spec,
         "per-block block_size is a power of two >= 2",
         "quantization/per-block-affine.md § Validity Constraints";
@@ -123,6 +129,9 @@ crate::declare_rules! {
     QN_AXIS: "QN-AXS-001", Spec,
         "NF4 axis < rank",
         "quantization/nf4.md § Validity Constraints";
+    QN_AXIS_DYNAMIC: "QN-AXS-002", Spec,
+        "NF4 shape[axis] is not the dynamic dimension sentinel (blocks need its size)",
+        "data-model.md § Dynamic Dimensions";
     QN_BLOCK_SIZE: "QN-BSZ-001", Spec,
         "NF4 block_size is a power of two >= 8",
         "quantization/nf4.md § Validity Constraints";
@@ -148,6 +157,9 @@ crate::declare_rules! {
     QM_AXIS: "QM-AXS-001", Spec,
         "MXFP axis < rank",
         "quantization/mxfp.md § Validity Constraints";
+    QM_AXIS_DYNAMIC: "QM-AXS-002", Spec,
+        "MXFP shape[axis] is not the dynamic dimension sentinel (blocks need its size)",
+        "data-model.md § Dynamic Dimensions";
     QM_BLOCK_SIZE: "QM-BSZ-001", Spec,
         "MXFP block_size is a power of two in [16, 2048]",
         "quantization/mxfp.md § Validity Constraints";
