@@ -225,3 +225,88 @@ fn byte_offset_into_the_data_buffer_is_honoured() {
         assert_bits_eq(&moved, &plain, "byte_offset 3");
     }
 }
+
+#[test]
+fn every_dense_layout_dequantizes_to_the_same_logical_values() {
+    use hrry::layout::dense::from_row_major;
+    use hrry::schema::{HilbertFields, LayoutFields, TiledFields};
+    // Codes laid out row-major, then the same codes in every other dense layout: the
+    // logical values must not change.
+    let mut rng = Rng(8);
+    let shape = [8u64, 16];
+    for (block, storage, k) in [
+        (
+            Block::Affine {
+                scale_type: 0x01,
+                symmetric: false,
+            },
+            Int4,
+            8u32,
+        ),
+        (Block::Nf4, Uint4, 8),
+        (Block::Mxfp, Float8E4m3, 16),
+    ] {
+        let (row_major, buffers) = block_tensor(&mut rng, block, storage, k, &shape, 1);
+        let want = Dequantizer::new(&row_major, &slices(&buffers))
+            .unwrap()
+            .to_vec()
+            .unwrap();
+        let tile = TiledFields {
+            tile_shape: vec![4, 8],
+            outer_layout: 0x01,
+            inner_layout: 0x02,
+            reserved: [0; 2],
+            outer_strides: None,
+            inner_strides: None,
+            inner_tiled: None,
+        };
+        let layouts = [
+            (0x02u8, LayoutFields::Implicit),
+            (
+                0x03,
+                LayoutFields::Strided {
+                    strides: vec![1, 8],
+                },
+            ),
+            (0x04, LayoutFields::Tiled(tile)),
+            (
+                0x05,
+                LayoutFields::Morton {
+                    morton_bits: vec![3, 4],
+                },
+            ),
+            (
+                0x40,
+                LayoutFields::Hilbert(HilbertFields {
+                    hilbert_order: 4,
+                    hilbert_rank: 2,
+                }),
+            ),
+        ];
+        for (tag, fields) in layouts {
+            let plain =
+                hrry::model::build::descriptor(storage.tag(), tag, &shape, fields.clone(), &[0]);
+            let data = from_row_major(&plain, &buffers[0], 1 << 20).unwrap();
+            let mut desc = row_major.clone();
+            desc.layout_tag = tag;
+            desc.layout = fields;
+            desc.buffers[0].byte_size = data.len() as u64;
+            desc.sync_sections();
+            let mut moved = buffers.clone();
+            moved[0] = data;
+            let what = format!("{} layout {tag:#04x}", storage.name());
+            let mut report = hrry::validate::Report::new(hrry::validate::Mode::Strict);
+            hrry::validate::quant::check(&desc, 0, Some(&slices(&moved)), &mut report);
+            assert!(
+                report.rule_ids().is_empty(),
+                "{what}: {:?}",
+                report.rule_ids()
+            );
+            let mut dq =
+                Dequantizer::new(&desc, &slices(&moved)).unwrap_or_else(|e| panic!("{what}: {e}"));
+            assert_bits_eq(&dq.to_vec().unwrap(), &want, &what);
+            dq.set_kernel(Kernel::Reference);
+            assert_bits_eq(&dq.to_vec().unwrap(), &want, &what);
+        }
+    }
+}

@@ -166,14 +166,10 @@ pub(crate) fn reference(dq: &Dequantizer<'_>, first: u64, out: &mut [f32]) {
 /// The value of the logical element at `index`.
 fn reference_value(dq: &Dequantizer<'_>, index: &[u64]) -> f32 {
     let a = &dq.addressing;
-    let mut pos = 0i128;
-    for (&i, &s) in index.iter().zip(&a.strides) {
-        pos += i128::from(i) * i128::from(s);
-    }
-    let bit = a.origin_bits + pos * i128::from(a.bit_width);
     // In range: the constructor checked every element's bits lie in the buffer.
-    let code = u64::try_from(bit)
-        .ok()
+    let code = a
+        .bit(index)
+        .and_then(|b| u64::try_from(b).ok())
         .and_then(|b| element_bits(dq.data, b, a.bit_width))
         .unwrap_or(0);
     let q = || int_value(dq.storage, code).unwrap_or(0);

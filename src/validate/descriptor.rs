@@ -1,19 +1,15 @@
 //! Checks of one tensor descriptor on its own (metadata.md, element-types.md,
 //! data-model.md, the composite head fields of layouts/composite.md).
 
+use crate::layout::dense::is_dense;
 use crate::model::ElementType;
 use crate::schema::{
     descriptor_offsets as off, ExtensionType, LayoutFields, QuantScheme, Statistics,
-    TensorDescriptor, LAYOUT_COMPOSITE, LAYOUT_HILBERT, LAYOUT_ROW_MAJOR,
+    TensorDescriptor, LAYOUT_COMPOSITE, LAYOUT_ROW_MAJOR,
 };
 
 use super::rules::container::*;
 use super::{Mode, Report};
-
-/// True for the dense layout tags (`0x01`–`0x05`, `0x40`).
-pub fn is_dense_layout(tag: u8) -> bool {
-    matches!(tag, 0x01..=0x05) || tag == LAYOUT_HILBERT
-}
 
 /// Runs every descriptor-level check on `d`, which starts at absolute offset `at`.
 pub fn check_descriptor(d: &TensorDescriptor, at: u64, report: &mut Report) {
@@ -104,7 +100,7 @@ fn check_buffers(d: &TensorDescriptor, at: u64, report: &mut Report) {
     let quantized = d.quantization.is_some();
     let (ok, expected) = if d.layout_tag == LAYOUT_COMPOSITE {
         (count == 0, "exactly 0 for a composite head")
-    } else if is_dense_layout(d.layout_tag) && !quantized {
+    } else if is_dense(d.layout_tag) && !quantized {
         (count == 1, "exactly 1 for an unquantized dense layout")
     } else {
         (count >= 1, "at least 1")

@@ -5,14 +5,15 @@
 //! Checks that depend on a field are skipped once that field is reported, so a
 //! descriptor with one fault reports one rule.
 
+use crate::layout::dense::is_dense;
+use crate::layout::DenseMap;
 use crate::model::element_type::ElementType;
 use crate::schema::{
-    descriptor_offsets, BlockScaled, LayoutFields, PerBlockAffine, PerChannelAffine,
-    PerTensorAffine, QuantScheme, TensorDescriptor, FLAG_SYMMETRIC, LAYOUT_COLUMN_MAJOR,
-    LAYOUT_ROW_MAJOR, NO_ZERO_POINT_BUFFER, SCHEME_MXFP, SCHEME_VERSION_MAX,
+    descriptor_offsets, BlockScaled, PerBlockAffine, PerChannelAffine, PerTensorAffine,
+    QuantScheme, TensorDescriptor, FLAG_SYMMETRIC, NO_ZERO_POINT_BUFFER, SCHEME_MXFP,
+    SCHEME_VERSION_MAX,
 };
 
-use super::descriptor::is_dense_layout;
 use super::rules::quant::*;
 use super::{Mode, Report, Rule};
 
@@ -136,61 +137,51 @@ impl BlockGeometry {
     }
 }
 
-/// Where the elements of a dense tensor are: element `[i_0, …]` starts at bit
-/// `origin_bits + bit_width * Σ i_d * strides[d]` of the data buffer.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// Where the elements of a dense tensor are: element `index` starts at bit
+/// `origin_bits + bit_width * map.offset(index)` of the data buffer, for every dense
+/// layout (the same addressing the layout module reads unquantized tensors with).
+#[derive(Clone, Debug)]
 pub struct Addressing {
     /// `byte_offset * 8`.
     pub origin_bits: i128,
-    /// Per-dimension strides in elements.
-    pub strides: Vec<i64>,
+    /// Element offsets of the layout, built for the storage shape.
+    pub map: DenseMap,
     /// Bits per element.
     pub bit_width: u32,
 }
 
 impl Addressing {
-    /// The addressing of `desc`'s data laid out for `storage_shape`, for row-major,
-    /// column-major and strided layouts; `None` for other layouts, a stride count
-    /// that does not match the rank, or strides that overflow.
+    /// The addressing of `desc`'s data laid out for `storage_shape` (the shape with
+    /// a per-block axis padded to whole blocks); `None` for a layout that is not
+    /// dense or whose fields do not define an addressing for that shape.
     pub fn new(desc: &TensorDescriptor, storage_shape: &[u64], bit_width: u32) -> Option<Self> {
-        let strides = match &desc.layout {
-            LayoutFields::Implicit if desc.layout_tag == LAYOUT_ROW_MAJOR => {
-                contiguous_strides(storage_shape.iter().rev())?
-                    .into_iter()
-                    .rev()
-                    .collect()
-            }
-            LayoutFields::Implicit if desc.layout_tag == LAYOUT_COLUMN_MAJOR => {
-                contiguous_strides(storage_shape.iter())?
-            }
-            LayoutFields::Strided { strides } if strides.len() == storage_shape.len() => {
-                strides.clone()
-            }
-            _ => return None,
-        };
+        if !is_dense(desc.layout_tag) {
+            return None;
+        }
+        let map = DenseMap::new(desc.layout_tag, &desc.layout, storage_shape).ok()?;
         Some(Addressing {
             origin_bits: i128::from(desc.byte_offset) * 8,
-            strides,
+            map,
             bit_width,
         })
     }
 
-    /// The bits `[start, end)` the elements of `shape` occupy: `Some(None)` for a
-    /// shape with no element, `None` when the arithmetic overflows.
+    /// The first bit of the element at `index` (inside the storage shape); `None`
+    /// on overflow.
+    pub fn bit(&self, index: &[u64]) -> Option<i128> {
+        let offset = self.map.offset(index)?;
+        self.origin_bits
+            .checked_add(offset.checked_mul(i128::from(self.bit_width))?)
+    }
+
+    /// The bits `[start, end)` the layout may address for `shape` (padding of tiles
+    /// and curves included): `Some(None)` for a shape with no element, `None` when
+    /// the arithmetic overflows.
     pub fn bit_span(&self, shape: &[u64]) -> Option<Option<(i128, i128)>> {
-        let mut lo = 0i128;
-        let mut hi = 0i128;
-        for (&n, &s) in shape.iter().zip(&self.strides) {
-            if n == 0 {
-                return Some(None);
-            }
-            let reach = i128::from(n - 1).checked_mul(i128::from(s))?;
-            if reach < 0 {
-                lo = lo.checked_add(reach)?;
-            } else {
-                hi = hi.checked_add(reach)?;
-            }
+        if shape.contains(&0) {
+            return Some(None);
         }
+        let (lo, hi) = self.map.range(shape)?;
         let w = i128::from(self.bit_width);
         let start = self.origin_bits.checked_add(lo.checked_mul(w)?)?;
         let end = self
@@ -209,17 +200,6 @@ impl Addressing {
             Some((_, hi)) => u128::try_from(hi).ok().map(|b| b.div_ceil(8)),
         }
     }
-}
-
-/// Strides of a contiguous layout, walking dimensions from the fastest-varying.
-fn contiguous_strides<'a>(dims: impl Iterator<Item = &'a u64>) -> Option<Vec<i64>> {
-    let mut step = 1i64;
-    let mut out = Vec::new();
-    for &n in dims {
-        out.push(step);
-        step = step.checked_mul(i64::try_from(n).ok()?)?;
-    }
-    Some(out)
 }
 
 /// The `bit_width` bits (1–32, LSB-first) starting at `bit_addr` of `data`, or `None`
@@ -567,7 +547,7 @@ impl Ctx<'_, '_> {
                 || format!("device_tag of buffer {idx}: expected {data_dev} (the data buffer's), found {dev}"),
             );
         }
-        if !usable || !is_dense_layout(self.desc.layout_tag) {
+        if !usable || !is_dense(self.desc.layout_tag) {
             return usable;
         }
         let shared = zero_point.filter(|z| z.index == scale.index);
@@ -1002,12 +982,7 @@ fn first_nonzero_padding(
     loop {
         for i in g.axis_len..g.padded_axis_len {
             index[g.axis] = i;
-            let mut pos = 0i128;
-            for (&k, &s) in index.iter().zip(&addressing.strides) {
-                pos += i128::from(k) * i128::from(s);
-            }
-            let bit = addressing.origin_bits + pos * i128::from(width);
-            let Ok(bit) = u64::try_from(bit) else {
+            let Some(bit) = addressing.bit(&index).and_then(|b| u64::try_from(b).ok()) else {
                 continue;
             };
             // Bits past the end of a short slice are not ours to judge here.
