@@ -315,7 +315,7 @@ impl<'a> Dequantizer<'a> {
         let storage_shape = geometry.map_or_else(|| shape.clone(), |g| g.storage_shape(&shape));
         let addressing = Addressing::new(desc, &storage_shape, width).ok_or_else(|| {
             QuantError::Unsupported(format!(
-                "layout 0x{:02X}: dequantization handles row-major, column-major and strided layouts",
+                "layout 0x{:02X}: dequantization handles the dense layouts (row-major, column-major, strided, tiled, Morton, Hilbert) with well-formed fields",
                 desc.layout_tag
             ))
         })?;
