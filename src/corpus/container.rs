@@ -1005,6 +1005,14 @@ fn descriptor_cases() -> Vec<Case> {
             single(with(f32d(&[2, 3]), |d| d.buffers[0].byte_size = 20)),
         ),
         inv(
+            "TD-BUF-006",
+            "a [5] uint4 tensor whose final byte has 0x9 in its unused high nibble",
+            items(vec![with(
+                Item::patterned("t", dense(ElementType::Uint4, &[5]).expect("dense")),
+                |item| item.buffers[0][2] |= 0x90,
+            )]),
+        ),
+        inv(
             "TD-QNT-001",
             "a quantization section of 2 bytes",
             single(quant_short),

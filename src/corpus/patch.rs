@@ -3,8 +3,10 @@
 //! the generator and panic with a message.
 
 use crate::file::{HrryFile, HrryWriter, WriterOptions};
+use crate::layout::bits::clear_packing_tail;
 use crate::schema::{
-    read_from, to_bytes, IndexEntry, IndexSection, TensorDescriptor, Trailer, TRAILER_LEN,
+    read_from, to_bytes, IndexEntry, IndexSection, TensorDescriptor, Trailer, LAYOUT_COLUMN_MAJOR,
+    LAYOUT_ROW_MAJOR, TRAILER_LEN,
 };
 
 /// One tensor to write: name, descriptor and buffers.
@@ -19,9 +21,10 @@ pub struct Item {
 
 impl Item {
     /// An item whose buffers are filled with a deterministic byte pattern of the
-    /// descriptor's sizes.
+    /// descriptor's sizes (the bits after the last packed sub-byte element of a
+    /// row- or column-major tensor cleared, as element-types.md requires).
     pub fn patterned(name: &str, descriptor: TensorDescriptor) -> Self {
-        let buffers = descriptor
+        let mut buffers: Vec<Vec<u8>> = descriptor
             .buffers
             .iter()
             .enumerate()
@@ -31,6 +34,18 @@ impl Item {
                     .collect()
             })
             .collect();
+        let contiguous = matches!(
+            descriptor.layout_tag,
+            LAYOUT_ROW_MAJOR | LAYOUT_COLUMN_MAJOR
+        );
+        if let (true, Some(first)) = (contiguous, buffers.first_mut()) {
+            let width = crate::validate::descriptor::element_bits(&descriptor).unwrap_or(8);
+            let count = crate::model::element_count(&descriptor.shape).unwrap_or(0);
+            let start = usize::try_from(descriptor.byte_offset).unwrap_or(usize::MAX);
+            if let Some(data) = first.get_mut(start..) {
+                clear_packing_tail(data, count, width);
+            }
+        }
         Item {
             name: name.to_string(),
             descriptor,

@@ -226,3 +226,100 @@ mod tests {
         assert_eq!(m, [0b0100_0000, 0b0000_1011]);
     }
 }
+
+/// The first byte holding a set bit after the last of `count` contiguous `width`-bit
+/// elements packed from bit 0 of `buf`, up to the end of the packing unit that last
+/// element ends in: its byte, or for 6-bit types its group of three bytes (four
+/// elements). element-types.md requires those bits to be zero. Bytes past the end of
+/// `buf` are not looked at. Returns `(byte index, byte)`; `None` when every such bit
+/// is zero, the type is not sub-byte, or nothing is left over.
+pub fn nonzero_packing_tail(buf: &[u8], count: u64, width: u32) -> Option<(u64, u8)> {
+    if width == 0 || width >= 8 {
+        return None;
+    }
+    let unit_bits: u64 = if width == 6 { 24 } else { 8 };
+    let end = count.checked_mul(u64::from(width))?;
+    let unit_end = end.div_ceil(unit_bits).checked_mul(unit_bits)?;
+    let mut bit = end;
+    while bit < unit_end {
+        let byte_index = bit / 8;
+        let byte = *buf.get(usize::try_from(byte_index).ok()?)?;
+        // The bits of this byte from `bit` on.
+        let unused = byte >> (bit % 8);
+        if unused != 0 {
+            return Some((byte_index, byte));
+        }
+        bit = (byte_index + 1) * 8;
+    }
+    None
+}
+
+/// Clears the bits [`nonzero_packing_tail`] looks at (those inside `buf`).
+pub fn clear_packing_tail(buf: &mut [u8], count: u64, width: u32) {
+    if width == 0 || width >= 8 {
+        return;
+    }
+    let unit_bits: u64 = if width == 6 { 24 } else { 8 };
+    let Some(end) = count.checked_mul(u64::from(width)) else {
+        return;
+    };
+    let unit_end = end.div_ceil(unit_bits).saturating_mul(unit_bits);
+    let mut bit = end;
+    while bit < unit_end {
+        let Some(byte) = usize::try_from(bit / 8).ok().and_then(|i| buf.get_mut(i)) else {
+            return;
+        };
+        *byte &= (1u8 << (bit % 8)).wrapping_sub(1);
+        bit = (bit / 8 + 1) * 8;
+    }
+}
+
+#[cfg(test)]
+mod tail_tests {
+    use super::{clear_packing_tail, nonzero_packing_tail};
+
+    #[test]
+    fn finds_set_bits_after_the_last_element() {
+        // Spec examples: bool [5] = 0x0D, uint4 [3] = C5 03, uint2 [3] = 0x27.
+        assert_eq!(nonzero_packing_tail(&[0x0D], 5, 1), None);
+        assert_eq!(nonzero_packing_tail(&[0x2D], 5, 1), Some((0, 0x2D)));
+        assert_eq!(nonzero_packing_tail(&[0xC5, 0x03], 3, 4), None);
+        assert_eq!(nonzero_packing_tail(&[0xC5, 0x13], 3, 4), Some((1, 0x13)));
+        assert_eq!(nonzero_packing_tail(&[0x27], 3, 2), None);
+        assert_eq!(nonzero_packing_tail(&[0x67], 3, 2), Some((0, 0x67)));
+        // Whole bytes and whole-byte types leave nothing over.
+        assert_eq!(nonzero_packing_tail(&[0xFF, 0xFF], 4, 4), None);
+        assert_eq!(nonzero_packing_tail(&[0xFF], 1, 8), None);
+        // 6-bit: one element (bits 0-5) leaves bits 6-23 of its three-byte group.
+        assert_eq!(nonzero_packing_tail(&[0x3F, 0, 0], 1, 6), None);
+        assert_eq!(
+            nonzero_packing_tail(&[0x3F, 0, 0x80], 1, 6),
+            Some((2, 0x80))
+        );
+        assert_eq!(nonzero_packing_tail(&[0x7F, 0, 0], 1, 6), Some((0, 0x7F)));
+        // A buffer cut short is only judged on the bytes it has.
+        assert_eq!(nonzero_packing_tail(&[0x3F], 1, 6), None);
+        assert_eq!(nonzero_packing_tail(&[], 0, 4), None);
+    }
+
+    #[test]
+    fn clearing_keeps_the_elements() {
+        for (count, width, len) in [
+            (5u64, 1u32, 1usize),
+            (3, 4, 2),
+            (3, 2, 1),
+            (1, 6, 3),
+            (5, 6, 4),
+        ] {
+            let mut buf = vec![0xFF; len];
+            clear_packing_tail(&mut buf, count, width);
+            assert_eq!(
+                nonzero_packing_tail(&buf, count, width),
+                None,
+                "{count} x {width}"
+            );
+            let ones = buf.iter().map(|b| b.count_ones() as u64).sum::<u64>();
+            assert_eq!(ones, count * u64::from(width), "{count} x {width}");
+        }
+    }
+}

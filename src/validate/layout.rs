@@ -9,18 +9,20 @@
 //! sorting COO coordinates to find duplicates.
 
 use crate::layout::addressing::{morton_decode, DenseMap, TiledMap};
-use crate::layout::bits::read_bits;
+use crate::layout::bits::{nonzero_packing_tail, read_bits};
 use crate::layout::dense::{lowest_bit_address, required_buffer_size};
 use crate::layout::sparse::IndexArray;
 use crate::layout::{checked_count, element_bits};
 use crate::model::packed_size;
 use crate::schema::{
     descriptor_offsets, BlockPagedFields, CompressedFields, CooFields, CsfFields, HilbertFields,
-    LayoutFields, Statistics, TensorDescriptor, TiledFields, LAYOUT_CSC, LAYOUT_TILED,
+    LayoutFields, Statistics, TensorDescriptor, TiledFields, LAYOUT_COLUMN_MAJOR, LAYOUT_CSC,
+    LAYOUT_ROW_MAJOR, LAYOUT_TILED,
 };
 
 use crate::limits::Limits;
 
+use super::rules::container::TD_BUF_TAIL;
 use super::rules::layout::*;
 use super::{Report, Rule};
 
@@ -130,10 +132,45 @@ pub fn check_with_limits(
         LayoutFields::Csr(c) | LayoutFields::Csc(c) => check_compressed(&ctx, c, report),
         LayoutFields::Csf(c) => check_csf(&ctx, c, report),
         LayoutFields::BlockPaged(b) => check_block_paged(&ctx, b, report),
-        // Row-major and column-major have no fields; composite heads and extension
-        // layouts are judged by the container rules.
-        LayoutFields::Implicit | LayoutFields::Composite(_) | LayoutFields::Extension(_) => {}
+        LayoutFields::Implicit => check_packing_tail(&ctx, report),
+        // Composite heads and extension layouts are judged by the container rules.
+        LayoutFields::Composite(_) | LayoutFields::Extension(_) => {}
     }
+}
+
+/// Row-major and column-major tensors (no fields): the bits after the last packed
+/// sub-byte element are zero (`TD-BUF-006`). Quantized tensors are checked by the
+/// quantization validator, which knows their storage shape.
+fn check_packing_tail(ctx: &Ctx, report: &mut Report) {
+    let desc = ctx.desc;
+    if desc.flags.has_quantization() || !is_contiguous(desc.layout_tag) {
+        return;
+    }
+    let (Ok(width), Ok(count)) = (element_bits(desc), checked_count(&desc.shape)) else {
+        return;
+    };
+    let start = usize::try_from(desc.byte_offset).unwrap_or(usize::MAX);
+    let Some(data) = ctx.data(0).and_then(|d| d.get(start..)) else {
+        return;
+    };
+    if let Some((i, byte)) = nonzero_packing_tail(data, count, width) {
+        report.violation(
+            &TD_BUF_TAIL,
+            ctx.at(0, desc.byte_offset.saturating_add(i)),
+            packing_tail_message(count, width, byte),
+        );
+    }
+}
+
+/// True for the layouts whose elements are one contiguous packed run from
+/// `byte_offset`: row-major and column-major.
+pub(crate) fn is_contiguous(layout_tag: u8) -> bool {
+    matches!(layout_tag, LAYOUT_ROW_MAJOR | LAYOUT_COLUMN_MAJOR)
+}
+
+/// The message of a `TD-BUF-006` violation.
+pub(crate) fn packing_tail_message(count: u64, width: u32, byte: u8) -> String {
+    format!("{count} packed {width}-bit elements leave set bits in the final byte: 0x{byte:02X}, expected the bits after the last element to be 0")
 }
 
 /// Every addressed element lies at or after the start of buffer 0.

@@ -5,6 +5,7 @@
 //! Checks that depend on a field are skipped once that field is reported, so a
 //! descriptor with one fault reports one rule.
 
+use crate::layout::bits::nonzero_packing_tail;
 use crate::layout::dense::is_dense;
 use crate::layout::DenseMap;
 use crate::model::element_type::ElementType;
@@ -14,6 +15,7 @@ use crate::schema::{
     SCHEME_VERSION_MAX,
 };
 
+use super::layout::{is_contiguous, packing_tail_message};
 use super::rules::quant::*;
 use super::{Mode, Report, Rule};
 
@@ -600,6 +602,29 @@ impl Ctx<'_, '_> {
     }
 
     /// The bytes of buffer `index`, when the caller passed buffers.
+    /// `TD-BUF-006` for the storage elements of a row- or column-major tensor: the
+    /// bits after the last packed sub-byte code are zero.
+    fn packing_tail(&mut self, storage_shape: &[u64], width: u32) {
+        if !is_contiguous(self.desc.layout_tag) {
+            return;
+        }
+        let start = usize::try_from(self.desc.byte_offset).unwrap_or(usize::MAX);
+        let (Some(count), Some(data)) = (
+            crate::model::element_count(storage_shape),
+            self.buffer(0).and_then(|d| d.get(start..)),
+        ) else {
+            return;
+        };
+        if let Some((i, byte)) = nonzero_packing_tail(data, count, width) {
+            let pos = self.value_pos(0, self.desc.byte_offset.saturating_add(i));
+            self.report.violation(
+                &crate::validate::rules::container::TD_BUF_TAIL,
+                pos,
+                packing_tail_message(count, width, byte),
+            );
+        }
+    }
+
     fn buffer(&self, index: u32) -> Option<&[u8]> {
         self.buffers?.get(index as usize).copied()
     }
@@ -681,7 +706,11 @@ impl Ctx<'_, '_> {
             self.scales_f32(&QC_SCALE, scale.index, 0, n, false);
         }
         if let (Some(z), Some((lo, hi))) = (zero_point, ty.and_then(int_range)) {
-            let skip = if z.index == scale.index { n * 4 } else { 0 };
+            let skip = if z.index == scale.index {
+                n.saturating_mul(4)
+            } else {
+                0
+            };
             self.zero_points_in_range(z.index, skip, n, lo, hi);
         }
     }
@@ -846,6 +875,7 @@ impl Ctx<'_, '_> {
         ) {
             return;
         }
+        self.packing_tail(&storage_shape, width);
         let (Some(g), Some(rule), Some(data)) = (g, pad_rule, self.buffer(0)) else {
             return;
         };

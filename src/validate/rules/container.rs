@@ -221,6 +221,9 @@ crate::declare_rules! {
     TD_BUF_SIZE: "TD-BUF-005", Spec,
         "a dense buffer holds at least what shape, type and layout need",
         "element-types.md § Buffer Size Calculation";
+    TD_BUF_TAIL: "TD-BUF-006", Spec,
+        "the bits after the last packed sub-byte element of a contiguous tensor, to the end of its byte (of its 3-byte group for 6-bit types), are zero",
+        "element-types.md § Sub-Byte Integer Types, § 6-bit packing, § Boolean Type";
     TD_QNT_HEADER: "TD-QNT-001", Spec,
         "a quantization section holds at least its 4-byte scheme header",
         "quantization.md § Quantization Descriptor Header";
