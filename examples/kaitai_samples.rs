@@ -82,12 +82,15 @@ fn write(
     }
     for (i, (tname, mut d)) in tensors.into_iter().enumerate() {
         d.fix_length();
-        let data: Vec<Vec<u8>> = d
+        let mut data: Vec<Vec<u8>> = d
             .buffers
             .iter()
             .enumerate()
             .map(|(j, b)| fill(b.byte_size, (i * 16 + j) as u8))
             .collect();
+        if let Some(first) = data.first_mut() {
+            hrry::layout::dense::clear_unused_tail(&d, first);
+        }
         let refs: Vec<&[u8]> = data.iter().map(Vec::as_slice).collect();
         w.write_tensor(tname, &d, &refs)
             .unwrap_or_else(|e| panic!("{name}/{tname}: {e}"));

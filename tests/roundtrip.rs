@@ -78,3 +78,28 @@ fn writer_refuses_inconsistent_input() {
         "a composite missing a member is refused"
     );
 }
+
+#[test]
+fn the_writer_refuses_set_bits_after_the_last_packed_element() {
+    // uint4 [3]: spec example C5 03 is fine; C5 13 sets the unused high nibble.
+    let desc = dense(ElementType::Uint4, &[3]).unwrap();
+    let write = |data: &[u8], unchecked: bool| {
+        let options = WriterOptions {
+            unchecked,
+            ..WriterOptions::default()
+        };
+        let mut w = HrryWriter::new(Vec::new(), options).unwrap();
+        w.write_tensor("t", &desc, &[data])?;
+        w.finish()
+    };
+    let bytes = write(&[0xC5, 0x03], false).expect("a zero tail is accepted");
+    assert!(hrry::validate_any(&bytes, hrry::validate::Mode::Strict)
+        .1
+        .is_valid());
+    let err = write(&[0xC5, 0x13], false).expect_err("a set tail bit is refused");
+    assert!(err.to_string().contains("TD-BUF-006"), "{err}");
+    // Unchecked (corpus) writing still produces the invalid file on request.
+    let bad = write(&[0xC5, 0x13], true).expect("unchecked");
+    let (_, report) = hrry::validate_any(&bad, hrry::validate::Mode::Strict);
+    assert_eq!(report.rule_ids(), ["TD-BUF-006"]);
+}

@@ -3,10 +3,9 @@
 //! the generator and panic with a message.
 
 use crate::file::{HrryFile, HrryWriter, WriterOptions};
-use crate::layout::bits::clear_packing_tail;
+use crate::layout::dense::clear_unused_tail;
 use crate::schema::{
-    read_from, to_bytes, IndexEntry, IndexSection, TensorDescriptor, Trailer, LAYOUT_COLUMN_MAJOR,
-    LAYOUT_ROW_MAJOR, TRAILER_LEN,
+    read_from, to_bytes, IndexEntry, IndexSection, TensorDescriptor, Trailer, TRAILER_LEN,
 };
 
 /// One tensor to write: name, descriptor and buffers.
@@ -34,17 +33,8 @@ impl Item {
                     .collect()
             })
             .collect();
-        let contiguous = matches!(
-            descriptor.layout_tag,
-            LAYOUT_ROW_MAJOR | LAYOUT_COLUMN_MAJOR
-        );
-        if let (true, Some(first)) = (contiguous, buffers.first_mut()) {
-            let width = crate::validate::descriptor::element_bits(&descriptor).unwrap_or(8);
-            let count = crate::model::element_count(&descriptor.shape).unwrap_or(0);
-            let start = usize::try_from(descriptor.byte_offset).unwrap_or(usize::MAX);
-            if let Some(data) = first.get_mut(start..) {
-                clear_packing_tail(data, count, width);
-            }
+        if let Some(first) = buffers.first_mut() {
+            clear_unused_tail(&descriptor, first);
         }
         Item {
             name: name.to_string(),

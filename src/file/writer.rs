@@ -176,6 +176,9 @@ impl<W: Write> HrryWriter<W> {
                 )));
             }
         }
+        if checked {
+            check_packing_tail(name, descriptor, buffers)?;
+        }
         let encoded = to_bytes(descriptor);
         if checked && encoded.len() as u64 != u64::from(descriptor.descriptor_length) {
             return Err(Error::Usage(format!(
@@ -313,5 +316,23 @@ impl<W: Write> HrryWriter<W> {
             self.emit(&ZEROS[..n])?;
         }
         Ok(())
+    }
+}
+
+/// Refuses a row- or column-major, unquantized sub-byte tensor whose bits after the
+/// last packed element are not zero: the file would break `TD-BUF-006`.
+fn check_packing_tail(
+    name: &str,
+    descriptor: &TensorDescriptor,
+    buffers: &[&[u8]],
+) -> Result<(), Error> {
+    let Some(data) = buffers.first() else {
+        return Ok(());
+    };
+    match crate::layout::dense::nonzero_unused_tail(descriptor, data) {
+        None => Ok(()),
+        Some((i, byte)) => Err(Error::Usage(format!(
+            "tensor {name:?}: byte {i} of buffer 0 is 0x{byte:02X}, but the bits after the last packed element must be 0 (TD-BUF-006)"
+        ))),
     }
 }

@@ -10,7 +10,7 @@ use crate::schema::{
 };
 
 use super::addressing::{row_major_strides, DenseMap};
-use super::bits::{read_bits, write_bits, PackedWriter};
+use super::bits::{clear_packing_tail, nonzero_packing_tail, read_bits, write_bits, PackedWriter};
 use super::{checked_count, element_bits, LayoutError};
 
 /// Output bytes gathered at a time by [`DenseView::write_row_major`].
@@ -30,6 +30,44 @@ pub fn is_dense(layout_tag: u8) -> bool {
             | LAYOUT_MORTON
             | LAYOUT_HILBERT
     )
+}
+
+/// True for the layouts whose elements are one contiguous packed run from
+/// `byte_offset`: row-major and column-major.
+pub fn is_contiguous(layout_tag: u8) -> bool {
+    matches!(layout_tag, LAYOUT_ROW_MAJOR | LAYOUT_COLUMN_MAJOR)
+}
+
+/// The packed run of an unquantized row- or column-major tensor: element count,
+/// bits per element and the byte where it starts in buffer 0.
+fn packed_run(desc: &TensorDescriptor) -> Option<(u64, u32, usize)> {
+    if !is_contiguous(desc.layout_tag) || desc.quantization.is_some() {
+        return None;
+    }
+    let width = element_bits(desc).ok()?;
+    let count = checked_count(&desc.shape).ok()?;
+    Some((count, width, usize::try_from(desc.byte_offset).ok()?))
+}
+
+/// For an unquantized row- or column-major sub-byte tensor, the first byte of
+/// `buffer0` (index from the buffer's start, and value) with a set bit after the
+/// last packed element; element-types.md requires those bits to be zero
+/// (`TD-BUF-006`). Quantized tensors are judged on their storage shape by the
+/// quantization checks.
+pub fn nonzero_unused_tail(desc: &TensorDescriptor, buffer0: &[u8]) -> Option<(u64, u8)> {
+    let (count, width, start) = packed_run(desc)?;
+    let (i, byte) = nonzero_packing_tail(buffer0.get(start..)?, count, width)?;
+    Some((i + start as u64, byte))
+}
+
+/// Clears the bits [`nonzero_unused_tail`] looks at: makes arbitrary bytes (a fill
+/// pattern, random data) a valid packing.
+pub fn clear_unused_tail(desc: &TensorDescriptor, buffer0: &mut [u8]) {
+    if let Some((count, width, start)) = packed_run(desc) {
+        if let Some(run) = buffer0.get_mut(start..) {
+            clear_packing_tail(run, count, width);
+        }
+    }
 }
 
 /// Elements a dense layout's buffer 0 must span from `byte_offset`: every element

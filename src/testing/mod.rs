@@ -99,8 +99,7 @@ impl<'a> Arbitrary<'a> for ArbitraryModel {
             let mut data = vec![0u8; d.buffers[0].byte_size as usize];
             u.fill_buffer(&mut data)?;
             // element-types.md: the bits after the last packed sub-byte element are 0.
-            let count = crate::model::element_count(&shape).unwrap_or(0);
-            crate::layout::bits::clear_packing_tail(&mut data, count, ty.bit_width().unwrap_or(8));
+            crate::layout::dense::clear_unused_tail(&d, &mut data);
             tensors.push((format!("{}{i}", text(u)?), d, data));
         }
         let mut m = ArbitraryModel {

@@ -9,15 +9,14 @@
 //! sorting COO coordinates to find duplicates.
 
 use crate::layout::addressing::{morton_decode, DenseMap, TiledMap};
-use crate::layout::bits::{nonzero_packing_tail, read_bits};
-use crate::layout::dense::{lowest_bit_address, required_buffer_size};
+use crate::layout::bits::read_bits;
+use crate::layout::dense::{lowest_bit_address, nonzero_unused_tail, required_buffer_size};
 use crate::layout::sparse::IndexArray;
 use crate::layout::{checked_count, element_bits};
 use crate::model::packed_size;
 use crate::schema::{
     descriptor_offsets, BlockPagedFields, CompressedFields, CooFields, CsfFields, HilbertFields,
-    LayoutFields, Statistics, TensorDescriptor, TiledFields, LAYOUT_COLUMN_MAJOR, LAYOUT_CSC,
-    LAYOUT_ROW_MAJOR, LAYOUT_TILED,
+    LayoutFields, Statistics, TensorDescriptor, TiledFields, LAYOUT_CSC, LAYOUT_TILED,
 };
 
 use crate::limits::Limits;
@@ -142,30 +141,18 @@ pub fn check_with_limits(
 /// sub-byte element are zero (`TD-BUF-006`). Quantized tensors are checked by the
 /// quantization validator, which knows their storage shape.
 fn check_packing_tail(ctx: &Ctx, report: &mut Report) {
-    let desc = ctx.desc;
-    if desc.flags.has_quantization() || !is_contiguous(desc.layout_tag) {
-        return;
-    }
-    let (Ok(width), Ok(count)) = (element_bits(desc), checked_count(&desc.shape)) else {
-        return;
-    };
-    let start = usize::try_from(desc.byte_offset).unwrap_or(usize::MAX);
-    let Some(data) = ctx.data(0).and_then(|d| d.get(start..)) else {
-        return;
-    };
-    if let Some((i, byte)) = nonzero_packing_tail(data, count, width) {
+    let Some(data) = ctx.data(0) else { return };
+    if let Some((i, byte)) = nonzero_unused_tail(ctx.desc, data) {
+        let (Ok(width), Ok(count)) = (element_bits(ctx.desc), checked_count(&ctx.desc.shape))
+        else {
+            return;
+        };
         report.violation(
             &TD_BUF_TAIL,
-            ctx.at(0, desc.byte_offset.saturating_add(i)),
+            ctx.at(0, i),
             packing_tail_message(count, width, byte),
         );
     }
-}
-
-/// True for the layouts whose elements are one contiguous packed run from
-/// `byte_offset`: row-major and column-major.
-pub(crate) fn is_contiguous(layout_tag: u8) -> bool {
-    matches!(layout_tag, LAYOUT_ROW_MAJOR | LAYOUT_COLUMN_MAJOR)
 }
 
 /// The message of a `TD-BUF-006` violation.

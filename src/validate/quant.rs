@@ -6,7 +6,7 @@
 //! descriptor with one fault reports one rule.
 
 use crate::layout::bits::nonzero_packing_tail;
-use crate::layout::dense::is_dense;
+use crate::layout::dense::{is_contiguous, is_dense};
 use crate::layout::DenseMap;
 use crate::model::element_type::ElementType;
 use crate::schema::{
@@ -15,7 +15,7 @@ use crate::schema::{
     SCHEME_VERSION_MAX,
 };
 
-use super::layout::{is_contiguous, packing_tail_message};
+use super::layout::packing_tail_message;
 use super::rules::quant::*;
 use super::{Mode, Report, Rule};
 
