@@ -2,8 +2,8 @@
 //!
 //! `cargo bench --bench dequant` prints:
 //! - out of cache: dequantizing a tensor with 256 MiB of float32 output (int4 /
-//!   float16 scales / blocks of 32, symmetric; the same with int8; the same int4 with
-//!   zero points) against `memcpy` of 256 MiB (ratio = memcpy time / dequant time,
+//!   float16 scales / blocks of 32, symmetric; the same with int8 and int2; the same
+//!   int4 with zero points; NF4; MXFP4) against `memcpy` of 256 MiB (ratio = memcpy time / dequant time,
 //!   so 1.0 means "as fast as copying the output");
 //! - in cache (256 KiB of output): the SIMD kernels against the scalar kernels.
 //!
@@ -168,6 +168,11 @@ pub fn run() {
             "int4 / float16 scales / block 32 / zero points",
             Scheme::Affine { symmetric: false },
             ElementType::Int4,
+        ),
+        (
+            "int2 / float16 scales / block 32 / symmetric",
+            Scheme::Affine { symmetric: true },
+            ElementType::Int2,
         ),
         ("NF4 / block 32", Scheme::Nf4, ElementType::Uint4),
         (

@@ -165,6 +165,29 @@ unsafe fn nibbles32<const SIGNED: bool>(p: *const u8) -> (__m128i, __m128i) {
     (_mm_unpacklo_epi8(even, odd), _mm_unpackhi_epi8(even, odd))
 }
 
+/// The 32 2-bit codes in the 8 bytes at `p` (LSB-first packing), one byte each in
+/// code order: codes 0..16 and 16..32. With `SIGNED`, each byte holds the code
+/// sign-extended from 2 bits.
+#[inline(always)]
+unsafe fn crumbs32<const SIGNED: bool>(p: *const u8) -> (__m128i, __m128i) {
+    let packed = _mm_loadl_epi64(p.cast());
+    let mask = _mm_set1_epi8(0x03);
+    // Code 4j + k of byte j is its bits [2k, 2k + 2).
+    let q0 = _mm_and_si128(packed, mask);
+    let q1 = _mm_and_si128(_mm_srli_epi16::<2>(packed), mask);
+    let q2 = _mm_and_si128(_mm_srli_epi16::<4>(packed), mask);
+    let q3 = _mm_and_si128(_mm_srli_epi16::<6>(packed), mask);
+    let (q01, q23) = (_mm_unpacklo_epi8(q0, q1), _mm_unpacklo_epi8(q2, q3));
+    let (mut lo, mut hi) = (_mm_unpacklo_epi16(q01, q23), _mm_unpackhi_epi16(q01, q23));
+    if SIGNED {
+        // Codes 2 and 3 stand for -2 and -1.
+        let table = _mm_setr_epi8(0, 1, -2, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+        lo = _mm_shuffle_epi8(table, lo);
+        hi = _mm_shuffle_epi8(table, hi);
+    }
+    (lo, hi)
+}
+
 /// `(codes - z)` to float32 for four vectors of codes.
 #[inline(always)]
 unsafe fn int_values32(codes: [__m256i; 4], z: __m256i) -> [__m256; 4] {
@@ -238,6 +261,11 @@ impl Decode for Int2 {
         let lanes = spread(i32::from(p.cast::<u16>().read_unaligned()), 2);
         int_values(_mm256_srai_epi32(_mm256_slli_epi32(lanes, 30), 30), z)
     }
+    #[inline(always)]
+    unsafe fn values32(p: *const u8, z: __m256i) -> [__m256; 4] {
+        let (lo, hi) = crumbs32::<true>(p);
+        int_values32(widen32::<true>(lo, hi), z)
+    }
 }
 
 impl Decode for Uint2 {
@@ -246,6 +274,11 @@ impl Decode for Uint2 {
     unsafe fn values8(p: *const u8, z: __m256i) -> __m256 {
         let lanes = spread(i32::from(p.cast::<u16>().read_unaligned()), 2);
         int_values(_mm256_and_si256(lanes, _mm256_set1_epi32(0x03)), z)
+    }
+    #[inline(always)]
+    unsafe fn values32(p: *const u8, z: __m256i) -> [__m256; 4] {
+        let (lo, hi) = crumbs32::<false>(p);
+        int_values32(widen32::<false>(lo, hi), z)
     }
 }
 
