@@ -331,8 +331,9 @@ fn check_packing_tail(
     };
     match crate::layout::dense::nonzero_unused_tail(descriptor, data) {
         None => Ok(()),
-        Some((i, byte)) => Err(Error::Usage(format!(
-            "tensor {name:?}: byte {i} of buffer 0 is 0x{byte:02X}, but the bits after the last packed element must be 0 (TD-BUF-006)"
+        Some(tail) => Err(Error::Usage(format!(
+            "tensor {name:?}, byte {} of buffer 0: {tail} (TD-BUF-006)",
+            tail.byte_index
         ))),
     }
 }

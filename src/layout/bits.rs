@@ -227,50 +227,50 @@ mod tests {
     }
 }
 
-/// The first byte holding a set bit after the last of `count` contiguous `width`-bit
-/// elements packed from bit 0 of `buf`, up to the end of the packing unit that last
-/// element ends in: its byte, or for 6-bit types its group of three bytes (four
-/// elements). element-types.md requires those bits to be zero. Bytes past the end of
-/// `buf` are not looked at. Returns `(byte index, byte)`; `None` when every such bit
-/// is zero, the type is not sub-byte, or nothing is left over.
-pub fn nonzero_packing_tail(buf: &[u8], count: u64, width: u32) -> Option<(u64, u8)> {
+/// The bits `[end, unit_end)` after the last of `count` contiguous `width`-bit
+/// elements packed from bit 0, up to the end of the packing unit that last element
+/// ends in: its byte, or for 6-bit types its group of three bytes (four elements).
+/// element-types.md requires them to be zero. `None` for whole-byte types or on
+/// overflow.
+fn packing_tail_bits(count: u64, width: u32) -> Option<(u64, u64)> {
     if width == 0 || width >= 8 {
         return None;
     }
     let unit_bits: u64 = if width == 6 { 24 } else { 8 };
     let end = count.checked_mul(u64::from(width))?;
-    let unit_end = end.div_ceil(unit_bits).checked_mul(unit_bits)?;
-    let mut bit = end;
-    while bit < unit_end {
-        let byte_index = bit / 8;
-        let byte = *buf.get(usize::try_from(byte_index).ok()?)?;
-        // The bits of this byte from `bit` on.
-        let unused = byte >> (bit % 8);
-        if unused != 0 {
-            return Some((byte_index, byte));
+    Some((end, end.div_ceil(unit_bits).checked_mul(unit_bits)?))
+}
+
+/// The bytes the packing tail touches, each with the first tail bit inside it:
+/// `(byte index, first bit within the byte)`.
+fn packing_tail_bytes(count: u64, width: u32) -> impl Iterator<Item = (u64, u32)> {
+    let (end, unit_end) = packing_tail_bits(count, width).unwrap_or((0, 0));
+    let first_byte = end / 8;
+    (first_byte..unit_end.div_ceil(8))
+        .map(move |b| (b, if b == first_byte { (end % 8) as u32 } else { 0 }))
+}
+
+/// The first byte holding a set tail bit (see [`packing_tail_bits`]) of `count`
+/// `width`-bit elements packed from bit 0 of `buf`. Bytes past the end of `buf` are
+/// not looked at. Returns `(byte index, byte)`; `None` when every such bit is zero,
+/// the type is not sub-byte, or nothing is left over.
+pub fn nonzero_packing_tail(buf: &[u8], count: u64, width: u32) -> Option<(u64, u8)> {
+    for (index, from) in packing_tail_bytes(count, width) {
+        let byte = *buf.get(usize::try_from(index).ok()?)?;
+        if byte >> from != 0 {
+            return Some((index, byte));
         }
-        bit = (byte_index + 1) * 8;
     }
     None
 }
 
 /// Clears the bits [`nonzero_packing_tail`] looks at (those inside `buf`).
 pub fn clear_packing_tail(buf: &mut [u8], count: u64, width: u32) {
-    if width == 0 || width >= 8 {
-        return;
-    }
-    let unit_bits: u64 = if width == 6 { 24 } else { 8 };
-    let Some(end) = count.checked_mul(u64::from(width)) else {
-        return;
-    };
-    let unit_end = end.div_ceil(unit_bits).saturating_mul(unit_bits);
-    let mut bit = end;
-    while bit < unit_end {
-        let Some(byte) = usize::try_from(bit / 8).ok().and_then(|i| buf.get_mut(i)) else {
+    for (index, from) in packing_tail_bytes(count, width) {
+        let Some(byte) = usize::try_from(index).ok().and_then(|i| buf.get_mut(i)) else {
             return;
         };
-        *byte &= (1u8 << (bit % 8)).wrapping_sub(1);
-        bit = (bit / 8 + 1) * 8;
+        *byte &= (1u8 << from).wrapping_sub(1);
     }
 }
 

@@ -49,15 +49,54 @@ fn packed_run(desc: &TensorDescriptor) -> Option<(u64, u32, usize)> {
     Some((count, width, usize::try_from(desc.byte_offset).ok()?))
 }
 
-/// For an unquantized row- or column-major sub-byte tensor, the first byte of
-/// `buffer0` (index from the buffer's start, and value) with a set bit after the
-/// last packed element; element-types.md requires those bits to be zero
-/// (`TD-BUF-006`). Quantized tensors are judged on their storage shape by the
-/// quantization checks.
-pub fn nonzero_unused_tail(desc: &TensorDescriptor, buffer0: &[u8]) -> Option<(u64, u8)> {
+/// A byte with set bits after the last packed sub-byte element of a run, which
+/// element-types.md requires to be zero (`TD-BUF-006`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UnusedTail {
+    /// Index of the byte in buffer 0.
+    pub byte_index: u64,
+    /// Its value.
+    pub byte: u8,
+    /// Elements in the run.
+    pub count: u64,
+    /// Bits per element.
+    pub width: u32,
+}
+
+impl std::fmt::Display for UnusedTail {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} packed {}-bit elements leave set bits in the final byte: 0x{:02X}, expected the bits after the last element to be 0",
+            self.count, self.width, self.byte
+        )
+    }
+}
+
+/// The unused tail of `count` `width`-bit elements packed from byte `start` of
+/// `buffer0`, when it has a set bit.
+pub fn nonzero_tail_of_run(
+    buffer0: &[u8],
+    count: u64,
+    width: u32,
+    start: u64,
+) -> Option<UnusedTail> {
+    let run = buffer0.get(usize::try_from(start).ok()?..)?;
+    let (i, byte) = nonzero_packing_tail(run, count, width)?;
+    Some(UnusedTail {
+        byte_index: start + i,
+        byte,
+        count,
+        width,
+    })
+}
+
+/// For an unquantized row- or column-major sub-byte tensor, its unused tail when
+/// it has a set bit. Quantized tensors are judged on their storage shape by the
+/// quantization checks, through [`nonzero_tail_of_run`].
+pub fn nonzero_unused_tail(desc: &TensorDescriptor, buffer0: &[u8]) -> Option<UnusedTail> {
     let (count, width, start) = packed_run(desc)?;
-    let (i, byte) = nonzero_packing_tail(buffer0.get(start..)?, count, width)?;
-    Some((i + start as u64, byte))
+    nonzero_tail_of_run(buffer0, count, width, start as u64)
 }
 
 /// Clears the bits [`nonzero_unused_tail`] looks at: makes arbitrary bytes (a fill

@@ -142,22 +142,9 @@ pub fn check_with_limits(
 /// quantization validator, which knows their storage shape.
 fn check_packing_tail(ctx: &Ctx, report: &mut Report) {
     let Some(data) = ctx.data(0) else { return };
-    if let Some((i, byte)) = nonzero_unused_tail(ctx.desc, data) {
-        let (Ok(width), Ok(count)) = (element_bits(ctx.desc), checked_count(&ctx.desc.shape))
-        else {
-            return;
-        };
-        report.violation(
-            &TD_BUF_TAIL,
-            ctx.at(0, i),
-            packing_tail_message(count, width, byte),
-        );
+    if let Some(tail) = nonzero_unused_tail(ctx.desc, data) {
+        report.violation(&TD_BUF_TAIL, ctx.at(0, tail.byte_index), tail.to_string());
     }
-}
-
-/// The message of a `TD-BUF-006` violation.
-pub(crate) fn packing_tail_message(count: u64, width: u32, byte: u8) -> String {
-    format!("{count} packed {width}-bit elements leave set bits in the final byte: 0x{byte:02X}, expected the bits after the last element to be 0")
 }
 
 /// Every addressed element lies at or after the start of buffer 0.

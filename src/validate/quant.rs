@@ -5,8 +5,7 @@
 //! Checks that depend on a field are skipped once that field is reported, so a
 //! descriptor with one fault reports one rule.
 
-use crate::layout::bits::nonzero_packing_tail;
-use crate::layout::dense::{is_contiguous, is_dense};
+use crate::layout::dense::{is_contiguous, is_dense, nonzero_tail_of_run};
 use crate::layout::DenseMap;
 use crate::model::element_type::ElementType;
 use crate::schema::{
@@ -15,7 +14,6 @@ use crate::schema::{
     SCHEME_VERSION_MAX,
 };
 
-use super::layout::packing_tail_message;
 use super::rules::quant::*;
 use super::{Mode, Report, Rule};
 
@@ -601,30 +599,28 @@ impl Ctx<'_, '_> {
         true
     }
 
-    /// The bytes of buffer `index`, when the caller passed buffers.
     /// `TD-BUF-006` for the storage elements of a row- or column-major tensor: the
     /// bits after the last packed sub-byte code are zero.
     fn packing_tail(&mut self, storage_shape: &[u64], width: u32) {
         if !is_contiguous(self.desc.layout_tag) {
             return;
         }
-        let start = usize::try_from(self.desc.byte_offset).unwrap_or(usize::MAX);
-        let (Some(count), Some(data)) = (
-            crate::model::element_count(storage_shape),
-            self.buffer(0).and_then(|d| d.get(start..)),
-        ) else {
+        let (Some(count), Some(data)) =
+            (crate::model::element_count(storage_shape), self.buffer(0))
+        else {
             return;
         };
-        if let Some((i, byte)) = nonzero_packing_tail(data, count, width) {
-            let pos = self.value_pos(0, self.desc.byte_offset.saturating_add(i));
+        if let Some(tail) = nonzero_tail_of_run(data, count, width, self.desc.byte_offset) {
+            let pos = self.value_pos(0, tail.byte_index);
             self.report.violation(
                 &crate::validate::rules::container::TD_BUF_TAIL,
                 pos,
-                packing_tail_message(count, width, byte),
+                tail.to_string(),
             );
         }
     }
 
+    /// The bytes of buffer `index`, when the caller passed buffers.
     fn buffer(&self, index: u32) -> Option<&[u8]> {
         self.buffers?.get(index as usize).copied()
     }
