@@ -454,7 +454,8 @@ struct Scratch {
     out: Vec<u8>,
 }
 
-/// Writes the safetensors bytes of one planned tensor to `sink`; returns how many.
+/// Writes the safetensors bytes of one planned tensor to `sink`, checking their
+/// count against the plan.
 /// Dequantized tensors are written a piece at a time, so only their (quantized)
 /// input is held whole.
 fn write_rendered(
@@ -464,7 +465,7 @@ fn write_rendered(
     progress: &mut dyn Progress,
     scratch: &mut Scratch,
     sink: &mut dyn FnMut(&[u8]) -> Result<(), Error>,
-) -> Result<usize, Error> {
+) -> Result<(), Error> {
     let Scratch {
         inputs,
         values,
@@ -514,7 +515,7 @@ fn write_rendered(
                 sink(out)?;
                 total += out.len();
             }
-            // Only the first (largest) input buffer is kept for the next tensor.
+            // Only the data buffer is kept for the next tensor; parameter buffers go.
             inputs.truncate(1);
             total
         }
@@ -525,7 +526,7 @@ fn write_rendered(
             format!("produced {written} bytes, {} planned", p.out_len),
         ));
     }
-    Ok(written)
+    Ok(())
 }
 
 /// Values dequantized per piece, so the float32 copy never exceeds this many.
