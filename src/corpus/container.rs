@@ -992,7 +992,7 @@ fn descriptor_cases() -> Vec<Case> {
         inv(
             "TD-BUF-003",
             "buffer handle reserved byte set",
-            single(with(f32d(&[2]), |d| d.buffers[0].reserved[1] = 1)),
+            single(with(f32d(&[2]), |d| d.buffers[0].reserved = 1)),
         ),
         inv(
             "TD-BUF-004",
