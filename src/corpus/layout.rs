@@ -710,6 +710,32 @@ fn invalid_cases() -> Vec<Case> {
             f32_dense(LAYOUT_HILBERT, &[4, 3], hilbert(2, 2), None),
         ),
         inv(
+            "LY-HIL-005",
+            "a Hilbert [4, 4] uint8 buffer of 17 bytes (exactly 16 needed)",
+            single(dense(
+                U8,
+                LAYOUT_HILBERT,
+                &[4, 4],
+                0,
+                hilbert(2, 2),
+                Some(17),
+            )),
+        ),
+        Case::invalid(
+            F,
+            "LY-HIL-005",
+            "short",
+            "a Hilbert [4, 4] uint8 buffer of 15 bytes (exactly 16 needed)",
+            single(dense(
+                U8,
+                LAYOUT_HILBERT,
+                &[4, 4],
+                0,
+                hilbert(2, 2),
+                Some(15),
+            )),
+        ),
+        inv(
             "LY-SPR-001",
             "a COO tensor with byte_offset 8",
             edit(coo(), |d, _| d.byte_offset = 8),

@@ -449,6 +449,12 @@ fn quantization_md_cases() -> Vec<Case> {
                 .buffers_push(vec![0; 16]),
         ),
         inv(
+            "TD-BUF-013",
+            "memory-class",
+            "per-block scale buffer in HOST_PINNED memory, data buffer STANDARD",
+            per_block().desc(|d| d.buffers[1].memory_class = 0x01),
+        ),
+        inv(
             "QZ-DEV-001",
             "",
             "scale buffer on device 1, data on device 0",
@@ -504,6 +510,14 @@ fn per_tensor_cases() -> Vec<Case> {
             "",
             "per-tensor int8 zero_point 200",
             per_tensor().q(PerTensorAffine::ZERO_POINT, &200i32.to_le_bytes()),
+        ),
+        inv(
+            "QT-BUF-001",
+            "",
+            "per-tensor affine int8 [2, 3] with a second buffer",
+            per_tensor()
+                .desc(|d| d.buffers.push(d.buffers[0]))
+                .buffers_push(vec![0; 8]),
         ),
         inv(
             "QT-RSV-001",
