@@ -10,7 +10,7 @@ pub mod holo;
 mod layout;
 pub mod patch;
 mod quant;
-mod quant_layouts;
+pub mod quant_layouts;
 
 use std::io;
 use std::path::Path;

@@ -23,7 +23,7 @@ const UINT4: u8 = 0x49;
 
 /// A quantized tensor of any layout: its descriptor and buffers in table order.
 #[derive(Clone)]
-pub(crate) struct Quantized {
+pub struct Quantized {
     /// The descriptor (buffer sizes are synced when written).
     pub desc: TensorDescriptor,
     /// Layout buffers, then parameter buffers.
@@ -64,9 +64,9 @@ impl Quantized {
         self
     }
 
-    /// The one-tensor file holding this tensor, written unchecked with the handles
-    /// sized to the buffers (extra buffers copy buffer 0's handle).
-    pub fn file(mut self) -> Vec<u8> {
+    /// The descriptor with one handle per buffer (extra ones copy buffer 0's), each
+    /// sized to its buffer, flags and length synced; and the buffers.
+    pub fn synced(mut self) -> (TensorDescriptor, Vec<Vec<u8>>) {
         self.desc
             .buffers
             .resize(self.buffers.len(), self.desc.buffers[0]);
@@ -74,10 +74,17 @@ impl Quantized {
             h.byte_size = b.len() as u64;
         }
         self.desc.sync_sections();
+        (self.desc, self.buffers)
+    }
+
+    /// The one-tensor file holding this tensor ([`Quantized::synced`]), written
+    /// unchecked.
+    pub fn file(self) -> Vec<u8> {
+        let (descriptor, buffers) = self.synced();
         let item = Item {
             name: "q".to_string(),
-            descriptor: self.desc,
-            buffers: self.buffers,
+            descriptor,
+            buffers,
         };
         let options = WriterOptions {
             unchecked: true,
@@ -154,7 +161,7 @@ fn coo_codes() -> Vec<u8> {
 
 /// COO int8 [4, 4] (3 entries), per-channel along axis 0 with zero points: scales
 /// in buffer 2, zero points in buffer 3.
-pub(crate) fn coo_per_channel() -> Quantized {
+pub fn coo_per_channel() -> Quantized {
     let layout = encode::coo(INT8, &[4, 4], &coo_codes()).expect("coo");
     Quantized::new(
         layout,
@@ -165,7 +172,7 @@ pub(crate) fn coo_per_channel() -> Quantized {
 
 /// CSR int8 [4, 8], per-block affine along axis 1 in blocks of 4 (8 blocks), float16
 /// scales in buffer 3, symmetric.
-pub(crate) fn csr_per_block() -> Quantized {
+pub fn csr_per_block() -> Quantized {
     let codes: Vec<u8> = (0..32u8)
         .map(|i| if i % 3 == 0 { i.wrapping_mul(7) | 1 } else { 0 })
         .collect();
@@ -212,7 +219,7 @@ fn slot_scales() -> Vec<u8> {
 
 /// Block-paged int8, per-block affine along axis 0 with `block_size = page_size` 4:
 /// float32 scales and int32 zero points per page slot (20 each), buffers 3 and 4.
-pub(crate) fn paged_per_block() -> Quantized {
+pub fn paged_per_block() -> Quantized {
     Quantized::new(
         paged_layout(INT8, 8),
         per_block(0, 4, 0x03, Some(4)),
@@ -225,7 +232,7 @@ pub(crate) fn paged_per_block() -> Quantized {
 
 /// Block-paged int8, per-channel affine along head_dim (axis 2), symmetric: 8
 /// float32 scales in buffer 3.
-pub(crate) fn paged_per_channel() -> Quantized {
+pub fn paged_per_channel() -> Quantized {
     Quantized::new(
         paged_layout(INT8, 8),
         per_channel(2, true, 3, 0),
@@ -234,7 +241,7 @@ pub(crate) fn paged_per_channel() -> Quantized {
 }
 
 /// Block-paged int8, per-tensor affine: no parameter buffer.
-pub(crate) fn paged_per_tensor() -> Quantized {
+pub fn paged_per_tensor() -> Quantized {
     let scheme = QuantScheme::PerTensorAffine(PerTensorAffine {
         header: QuantizationHeader::version1(SCHEME_PER_TENSOR_AFFINE, 0),
         scale: 0.0625,

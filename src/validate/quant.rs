@@ -167,6 +167,22 @@ impl Addressing {
         })
     }
 
+    /// The addressing of a packed row-major array of `storage_shape` starting at the
+    /// buffer's first byte (a block-paged page pool).
+    pub fn row_major(storage_shape: &[u64], bit_width: u32) -> Option<Self> {
+        let map = DenseMap::new(
+            crate::schema::LAYOUT_ROW_MAJOR,
+            &LayoutFields::Implicit,
+            storage_shape,
+        )
+        .ok()?;
+        Some(Addressing {
+            origin_bits: 0,
+            map,
+            bit_width,
+        })
+    }
+
     /// The first bit of the element at `index` (inside the storage shape); `None`
     /// on overflow.
     pub fn bit(&self, index: &[u64]) -> Option<i128> {
