@@ -151,7 +151,7 @@ pub fn check_with_limits(
 /// counts are not stored.
 fn check_e8m0_values(ctx: &Ctx, report: &mut Report) {
     let Some(data) = ctx.data(0) else { return };
-    let reserved = |b: u8| b == 0x00 || b == 0xFF;
+    let reserved = |b: u8| ElementType::Float8E8m0.is_reserved_code(b.into());
     let first_bad = match &ctx.desc.layout {
         LayoutFields::Coo(CooFields { nnz, .. })
         | LayoutFields::Csr(CompressedFields { nnz, .. })
