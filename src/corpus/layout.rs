@@ -922,6 +922,18 @@ fn invalid_cases() -> Vec<Case> {
             edit(block_paged(), |d, _| d.buffers[2].device_tag = 1),
         ),
         inv(
+            "LY-BP-018",
+            "an empty batch over a pool of 2^32 pages (of [0, 8] slots) with a uint32 block table",
+            paged(|f, d, b| {
+                f.num_pages = 1 << 32;
+                f.num_seqs = 0;
+                d.shape = vec![0, 0, 8];
+                b[0].clear();
+                b[1].clear();
+                b[2] = u32s(&[0]);
+            }),
+        ),
+        inv(
             "LY-BP-014",
             "13 tokens in 3 pages of 4",
             edit(block_paged(), |d, _| d.shape[0] = 13),

@@ -942,6 +942,19 @@ fn check_block_paged(ctx: &Ctx, b: &BlockPagedFields, report: &mut Report) {
             )
         },
     );
+    // The sentence sits in a non-normative note of block-paged.md, hence hardening:
+    // uint32 entries cannot name the pages past 0xFFFFFFFF.
+    report.check(
+        b.block_table_index_type != 0 || b.num_pages <= u64::from(u32::MAX),
+        &LY_BP_INDEX_WIDTH,
+        ctx.layout(25),
+        || {
+            format!(
+                "num_pages is {}; a pool of more than 0xFFFFFFFF pages needs block_table_index_type 0x01 (uint64)",
+                b.num_pages
+            )
+        },
+    );
     report.check(
         b.reserved == [0; 6],
         &LY_BP_RESERVED,

@@ -5,6 +5,7 @@
 //! [`Report`]. [`all_rules`] is the rule table `hrry rules` prints.
 
 mod buffer;
+pub mod conformance;
 mod container;
 pub mod descriptor;
 pub mod layout;

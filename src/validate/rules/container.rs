@@ -199,13 +199,13 @@ crate::declare_rules! {
         "metadata.md § shape";
     TD_TYP_TAG: "TD-TYP-001", Spec,
         "type_tag is an assigned element type (not 0x00, 0x47, unassigned or 0xFF)",
-        "element-types.md § Type Tag Space";
+        "element-types.md § Type Identifier Encoding";
     TD_TYP_E8M0: "TD-TYP-002", Spec,
         "no element of a float8_e8m0 tensor is 0x00 or 0xFF (reserved codes make the descriptor invalid)",
         "element-types.md § Float8 Variants";
     TD_LAY_TAG: "TD-LAY-001", Spec,
         "layout_tag is an assigned layout",
-        "memory-layout.md § Layout Tag Space";
+        "memory-layout.md § Named Layout Tags";
     TD_LAY_SCALAR: "TD-LAY-002", Spec,
         "a rank-0 tensor is row-major",
         "data-model.md § Scalar Tensors";
@@ -253,7 +253,7 @@ crate::declare_rules! {
         "buffer-protocol.md § Device Colocation";
     TD_QNT_HEADER: "TD-QNT-001", Spec,
         "a quantization section holds at least its 4-byte scheme header",
-        "quantization.md § Quantization Descriptor Header";
+        "quantization.md § Descriptor Header";
     TD_SHD_BOUNDS: "TD-SHD-001", Spec,
         "shard_offset[k] + shape[k] <= parent_shape[k] for every dimension",
         "metadata.md § Shard Section";
@@ -301,16 +301,16 @@ crate::declare_rules! {
         "metadata.md § Composite Member Section";
     TD_CMP_RULE: "TD-CMP-001", Spec,
         "composition_rule is 1, 2 or 3 (private 0xF0-0xFE only in permissive mode)",
-        "layouts/composite.md § Head Fields";
+        "layouts/composite.md § Head Layout-Specific Fields";
     TD_CMP_COMBINE: "TD-CMP-002", Spec,
         "combine_op is 1 or 2 for overlay and 0 otherwise",
-        "layouts/composite.md § Head Fields";
+        "layouts/composite.md § Head Layout-Specific Fields";
     TD_CMP_RESERVED: "TD-CMP-003", Spec,
         "composite head reserved bytes are zero",
-        "layouts/composite.md § Head Fields";
+        "layouts/composite.md § Head Layout-Specific Fields";
     TD_CMP_OPEN: "TD-CMP-004", Spec,
         "member_count is not 0xFFFFFFFF (open composite)",
-        "layouts/composite.md § Head Fields";
+        "layouts/composite.md § Head Layout-Specific Fields";
     TD_CMP_BYTE_OFFSET: "TD-CMP-005", Spec,
         "a composite head's byte_offset is 0",
         "metadata.md § Composite / Virtual";

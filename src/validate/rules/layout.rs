@@ -199,6 +199,9 @@ crate::declare_rules! {
     LY_BP_TOKENS: "LY-BP-014", Hardening,
         "the tokens of shape[0] fit in the logical pages (shape[0] <= seq_ptr[num_seqs] * page_size)",
         "layouts/block-paged.md § Logical Shape";
+    LY_BP_INDEX_WIDTH: "LY-BP-018", Hardening,
+        "a pool of more than 0xFFFFFFFF pages uses a uint64 block table (block_table_index_type 0x01)",
+        "layouts/block-paged.md § Additional Descriptor Fields";
     LY_BP_QUANT_SCHEME: "LY-BP-015", Spec,
         "a quantized block-paged tensor uses per-tensor, per-channel or per-block affine (paged-axis quantization is per-block affine)",
         "layouts/block-paged.md § Per-scheme composition";
