@@ -253,7 +253,7 @@ fn quantization_in_every_layout() {
             valid: q(ql::paged_per_channel()),
             broken: q(ql::paged_per_channel()
                 .q(PerChannelAffine::AXIS as usize, &[0, 0, 0, 0])
-                .edit(|_, b| b[3] = vec![0, 0, 0x80, 0x3F].repeat(9))),
+                .edit(|_, b| b[3] = [0, 0, 0x80, 0x3F].repeat(9))),
         },
         Item {
             what: "block-paged quantization is per-tensor, per-channel or per-block affine",
