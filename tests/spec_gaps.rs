@@ -231,9 +231,7 @@ fn quantization_in_every_layout() {
             what: "a parameter index names none of the layout's buffers",
             rule: "QZ-BUF-004",
             valid: q(ql::csr_per_block()),
-            broken: q(
-                ql::csr_per_block().q(PerBlockAffine::SCALE_BUFFER_INDEX as usize, &[2, 0, 0, 0])
-            ),
+            broken: q(ql::csr_per_block().q(PerBlockAffine::SCALE_BUFFER_INDEX, &[2, 0, 0, 0])),
         },
         Item {
             what: "block-paged per-block scales are num_pages x page_size entries",
@@ -245,14 +243,14 @@ fn quantization_in_every_layout() {
             what: "block-paged per-block affine needs block_size = page_size",
             rule: "LY-BP-016",
             valid: q(ql::paged_per_block()),
-            broken: q(ql::paged_per_block().q(PerBlockAffine::BLOCK_SIZE as usize, &[2, 0, 0, 0])),
+            broken: q(ql::paged_per_block().q(PerBlockAffine::BLOCK_SIZE, &[2, 0, 0, 0])),
         },
         Item {
             what: "block-paged per-channel affine never on axis 0",
             rule: "LY-BP-017",
             valid: q(ql::paged_per_channel()),
             broken: q(ql::paged_per_channel()
-                .q(PerChannelAffine::AXIS as usize, &[0, 0, 0, 0])
+                .q(PerChannelAffine::AXIS, &[0, 0, 0, 0])
                 .edit(|_, b| b[3] = [0, 0, 0x80, 0x3F].repeat(9))),
         },
         Item {

@@ -13,7 +13,7 @@ use crate::schema::{
     LAYOUT_MORTON, LAYOUT_ROW_MAJOR, LAYOUT_STRIDED, LAYOUT_TILED,
 };
 
-use super::patch::{self, Item};
+use super::patch::{self, f32s, u32s, Item};
 use super::{Case, Format};
 
 const F: Format = Format::HrryFile;
@@ -46,10 +46,6 @@ fn one(mut descriptor: TensorDescriptor, buffers: Vec<Vec<u8>>) -> Vec<u8> {
 }
 
 fn u64s(values: &[u64]) -> Vec<u8> {
-    values.iter().flat_map(|v| v.to_le_bytes()).collect()
-}
-
-fn u32s(values: &[u32]) -> Vec<u8> {
     values.iter().flat_map(|v| v.to_le_bytes()).collect()
 }
 
@@ -109,10 +105,6 @@ fn hilbert(order: u32, rank: u32) -> LayoutFields {
     })
 }
 
-fn f32s(values: &[f32]) -> Vec<u8> {
-    values.iter().flat_map(|v| v.to_le_bytes()).collect()
-}
-
 /// The [4, 5] matrix of csr.md / csc.md.
 fn csr_matrix() -> Vec<u8> {
     f32s(&[
@@ -166,10 +158,10 @@ fn edit(
     one(d, b)
 }
 
-/// The block-paged example of block-paged.md: 2 sequences (6 and 3 tokens), pages
-/// of 4 tokens, 5 pages of [2 heads, 8 dims] float16, page 0 shared.
-fn block_paged() -> (TensorDescriptor, Vec<Vec<u8>>) {
-    let fields = BlockPagedFields {
+/// The fields of block-paged.md's example: 2 sequences, pages of 4 tokens, 5 pages,
+/// key role of layer 3, uint32 block table.
+pub(super) fn example_paged_fields() -> BlockPagedFields {
+    BlockPagedFields {
         page_size: 4,
         num_pages: 5,
         paged_axis: 0,
@@ -178,7 +170,13 @@ fn block_paged() -> (TensorDescriptor, Vec<Vec<u8>>) {
         layer_index: 3,
         block_table_index_type: 0,
         reserved: [0; 6],
-    };
+    }
+}
+
+/// The block-paged example of block-paged.md: 2 sequences (6 and 3 tokens), pages
+/// of 4 tokens, 5 pages of [2 heads, 8 dims] float16, page 0 shared.
+fn block_paged() -> (TensorDescriptor, Vec<Vec<u8>>) {
+    let fields = example_paged_fields();
     let d = descriptor(
         0x01,
         LAYOUT_BLOCK_PAGED,

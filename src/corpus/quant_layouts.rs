@@ -3,18 +3,17 @@
 //! valid quantized COO, CSR and block-paged tensors, and one file per rule that a
 //! sparse or block-paged quantized tensor can break on its own.
 
-use crate::file::WriterOptions;
 use crate::layout::bits::pack;
 use crate::layout::sparse::encode;
 use crate::model::build::descriptor;
 use crate::schema::{
-    BlockPagedFields, BlockScaled, LayoutFields, PerBlockAffine, PerChannelAffine, PerTensorAffine,
-    QuantScheme, QuantizationHeader, QuantizationSection, TensorDescriptor, FLAG_SYMMETRIC,
-    LAYOUT_BLOCK_PAGED, NO_ZERO_POINT_BUFFER, SCHEME_NF4, SCHEME_PER_BLOCK_AFFINE,
-    SCHEME_PER_CHANNEL_AFFINE, SCHEME_PER_TENSOR_AFFINE,
+    BlockScaled, LayoutFields, PerBlockAffine, PerChannelAffine, PerTensorAffine, QuantScheme,
+    QuantizationHeader, QuantizationSection, TensorDescriptor, FLAG_SYMMETRIC, LAYOUT_BLOCK_PAGED,
+    NO_ZERO_POINT_BUFFER, SCHEME_NF4, SCHEME_PER_BLOCK_AFFINE, SCHEME_PER_CHANNEL_AFFINE,
+    SCHEME_PER_TENSOR_AFFINE,
 };
 
-use super::patch::{self, Item};
+use super::patch::{self, f32s, i32s, u32s};
 use super::{Case, Format};
 
 const F: Format = Format::HrryFile;
@@ -47,14 +46,8 @@ impl Quantized {
     }
 
     /// Overwrites bytes of the quantization descriptor at `offset`.
-    pub fn q(mut self, offset: usize, bytes: &[u8]) -> Self {
-        let q = &mut self
-            .desc
-            .quantization
-            .as_mut()
-            .expect("quantized")
-            .quantization_descriptor;
-        q[offset..offset + bytes.len()].copy_from_slice(bytes);
+    pub fn q(mut self, offset: u64, bytes: &[u8]) -> Self {
+        patch::put_quantization(&mut self.desc, offset, bytes);
         self
     }
 
@@ -81,29 +74,8 @@ impl Quantized {
     /// unchecked.
     pub fn file(self) -> Vec<u8> {
         let (descriptor, buffers) = self.synced();
-        let item = Item {
-            name: "q".to_string(),
-            descriptor,
-            buffers,
-        };
-        let options = WriterOptions {
-            unchecked: true,
-            ..WriterOptions::default()
-        };
-        patch::write(options, &[], &[item])
+        patch::write_one("q", descriptor, buffers)
     }
-}
-
-fn f32s(values: &[f32]) -> Vec<u8> {
-    values.iter().flat_map(|v| v.to_le_bytes()).collect()
-}
-
-fn i32s(values: &[i32]) -> Vec<u8> {
-    values.iter().flat_map(|v| v.to_le_bytes()).collect()
-}
-
-fn u32s(values: &[u32]) -> Vec<u8> {
-    values.iter().flat_map(|v| v.to_le_bytes()).collect()
 }
 
 fn f16s(values: &[f32]) -> Vec<u8> {
@@ -187,16 +159,7 @@ pub fn csr_per_block() -> Quantized {
 /// block-paged.md's example with int8 storage: 2 sequences (6 and 3 tokens), pages
 /// of 4 tokens, 5 pages of [2 heads, 8 dims], page 0 shared. No quantization yet.
 fn paged_layout(type_tag: u8, width: u32) -> (TensorDescriptor, Vec<Vec<u8>>) {
-    let fields = BlockPagedFields {
-        page_size: 4,
-        num_pages: 5,
-        paged_axis: 0,
-        num_seqs: 2,
-        kv_role: 1,
-        layer_index: 0,
-        block_table_index_type: 0,
-        reserved: [0; 6],
-    };
+    let fields = super::layout::example_paged_fields();
     let d = descriptor(
         type_tag,
         LAYOUT_BLOCK_PAGED,
@@ -291,13 +254,13 @@ pub fn cases() -> Vec<Case> {
             "QZ-BUF-004",
             "",
             "COO per-channel scale_buffer_index 1 (the COO indices buffer)",
-            coo_per_channel().q(PerChannelAffine::SCALE_BUFFER_INDEX as usize, &[1, 0, 0, 0]),
+            coo_per_channel().q(PerChannelAffine::SCALE_BUFFER_INDEX, &[1, 0, 0, 0]),
         ),
         inv(
             "QZ-BUF-004",
             "block-paged",
             "block-paged per-block zero_point_buffer_index 2 (seq_ptr)",
-            paged_per_block().q(PerBlockAffine::ZERO_POINT_BUFFER_INDEX as usize, &[2, 0, 0, 0]),
+            paged_per_block().q(PerBlockAffine::ZERO_POINT_BUFFER_INDEX, &[2, 0, 0, 0]),
         ),
         inv(
             "QZ-BUF-003",
@@ -361,13 +324,13 @@ pub fn cases() -> Vec<Case> {
             "LY-BP-016",
             "",
             "block-paged per-block affine along axis 2",
-            paged_per_block().q(PerBlockAffine::AXIS as usize, &[2, 0, 0, 0]),
+            paged_per_block().q(PerBlockAffine::AXIS, &[2, 0, 0, 0]),
         ),
         inv(
             "LY-BP-016",
             "block-size",
             "block-paged per-block affine along axis 0 with block_size 8, page_size 4",
-            paged_per_block().q(PerBlockAffine::BLOCK_SIZE as usize, &[8, 0, 0, 0]),
+            paged_per_block().q(PerBlockAffine::BLOCK_SIZE, &[8, 0, 0, 0]),
         ),
         inv(
             "LY-BP-017",

@@ -26,7 +26,8 @@ pub(crate) mod x86;
 
 use crate::model::element_type::{element_count, ElementType};
 use crate::schema::{
-    BlockPagedFields, LayoutFields, QuantScheme, TensorDescriptor, FLAG_SYMMETRIC, LAYOUT_ROW_MAJOR,
+    BlockPagedFields, LayoutFields, PerBlockAffine, QuantScheme, TensorDescriptor, FLAG_SYMMETRIC,
+    LAYOUT_ROW_MAJOR,
 };
 use crate::validate::quant::{block_scale_size, Addressing, BlockGeometry};
 use crate::validate::{Mode, Report, Violation};
@@ -214,6 +215,31 @@ fn param_slice<'a>(
     })
 }
 
+/// The scales and (empty when `symmetric`) zero points of a per-block affine
+/// descriptor with `count` blocks; a shared buffer holds `[scales | zero_points]`.
+fn block_params<'a>(
+    buffers: &[&'a [u8]],
+    d: &PerBlockAffine,
+    count: u64,
+    symmetric: bool,
+) -> Result<(&'a [u8], &'a [u8]), QuantError> {
+    let size = block_scale_size(d.scale_type_tag).unwrap_or(4);
+    let overflow = || QuantError::Unsupported("scale count".to_string());
+    let scale_bytes = count.checked_mul(size).ok_or_else(overflow)?;
+    let scales = param_slice(buffers, d.scale_buffer_index, 0, scale_bytes)?;
+    if symmetric {
+        return Ok((scales, &[]));
+    }
+    let skip = if d.zero_point_buffer_index == d.scale_buffer_index {
+        scale_bytes
+    } else {
+        0
+    };
+    let zp_bytes = count.checked_mul(4).ok_or_else(overflow)?;
+    let zero_points = param_slice(buffers, d.zero_point_buffer_index, skip, zp_bytes)?;
+    Ok((scales, zero_points))
+}
+
 impl<'a> Dequantizer<'a> {
     /// Validates `desc` and its `buffers` and prepares dequantization. A
     /// block-paged tensor is also checked against the block-paged layout rules, since
@@ -289,22 +315,7 @@ impl<'a> Dequantizer<'a> {
             }
             QuantScheme::PerBlockAffine(d) if paged.is_some() => {
                 // Validation held axis 0 and block_size = page_size: a block is a slot.
-                let slots = shape[0];
-                let size = block_scale_size(d.scale_type_tag).unwrap_or(4);
-                let scale_bytes = slots
-                    .checked_mul(size)
-                    .ok_or_else(|| unsupported("scale count"))?;
-                let scales = param_slice(buffers, d.scale_buffer_index, 0, scale_bytes)?;
-                let zero_points = if symmetric {
-                    &[][..]
-                } else {
-                    let skip = if d.zero_point_buffer_index == d.scale_buffer_index {
-                        scale_bytes
-                    } else {
-                        0
-                    };
-                    param_slice(buffers, d.zero_point_buffer_index, skip, slots * 4)?
-                };
+                let (scales, zero_points) = block_params(buffers, &d, shape[0], symmetric)?;
                 let params = Params::PerSlot {
                     scale_type: d.scale_type_tag,
                     scales,
@@ -315,22 +326,7 @@ impl<'a> Dequantizer<'a> {
             QuantScheme::PerBlockAffine(d) => {
                 let g = BlockGeometry::new(&shape, d.axis as usize, d.block_size.into())
                     .ok_or_else(|| unsupported("block geometry"))?;
-                let size = block_scale_size(d.scale_type_tag).unwrap_or(4);
-                let scale_bytes = g
-                    .num_blocks
-                    .checked_mul(size)
-                    .ok_or_else(|| unsupported("scale count"))?;
-                let scales = param_slice(buffers, d.scale_buffer_index, 0, scale_bytes)?;
-                let zero_points = if symmetric {
-                    &[][..]
-                } else {
-                    let skip = if d.zero_point_buffer_index == d.scale_buffer_index {
-                        scale_bytes
-                    } else {
-                        0
-                    };
-                    param_slice(buffers, d.zero_point_buffer_index, skip, g.num_blocks * 4)?
-                };
+                let (scales, zero_points) = block_params(buffers, &d, g.num_blocks, symmetric)?;
                 let kind = BlockKind::Affine {
                     storage,
                     scale_type: d.scale_type_tag,
