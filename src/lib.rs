@@ -21,6 +21,7 @@ pub mod quant;
 #[cfg(feature = "json")]
 pub mod report;
 pub mod schema;
+pub mod source;
 #[cfg(feature = "arbitrary-model")]
 pub mod testing;
 pub mod validate;
@@ -47,6 +48,24 @@ impl Format {
     /// (`.holo`), else assumes a HRRYFILE (whose validator then explains what the
     /// bytes look like).
     pub fn detect(bytes: &[u8], path: Option<&std::path::Path>) -> Format {
+        Self::detect_head(bytes, path)
+    }
+
+    /// [`Format::detect`] for a source, reading its first bytes.
+    pub fn detect_source(
+        source: &dyn source::ReadAt,
+        path: Option<&std::path::Path>,
+    ) -> std::io::Result<Format> {
+        let mut head = [0u8; 8];
+        let n = head
+            .len()
+            .min(usize::try_from(source.len()).unwrap_or(usize::MAX));
+        source.read_at(0, &mut head[..n])?;
+        Ok(Self::detect_head(&head[..n], path))
+    }
+
+    /// Recognition from the first bytes (8 are enough).
+    fn detect_head(bytes: &[u8], path: Option<&std::path::Path>) -> Format {
         if bytes.starts_with(&schema::FILE_MAGIC) {
             Format::HrryFile
         } else if holo::is_holo(bytes)
@@ -64,6 +83,20 @@ pub fn validate_as(bytes: &[u8], format: Format, options: &validate::Options) ->
     match format {
         Format::HrryFile => validate::validate_file(bytes, options),
         Format::Holo => holo::validate(bytes, options.mode),
+    }
+}
+
+/// Validates `source` as `format`, reading only what the rules need (see
+/// [`validate::validate_source`] and [`holo::validate_source`]): the report
+/// [`validate_as`] gives for the same bytes, or the error of a failed read.
+pub fn validate_source_as(
+    source: &dyn source::ReadAt,
+    format: Format,
+    options: &validate::Options,
+) -> std::io::Result<validate::Report> {
+    match format {
+        Format::HrryFile => validate::validate_source(source, options),
+        Format::Holo => holo::validate_source(source, options.mode),
     }
 }
 

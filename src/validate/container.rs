@@ -1,7 +1,9 @@
 //! Validation of a whole HRRYFILE: header, trailer, index, KV, then the tensor
 //! region (see [`super::region`]).
 
+use std::borrow::Cow;
 use std::collections::HashSet;
+use std::io;
 
 use crate::limits::Limits;
 use crate::schema::{
@@ -13,8 +15,10 @@ use crate::schema::{
     TRAILER_LEN, TRAILER_MAGIC,
 };
 
+use super::input::{unread, Input};
 use super::rules::container::*;
 use super::{region, Mode, Report};
+use crate::source::ReadAt;
 
 /// How to validate.
 #[derive(Clone, Copy, Debug, Default)]
@@ -27,7 +31,7 @@ pub struct Options {
 
 /// What the container checks learned, for the later passes.
 pub(crate) struct Frame<'a> {
-    pub bytes: &'a [u8],
+    pub input: &'a Input<'a>,
     pub header: FileHeader,
     pub trailer: Trailer,
     /// Index entries with their absolute offsets, when the index decoded.
@@ -41,21 +45,39 @@ pub(crate) struct Frame<'a> {
 
 /// Validates a HRRYFILE held in memory and reports every violation found.
 pub fn validate_file(bytes: &[u8], options: &Options) -> Report {
+    validate_source(&bytes, options).unwrap_or_else(|e| unread(options.mode, &e))
+}
+
+/// Validates the HRRYFILE `source` and reports every violation found, reading only
+/// what the rules look at: the header, trailer, index, KV, every descriptor and the
+/// padding around it, quantization parameters, sparse index structures and the few
+/// data bytes a rule inspects (packing tails, padding elements, `float8_e8m0`
+/// codes), never whole dense data buffers. The report is the one
+/// [`validate_file`] gives for the same bytes; a failed read is returned instead.
+pub fn validate_source(source: &dyn ReadAt, options: &Options) -> io::Result<Report> {
+    let input = Input::new(source);
     let mut report = Report::new(options.mode);
-    if let Some(frame) = check_frame(bytes, options.limits, &mut report) {
+    if let Some(frame) = check_frame(&input, options.limits, &mut report) {
         region::check_region(&frame, &mut report);
     }
-    report
+    match input.into_error() {
+        Some(e) => Err(e),
+        None => Ok(report),
+    }
 }
 
 /// Header, trailer, index and KV; `None` when the tensor region cannot be found.
-fn check_frame<'a>(bytes: &'a [u8], limits: Limits, report: &mut Report) -> Option<Frame<'a>> {
-    let len = bytes.len() as u64;
-    if bytes.len() < 8 || bytes[..8] != FILE_MAGIC {
+fn check_frame<'a>(input: &'a Input<'a>, limits: Limits, report: &mut Report) -> Option<Frame<'a>> {
+    let len = input.len();
+    let head = input.bytes_clamped(0, crate::diagnose::HEAD_LEN as u64);
+    if head.len() < 8 || head[..8] != FILE_MAGIC {
         report.violation(
             &HF_HDR_MAGIC,
             0,
-            format!("not a HRRYFILE: {}", crate::diagnose::describe(bytes)),
+            format!(
+                "not a HRRYFILE: {}",
+                crate::diagnose::describe_head(&head, len)
+            ),
         );
         report.fatal = true;
         return None;
@@ -69,18 +91,22 @@ fn check_frame<'a>(bytes: &'a [u8], limits: Limits, report: &mut Report) -> Opti
         report.fatal = true;
         return None;
     }
-    let header = read_from::<FileHeader>(bytes).ok()?.0;
+    let header = read_from::<FileHeader>(&head).ok()?.0;
     if !check_header(&header, report) {
         report.fatal = true;
         return None;
     }
     let trailer_at = len - TRAILER_LEN;
-    let trailer = read_from::<Trailer>(&bytes[trailer_at as usize..]).ok()?.0;
-    if !check_trailer(bytes, &header, &trailer, report) {
+    let trailer = read_from::<Trailer>(&input.bytes(trailer_at, TRAILER_LEN)?)
+        .ok()?
+        .0;
+    let mut index_bytes = None;
+    if !check_trailer(input, &header, &trailer, &limits, &mut index_bytes, report) {
         report.fatal = true;
         return None;
     }
-    let (index, index_complete) = check_index(bytes, &header, &trailer, &limits, report);
+    let (index, index_complete) =
+        check_index(input, index_bytes, &header, &trailer, &limits, report);
     let kv_present = trailer.kv_length != 0 && trailer.kv_offset != 0;
     let kv_in_bounds = kv_present
         && trailer.kv_offset >= FILE_HEADER_LEN
@@ -89,7 +115,7 @@ fn check_frame<'a>(bytes: &'a [u8], limits: Limits, report: &mut Report) -> Opti
             .checked_add(trailer.kv_length.into())
             .is_some_and(|end| end <= trailer.index_offset);
     if kv_in_bounds {
-        check_kv(bytes, &trailer, &limits, report);
+        check_kv(input, &trailer, &limits, report);
     }
     // A KV section that overruns the index still marks where the tensor region ends.
     let kv_starts_region_end = kv_present
@@ -101,7 +127,7 @@ fn check_frame<'a>(bytes: &'a [u8], limits: Limits, report: &mut Report) -> Opti
         trailer.index_offset
     };
     Some(Frame {
-        bytes,
+        input,
         header,
         trailer,
         index,
@@ -183,9 +209,17 @@ fn check_header(h: &FileHeader, report: &mut Report) -> bool {
     pow2 && first >= FILE_HEADER_LEN
 }
 
-/// Trailer checks; false when the index cannot be located.
-fn check_trailer(bytes: &[u8], h: &FileHeader, t: &Trailer, report: &mut Report) -> bool {
-    let len = bytes.len() as u64;
+/// Trailer checks; false when the index cannot be located. Reading the index for its
+/// CRC leaves it in `index_bytes` for [`check_index`] when it is within the limits.
+fn check_trailer<'a>(
+    input: &Input<'a>,
+    h: &FileHeader,
+    t: &Trailer,
+    limits: &Limits,
+    index_bytes: &mut Option<Cow<'a, [u8]>>,
+    report: &mut Report,
+) -> bool {
+    let len = input.len();
     let at = len - TRAILER_LEN;
     if t.trailer_magic != TRAILER_MAGIC {
         report.violation(
@@ -279,12 +313,18 @@ fn check_trailer(bytes: &[u8], h: &FileHeader, t: &Trailer, report: &mut Report)
             )
         });
         if let (true, Some(end)) = (in_bounds, kv_end) {
-            check_gap(bytes, end, t.index_offset, &HF_PLC_KV_GAP, report);
+            check_gap(input, end, t.index_offset, &HF_PLC_KV_GAP, report);
         }
     }
     if h.file_flags.has_index_crc32c() {
-        let index = &bytes[t.index_offset as usize..(t.index_offset + t.index_length) as usize];
-        let crc = crc32c::crc32c(index);
+        // An index past max_index_bytes is refused by check_index without being
+        // held; its CRC is still judged, streamed.
+        let crc = if t.index_length <= limits.max_index_bytes {
+            *index_bytes = input.bytes(t.index_offset, t.index_length);
+            crc32c::crc32c(index_bytes.as_deref().unwrap_or_default())
+        } else {
+            input.crc32c(t.index_offset, t.index_length)
+        };
         report.check(
             crc == t.index_crc32c,
             &HF_CRC_MATCH,
@@ -315,7 +355,7 @@ fn check_trailer(bytes: &[u8], h: &FileHeader, t: &Trailer, report: &mut Report)
 /// Bytes between `from` and `to` may only be zero padding to the next 8-byte
 /// boundary: more is unaccounted (`gap_rule`), non-zero is bad padding.
 pub(crate) fn check_gap(
-    bytes: &[u8],
+    input: &Input<'_>,
     from: u64,
     to: u64,
     gap_rule: &'static super::Rule,
@@ -328,20 +368,21 @@ pub(crate) fn check_gap(
             to - from
         )
     });
-    check_zero(bytes, from, to.min(padded), report);
+    check_zero(input, from, to.min(padded), report);
 }
 
-/// Reports the first non-zero byte in `[from, to)` as bad padding.
-pub(crate) fn check_zero(bytes: &[u8], from: u64, to: u64, report: &mut Report) -> bool {
-    let Some(pad) = bytes.get(from as usize..to as usize) else {
+/// Reports the first non-zero byte in `[from, to)` as bad padding (nothing when the
+/// range is not inside the input).
+pub(crate) fn check_zero(input: &Input<'_>, from: u64, to: u64, report: &mut Report) -> bool {
+    if from > to || to > input.len() {
         return true;
-    };
-    match pad.iter().position(|&b| b != 0) {
-        Some(i) => {
+    }
+    match input.first_nonzero(from, to) {
+        Some((at, byte)) => {
             report.violation(
                 &HF_PLC_PADDING_ZERO,
-                from + i as u64,
-                format!("padding byte is {:#04x}, expected 0x00", pad[i]),
+                at,
+                format!("padding byte is {byte:#04x}, expected 0x00"),
             );
             false
         }
@@ -352,7 +393,8 @@ pub(crate) fn check_zero(bytes: &[u8], from: u64, to: u64, report: &mut Report) 
 /// Decodes and checks every index entry; returns them with their offsets, and
 /// whether the whole index decoded.
 fn check_index(
-    bytes: &[u8],
+    input: &Input<'_>,
+    index_bytes: Option<Cow<'_, [u8]>>,
     h: &FileHeader,
     t: &Trailer,
     limits: &Limits,
@@ -371,7 +413,10 @@ fn check_index(
         report.fatal = true;
         return (Vec::new(), false);
     }
-    let index = &bytes[base as usize..(base + t.index_length) as usize];
+    let Some(index) = index_bytes.or_else(|| input.bytes(base, t.index_length)) else {
+        return (Vec::new(), false);
+    };
+    let index = &index[..];
     let Some(count) = index
         .get(..8)
         .map(|b| u64::from_le_bytes(b.try_into().unwrap_or_default()))
@@ -482,7 +527,7 @@ fn check_index(
 }
 
 /// Decodes and checks every KV entry.
-fn check_kv(bytes: &[u8], t: &Trailer, limits: &Limits, report: &mut Report) {
+fn check_kv(input: &Input<'_>, t: &Trailer, limits: &Limits, report: &mut Report) {
     let base = t.kv_offset;
     if u64::from(t.kv_length) > limits.max_kv_bytes {
         report.violation(
@@ -495,7 +540,10 @@ fn check_kv(bytes: &[u8], t: &Trailer, limits: &Limits, report: &mut Report) {
         );
         return;
     }
-    let kv = &bytes[base as usize..(base + u64::from(t.kv_length)) as usize];
+    let Some(kv) = input.bytes(base, t.kv_length.into()) else {
+        return;
+    };
+    let kv = &kv[..];
     let Some(count) = kv
         .get(..4)
         .map(|b| u32::from_le_bytes(b.try_into().unwrap_or_default()))

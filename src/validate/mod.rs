@@ -8,13 +8,14 @@ mod buffer;
 pub mod conformance;
 mod container;
 pub mod descriptor;
+pub(crate) mod input;
 pub mod layout;
 pub mod quant;
 mod region;
 mod rule;
 pub mod rules;
 
-pub use container::{validate_file, Options};
+pub use container::{validate_file, validate_source, Options};
 pub use rule::{Level, Mode, Report, Rule, Violation, MAX_VIOLATIONS_PER_RULE};
 
 /// Every rule of every area, in table order.
