@@ -95,13 +95,30 @@ fn peak_of(f: impl FnOnce()) -> usize {
     (PEAK.with(Cell::get) - base).max(0) as usize
 }
 
+/// A source that does not say it is in memory, so validators read it piecemeal
+/// into buffers of their own, as they read a file.
+struct Opaque<'a>(&'a [u8]);
+
+impl hrry::source::ReadAt for Opaque<'_> {
+    fn len(&self) -> u64 {
+        self.0.len() as u64
+    }
+
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
+        self.0.read_at(offset, buf)
+    }
+}
+
 /// Opening and fully validating: strict and permissive validation as a HRRYFILE and
-/// as a `.holo` archive, the `.holo` loader (which decodes every section),
-/// `HrryFile` with every tensor read, and the sequential reader in both modes.
+/// as a `.holo` archive, from memory and through a source read piecemeal, the
+/// `.holo` loader (which decodes every section), `HrryFile` with every tensor read,
+/// and the sequential reader in both modes.
 fn open_and_validate(bytes: &[u8], limits: Limits) {
     for mode in [Mode::Strict, Mode::Permissive] {
         let _ = hrry::validate::validate_file(bytes, &Options { mode, limits });
         let _ = hrry::holo::validate(bytes, mode);
+        let _ = hrry::validate::validate_source(&Opaque(bytes), &Options { mode, limits });
+        let _ = hrry::holo::validate_source(&Opaque(bytes), mode);
     }
     let _ = hrry::holo::HoloLoader::from_bytes(bytes);
     if let Ok(file) = HrryFile::from_bytes_with(bytes, limits) {
@@ -322,6 +339,26 @@ fn assert_rejected_small(name: &str, bytes: &[u8], rule: &str) {
             rules.contains(&rule) || (limits == Limits::default() && rules.contains(&"HF-LIM-001")),
             "{name}: expected {rule}, got {rules:?}"
         );
+        let mut from_source = None;
+        let peak = peak_of(|| {
+            let options = Options {
+                mode: Mode::Strict,
+                limits,
+            };
+            from_source = Some(
+                hrry::validate::validate_source(&Opaque(bytes), &options)
+                    .expect("readable")
+                    .violations
+                    .iter()
+                    .map(|v| v.rule.id)
+                    .collect::<Vec<_>>(),
+            );
+        });
+        assert!(
+            peak <= REJECT_CONSTANT,
+            "{name}: validation from a source held {peak} bytes"
+        );
+        assert_eq!(from_source.as_ref(), Some(&rules), "{name}");
         let peak = peak_of(|| {
             let opened = HrryFile::from_bytes_with(bytes, limits).map(|f| {
                 f.entries()
@@ -439,6 +476,16 @@ fn assert_holo_rejected_small(name: &str, bytes: &[u8]) {
         assert!(
             peak <= REJECT_CONSTANT,
             "{name}: validation held {peak} bytes"
+        );
+        let peak = peak_of(|| {
+            valid = hrry::holo::validate_source(&Opaque(bytes), mode)
+                .expect("readable")
+                .is_valid()
+        });
+        assert!(!valid, "{name}: validates from a source");
+        assert!(
+            peak <= REJECT_CONSTANT,
+            "{name}: validation from a source held {peak} bytes"
         );
     }
     let mut loaded = true;
