@@ -18,8 +18,11 @@ use hrry::source::{FileSource, ReadAt};
 use hrry::validate::{Mode, Options, Report};
 use hrry::Format;
 
-/// Everything a report says, as comparable values.
-fn summary(r: &Report) -> (Vec<(&'static str, u64, String)>, Vec<String>, bool, u64) {
+/// Everything a report says, as comparable values: violations (rule, offset,
+/// message), notes, whether it stopped early, how many were suppressed.
+type Summary = (Vec<(&'static str, u64, String)>, Vec<String>, bool, u64);
+
+fn summary(r: &Report) -> Summary {
     (
         r.violations
             .iter()
@@ -116,7 +119,7 @@ fn buffer_ranges(bytes: &[u8]) -> Vec<(String, Vec<Range<u64>>)> {
                 .iter()
                 .map(|b| {
                     let at = b.as_ptr() as u64 - base;
-                    at..at + b.len() as u64
+                    at..at + <[u8]>::len(b) as u64
                 })
                 .collect();
             (e.name().to_string(), ranges)
