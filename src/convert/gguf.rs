@@ -327,8 +327,9 @@ pub fn to_hrry(
         .ok_or_else(|| gguf_error(end_of_infos, "the data section offset overflows"))?;
     let plans = plan_tensors(&preamble, data_start, src.len(), options)?;
 
-    let mut writer = HrryWriter::create(
+    let mut writer = HrryWriter::create_from(
         output,
+        &[input],
         WriterOptions {
             tensor_count_hint: Some(plans.len() as u64),
             ..options.writer

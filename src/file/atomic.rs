@@ -1,13 +1,57 @@
 //! Writing a file so that a failure never leaves a partial file under its name.
+//!
+//! Every temporary file made here is listed in a process-wide registry, so a signal
+//! handler (the CLI's Ctrl-C handling) can remove them with
+//! [`remove_temporaries`] before the process exits: `process::exit` runs no
+//! destructors, and without the registry an interrupted conversion would leave its
+//! hidden temporary file behind.
 
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// Temporary files of uncommitted [`AtomicFile`]s, and whether the process is
+/// shutting down (then no new temporary file is made).
+struct Registry {
+    paths: Vec<PathBuf>,
+    closing: bool,
+}
+
+static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
+    paths: Vec::new(),
+    closing: false,
+});
+
+fn registry() -> std::sync::MutexGuard<'static, Registry> {
+    // A panic while holding the lock leaves the list intact; keep using it.
+    REGISTRY.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Removes the temporary file of every uncommitted [`AtomicFile`] of this process and
+/// refuses to make new ones, for a process about to exit on a signal. Returns how many
+/// files were removed. Call it from an ordinary thread (such as a signal-handling
+/// thread), not from inside a signal handler: it takes a lock.
+pub fn remove_temporaries() -> usize {
+    let mut r = registry();
+    r.closing = true;
+    let mut removed = 0;
+    for path in r.paths.drain(..) {
+        if std::fs::remove_file(&path).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
+}
 
 /// A buffered temporary file beside `target` that becomes `target` on
 /// [`AtomicFile::commit`]; dropped uncommitted, it is removed.
+///
+/// Prefer [`super::Output`], which adds what a command-line user expects of an
+/// output path (devices, symlinks, `-`, kept modes, refusing to overwrite inputs).
 pub struct AtomicFile {
     target: PathBuf,
-    temp: BufWriter<tempfile::NamedTempFile>,
+    /// `None` once committed.
+    temp: Option<BufWriter<tempfile::NamedTempFile>>,
 }
 
 impl AtomicFile {
@@ -26,19 +70,76 @@ impl AtomicFile {
             use std::os::unix::fs::PermissionsExt;
             builder.permissions(std::fs::Permissions::from_mode(0o666));
         }
+        // Created under the lock, so a concurrent `remove_temporaries` either sees
+        // this file or makes us refuse to create it.
+        let mut r = registry();
+        if r.closing {
+            return Err(io::Error::new(
+                io::ErrorKind::Interrupted,
+                "the process is exiting",
+            ));
+        }
         let temp = builder.tempfile_in(dir)?;
+        r.paths.push(temp.path().to_path_buf());
         Ok(AtomicFile {
             target: target.to_path_buf(),
-            temp: BufWriter::with_capacity(1 << 20, temp),
+            temp: Some(BufWriter::with_capacity(1 << 20, temp)),
         })
     }
 
+    /// The temporary file (to set its permissions or owner before the commit).
+    pub fn temp_file(&self) -> Option<&std::fs::File> {
+        self.temp.as_ref().map(|t| t.get_ref().as_file())
+    }
+
     /// Flushes, syncs and renames the temporary file onto the target.
-    pub fn commit(self) -> io::Result<()> {
-        let temp = self.temp.into_inner().map_err(|e| e.into_error())?;
+    pub fn commit(mut self) -> io::Result<()> {
+        let Some(temp) = self.temp.take() else {
+            return Ok(());
+        };
+        let temp = temp.into_inner().map_err(|e| e.into_error())?;
         temp.as_file().sync_all()?;
-        temp.persist(&self.target).map_err(|e| e.error)?;
-        Ok(())
+        let temp_path = temp.path().to_path_buf();
+        // Renamed under the lock: a signal's cleanup runs before (and the rename then
+        // fails, as the process is exiting anyway) or after (nothing left to remove).
+        let mut r = registry();
+        let result = temp.persist(&self.target).map_err(|e| e.error);
+        r.paths.retain(|p| *p != temp_path);
+        result.map(|_| ())
+    }
+}
+
+impl Drop for AtomicFile {
+    fn drop(&mut self) {
+        if let Some(temp) = self.temp.take() {
+            let path = temp.get_ref().path().to_path_buf();
+            let mut r = registry();
+            // Dropping the `NamedTempFile` removes the file.
+            drop(temp);
+            r.paths.retain(|p| *p != path);
+        }
+    }
+}
+
+impl Write for AtomicFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.sink()?.write(buf)
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        self.sink()?.write_all(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.sink()?.flush()
+    }
+}
+
+impl AtomicFile {
+    fn sink(&mut self) -> io::Result<&mut BufWriter<tempfile::NamedTempFile>> {
+        self.temp
+            .as_mut()
+            .ok_or_else(|| io::Error::other("the file is already committed"))
     }
 }
 
@@ -62,18 +163,23 @@ mod tests {
         let got = std::fs::metadata(&target).unwrap().permissions().mode() & 0o777;
         assert_eq!(got, want);
     }
-}
 
-impl Write for AtomicFile {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.temp.write(buf)
-    }
-
-    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
-        self.temp.write_all(buf)
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        self.temp.flush()
+    #[test]
+    fn registry_lists_uncommitted_files_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let listed = |p: &Path| registry().paths.iter().any(|q| q.starts_with(p));
+        let a = AtomicFile::create(&dir.path().join("a")).unwrap();
+        assert!(listed(dir.path()));
+        a.commit().unwrap();
+        assert!(!listed(dir.path()));
+        let b = AtomicFile::create(&dir.path().join("b")).unwrap();
+        assert!(listed(dir.path()));
+        drop(b);
+        assert!(!listed(dir.path()));
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("a")]);
     }
 }

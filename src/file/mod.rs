@@ -4,12 +4,14 @@
 
 mod atomic;
 mod error;
+mod output;
 mod reader;
 mod sequential;
 mod writer;
 
-pub use atomic::AtomicFile;
+pub use atomic::{remove_temporaries, AtomicFile};
 pub use error::Error;
+pub use output::{Output, OutputError};
 pub use reader::{Descriptors, HrryFile, IndexView, Tensor, TensorEntry};
 pub use sequential::{SequentialReader, SequentialTensor, TensorRegionEnd};
 pub use writer::{HrryWriter, WriterOptions};
