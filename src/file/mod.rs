@@ -12,6 +12,7 @@ mod writer;
 pub use atomic::{remove_temporaries, AtomicFile};
 pub use error::Error;
 pub use output::{Output, OutputError};
+pub(crate) use reader::slice_at;
 pub use reader::{Descriptors, HrryFile, IndexView, Tensor, TensorEntry};
 pub use sequential::{SequentialReader, SequentialTensor, TensorRegionEnd};
 pub use writer::{HrryWriter, WriterOptions};
