@@ -43,6 +43,16 @@ pub fn remove_temporaries() -> usize {
     removed
 }
 
+/// `e` without the temporary file's name, which `tempfile` appends (" at path …"):
+/// messages name the user's path, and the temporary name means nothing to them.
+fn without_temporary_name(e: io::Error) -> io::Error {
+    let text = e.to_string();
+    match text.split_once(" at path ") {
+        Some((cause, _)) => io::Error::new(e.kind(), cause.to_string()),
+        None => e,
+    }
+}
+
 /// A buffered temporary file beside `target` that becomes `target` on
 /// [`AtomicFile::commit`]; dropped uncommitted, it is removed.
 ///
@@ -79,7 +89,7 @@ impl AtomicFile {
                 "the process is exiting",
             ));
         }
-        let temp = builder.tempfile_in(dir)?;
+        let temp = builder.tempfile_in(dir).map_err(without_temporary_name)?;
         r.paths.push(temp.path().to_path_buf());
         Ok(AtomicFile {
             target: target.to_path_buf(),

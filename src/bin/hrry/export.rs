@@ -12,7 +12,7 @@ use crate::{text, Failure, Outcome};
 
 /// Arguments of `hrry export`.
 #[derive(clap::Args)]
-#[command(after_long_help = "\
+#[command(after_long_help = concat!("\
 Examples:
   hrry export model.hrry tok_embd.weight -o emb.npy
   hrry export model.hrry tok_embd.weight --raw -o emb.npy
@@ -20,7 +20,9 @@ Examples:
   hrry export model.hrry --all out/
       writes one .npy per tensor into out/ and out/index.json, which maps each
       tensor name to its file(s), shape and type (file names are the tensor names
-      made safe: no '/', control or reserved characters, at most 200 bytes)")]
+      made safe: no '/', control or reserved characters, at most 200 bytes)
+
+", exit_codes!()))]
 pub struct Args {
     /// The HRRYFILE holding the tensor(s).
     file: PathBuf,

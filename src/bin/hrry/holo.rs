@@ -5,7 +5,7 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use hrry::file::{Output, OutputError};
-use hrry::holo::{describe, is_holo, HoloLoader, SectionKind};
+use hrry::holo::{describe, is_holo, HoloError, HoloLoader, SectionKind};
 use memmap2::Mmap;
 use serde_json::Value;
 
@@ -71,21 +71,35 @@ fn open(path: &Path) -> Result<Option<HoloLoader<Mmap>>, Failure> {
 }
 
 /// `hrry inspect` of a `.holo` archive, mapped from `path` or, for standard input,
-/// held in `bytes`.
+/// held in `bytes`. An archive that does not load is reported on standard error
+/// (and, with `json`, as an error document on standard output).
 pub fn inspect(path: &Path, bytes: Option<&[u8]>, json: bool) -> Result<Outcome, Failure> {
-    let described = match bytes {
-        Some(bytes) => match HoloLoader::from_bytes(bytes) {
-            Ok(archive) => Some(describe(&archive)),
-            Err(e) => {
-                eprintln!("{}: {}", text::path(path), text::safe(&e.to_string()));
-                None
-            }
-        },
-        None => open(path)?.map(|archive| describe(&archive)),
+    let loaded = match bytes {
+        Some(bytes) => HoloLoader::from_bytes(bytes).map(|a| describe(&a)),
+        None => HoloLoader::open(path).map(|a| describe(&a)),
     };
     // The library's summary as is: its `format_version` is the archive's.
-    let Some(v) = described else {
-        return Ok(Outcome::Invalid);
+    let v = match loaded {
+        Ok(v) => v,
+        Err(HoloError::Io { source, .. }) => {
+            return Err(Failure(format!(
+                "cannot read {}: {source}",
+                text::path(path)
+            )))
+        }
+        Err(e) => {
+            eprintln!("{}: {}", text::path(path), text::safe(&e.to_string()));
+            if json {
+                let (rule, offset) = match &e {
+                    HoloError::Invalid { rule, offset, .. } => (Some(*rule), Some(*offset)),
+                    _ => (None, None),
+                };
+                let name = path.to_string_lossy();
+                let v = crate::inspect::error_json(&name, "holo", &e.to_string(), rule, offset);
+                outln!("{}", serde_json::to_string_pretty(&v)?);
+            }
+            return Ok(Outcome::Invalid);
+        }
     };
     if json {
         outln!("{}", serde_json::to_string_pretty(&v)?);

@@ -143,27 +143,40 @@ fn unreadable(
     };
     crate::report_invalid(&args.file, e);
     if args.json {
-        let mut v = json!({
-            "format_version": INSPECT_FORMAT_VERSION,
-            "file": name,
-            "format": "hrryfile",
-            "error": e.to_string(),
-            "rule": e.rule(),
-            "offset": offset,
-        });
-        if let Some(violations) = violations {
-            v["violations"] = violations;
+        let mut v = error_json(name, "hrryfile", &e.to_string(), e.rule(), offset);
+        if let Some(violations) = &violations {
+            v["violations"] = violations.clone();
         }
         outln!("{}", serde_json::to_string_pretty(&v)?);
     } else if let Some(violations) = &violations {
         print_violations(violations);
-    } else if e.rule().is_some() {
+    }
+    if violations.is_none() && e.rule().is_some() {
         eprintln!(
             "hrry: --permissive shows what can be read of {} and every rule it breaks",
             text::path(&args.file)
         );
     }
     Ok(Outcome::Invalid)
+}
+
+/// The `--json` document for a file that cannot be opened (exit 1): why, the rule it
+/// breaks and where, when known.
+pub fn error_json(
+    name: &str,
+    format: &str,
+    error: &str,
+    rule: Option<&str>,
+    offset: Option<u64>,
+) -> Value {
+    json!({
+        "format_version": INSPECT_FORMAT_VERSION,
+        "file": name,
+        "format": format,
+        "error": error,
+        "rule": rule,
+        "offset": offset,
+    })
 }
 
 /// Applies `--tensors-only`, `--metadata-only` and `--name` to an inspect document.

@@ -11,6 +11,24 @@ macro_rules! outln {
     };
 }
 
+/// The exit codes of every command, shown by `--help` and in the README (a macro,
+/// so that commands with more help text can `concat!` it).
+macro_rules! exit_codes {
+    () => {
+        "\
+Exit codes (every command):
+  0    success; every file checked is valid
+  1    an input is invalid or cannot be processed: it breaks a rule, is malformed,
+       or holds what the command does not support (a tensor type, a layout)
+  2    usage or I/O error: bad arguments, a tensor or section not in the file, a
+       file that cannot be read or written, an output that is one of the inputs
+       (checking several files: 2 if any could not be read, else 1 if any is invalid)
+  130  interrupted by SIGINT (Ctrl-C); temporary files are removed first
+  141  standard output closed before the output ended (as by `| head`)
+  143  terminated by SIGTERM; temporary files are removed first"
+    };
+}
+
 mod convert;
 mod dequant;
 mod export;
@@ -25,18 +43,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-/// The exit codes of every command, shown by `--help` and in the README.
-const EXIT_CODES: &str = "\
-Exit codes (every command):
-  0    success; every file checked is valid
-  1    an input is invalid or cannot be processed: it breaks a rule, is malformed,
-       or holds what the command does not support (a tensor type, a layout)
-  2    usage or I/O error: bad arguments, a tensor or section not in the file, a
-       file that cannot be read or written, an output that is one of the inputs
-       (checking several files: 2 if any could not be read, else 1 if any is invalid)
-  130  interrupted by SIGINT (Ctrl-C); temporary files are removed first
-  141  standard output closed before the output ended (as by `| head`)
-  143  terminated by SIGTERM; temporary files are removed first";
+/// The table of [`exit_codes!`].
+const EXIT_CODES: &str = exit_codes!();
 
 /// Read, validate and inspect Hurray tensor files (HRRYFILE) and .holo archives.
 #[derive(Parser)]

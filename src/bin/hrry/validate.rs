@@ -24,14 +24,16 @@ use crate::{is_dash, text, Failure, Outcome};
 
 /// Arguments of `hrry validate`.
 #[derive(clap::Args)]
-#[command(after_long_help = "\
+#[command(after_long_help = concat!("\
 JSON output:
   --json prints one document whatever the number of files:
     {\"format_version\": 1, \"valid\": <all valid>, \"files\": [<file>, ...]}
   --jsonl prints one <file> object per line, as each file finishes.
   <file> is {\"file\", \"valid\", \"format\", \"mode\", \"violations\": [{\"rule\",
   \"level\", \"offset\", \"message\"}], \"notes\"}, or {\"file\", \"valid\": false,
-  \"error\"} for a file that could not be read (missing, unreadable, not a file).")]
+  \"error\"} for a file that could not be read (missing, unreadable, not a file).
+
+", exit_codes!()))]
 pub struct Args {
     /// Files or directories to check; `-` reads standard input. A directory
     /// contributes the files in it (its whole tree with -r) named *.hrry,
