@@ -6,9 +6,14 @@
 //! destructors, and without the registry an interrupted conversion would leave its
 //! hidden temporary file behind.
 
+use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+
+use tempfile::TempPath;
+
+use super::copy::CopyFrom;
 
 /// Temporary files of uncommitted [`AtomicFile`]s, and whether the process is
 /// shutting down (then no new temporary file is made).
@@ -60,8 +65,11 @@ fn without_temporary_name(e: io::Error) -> io::Error {
 /// output path (devices, symlinks, `-`, kept modes, refusing to overwrite inputs).
 pub struct AtomicFile {
     target: PathBuf,
-    /// `None` once committed.
-    temp: Option<BufWriter<tempfile::NamedTempFile>>,
+    /// A plain `BufWriter<File>`, so that `std::io::copy` into it can use
+    /// `copy_file_range` (see [`CopyFrom`]).
+    temp: BufWriter<File>,
+    /// Removes the temporary file when dropped; `None` once committed.
+    path: Option<TempPath>,
 }
 
 impl AtomicFile {
@@ -89,67 +97,70 @@ impl AtomicFile {
                 "the process is exiting",
             ));
         }
-        let temp = builder.tempfile_in(dir).map_err(without_temporary_name)?;
-        r.paths.push(temp.path().to_path_buf());
+        let (file, path) = builder
+            .tempfile_in(dir)
+            .map_err(without_temporary_name)?
+            .into_parts();
+        r.paths.push(path.to_path_buf());
         Ok(AtomicFile {
             target: target.to_path_buf(),
-            temp: Some(BufWriter::with_capacity(1 << 20, temp)),
+            temp: BufWriter::with_capacity(1 << 20, file),
+            path: Some(path),
         })
     }
 
     /// The temporary file (to set its permissions or owner before the commit).
-    pub fn temp_file(&self) -> Option<&std::fs::File> {
-        self.temp.as_ref().map(|t| t.get_ref().as_file())
+    pub fn temp_file(&self) -> &File {
+        self.temp.get_ref()
     }
 
     /// Flushes, syncs and renames the temporary file onto the target.
     pub fn commit(mut self) -> io::Result<()> {
-        let Some(temp) = self.temp.take() else {
+        self.temp.flush()?;
+        self.temp.get_ref().sync_all()?;
+        let Some(path) = self.path.take() else {
             return Ok(());
         };
-        let temp = temp.into_inner().map_err(|e| e.into_error())?;
-        temp.as_file().sync_all()?;
-        let temp_path = temp.path().to_path_buf();
+        let temp_path = path.to_path_buf();
         // Renamed under the lock: a signal's cleanup runs before (and the rename then
         // fails, as the process is exiting anyway) or after (nothing left to remove).
         let mut r = registry();
-        let result = temp.persist(&self.target).map_err(|e| e.error);
+        let result = path.persist(&self.target).map_err(|e| e.error);
         r.paths.retain(|p| *p != temp_path);
-        result.map(|_| ())
+        result
     }
 }
 
 impl Drop for AtomicFile {
     fn drop(&mut self) {
-        if let Some(temp) = self.temp.take() {
-            let path = temp.get_ref().path().to_path_buf();
+        if let Some(path) = self.path.take() {
+            let temp_path = path.to_path_buf();
             let mut r = registry();
-            // Dropping the `NamedTempFile` removes the file.
-            drop(temp);
-            r.paths.retain(|p| *p != path);
+            // Dropping the `TempPath` removes the file.
+            drop(path);
+            r.paths.retain(|p| *p != temp_path);
         }
     }
 }
 
 impl Write for AtomicFile {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.sink()?.write(buf)
+        self.temp.write(buf)
     }
 
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
-        self.sink()?.write_all(buf)
+        self.temp.write_all(buf)
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        self.sink()?.flush()
+        self.temp.flush()
     }
 }
 
-impl AtomicFile {
-    fn sink(&mut self) -> io::Result<&mut BufWriter<tempfile::NamedTempFile>> {
-        self.temp
-            .as_mut()
-            .ok_or_else(|| io::Error::other("the file is already committed"))
+impl CopyFrom for AtomicFile {
+    /// Lets the kernel copy (see [`super::copy::copy_into_file`]).
+    fn copy_from(&mut self, file: &File, offset: u64, len: u64) -> io::Result<()> {
+        super::copy::copy_into_file(file, offset, len, &mut self.temp)
     }
 }
 
@@ -175,6 +186,31 @@ mod tests {
     }
 
     #[test]
+    fn kernel_copies_interleave_with_buffered_writes() {
+        let dir = tempfile::tempdir().unwrap();
+        let src_path = dir.path().join("src.bin");
+        let data: Vec<u8> = (0..100_000u32).map(|i| (i % 241) as u8).collect();
+        std::fs::write(&src_path, &data).unwrap();
+        let src = File::open(&src_path).unwrap();
+        let target = dir.path().join("out.bin");
+        let mut f = AtomicFile::create(&target).unwrap();
+        f.write_all(b"head").unwrap();
+        f.copy_from(&src, 7, 50_000).unwrap();
+        f.write_all(b"mid").unwrap();
+        f.copy_from(&src, 0, 3).unwrap();
+        assert!(f.copy_from(&src, 99_999, 2).is_err());
+        f.commit().unwrap();
+        let mut want = b"head".to_vec();
+        want.extend_from_slice(&data[7..50_007]);
+        want.extend_from_slice(b"mid");
+        want.extend_from_slice(&data[..3]);
+        // The failed copy appended its one available byte; a writer that sees the
+        // error abandons the file, so only what came before matters here.
+        let got = std::fs::read(&target).unwrap();
+        assert_eq!(&got[..want.len()], &want[..]);
+    }
+
+    #[test]
     fn registry_lists_uncommitted_files_only() {
         let dir = tempfile::tempdir().unwrap();
         let listed = |p: &Path| registry().paths.iter().any(|q| q.starts_with(p));
@@ -191,5 +227,15 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names, vec![std::ffi::OsString::from("a")]);
+    }
+
+    #[test]
+    fn dropped_uncommitted_leaves_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("out.bin");
+        let mut f = AtomicFile::create(&target).unwrap();
+        f.write_all(b"abc").unwrap();
+        drop(f);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     }
 }

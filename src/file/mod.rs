@@ -3,6 +3,7 @@
 //! single-pass writer ([`HrryWriter`]).
 
 mod atomic;
+mod copy;
 mod error;
 mod output;
 mod reader;
@@ -10,6 +11,7 @@ mod sequential;
 mod writer;
 
 pub use atomic::{remove_temporaries, AtomicFile};
+pub use copy::{copy_through_buffer, CopyFrom};
 pub use error::Error;
 pub use output::{Output, OutputError};
 pub(crate) use reader::slice_at;

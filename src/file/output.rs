@@ -20,7 +20,7 @@ use std::fs::{File, Metadata, OpenOptions};
 use std::io::{self, BufWriter, Stdout, Write};
 use std::path::{Path, PathBuf};
 
-use super::AtomicFile;
+use super::{AtomicFile, CopyFrom};
 
 /// Why an output could not be created or completed. Messages name the user's path,
 /// never the temporary file's.
@@ -173,8 +173,8 @@ impl Output {
         };
         match self.sink {
             Sink::Atomic { file, keep } => {
-                if let (Some(meta), Some(temp)) = (&keep, file.temp_file()) {
-                    keep_attributes(temp, meta).map_err(io_err)?;
+                if let Some(meta) = &keep {
+                    keep_attributes(file.temp_file(), meta).map_err(io_err)?;
                 }
                 file.commit().map_err(io_err)
             }
@@ -211,6 +211,18 @@ impl Write for Output {
 
     fn flush(&mut self) -> io::Result<()> {
         self.sink().flush()
+    }
+}
+
+impl CopyFrom for Output {
+    /// Lets the kernel copy into files and devices; standard output goes through a
+    /// buffer.
+    fn copy_from(&mut self, file: &File, offset: u64, len: u64) -> io::Result<()> {
+        match &mut self.sink {
+            Sink::Atomic { file: out, .. } => out.copy_from(file, offset, len),
+            Sink::Through(w) => super::copy::copy_into_file(file, offset, len, w),
+            Sink::Stdout(w) => super::copy::copy_through_buffer(file, offset, len, w),
+        }
     }
 }
 
@@ -376,6 +388,26 @@ mod tests {
         let other = dir.path().join("other");
         std::fs::write(&other, b"data").unwrap();
         write(&other, &[&input], b"new").unwrap();
+    }
+
+    #[test]
+    fn file_ranges_are_copied_into_files_and_devices() {
+        let dir = tempfile::tempdir().unwrap();
+        let src_path = dir.path().join("src");
+        let data: Vec<u8> = (0..70_000u32).map(|i| (i % 251) as u8).collect();
+        std::fs::write(&src_path, &data).unwrap();
+        let src = File::open(&src_path).unwrap();
+        let path = dir.path().join("out");
+        let mut out = Output::create(&path, &[]).unwrap();
+        out.write_all(b"head").unwrap();
+        out.copy_from(&src, 5, 60_000).unwrap();
+        out.commit().unwrap();
+        let got = std::fs::read(&path).unwrap();
+        assert_eq!(&got[..4], b"head");
+        assert_eq!(&got[4..], &data[5..60_005]);
+        let mut null = Output::create(Path::new("/dev/null"), &[]).unwrap();
+        null.copy_from(&src, 0, 70_000).unwrap();
+        null.commit().unwrap();
     }
 
     #[test]
