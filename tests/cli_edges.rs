@@ -404,6 +404,12 @@ fn validate_reports_every_file_in_one_shape() {
         .contains("not a regular file"));
     assert_eq!(lines[1]["valid"], true);
 
+    // A directory with nothing to check is said so (the corpus holds only folders
+    // and its manifest at the top).
+    let r = hrry(&["validate", "corpus"]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("-r descends"), "{}", r.stderr);
+
     // Human output goes on after an unreadable file too.
     let r = hrry(&["validate", "missing.hrry", &ok]);
     assert_eq!(r.code, 2);

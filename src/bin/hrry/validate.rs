@@ -106,6 +106,21 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
     for path in &args.paths {
         collect(path, args.recursive, true, &mut inputs);
     }
+    if inputs.is_empty() {
+        return Err(Failure(format!(
+            "no HRRYFILE or .holo files found in {}{}",
+            args.paths
+                .iter()
+                .map(|p| text::path(p))
+                .collect::<Vec<_>>()
+                .join(", "),
+            if args.recursive {
+                ""
+            } else {
+                " (-r descends into subdirectories)"
+            }
+        )));
+    }
     let jobs = match args.jobs {
         0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
         n => n,
