@@ -78,8 +78,12 @@ enum Command {
     #[command(after_help = EXIT_CODES)]
     Rules {
         /// Print JSON instead of a table.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "markdown")]
         json: bool,
+        /// Print the conformance map (docs/conformance.md): the rules by spec file and
+        /// section, and the requirements no rule checks, with the reason.
+        #[arg(long)]
+        markdown: bool,
     },
 }
 
@@ -92,6 +96,12 @@ fn write_line(args: std::fmt::Arguments<'_>) {
     let mut out = std::io::stdout().lock();
     let result = out.write_fmt(args).and_then(|()| out.write_all(b"\n"));
     end_on_write_error(result);
+}
+
+/// Writes raw command output, with the error handling of `outln!`.
+pub fn write_stdout(bytes: &[u8]) {
+    let mut out = std::io::stdout().lock();
+    end_on_write_error(out.write_all(bytes).and_then(|()| out.flush()));
 }
 
 /// Ends the process when writing standard output failed: quietly with
@@ -166,7 +176,7 @@ fn main() -> ExitCode {
         Command::Export(args) => export::run(args),
         Command::Validate(args) => validate::run(args),
         Command::Holo(command) => holo::run(command),
-        Command::Rules { json } => rules(json),
+        Command::Rules { json, markdown } => rules(json, markdown),
         Command::Convert(args) => convert::run(args),
     };
     match result {
@@ -180,9 +190,11 @@ fn main() -> ExitCode {
     }
 }
 
-fn rules(json: bool) -> Result<Outcome, Failure> {
+fn rules(json: bool, markdown: bool) -> Result<Outcome, Failure> {
     let rules: Vec<_> = hrry::validate::all_rules().collect();
-    if json {
+    if markdown {
+        write_stdout(hrry::validate::conformance::markdown().as_bytes());
+    } else if json {
         let list: Vec<_> = rules.iter().map(|r| hrry::report::rule_json(r)).collect();
         outln!(
             "{}",
