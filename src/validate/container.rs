@@ -10,9 +10,9 @@ use crate::schema::{
     container::{
         header_offsets as ho, trailer_offsets as to, FILE_HEADER_LEN, MIN_INDEX_ENTRY_LEN,
     },
+    kv::in_place::{entry_at, ScalarAt, ValueAt},
     kv::MIN_KV_ENTRY_LEN,
-    read_from, FileHeader, IndexEntry, KvEntry, KvScalar, KvValue, Trailer, FILE_MAGIC,
-    TRAILER_LEN, TRAILER_MAGIC,
+    read_from, FileHeader, IndexEntry, Trailer, FILE_MAGIC, TRAILER_LEN, TRAILER_MAGIC,
 };
 
 use super::input::{unread, Input};
@@ -580,11 +580,13 @@ fn check_kv(input: &Input<'_>, t: &Trailer, limits: &Limits, report: &mut Report
             );
             return;
         }
-        let Ok((e, used)) = read_from::<KvEntry>(&kv[pos..]) else {
-            report_kv_decode_failure(&kv[pos..], at, i, report);
+        // Read in place: a tokenizer's strings are judged where they lie.
+        let entry = &kv[pos..];
+        let Some(e) = entry_at(entry) else {
+            report_kv_decode_failure(entry, at, i, report);
             return;
         };
-        let key = &kv[pos + 2..pos + 2 + e.key.len()];
+        let key = &entry[e.key.clone()];
         if key.len() > usize::from(limits.max_name_length) {
             report.violation(
                 &HF_LIM,
@@ -613,8 +615,8 @@ fn check_kv(input: &Input<'_>, t: &Trailer, limits: &Limits, report: &mut Report
             )
         });
         let value_at = at + 2 + key.len() as u64;
-        check_kv_value(&e.value, value_at, report);
-        pos += used as usize;
+        check_kv_value(entry, at, &e.value, value_at, report);
+        pos += e.len;
     }
     report.check(pos == kv.len(), &HF_KV_TRAILING, base + pos as u64, || {
         format!("{} bytes follow the last KV entry", kv.len() - pos)
@@ -638,22 +640,22 @@ fn check_control_characters(text: &[u8], what: &str, at: u64, report: &mut Repor
     }
 }
 
-fn check_kv_value(v: &KvValue, at: u64, report: &mut Report) {
-    match v {
-        KvValue::Bool(b) => {
+/// The checks of `value`, located in `entry` (the bytes of the entry, which starts
+/// at absolute offset `start`); its tag is at absolute offset `at`.
+fn check_kv_value(entry: &[u8], start: u64, value: &ValueAt, at: u64, report: &mut Report) {
+    let utf8 = |r: &std::ops::Range<usize>| std::str::from_utf8(&entry[r.clone()]).is_ok();
+    match value {
+        ValueAt::Bool(b) => {
             report.check(*b <= 1, &HF_KV_BOOL, at + 1, || {
                 format!("bool value is {b:#04x}, expected 0 or 1")
             });
         }
-        KvValue::String(s) => {
-            report.check(
-                std::str::from_utf8(&s.bytes).is_ok(),
-                &HF_KV_STRING_UTF8,
-                at + 5,
-                || "string value is not valid UTF-8".into(),
-            );
+        ValueAt::Run { tag: 0x01, bytes } => {
+            report.check(utf8(bytes), &HF_KV_STRING_UTF8, at + 5, || {
+                "string value is not valid UTF-8".into()
+            });
         }
-        KvValue::Array(a) => {
+        ValueAt::Array(a) => {
             // Decoding fails on a bad tag when elements follow; an empty array decodes
             // whatever its tag, so the tag is judged here too.
             report.check(
@@ -663,41 +665,28 @@ fn check_kv_value(v: &KvValue, at: u64, report: &mut Report) {
                 || {
                     format!(
                         "array element tag {:#04x} is not 0x01-0x06 (the array holds {} elements)",
-                        a.element_tag,
-                        a.elements.len()
+                        a.element_tag, a.count
                     )
                 },
             );
-            let mut pos = at + 6;
-            for (i, el) in a.elements.iter().enumerate() {
-                match el {
-                    KvScalar::Bool(b) => {
-                        report.check(*b <= 1, &HF_KV_BOOL, pos, || {
+            for (i, (offset, element)) in a.elements(entry).enumerate() {
+                let pos = start + offset as u64;
+                match element {
+                    ScalarAt::Bool(b) => {
+                        report.check(b <= 1, &HF_KV_BOOL, pos, || {
                             format!("array element {i} bool is {b:#04x}, expected 0 or 1")
                         });
                     }
-                    KvScalar::String(s) => {
-                        report.check(
-                            std::str::from_utf8(&s.bytes).is_ok(),
-                            &HF_KV_STRING_UTF8,
-                            pos + 4,
-                            || format!("array element {i} string is not valid UTF-8"),
-                        );
+                    ScalarAt::Run(r) if a.element_tag == 0x01 => {
+                        report.check(utf8(&r), &HF_KV_STRING_UTF8, pos + 4, || {
+                            format!("array element {i} string is not valid UTF-8")
+                        });
                     }
                     _ => {}
                 }
-                pos += scalar_len(el);
             }
         }
         _ => {}
-    }
-}
-
-fn scalar_len(s: &KvScalar) -> u64 {
-    match s {
-        KvScalar::String(b) | KvScalar::Bytes(b) => 4 + b.bytes.len() as u64,
-        KvScalar::Bool(_) => 1,
-        _ => 8,
     }
 }
 

@@ -308,6 +308,37 @@ impl<'a> Window<'a> {
         self.get(at, 1).first().copied()
     }
 
+    /// The index of the first of the items `0..n` of `size` bytes laid end to end
+    /// from `from` for which `bad` holds, looking only at items wholly inside the
+    /// region, read in pieces of many items.
+    pub fn find_item(
+        &mut self,
+        from: u64,
+        size: usize,
+        n: u64,
+        mut bad: impl FnMut(&[u8]) -> bool,
+    ) -> Option<u64> {
+        if size == 0 {
+            return None;
+        }
+        let per_piece = (MAX_WINDOW / size).max(1) as u64;
+        let mut i = 0u64;
+        while i < n {
+            let at = from.checked_add(i.checked_mul(size as u64)?)?;
+            let want = (n - i).min(per_piece) as usize * size;
+            let piece = self.get(at, want);
+            let whole = piece.len() / size;
+            if let Some(k) = piece.chunks_exact(size).position(&mut bad) {
+                return Some(i + k as u64);
+            }
+            if whole * size < want {
+                return None;
+            }
+            i += whole as u64;
+        }
+        None
+    }
+
     /// The first byte in `from..to` (clamped to the region) for which `pred` holds,
     /// scanning in pieces.
     pub fn position(&mut self, from: u64, to: u64, pred: impl Fn(u8) -> bool) -> Option<u64> {

@@ -1029,33 +1029,31 @@ impl<'a> Ctx<'a, '_> {
             return;
         };
         let start = first.saturating_mul(4);
-        for i in 0..n {
-            let Some(c) = word(&mut bytes, start + 4 * i) else {
-                break;
-            };
-            let v = f32::from_le_bytes(c);
-            let ok = v.is_finite()
+        let value = |c: &[u8]| f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+        let ok = |v: f32| {
+            v.is_finite()
                 && if zero_ok {
                     // -0.0 is a zero, which NF4 accepts.
                     v >= 0.0
                 } else {
                     v != 0.0
-                };
-            if !ok {
-                let want = if zero_ok {
-                    "finite and non-negative"
-                } else {
-                    "finite and non-zero"
-                };
-                let pos = self.value_pos(index, start + 4 * i);
-                self.report.violation(
-                    rule,
-                    pos,
-                    format!("scale[{i}] in buffer {index}: expected {want}, found {v:e}"),
-                );
-                return;
-            }
-        }
+                }
+        };
+        let Some(i) = bytes.find_item(start, 4, n, |c| !ok(value(c))) else {
+            return;
+        };
+        let v = value(bytes.get(start + 4 * i, 4));
+        let want = if zero_ok {
+            "finite and non-negative"
+        } else {
+            "finite and non-zero"
+        };
+        let pos = self.value_pos(index, start + 4 * i);
+        self.report.violation(
+            rule,
+            pos,
+            format!("scale[{i}] in buffer {index}: expected {want}, found {v:e}"),
+        );
     }
 
     /// Every per-block scale of `scale_type_tag` is finite and non-zero.
@@ -1063,24 +1061,17 @@ impl<'a> Ctx<'a, '_> {
         let Some(mut bytes) = self.buffer(index) else {
             return;
         };
-        for i in 0..n {
-            let c = bytes.get(i * size, size as usize);
-            if c.len() < size as usize {
-                break;
-            }
-            let v = widen_scale(tag, c);
-            if !(v.is_finite() && v != 0.0) {
-                let pos = self.value_pos(index, i * size);
-                self.report.violation(
-                    rule,
-                    pos,
-                    format!(
-                        "scale[{i}] in buffer {index}: expected finite and non-zero, found {v:e}"
-                    ),
-                );
-                return;
-            }
-        }
+        let Some(i) = bytes.find_item(0, size as usize, n, |c| !scale_finite_nonzero(tag, c))
+        else {
+            return;
+        };
+        let v = widen_scale(tag, bytes.get(i * size, size as usize));
+        let pos = self.value_pos(index, i * size);
+        self.report.violation(
+            rule,
+            pos,
+            format!("scale[{i}] in buffer {index}: expected finite and non-zero, found {v:e}"),
+        );
     }
 
     /// Every int32 zero point in buffer `index`, from byte `skip`, lies in `[lo, hi]`.
@@ -1088,28 +1079,23 @@ impl<'a> Ctx<'a, '_> {
         let Some(mut bytes) = self.buffer(index) else {
             return;
         };
-        for i in 0..n {
-            let Some(c) = word(&mut bytes, skip + 4 * i) else {
-                break;
-            };
-            let z = i64::from(i32::from_le_bytes(c));
-            if !(lo..=hi).contains(&z) {
-                let pos = self.value_pos(index, skip + 4 * i);
-                self.report.violation(
-                    &QC_ZERO_POINT,
-                    pos,
-                    format!(
-                        "zero_point[{i}] in buffer {index}: expected in [{lo}, {hi}], found {z}"
-                    ),
-                );
-                return;
-            }
-        }
+        let value = |c: &[u8]| i64::from(i32::from_le_bytes([c[0], c[1], c[2], c[3]]));
+        let Some(i) = bytes.find_item(skip, 4, n, |c| !(lo..=hi).contains(&value(c))) else {
+            return;
+        };
+        let z = value(bytes.get(skip + 4 * i, 4));
+        let pos = self.value_pos(index, skip + 4 * i);
+        self.report.violation(
+            &QC_ZERO_POINT,
+            pos,
+            format!("zero_point[{i}] in buffer {index}: expected in [{lo}, {hi}], found {z}"),
+        );
     }
 }
 
 /// A per-block affine scale of `scale_type_tag` (1 float16, 2 bfloat16, 3 float32)
 /// from its little-endian bytes, widened losslessly to float32.
+#[inline]
 pub fn widen_scale(scale_type_tag: u8, bytes: &[u8]) -> f32 {
     match (scale_type_tag, bytes) {
         (0x01, [a, b, ..]) => half::f16::from_bits(u16::from_le_bytes([*a, *b])).to_f32(),
@@ -1119,9 +1105,23 @@ pub fn widen_scale(scale_type_tag: u8, bytes: &[u8]) -> f32 {
     }
 }
 
-/// The four bytes at `at` of a buffer, when they are all inside it.
-fn word(bytes: &mut Window<'_>, at: u64) -> Option<[u8; 4]> {
-    bytes.get(at, 4).try_into().ok()
+/// Whether [`widen_scale`] of these bytes is finite and non-zero, judged on the
+/// bits (an exponent of all ones is an infinity or NaN, all-zero magnitude bits a
+/// zero; widening preserves both), without converting: a large tensor has millions
+/// of scales.
+#[inline]
+fn scale_finite_nonzero(scale_type_tag: u8, bytes: &[u8]) -> bool {
+    let (bits, exponent, magnitude) = match (scale_type_tag, bytes) {
+        (0x01, [a, b, ..]) => (u32::from(u16::from_le_bytes([*a, *b])), 0x7C00, 0x7FFF),
+        (0x02, [a, b, ..]) => (u32::from(u16::from_le_bytes([*a, *b])), 0x7F80, 0x7FFF),
+        (0x03, [a, b, c, d, ..]) => (
+            u32::from_le_bytes([*a, *b, *c, *d]),
+            0x7F80_0000,
+            0x7FFF_FFFF,
+        ),
+        _ => return false,
+    };
+    bits & exponent != exponent && bits & magnitude != 0
 }
 
 /// The first padding element (index along the padded axis >= `shape[axis]`) whose
@@ -1166,5 +1166,47 @@ fn first_nonzero_padding(
             }
             index[d] = 0;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{scale_finite_nonzero, widen_scale};
+
+    fn widened_ok(tag: u8, bytes: &[u8]) -> bool {
+        let v = widen_scale(tag, bytes);
+        v.is_finite() && v != 0.0
+    }
+
+    #[test]
+    fn scale_checks_on_bits_agree_with_widening() {
+        for bits in 0..=u16::MAX {
+            let b = bits.to_le_bytes();
+            for tag in [0x01, 0x02] {
+                assert_eq!(
+                    scale_finite_nonzero(tag, &b),
+                    widened_ok(tag, &b),
+                    "tag {tag} bits {bits:#06x}"
+                );
+            }
+            // float32: every sign and exponent, with assorted mantissas.
+            let f = (u32::from(bits) << 16) | u32::from(bits.rotate_left(7));
+            let b = f.to_le_bytes();
+            assert_eq!(
+                scale_finite_nonzero(0x03, &b),
+                widened_ok(0x03, &b),
+                "{f:#010x}"
+            );
+        }
+        for f in [0u32, 0x8000_0000, 1, 0x7F80_0000, 0xFF80_0000, 0x7FC0_0000] {
+            let b = f.to_le_bytes();
+            assert_eq!(
+                scale_finite_nonzero(0x03, &b),
+                widened_ok(0x03, &b),
+                "{f:#010x}"
+            );
+        }
+        assert!(!scale_finite_nonzero(0x04, &[1, 2, 3, 4]));
+        assert!(!scale_finite_nonzero(0x01, &[1]));
     }
 }
