@@ -46,6 +46,7 @@ mod unix {
     use hrry::quant::{quantize::quantized_descriptor, quantize_per_block, PerBlockOptions};
     use hrry::schema::{KvArray, KvScalar, KvValue, LenBytes, TensorDescriptor};
     use hrry::source::{FileSource, ReadAt};
+    use hrry::testing::tokenizer_tokens;
     use hrry::validate::{Mode, Options};
 
     const ROUNDS: usize = 3;
@@ -175,21 +176,8 @@ mod unix {
 
     /// KV like a converted LLM's: a 128k-entry tokenizer array and a few scalars.
     fn add_kv<W: Write>(w: &mut HrryWriter<W>) {
-        let tokens = (0..128_000)
-            .map(|i| {
-                KvScalar::String(LenBytes {
-                    bytes: format!("▁tok{i}").into_bytes(),
-                })
-            })
-            .collect();
-        w.add_kv(
-            "tokenizer.ggml.tokens",
-            KvValue::Array(KvArray {
-                element_tag: 0x01,
-                elements: tokens,
-            }),
-        )
-        .expect("kv");
+        w.add_kv("tokenizer.ggml.tokens", tokenizer_tokens(128_000))
+            .expect("kv");
         let scores = (0..128_000)
             .map(|i| KvScalar::Float64(-(i as f64)))
             .collect();

@@ -20,6 +20,7 @@ use hrry::schema::{
     to_bytes, FileFlags, FileHeader, IndexEntry, IndexSection, KvArray, KvEntry, KvScalar,
     KvSection, KvValue, Trailer, TRAILER_MAGIC,
 };
+use hrry::testing::Piecemeal;
 use hrry::validate::{Mode, Options};
 
 /// Most bytes held at once, per input byte.
@@ -95,20 +96,6 @@ fn peak_of(f: impl FnOnce()) -> usize {
     (PEAK.with(Cell::get) - base).max(0) as usize
 }
 
-/// A source that does not say it is in memory, so validators read it piecemeal
-/// into buffers of their own, as they read a file.
-struct Opaque<'a>(&'a [u8]);
-
-impl hrry::source::ReadAt for Opaque<'_> {
-    fn len(&self) -> u64 {
-        self.0.len() as u64
-    }
-
-    fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
-        self.0.read_at(offset, buf)
-    }
-}
-
 /// Opening and fully validating: strict and permissive validation as a HRRYFILE and
 /// as a `.holo` archive, from memory and through a source read piecemeal, the
 /// `.holo` loader (which decodes every section), `HrryFile` with every tensor read,
@@ -117,8 +104,8 @@ fn open_and_validate(bytes: &[u8], limits: Limits) {
     for mode in [Mode::Strict, Mode::Permissive] {
         let _ = hrry::validate::validate_file(bytes, &Options { mode, limits });
         let _ = hrry::holo::validate(bytes, mode);
-        let _ = hrry::validate::validate_source(&Opaque(bytes), &Options { mode, limits });
-        let _ = hrry::holo::validate_source(&Opaque(bytes), mode);
+        let _ = hrry::validate::validate_source(&Piecemeal(bytes), &Options { mode, limits });
+        let _ = hrry::holo::validate_source(&Piecemeal(bytes), mode);
     }
     let _ = hrry::holo::HoloLoader::from_bytes(bytes);
     if let Ok(file) = HrryFile::from_bytes_with(bytes, limits) {
@@ -313,52 +300,41 @@ fn densest_inputs_are_bounded() {
 /// `REJECT_CONSTANT` bytes, with each limit at its default and at the wire maximum.
 fn assert_rejected_small(name: &str, bytes: &[u8], rule: &str) {
     for limits in [Limits::default(), wire_maximum()] {
-        let mut strict = None;
-        let peak = peak_of(|| {
-            let report = hrry::validate::validate_file(
-                bytes,
-                &Options {
-                    mode: Mode::Strict,
-                    limits,
-                },
+        let options = Options {
+            mode: Mode::Strict,
+            limits,
+        };
+        let in_memory = || hrry::validate::validate_file(bytes, &options);
+        let piecemeal =
+            || hrry::validate::validate_source(&Piecemeal(bytes), &options).expect("readable");
+        let mut found = Vec::new();
+        for (what, validate) in [
+            (
+                "validation",
+                &in_memory as &dyn Fn() -> hrry::validate::Report,
+            ),
+            ("validation from a source", &piecemeal),
+        ] {
+            let mut rules = None;
+            let peak = peak_of(|| {
+                rules = Some(
+                    validate()
+                        .violations
+                        .iter()
+                        .map(|v| v.rule.id)
+                        .collect::<Vec<_>>(),
+                );
+            });
+            assert!(peak <= REJECT_CONSTANT, "{name}: {what} held {peak} bytes");
+            let rules = rules.expect("validated");
+            assert!(
+                rules.contains(&rule)
+                    || (limits == Limits::default() && rules.contains(&"HF-LIM-001")),
+                "{name}: {what} expected {rule}, got {rules:?}"
             );
-            strict = Some(
-                report
-                    .violations
-                    .iter()
-                    .map(|v| v.rule.id)
-                    .collect::<Vec<_>>(),
-            );
-        });
-        assert!(
-            peak <= REJECT_CONSTANT,
-            "{name}: validation held {peak} bytes"
-        );
-        let rules = strict.expect("validated");
-        assert!(
-            rules.contains(&rule) || (limits == Limits::default() && rules.contains(&"HF-LIM-001")),
-            "{name}: expected {rule}, got {rules:?}"
-        );
-        let mut from_source = None;
-        let peak = peak_of(|| {
-            let options = Options {
-                mode: Mode::Strict,
-                limits,
-            };
-            from_source = Some(
-                hrry::validate::validate_source(&Opaque(bytes), &options)
-                    .expect("readable")
-                    .violations
-                    .iter()
-                    .map(|v| v.rule.id)
-                    .collect::<Vec<_>>(),
-            );
-        });
-        assert!(
-            peak <= REJECT_CONSTANT,
-            "{name}: validation from a source held {peak} bytes"
-        );
-        assert_eq!(from_source.as_ref(), Some(&rules), "{name}");
+            found.push(rules);
+        }
+        assert_eq!(found[0], found[1], "{name}");
         let peak = peak_of(|| {
             let opened = HrryFile::from_bytes_with(bytes, limits).map(|f| {
                 f.entries()
@@ -478,7 +454,7 @@ fn assert_holo_rejected_small(name: &str, bytes: &[u8]) {
             "{name}: validation held {peak} bytes"
         );
         let peak = peak_of(|| {
-            valid = hrry::holo::validate_source(&Opaque(bytes), mode)
+            valid = hrry::holo::validate_source(&Piecemeal(bytes), mode)
                 .expect("readable")
                 .is_valid()
         });

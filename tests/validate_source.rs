@@ -13,8 +13,9 @@ use hrry::file::{HrryFile, HrryWriter, WriterOptions};
 use hrry::holo::{HoloWriter, WeightStore};
 use hrry::model::{build::dense, ElementType};
 use hrry::quant::{quantize_per_block, PerBlockOptions};
-use hrry::schema::{KvArray, KvScalar, KvValue, LenBytes};
+use hrry::schema::KvValue;
 use hrry::source::{FileSource, ReadAt};
+use hrry::testing::tokenizer_tokens;
 use hrry::validate::{Mode, Options, Report};
 use hrry::Format;
 
@@ -148,21 +149,8 @@ fn le_bytes<const N: usize>(n: usize, f: impl Fn(usize) -> [u8; N]) -> Vec<u8> {
 /// tensor with float16 scales, and KV holding a tokenizer-like string array.
 fn model() -> Vec<u8> {
     let mut w = HrryWriter::new(Vec::new(), WriterOptions::default()).expect("writer");
-    let vocab = (0..5000)
-        .map(|i| {
-            KvScalar::String(LenBytes {
-                bytes: format!("tok{i}").into_bytes(),
-            })
-        })
-        .collect();
-    w.add_kv(
-        "tokenizer.tokens",
-        KvValue::Array(KvArray {
-            element_tag: 0x01,
-            elements: vocab,
-        }),
-    )
-    .expect("kv");
+    w.add_kv("tokenizer.tokens", tokenizer_tokens(5000))
+        .expect("kv");
     w.add_kv("model.layers", KvValue::Int64(2)).expect("kv");
     for layer in 0..2 {
         let d = dense(ElementType::Float16, &[256, 128]).expect("f16");
