@@ -10,6 +10,7 @@ mod writer;
 
 pub use atomic::AtomicFile;
 pub use error::Error;
-pub use reader::{Descriptors, HrryFile, IndexView, Tensor, TensorEntry};
+pub use memmap2::Mmap;
+pub use reader::{map_file, Descriptors, HrryFile, IndexView, Tensor, TensorEntry};
 pub use sequential::{SequentialReader, SequentialTensor, TensorRegionEnd};
 pub use writer::{HrryWriter, WriterOptions};

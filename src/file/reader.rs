@@ -87,13 +87,23 @@ impl HrryFile<'static> {
 
     /// Maps `path` and opens it with `limits`.
     pub fn open_with(path: &Path, limits: Limits) -> Result<Self, Error> {
-        let file = File::open(path)?;
-        // SAFETY: the map is read-only and private to this value; as with every
-        // mmap-based reader, another process truncating or rewriting the file while it
-        // is mapped is outside what we can guard against (documented in the README).
-        let map = unsafe { Mmap::map(&file)? };
+        Self::from_mmap(map_file(path)?, limits)
+    }
+
+    /// Opens a file already mapped with [`map_file`] (so that a caller can validate
+    /// the bytes first and keep them when opening fails), with `limits`.
+    pub fn from_mmap(map: Mmap, limits: Limits) -> Result<Self, Error> {
         Self::from_source(Source::Mapped(map), limits)
     }
+}
+
+/// Maps the file at `path` read-only.
+pub fn map_file(path: &Path) -> std::io::Result<Mmap> {
+    let file = File::open(path)?;
+    // SAFETY: the map is read-only; as with every mmap-based reader, another process
+    // truncating or rewriting the file while it is mapped is outside what we can
+    // guard against (documented in the README).
+    unsafe { Mmap::map(&file) }
 }
 
 impl<'a> HrryFile<'a> {

@@ -39,6 +39,28 @@ pub fn layout_tag_known(tag: u8) -> bool {
     matches!(tag, 0x01..=0x0B | 0x40 | 0xF0..=0xFE)
 }
 
+/// The name of layout `tag`, as the spec's `layouts/*.md` files name them
+/// (`row-major`, `block-paged`, …); `extension` for `0xF0`–`0xFE`, `unassigned`
+/// for other tags.
+pub fn layout_name(tag: u8) -> &'static str {
+    match tag {
+        LAYOUT_ROW_MAJOR => "row-major",
+        LAYOUT_COLUMN_MAJOR => "column-major",
+        LAYOUT_STRIDED => "strided",
+        LAYOUT_TILED => "tiled",
+        LAYOUT_MORTON => "morton",
+        LAYOUT_COO => "coo",
+        LAYOUT_CSR => "csr",
+        LAYOUT_CSC => "csc",
+        LAYOUT_CSF => "csf",
+        LAYOUT_BLOCK_PAGED => "block-paged",
+        LAYOUT_COMPOSITE => "composite",
+        LAYOUT_HILBERT => "hilbert",
+        0xF0..=0xFE => "extension",
+        _ => "unassigned",
+    }
+}
+
 /// The layout-specific fields, chosen by `layout_tag`.
 #[binrw]
 #[brw(little)]
