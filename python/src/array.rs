@@ -97,14 +97,3 @@ pub(crate) fn owned_array<'py>(
     data.call_method1("view", (descr,))?
         .call_method1("reshape", (shape_tuple(py, shape)?,))
 }
-
-/// A writeable float32 array of `shape` owning `values` (no copy).
-pub(crate) fn f32_array<'py>(
-    py: Python<'py>,
-    values: Vec<f32>,
-    shape: &[u64],
-) -> PyResult<Bound<'py, PyAny>> {
-    PyArray1::from_vec(py, values)
-        .into_any()
-        .call_method1("reshape", (shape_tuple(py, shape)?,))
-}

@@ -16,7 +16,7 @@ use pyo3::exceptions::{PyKeyError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
-use crate::array::{borrowed_array, f32_array, owned_array, shape_tuple};
+use crate::array::{borrowed_array, owned_array, shape_tuple};
 use crate::errors::{detached, file_error, guard, invalid_file, io_error, HrryError};
 use crate::kv;
 use crate::report::{check, Violation};
@@ -350,9 +350,23 @@ pub(crate) fn dequantize_to<'py>(
     what: &str,
     name: &str,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let Some(out) = out else {
-        let values = detached(py, || dq.to_vec())?.map_err(|e| quant_error(py, what, name, e))?;
-        return f32_array(py, values, dq.shape());
+    let out = match out {
+        Some(out) => out,
+        None => {
+            // NumPy allocates (advising huge pages for large arrays, which makes the
+            // first touch of a fresh output much cheaper); the bound is the core's.
+            dq.checked_len()
+                .map_err(|e| quant_error(py, what, name, e))?;
+            let dims: Vec<usize> = dq
+                .shape()
+                .iter()
+                .map(|&d| usize::try_from(d))
+                .collect::<Result<_, _>>()
+                .map_err(|_| HrryError::new_err("shape too large"))?;
+            // SAFETY: an uninitialised array, every element of which
+            // `dequantize_into` writes below before it is returned.
+            unsafe { PyArrayDyn::<f32>::new(py, dims, false) }.into_any()
+        }
     };
     let array = out.cast::<PyArrayDyn<f32>>().map_err(|_| {
         PyTypeError::new_err("out must be a numpy.ndarray of dtype float32 (native byte order)")
@@ -363,6 +377,11 @@ pub(crate) fn dequantize_to<'py>(
             "out has shape {shape:?}, the tensor {:?}",
             dq.shape()
         )));
+    }
+    // as_slice_mut also accepts Fortran order, whose memory order is not the
+    // logical row-major order the values come in.
+    if !array.is_c_contiguous() {
+        return Err(PyValueError::new_err("out must be C-contiguous"));
     }
     let mut guard = array
         .try_readwrite()
