@@ -226,6 +226,21 @@ pub fn composite_members<'f>(
     Ok(members)
 }
 
+/// The stored bytes of `tensor` when they already are exactly the data
+/// [`export_npy`] writes after the header (what [`write_row_major`] writes), with
+/// their dtype: an unquantized dense tensor of a type NumPy holds natively (see
+/// [`npy::is_native`]) whose buffer 0 is contiguous and row-major. A reader can hand
+/// these bytes out without copying; `None` means the tensor must be exported.
+pub fn stored_row_major<'f>(tensor: &Tensor<'f>) -> Option<(npy::Dtype, &'f [u8])> {
+    let desc = &tensor.descriptor;
+    if desc.quantization.is_some() || !is_dense(desc.layout_tag) {
+        return None;
+    }
+    let ty = ElementType::from_tag(desc.type_tag).filter(|t| npy::is_native(*t))?;
+    let bytes = DenseView::new(desc, &tensor.buffers).ok()?.contiguous()?;
+    Some((npy::dtype(ty)?, bytes))
+}
+
 /// Writes tensor `name` of `file` to `sink` as a `.npy` array in logical row-major
 /// order.
 pub fn export_npy<W: Write>(
@@ -237,76 +252,6 @@ pub fn export_npy<W: Write>(
     let tensor = file
         .tensor(name)?
         .ok_or_else(|| ExportError::NotFound(name.to_string()))?;
-    export_tensor(file, &tensor, sink, options)
-}
-
-/// The stored bytes of `tensor` when they already are exactly the data
-/// [`export_npy`] writes after the header, with their dtype: an unquantized dense
-/// tensor of a type NumPy holds natively (see [`npy::is_native`]) whose buffer 0 is
-/// contiguous and row-major. A reader can hand these bytes out without copying;
-/// `None` means the tensor must be exported ([`export_array`]).
-pub fn stored_row_major<'f>(tensor: &Tensor<'f>) -> Option<(npy::Dtype, &'f [u8])> {
-    let desc = &tensor.descriptor;
-    if desc.quantization.is_some() || !is_dense(desc.layout_tag) {
-        return None;
-    }
-    let ty = ElementType::from_tag(desc.type_tag).filter(|t| npy::is_native(*t))?;
-    let bytes = DenseView::new(desc, &tensor.buffers).ok()?.contiguous()?;
-    Some((npy::dtype(ty)?, bytes))
-}
-
-/// A tensor exported in logical row-major order into memory: the `.npy` bytes
-/// [`export_npy`] writes, with the dtype and shape of its header at hand.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ExportedArray {
-    /// The NumPy dtype of the elements.
-    pub dtype: npy::Dtype,
-    /// The shape (the tensor's).
-    pub shape: Vec<u64>,
-    /// The whole `.npy` file.
-    pub npy: Vec<u8>,
-    /// Where the element data starts in `npy` (the header's length).
-    pub data_start: usize,
-}
-
-impl ExportedArray {
-    /// The element data: `shape`'s product elements of `dtype`, C order.
-    pub fn data(&self) -> &[u8] {
-        self.npy.get(self.data_start..).unwrap_or_default()
-    }
-}
-
-/// Exports `tensor` of `file` into memory: what [`export_npy`] writes, split into
-/// header facts and element data.
-pub fn export_array(
-    file: &HrryFile<'_>,
-    tensor: &Tensor<'_>,
-    options: &ExportOptions,
-) -> Result<ExportedArray, ExportError> {
-    let desc = &tensor.descriptor;
-    let dtype = if desc.quantization.is_some() {
-        npy::FLOAT32
-    } else {
-        npy::dtype(element_type(desc)?).unwrap_or(npy::FLOAT32)
-    };
-    let npy = export_tensor(file, tensor, Vec::new(), options)?;
-    let data_start = npy::header_len(&npy).ok_or(LayoutError::Overflow { what: "npy header" })?;
-    Ok(ExportedArray {
-        dtype,
-        shape: desc.shape.clone(),
-        npy,
-        data_start,
-    })
-}
-
-/// Writes `tensor` of `file` to `sink` as a `.npy` array in logical row-major order
-/// (`file` supplies a composite head's members).
-pub fn export_tensor<W: Write>(
-    file: &HrryFile<'_>,
-    tensor: &Tensor<'_>,
-    sink: W,
-    options: &ExportOptions,
-) -> Result<W, ExportError> {
     let desc = &tensor.descriptor;
     if desc.quantization.is_some() {
         let count = crate::layout::checked_count(&desc.shape)?;
@@ -330,7 +275,7 @@ pub fn export_tensor<W: Write>(
         return write_packed(desc, &packed, sink, options);
     }
     if desc.layout_tag == LAYOUT_COMPOSITE {
-        let members = composite_members(file, tensor)?;
+        let members = composite_members(file, &tensor)?;
         let list: Vec<Member> = members
             .iter()
             .map(|m| Member {

@@ -146,17 +146,6 @@ pub fn header(descr: &str, shape: &[u64]) -> Vec<u8> {
     out
 }
 
-/// Length of the header of the `.npy` file `bytes` (where its data starts), read
-/// from the version 1.0 header-length field; `None` when `bytes` is not a version
-/// 1.0 `.npy` file or shorter than its header.
-pub fn header_len(bytes: &[u8]) -> Option<usize> {
-    if !bytes.starts_with(MAGIC) || bytes.get(6..8)? != [1, 0] {
-        return None;
-    }
-    let len = 10 + usize::from(u16::from_le_bytes([*bytes.get(8)?, *bytes.get(9)?]));
-    (len <= bytes.len()).then_some(len)
-}
-
 /// Decodes a sub-32-bit float code of type `ty` to float32; `None` for other types.
 pub type FloatDecoder = fn(ElementType, u32) -> Option<f32>;
 
@@ -337,9 +326,6 @@ mod tests {
         let h = header("|b1", &[7]);
         let text = std::str::from_utf8(&h[10..]).unwrap();
         assert!(text.starts_with("{'descr': '|b1', 'fortran_order': False, 'shape': (7,), }"));
-        assert_eq!(header_len(&h), Some(h.len()));
-        assert_eq!(header_len(&h[..h.len() - 1]), None);
-        assert_eq!(header_len(b"\x93NUMPY\x02\x00\x00\x00"), None);
         let h = header("<f2", &[]);
         assert!(std::str::from_utf8(&h[10..])
             .unwrap()

@@ -79,21 +79,14 @@ pub(crate) unsafe fn borrowed_array<'py>(
     Ok(array)
 }
 
-/// A writeable array of dtype `descr` and `shape` owning `bytes[start..]` (no copy).
+/// A writeable array of dtype `descr` and `shape` owning `bytes` (no copy).
 pub(crate) fn owned_array<'py>(
     py: Python<'py>,
     bytes: Vec<u8>,
-    start: usize,
     descr: &str,
     shape: &[u64],
 ) -> PyResult<Bound<'py, PyAny>> {
-    let flat = PyArray1::from_vec(py, bytes);
-    let data = flat.get_item(pyo3::types::PySlice::new(
-        py,
-        isize::try_from(start).unwrap_or(isize::MAX),
-        isize::MAX,
-        1,
-    ))?;
-    data.call_method1("view", (descr,))?
+    PyArray1::from_vec(py, bytes)
+        .call_method1("view", (descr,))?
         .call_method1("reshape", (shape_tuple(py, shape)?,))
 }

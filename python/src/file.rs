@@ -107,17 +107,13 @@ fn tensor_array<'py>(
         };
     }
     let file = &mapping.file;
-    let exported = detached(py, || {
-        export::export_array(file, &tensor, &ExportOptions::default())
+    let desc = &tensor.descriptor;
+    let dtype = export::export_dtype(desc).map_err(|e| tensor_error(py, what, name, e))?;
+    let data = detached(py, || {
+        export::row_major_bytes(file, name, &ExportOptions::default())
     })?
     .map_err(|e| tensor_error(py, what, name, e))?;
-    owned_array(
-        py,
-        exported.npy,
-        exported.data_start,
-        exported.dtype.descr,
-        &exported.shape,
-    )
+    owned_array(py, data, dtype.descr, &desc.shape)
 }
 
 /// The `"quantization"` entry of `File.info`: `None`, or the scheme's name and
