@@ -3,7 +3,6 @@
 //! bytes already are the array).
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
 use hrry::export::{self, ExportError, ExportOptions};
 use hrry::file::{HrryFile, Tensor};
@@ -20,6 +19,7 @@ use crate::array::{borrowed_array, owned_array, shape_tuple};
 use crate::errors::{detached, file_error, guard, invalid_file, io_error, HrryError};
 use crate::kv;
 use crate::report::{check, Violation};
+use crate::slot::Slot;
 
 /// The mapped, validated file. Arrays viewing the mapping hold a reference to this
 /// object as their NumPy base, so the mapping outlives `File.close()` while any of
@@ -35,7 +35,7 @@ pub struct Mapping {
 #[pyclass(module = "hrry", frozen)]
 pub struct File {
     path: PathBuf,
-    mapping: Mutex<Option<Py<Mapping>>>,
+    mapping: Slot<Mapping>,
 }
 
 /// Maps `path`, validates it and opens it; `InvalidFileError` lists the
@@ -168,14 +168,7 @@ fn quantization_info<'py>(
 impl File {
     /// The mapping, or `ValueError` once closed.
     fn mapping<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, Mapping>> {
-        let guard = self.mapping.lock().unwrap_or_else(|e| e.into_inner());
-        match guard.as_ref() {
-            Some(m) => Ok(m.bind(py).clone()),
-            None => Err(PyValueError::new_err(format!(
-                "{}: operation on a closed hrry.File",
-                self.what()
-            ))),
-        }
+        self.mapping.get(py, &self.what())
     }
 
     fn what(&self) -> String {
@@ -240,10 +233,7 @@ impl File {
     /// True once `close()` was called.
     #[getter]
     fn closed(&self) -> bool {
-        self.mapping
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .is_none()
+        self.mapping.is_closed()
     }
 
     /// What the descriptor of tensor `name` says, as a ``dict``: ``"dtype"`` (the
@@ -307,12 +297,7 @@ impl File {
     /// Closes the file. Arrays already returned stay valid (they keep the mapping
     /// alive); any further call on the file raises ``ValueError``.
     fn close(&self) {
-        let taken = self
-            .mapping
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take();
-        drop(taken);
+        self.mapping.close();
     }
 
     fn __enter__(slf: Py<Self>) -> Py<Self> {
@@ -403,7 +388,7 @@ pub fn open(py: Python<'_>, path: PathBuf, permissive: bool) -> PyResult<File> {
     let mapping = open_mapping(py, &path, permissive)?;
     Ok(File {
         path,
-        mapping: Mutex::new(Some(Py::new(py, mapping)?)),
+        mapping: Slot::new(Py::new(py, mapping)?),
     })
 }
 

@@ -2,18 +2,18 @@
 //! extensions come out as read-only `memoryview`s of the mapping.
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use hrry::file::Mmap;
 use hrry::holo::{hex, HoloError, HoloLoader, PortDescriptor};
 use hrry::Format;
-use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyMemoryView};
 
 use crate::array::{borrowed_array, shape_tuple};
 use crate::errors::{detached, io_error, HrryError};
 use crate::report::check;
+use crate::slot::Slot;
 
 /// A shared read-only mapping, so the bytes stay at hand when verification fails.
 struct Shared(Arc<Mmap>);
@@ -81,15 +81,21 @@ fn view<'py>(owner: &Bound<'py, HoloMapping>, bytes: &[u8]) -> PyResult<Bound<'p
     Ok(PyMemoryView::from(&array)?.into_any())
 }
 
-/// A model input or output as a ``dict``.
-fn port<'py>(py: Python<'py>, p: &PortDescriptor) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item("name", &p.name)?;
-    d.set_item("slot", p.slot)?;
-    d.set_item("element_count", p.element_count)?;
-    d.set_item("dtype", p.dtype)?;
-    d.set_item("shape", shape_tuple(py, &p.shape)?)?;
-    Ok(d)
+/// Model inputs or outputs as a list of ``dict``.
+fn ports<'py>(py: Python<'py>, ports: &[PortDescriptor]) -> PyResult<Bound<'py, PyList>> {
+    let dicts = ports
+        .iter()
+        .map(|p| {
+            let d = PyDict::new(py);
+            d.set_item("name", &p.name)?;
+            d.set_item("slot", p.slot)?;
+            d.set_item("element_count", p.element_count)?;
+            d.set_item("dtype", p.dtype)?;
+            d.set_item("shape", shape_tuple(py, &p.shape)?)?;
+            Ok(d)
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    PyList::new(py, dicts)
 }
 
 /// An opened `.holo` archive (from `hrry.holo.open`). A context manager; views
@@ -97,19 +103,12 @@ fn port<'py>(py: Python<'py>, p: &PortDescriptor) -> PyResult<Bound<'py, PyDict>
 #[pyclass(module = "hrry.holo", name = "Archive", frozen)]
 pub struct Archive {
     path: PathBuf,
-    mapping: Mutex<Option<Py<HoloMapping>>>,
+    mapping: Slot<HoloMapping>,
 }
 
 impl Archive {
     fn mapping<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, HoloMapping>> {
-        let guard = self.mapping.lock().unwrap_or_else(|e| e.into_inner());
-        match guard.as_ref() {
-            Some(m) => Ok(m.bind(py).clone()),
-            None => Err(PyValueError::new_err(format!(
-                "{}: operation on a closed hrry.holo.Archive",
-                self.path.display()
-            ))),
-        }
+        self.mapping.get(py, &self.path.display().to_string())
     }
 }
 
@@ -186,29 +185,13 @@ impl Archive {
     /// ``element_count``, ``dtype`` and ``shape``).
     #[getter]
     fn inputs<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let m = self.mapping(py)?;
-        let ports = m
-            .get()
-            .loader
-            .inputs()
-            .iter()
-            .map(|p| port(py, p))
-            .collect::<PyResult<Vec<_>>>()?;
-        PyList::new(py, ports)
+        ports(py, self.mapping(py)?.get().loader.inputs())
     }
 
     /// The model outputs (like `inputs`).
     #[getter]
     fn outputs<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let m = self.mapping(py)?;
-        let ports = m
-            .get()
-            .loader
-            .outputs()
-            .iter()
-            .map(|p| port(py, p))
-            .collect::<PyResult<Vec<_>>>()?;
-        PyList::new(py, ports)
+        ports(py, self.mapping(py)?.get().loader.outputs())
     }
 
     /// The path the archive was opened from.
@@ -219,12 +202,13 @@ impl Archive {
 
     /// Closes the archive; views already returned stay valid.
     fn close(&self) {
-        let taken = self
-            .mapping
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take();
-        drop(taken);
+        self.mapping.close();
+    }
+
+    /// True once `close()` was called.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.mapping.is_closed()
     }
 
     fn __enter__(slf: Py<Self>) -> Py<Self> {
@@ -254,7 +238,7 @@ pub fn open_holo(py: Python<'_>, path: PathBuf) -> PyResult<Archive> {
     match detached(py, || HoloLoader::from_storage(storage))? {
         Ok(loader) => Ok(Archive {
             path,
-            mapping: Mutex::new(Some(Py::new(py, HoloMapping { loader })?)),
+            mapping: Slot::new(Py::new(py, HoloMapping { loader })?),
         }),
         Err(HoloError::Invalid { .. }) => {
             let report = check(py, &map, Format::Holo, false)?;

@@ -11,6 +11,7 @@ mod file;
 mod holo;
 mod kv;
 mod report;
+mod slot;
 mod write;
 
 use pyo3::prelude::*;
@@ -28,14 +29,12 @@ fn _hrry(m: &Bound<'_, PyModule>) -> PyResult<()> {
     )?;
     m.add("InternalError", py.get_type::<errors::InternalError>())?;
     m.add_class::<file::File>()?;
-    m.add_class::<file::Mapping>()?;
     m.add_class::<report::Report>()?;
     m.add_class::<report::Violation>()?;
     m.add_class::<report::Rule>()?;
     m.add_class::<write::Quantized>()?;
     m.add_class::<holo::Archive>()?;
     m.add_class::<holo::Section>()?;
-    m.add_class::<holo::HoloMapping>()?;
     m.add_function(wrap_pyfunction!(file::open, m)?)?;
     m.add_function(wrap_pyfunction!(file::load_file, m)?)?;
     m.add_function(wrap_pyfunction!(write::save_file, m)?)?;
