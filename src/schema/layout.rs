@@ -34,14 +34,8 @@ pub const LAYOUT_HILBERT: u8 = 0x40;
 /// configured limit (the recursion is bounded so no input can exhaust the stack).
 pub const MAX_TILED_NESTING: u32 = 64;
 
-/// True for tags whose fields this schema knows how to read.
-pub fn layout_tag_known(tag: u8) -> bool {
-    matches!(tag, 0x01..=0x0B | 0x40 | 0xF0..=0xFE)
-}
-
-/// The name of layout `tag`, as the spec's `layouts/*.md` files name them
-/// (`row-major`, `block-paged`, …); `extension` for `0xF0`–`0xFE`, `unassigned`
-/// for other tags.
+/// The spec name of layout `tag` (`row-major`, `csr`, …; `extension` for private
+/// tags `0xF0`-`0xFE`, `unknown` otherwise).
 pub fn layout_name(tag: u8) -> &'static str {
     match tag {
         LAYOUT_ROW_MAJOR => "row-major",
@@ -57,8 +51,13 @@ pub fn layout_name(tag: u8) -> &'static str {
         LAYOUT_COMPOSITE => "composite",
         LAYOUT_HILBERT => "hilbert",
         0xF0..=0xFE => "extension",
-        _ => "unassigned",
+        _ => "unknown",
     }
+}
+
+/// True for tags whose fields this schema knows how to read.
+pub fn layout_tag_known(tag: u8) -> bool {
+    matches!(tag, 0x01..=0x0B | 0x40 | 0xF0..=0xFE)
 }
 
 /// The layout-specific fields, chosen by `layout_tag`.
