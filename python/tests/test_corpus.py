@@ -99,6 +99,13 @@ def test_valid_holo_opens(entry):
             assert body.readonly and len(fingerprint) == 64
         for key, body in archive.extensions.items():
             assert isinstance(key, str) and body.readonly
+        kept = [(s.offset, s.data) for s in archive.sections]
+    assert archive.closed
+    with pytest.raises(ValueError):
+        archive.sections
+    # Views outlive the archive: they keep the mapping alive.
+    for offset, view in kept:
+        assert bytes(view) == data[offset : offset + len(view)]
 
 
 @pytest.mark.parametrize("entry", INVALID_HOLO, ids=ids(INVALID_HOLO))

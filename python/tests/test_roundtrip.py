@@ -189,3 +189,15 @@ def test_torch_style_sharing(tmp_path):
     iface = arr.__array_interface__
     assert iface["strides"] is None and iface["data"][1] is True
     assert arr.flags.c_contiguous
+
+
+def test_torch_from_numpy_shares_the_view(tmp_path):
+    torch = pytest.importorskip("torch")
+    path = tmp_path / "t.hrry"
+    hrry.save_file({"x": np.arange(6, dtype=np.float32)}, path)
+    with hrry.open(path) as f:
+        arr = f.get_tensor("x")
+    with pytest.warns(UserWarning):  # torch warns that the array is not writeable
+        t = torch.from_numpy(arr)
+    assert t.data_ptr() == arr.__array_interface__["data"][0]
+    assert t.tolist() == arr.tolist()
