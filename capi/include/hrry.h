@@ -226,7 +226,9 @@ int hrry_tensor_buffer(const struct hrry_file *f,
 /**
  * The number of bytes `hrry_read_row_major` writes for tensor `i`: its element
  * count times the size of an exported element. `HRRY_UNSUPPORTED` for an element
- * type with no row-major export (a private extension type).
+ * type with no row-major export (a private extension type); a layout that cannot be
+ * assembled (block-paged, an overlay that is not a plain copy) is only found out by
+ * `hrry_read_row_major`, which then returns `HRRY_UNSUPPORTED`.
  *
  * # Safety
  * `f` is NULL or an open handle; `len` is NULL or writable.

@@ -53,8 +53,11 @@ impl From<hrry::file::Error> for Failure {
 impl From<LayoutError> for Failure {
     fn from(e: LayoutError) -> Self {
         let status = match e {
+            // The file passed validation, so a layout the reader cannot assemble
+            // (e.g. an overlay that is not a plain copy) is a limit of the reader.
             LayoutError::Unsupported { .. }
             | LayoutError::ElementWidth { .. }
+            | LayoutError::Field { .. }
             | LayoutError::TooLarge { .. } => HRRY_UNSUPPORTED,
             LayoutError::Io(_) => HRRY_IO,
             _ => HRRY_INVALID,
