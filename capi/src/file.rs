@@ -2,7 +2,7 @@
 
 use std::ffi::{c_char, c_int, c_void};
 use std::path::Path;
-use std::ptr::{null, null_mut};
+use std::ptr::null;
 use std::sync::OnceLock;
 
 use hrry::export::{row_major_len, write_row_major, ExportOptions};
@@ -157,15 +157,13 @@ fn prefix(failure: Failure, path: &impl std::fmt::Display) -> Failure {
 /// memory for one pointer.
 #[no_mangle]
 pub unsafe extern "C" fn hrry_open(path: *const c_char, out: *mut *mut hrry_file) -> c_int {
-    call(|| {
-        // SAFETY: the caller's contract above.
-        let out = unsafe { ptr::out(out, "out") }?;
-        *out = null_mut();
-        // SAFETY: the caller's contract above.
-        let path = unsafe { ptr::path(path, "path") }?;
-        *out = Box::into_raw(Box::new(open_path(path)?));
-        Ok(())
-    })
+    // SAFETY: the caller's contract above.
+    unsafe {
+        ptr::call_new(out, || {
+            let path = ptr::path(path, "path")?;
+            open_path(path)
+        })
+    }
 }
 
 /// Opens and strictly validates the HRRYFILE held in `data[0..len]`, borrowing it:
@@ -182,18 +180,15 @@ pub unsafe extern "C" fn hrry_open_bytes(
     len: usize,
     out: *mut *mut hrry_file,
 ) -> c_int {
-    call(|| {
-        // SAFETY: the caller's contract above.
-        let out = unsafe { ptr::out(out, "out") }?;
-        *out = null_mut();
-        // SAFETY: the caller's contract above: the bytes outlive the handle, which
-        // is the only holder of this `'static` borrow.
-        let bytes: &'static [u8] = unsafe { ptr::bytes(data, len, "data") }?;
-        check(bytes, None)?;
-        let file = HrryFile::from_bytes(bytes)?;
-        *out = Box::into_raw(Box::new(hrry_file::new(file)));
-        Ok(())
-    })
+    // SAFETY: the caller's contract above: the bytes outlive the handle, which is
+    // the only holder of this `'static` borrow.
+    unsafe {
+        ptr::call_new(out, || {
+            let bytes: &'static [u8] = ptr::bytes(data, len, "data")?;
+            check(bytes, None)?;
+            Ok(hrry_file::new(HrryFile::from_bytes(bytes)?))
+        })
+    }
 }
 
 /// Closes a file opened by `hrry_open` or `hrry_open_bytes`; every string and shape
@@ -204,11 +199,8 @@ pub unsafe extern "C" fn hrry_open_bytes(
 /// thread.
 #[no_mangle]
 pub unsafe extern "C" fn hrry_close(f: *mut hrry_file) {
-    if !f.is_null() {
-        // SAFETY: the caller's contract above: `f` came from `Box::into_raw`.
-        let handle = unsafe { Box::from_raw(f) };
-        call_value((), || drop(handle));
-    }
+    // SAFETY: the caller's contract above.
+    unsafe { ptr::free(f) }
 }
 
 /// Number of tensors in the file; 0 when `f` is NULL.

@@ -1,11 +1,42 @@
-//! Checks on the pointers and lengths C passes in. Each turns a raw pointer into a
-//! reference or slice only after checking it is non-NULL, aligned and of a size Rust
-//! can address; what cannot be checked (that it points to live memory of that size)
-//! is the caller's side of the contract, stated in `hrry.h`.
+//! Checks on the pointers and lengths C passes in, and the objects handed out to C.
+//! Each check turns a raw pointer into a reference or slice only after checking it
+//! is non-NULL, aligned and of a size Rust can address; what cannot be checked (that
+//! it points to live memory of that size) is the caller's side of the contract,
+//! stated in `hrry.h`.
 
-use std::ffi::{c_char, CStr};
+use std::ffi::{c_char, c_int, CStr};
 
-use crate::error::Failure;
+use crate::error::{call, call_value, Failure};
+
+/// Runs the body of an exported constructor: `*out` is NULL until `make` succeeds,
+/// then the new object, which C gives back to [`free`].
+///
+/// # Safety
+/// `out` is NULL or writable.
+pub(crate) unsafe fn call_new<T>(
+    out: *mut *mut T,
+    make: impl FnOnce() -> Result<T, Failure>,
+) -> c_int {
+    call(|| {
+        // SAFETY: forwarded to the caller.
+        let out = unsafe { self::out(out, "out") }?;
+        *out = std::ptr::null_mut();
+        *out = Box::into_raw(Box::new(make()?));
+        Ok(())
+    })
+}
+
+/// Drops an object made by [`call_new`]; NULL is a no-op.
+///
+/// # Safety
+/// `object` is NULL or came from [`call_new`] and was not freed yet.
+pub(crate) unsafe fn free<T>(object: *mut T) {
+    if !object.is_null() {
+        // SAFETY: the caller's contract: `object` came from `Box::into_raw`.
+        let object = unsafe { Box::from_raw(object) };
+        call_value((), || drop(object));
+    }
+}
 
 /// `ptr` as a shared reference, or `HRRY_ARGUMENT` naming `what`.
 ///

@@ -2,7 +2,7 @@
 
 use std::ffi::{c_char, c_int, CString};
 use std::path::Path;
-use std::ptr::{null, null_mut};
+use std::ptr::null;
 
 use hrry::validate::{Mode, Options, Report};
 use hrry::Format;
@@ -51,10 +51,10 @@ pub(crate) fn validate(bytes: &[u8], path: Option<&Path>, permissive: bool) -> (
     (format, hrry::validate_as(bytes, format, &options))
 }
 
-/// Stores a new report on `bytes` in `out`.
-fn produce(bytes: &[u8], path: Option<&Path>, permissive: c_int, out: &mut *mut hrry_report) {
+/// A new report on `bytes`.
+fn produce(bytes: &[u8], path: Option<&Path>, permissive: c_int) -> hrry_report {
     let (_, report) = validate(bytes, path, permissive != 0);
-    *out = Box::into_raw(Box::new(hrry_report::new(&report)));
+    hrry_report::new(&report)
 }
 
 /// Validates the file at `path` (a HRRYFILE or a `.holo` archive, recognised by its
@@ -72,17 +72,16 @@ pub unsafe extern "C" fn hrry_validate_path(
     permissive: c_int,
     out: *mut *mut hrry_report,
 ) -> c_int {
-    call(|| {
-        // SAFETY: the caller's contract above.
-        let out = unsafe { ptr::out(out, "out") }?;
-        *out = null_mut();
-        // SAFETY: the caller's contract above.
-        let path = unsafe { ptr::path(path, "path") }?;
-        let bytes = std::fs::read(path)
-            .map_err(|e| Failure::new(HRRY_IO, format!("{}: cannot read: {e}", path.display())))?;
-        produce(&bytes, Some(path), permissive, out);
-        Ok(())
-    })
+    // SAFETY: the caller's contract above.
+    unsafe {
+        ptr::call_new(out, || {
+            let path = ptr::path(path, "path")?;
+            let bytes = std::fs::read(path).map_err(|e| {
+                Failure::new(HRRY_IO, format!("{}: cannot read: {e}", path.display()))
+            })?;
+            Ok(produce(&bytes, Some(path), permissive))
+        })
+    }
 }
 
 /// Validates `data[0..len]` as `hrry_validate_path` validates a file (the bytes are
@@ -97,15 +96,12 @@ pub unsafe extern "C" fn hrry_validate_bytes(
     permissive: c_int,
     out: *mut *mut hrry_report,
 ) -> c_int {
-    call(|| {
-        // SAFETY: the caller's contract above.
-        let out = unsafe { ptr::out(out, "out") }?;
-        *out = null_mut();
-        // SAFETY: the caller's contract above.
-        let bytes = unsafe { ptr::bytes(data, len, "data") }?;
-        produce(bytes, None, permissive, out);
-        Ok(())
-    })
+    // SAFETY: the caller's contract above.
+    unsafe {
+        ptr::call_new(out, || {
+            Ok(produce(ptr::bytes(data, len, "data")?, None, permissive))
+        })
+    }
 }
 
 /// 1 when the report lists no violation, 0 otherwise (and for NULL).
@@ -178,9 +174,6 @@ pub unsafe extern "C" fn hrry_report_violation(
 /// `r` is NULL or a report from `hrry_validate_*` not yet freed.
 #[no_mangle]
 pub unsafe extern "C" fn hrry_report_free(r: *mut hrry_report) {
-    if !r.is_null() {
-        // SAFETY: the caller's contract above: `r` came from `Box::into_raw`.
-        let report = unsafe { Box::from_raw(r) };
-        call_value((), || drop(report));
-    }
+    // SAFETY: the caller's contract above.
+    unsafe { ptr::free(r) }
 }
