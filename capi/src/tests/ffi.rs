@@ -376,3 +376,23 @@ fn versions_and_status_names() {
     }
     assert_eq!(hrry_abi_version(), HRRY_ABI_VERSION);
 }
+
+#[test]
+fn an_empty_file_is_invalid_and_a_directory_unreadable() {
+    let empty = std::env::temp_dir().join(format!("hrry-capi-empty-{}.hrry", std::process::id()));
+    std::fs::write(&empty, b"").unwrap();
+    let path = CString::new(empty.clone().into_os_string().into_encoded_bytes()).unwrap();
+    // SAFETY: valid C strings and output pointers.
+    unsafe {
+        let mut f = garbage();
+        assert_eq!(hrry_open(path.as_ptr(), &mut f), HRRY_INVALID);
+        assert!(f.is_null());
+        assert!(last_error().contains(" at offset 0: "), "{}", last_error());
+        let dir = c_path("valid");
+        assert_eq!(hrry_open(dir.as_ptr(), &mut f), HRRY_IO);
+        let mut r = garbage();
+        assert_eq!(hrry_validate_path(dir.as_ptr(), 0, &mut r), HRRY_IO);
+        assert!(r.is_null());
+    }
+    std::fs::remove_file(empty).unwrap();
+}
