@@ -13,6 +13,11 @@ target="${CARGO_TARGET_DIR:-$root/target}"
 out="$target/capi-test"
 prefix="$out/prefix"
 
+# The machine has cc and c++ with the sanitizer runtimes; pkg-config may be missing.
+if ! command -v pkg-config >/dev/null; then
+    apt-get update -qq && apt-get install -y -qq pkgconf >/dev/null
+fi
+
 cargo build --release --quiet --bin hrry
 cargo build --release --quiet -p hrry-capi
 # Release, so that the core built just above is reused.
