@@ -277,8 +277,9 @@ impl File {
     /// ``hrry dequant -o`` writes. The SIMD kernels run with the interpreter released,
     /// so threads dequantize in parallel. With ``out`` (a writeable C-contiguous
     /// float32 array of the tensor's shape) the values are written there and ``out``
-    /// is returned; otherwise a new array. ``HrryError`` if the tensor is not
-    /// quantized.
+    /// is returned; otherwise a new array. For repeated calls on large tensors pass
+    /// ``out``: a fresh output's first touch (page faults) can cost more than the
+    /// dequantization itself. ``HrryError`` if the tensor is not quantized.
     #[pyo3(signature = (name, *, out = None))]
     fn dequantize<'py>(
         &self,
