@@ -19,9 +19,10 @@ also shows both sides after touching one byte of every page of every array, sinc
 `hrry.load_file` returns views whose pages are read on first use.
 
 Needs numpy, safetensors, gguf and hrry installed, and the `hrry` binary (for
-`hrry convert`): $HRRY_BIN, else target/release/hrry. Run from the repository root:
+`hrry convert`): $HRRY_BIN, else target/release/hrry. `python/run_tests.sh` makes a
+venv with all of them; then, from the repository root:
 
-    python python/bench/bench.py [--size-mib 1024] [--repeat 5] [--dir DIR]
+    target/py-hrry/venv/bin/python python/bench/bench.py [--size-mib 1024] [--repeat 5] [--dir DIR]
 """
 
 import argparse
