@@ -7,7 +7,11 @@
 
 #[cfg(feature = "convert")]
 pub mod convert;
+// Test-data generation (the conformance corpus, random models and fuzz target
+// bodies) is for this crate's own tests, examples and fuzz targets: behind
+// features and hidden from the documentation, not part of the API.
 #[cfg(feature = "corpus")]
+#[doc(hidden)]
 pub mod corpus;
 pub mod diagnose;
 pub mod export;
@@ -18,12 +22,18 @@ pub mod limits;
 pub mod model;
 pub mod npy;
 pub mod quant;
+// The CLI's `--json` renderings; their format is documented by the CLI.
 #[cfg(feature = "json")]
+#[doc(hidden)]
 pub mod report;
 pub mod schema;
 #[cfg(feature = "arbitrary-model")]
+#[doc(hidden)]
 pub mod testing;
 pub mod validate;
+
+// `crate::declare_rules!`, for the rule table modules.
+pub(crate) use validate::declare_rules;
 
 /// The container formats `hrry` understands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

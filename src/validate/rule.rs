@@ -45,7 +45,6 @@ pub struct Rule {
 ///     HF_HDR_MAGIC: "HF-HDR-001", Spec, "magic is HRRYFILE", "file-format.md § File Header";
 /// }
 /// ```
-#[macro_export]
 macro_rules! declare_rules {
     ($($name:ident : $id:literal, $level:ident, $summary:literal, $spec:literal;)+) => {
         $(
@@ -61,6 +60,7 @@ macro_rules! declare_rules {
         pub static RULES: &[&$crate::validate::Rule] = &[$(&$name),+];
     };
 }
+pub(crate) use declare_rules;
 
 /// How strictly a file is judged.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
