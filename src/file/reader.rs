@@ -8,6 +8,7 @@ use std::sync::OnceLock;
 use memmap2::Mmap;
 
 use crate::limits::Limits;
+use crate::model::view::{typed_slice, typed_vec, Element, ViewError};
 use crate::schema::{
     container::{header_offsets, trailer_offsets, FILE_HEADER_LEN, MIN_INDEX_ENTRY_LEN},
     placement::place_buffers,
@@ -74,6 +75,30 @@ pub struct Tensor<'f> {
     pub descriptor: TensorDescriptor,
     /// Buffer `i` of the descriptor's buffer table, borrowed from the file.
     pub buffers: Vec<&'f [u8]>,
+}
+
+impl Tensor<'_> {
+    /// The values of a row-major, unquantized tensor as a `&[T]` borrowed from the
+    /// file, in row-major order: `tensor.as_slice::<f32>()` for a float32 tensor.
+    ///
+    /// Fails, saying why, when the tensor holds another element type, uses another
+    /// layout, is quantized, or its data is not aligned for `T` (see
+    /// [`crate::model::view::typed_slice`]); [`Tensor::to_vec`] copies instead.
+    pub fn as_slice<T: Element>(&self) -> Result<&[T], ViewError> {
+        typed_slice(
+            &self.descriptor,
+            self.buffers.first().copied().unwrap_or_default(),
+        )
+    }
+
+    /// The values of a row-major, unquantized tensor copied into a vector, at any
+    /// alignment and byte order (see [`crate::model::view::typed_vec`]).
+    pub fn to_vec<T: Element>(&self) -> Result<Vec<T>, ViewError> {
+        typed_vec(
+            &self.descriptor,
+            self.buffers.first().copied().unwrap_or_default(),
+        )
+    }
 }
 
 /// A view used by [`HrryFile::index`]; iterates entries in index order.

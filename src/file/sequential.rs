@@ -5,6 +5,7 @@
 use std::io::Read;
 
 use crate::limits::Limits;
+use crate::model::view::{typed_slice, typed_vec, Element, ViewError};
 use crate::schema::{
     container::{FILE_HEADER_LEN, TRAILER_LEN},
     placement::{align_up, place_buffers},
@@ -36,6 +37,27 @@ pub struct SequentialTensor {
     pub descriptor: TensorDescriptor,
     /// The buffers' bytes, in buffer-table order.
     pub buffers: Vec<Vec<u8>>,
+}
+
+impl SequentialTensor {
+    /// The values of a row-major, unquantized tensor as a `&[T]`, like
+    /// [`super::Tensor::as_slice`]. The buffers are plain heap vectors, whose
+    /// alignment the allocator chooses; [`SequentialTensor::to_vec`] never depends
+    /// on it.
+    pub fn as_slice<T: Element>(&self) -> Result<&[T], ViewError> {
+        typed_slice(
+            &self.descriptor,
+            self.buffers.first().map_or(&[], Vec::as_slice),
+        )
+    }
+
+    /// The values of a row-major, unquantized tensor copied into a vector.
+    pub fn to_vec<T: Element>(&self) -> Result<Vec<T>, ViewError> {
+        typed_vec(
+            &self.descriptor,
+            self.buffers.first().map_or(&[], Vec::as_slice),
+        )
+    }
 }
 
 /// Reads tensors in file order from a stream that cannot seek.

@@ -6,6 +6,9 @@ use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
 use crate::layout::dense::{TailWindow, UnusedTail};
+use crate::model::build::dense;
+use crate::model::element_count;
+use crate::model::view::{le_bytes, Element};
 
 use crate::schema::{
     placement::{align_up, place_buffers},
@@ -146,8 +149,11 @@ impl<W: Write> HrryWriter<W> {
         })
     }
 
-    /// Adds a KV metadata entry; keys must be non-empty and unique.
-    pub fn add_kv(&mut self, key: &str, value: KvValue) -> Result<(), Error> {
+    /// Adds a KV metadata entry; keys must be non-empty and unique. The value is a
+    /// [`KvValue`] or anything that converts into one (`"text"`, `42`, `1.5`,
+    /// `true`, `vec![1u8, 2]`, `vec!["a", "b"]`; see [`crate::model::kv`]).
+    pub fn add_kv(&mut self, key: &str, value: impl Into<KvValue>) -> Result<(), Error> {
+        let value = value.into();
         let key = key.as_bytes().to_vec();
         if self.options.unchecked {
             self.kv.push(KvEntry { key, value });
@@ -211,6 +217,32 @@ impl<W: Write> HrryWriter<W> {
             self.write_data(data)?;
         }
         self.end_tensor()
+    }
+
+    /// Writes a dense row-major tensor of `shape` whose values, in row-major order,
+    /// are `data`: `w.write_row_major::<f32>("weights", &[2, 3], &values)`. The
+    /// element type comes from `T` (see [`Element`]); `data` must hold exactly one
+    /// value per element.
+    pub fn write_row_major<T: Element>(
+        &mut self,
+        name: &str,
+        shape: &[u64],
+        data: &[T],
+    ) -> Result<(), Error> {
+        let count = element_count(shape);
+        if count != Some(data.len() as u64) {
+            return Err(Error::Usage(match count {
+                Some(n) => format!(
+                    "tensor {name:?}: shape {shape:?} holds {n} elements, {} given",
+                    data.len()
+                ),
+                None => format!("tensor {name:?}: shape {shape:?} has no fixed element count"),
+            }));
+        }
+        let descriptor = dense(T::TYPE, shape).ok_or_else(|| {
+            Error::Usage(format!("tensor {name:?}: shape {shape:?} is too large"))
+        })?;
+        self.write_tensor(name, &descriptor, &[&le_bytes(data)])
     }
 
     /// Starts a tensor whose buffers are then given in pieces, in buffer-table
