@@ -29,6 +29,32 @@ enum Source<'a> {
 ///
 /// Opening checks what reading needs (magic, versions, trailer, bounds, CRC,
 /// limits). Full conformance is [`crate::validate::validate_file`]'s job.
+///
+/// # Examples
+///
+/// ```
+/// use hrry::file::{HrryFile, HrryWriter, WriterOptions};
+///
+/// let path = std::env::temp_dir().join(format!("hrry-doc-{}.hrry", std::process::id()));
+/// let mut w = HrryWriter::create(&path, WriterOptions::default())?;
+/// w.write_row_major::<f32>("embed", &[3, 2], &[0.0, 0.1, 1.0, 1.1, 2.0, 2.1])?;
+/// w.write_row_major::<u8>("mask", &[4], &[1, 1, 0, 1])?;
+/// w.finish_file()?;
+///
+/// // Maps the file; only the header, trailer, index and KV are read now.
+/// let file = HrryFile::open(&path)?;
+/// let names: Vec<&str> = file.entries().map(|e| e.name()).collect();
+/// assert_eq!(names, ["embed", "mask"]);
+/// // Lookup by name (binary search when the index is sorted), data borrowed
+/// // from the mapping.
+/// let embed = file.tensor("embed")?.expect("present");
+/// assert_eq!(embed.descriptor.shape, [3, 2]);
+/// assert_eq!(embed.as_slice::<f32>()?[2..4], [1.0, 1.1]);
+/// assert!(file.tensor("missing")?.is_none());
+/// # drop(file);
+/// # std::fs::remove_file(&path)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct HrryFile<'a> {
     source: Source<'a>,
     header: FileHeader,
@@ -101,7 +127,7 @@ impl Tensor<'_> {
     }
 }
 
-/// A view used by [`HrryFile::index`]; iterates entries in index order.
+/// A boxed iterator over index entries, in index order.
 pub type IndexView<'f> = Box<dyn ExactSizeIterator<Item = TensorEntry<'f>> + 'f>;
 
 impl HrryFile<'static> {

@@ -61,6 +61,31 @@ impl SequentialTensor {
 }
 
 /// Reads tensors in file order from a stream that cannot seek.
+///
+/// # Examples
+///
+/// ```
+/// use hrry::file::{HrryWriter, SequentialReader, TensorRegionEnd, WriterOptions};
+/// use hrry::limits::Limits;
+///
+/// // Told the tensor count up front, the writer records it in the header.
+/// let options = WriterOptions { tensor_count_hint: Some(2), ..WriterOptions::default() };
+/// let mut w = HrryWriter::new(Vec::new(), options)?;
+/// w.write_row_major::<i32>("a", &[2], &[1, 2])?;
+/// w.write_row_major::<i32>("b", &[3], &[3, 4, 5])?;
+/// let bytes = w.finish()?;
+///
+/// // Any `Read` will do: a socket, a pipe, a decompressor. With the count known,
+/// // the reader holds one tensor at a time (`BufferToEof` works without it, holding
+/// // the rest of the stream).
+/// let mut r = SequentialReader::new(&bytes[..], TensorRegionEnd::CountHint, Limits::default())?;
+/// let mut total = 0;
+/// while let Some(t) = r.next_tensor()? {
+///     total += t.to_vec::<i32>()?.iter().sum::<i32>();
+/// }
+/// assert_eq!(total, 15);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct SequentialReader<R: Read> {
     source: Source<R>,
     header: FileHeader,

@@ -63,6 +63,30 @@ impl Default for WriterOptions {
 /// KV entries added before the first tensor set `HAS_KV_METADATA` in the header;
 /// later ones are still written (found through the trailer) with the flag clear,
 /// since the header is already out.
+///
+/// # Examples
+///
+/// ```
+/// use hrry::file::{HrryFile, HrryWriter, WriterOptions};
+/// use hrry::model::{build::dense, ElementType};
+///
+/// let mut w = HrryWriter::new(Vec::new(), WriterOptions::default())?;
+/// w.add_kv("model.name", "tiny")?;
+/// w.add_kv("model.context", 2048u64)?;
+/// // From a slice of Rust values: the element type comes from the slice.
+/// w.write_row_major::<f32>("bias", &[4], &[0.0, 0.5, 1.0, 1.5])?;
+/// // From a descriptor and its buffers, here packed int4 (two per byte).
+/// let desc = dense(ElementType::Int4, &[4]).expect("fits");
+/// w.write_tensor("codes", &desc, &[&[0x21, 0x43]])?;
+/// // Writing the same name twice is refused, and the writer stays usable.
+/// assert!(w.write_row_major::<f32>("bias", &[1], &[0.0]).is_err());
+/// let bytes = w.finish()?;
+///
+/// let file = HrryFile::from_bytes(&bytes)?;
+/// assert_eq!(file.len(), 2);
+/// assert_eq!(file.tensor("codes")?.unwrap().buffers[0], [0x21, 0x43]);
+/// # Ok::<(), hrry::file::Error>(())
+/// ```
 pub struct HrryWriter<W: Write> {
     sink: W,
     options: WriterOptions,

@@ -101,7 +101,7 @@ pub(crate) fn nonzero_unused_tail(desc: &TensorDescriptor, buffer0: &[u8]) -> Op
     nonzero_tail_of_run(buffer0, count, width, start as u64)
 }
 
-/// The few bytes of buffer 0 that [`nonzero_unused_tail`] looks at: the packing unit
+/// The few bytes of buffer 0 that `nonzero_unused_tail` looks at: the packing unit
 /// (one byte, or three for 6-bit types) the last element of the run ends in. A writer
 /// that streams buffer 0 in pieces keeps a copy of these bytes as they pass and
 /// judges them at the end with [`TailWindow::check`].
@@ -148,7 +148,7 @@ impl TailWindow {
     /// The unused tail when it has a set bit, judged on `window`: the bytes of
     /// buffer 0 from [`TailWindow::start`] (fewer than [`TailWindow::len`] when the
     /// buffer ends early; missing bytes are not looked at, as in
-    /// [`nonzero_unused_tail`]).
+    /// `nonzero_unused_tail`).
     pub fn check(&self, window: &[u8]) -> Option<UnusedTail> {
         let tail = nonzero_tail_of_run(window, self.count_in_window, self.width, 0)?;
         Some(UnusedTail {

@@ -10,7 +10,7 @@
 //! The hot cases — per-block affine, NF4 and MXFP blocks along the last axis of a
 //! row-major tensor — run block kernels: AVX2 on x86-64 when the CPU has AVX2 and
 //! F16C (detected at run time), portable scalar code elsewhere. Everything else runs
-//! the per-element reference ([`scalar`]). Every path gives bit-identical results.
+//! the per-element reference (`scalar`). Every path gives bit-identical results.
 
 pub mod element;
 mod params;
@@ -92,6 +92,37 @@ pub enum Kernel {
 }
 
 /// A validated quantized tensor, ready to dequantize.
+///
+/// # Examples
+///
+/// ```
+/// use hrry::model::ElementType;
+/// use hrry::quant::{quantize_per_block, Dequantizer, PerBlockOptions};
+///
+/// // 2 rows of 64 values as int8 in blocks of 32, asymmetric, float32 scales.
+/// let values: Vec<f32> = (0..128).map(|i| (i % 64) as f32 * 0.25).collect();
+/// let options = PerBlockOptions {
+///     storage: ElementType::Int8,
+///     scale_type: ElementType::Float32,
+///     symmetric: false,
+///     ..PerBlockOptions::default()
+/// };
+/// let q = quantize_per_block(&values, &[2, 64], &options)?;
+///
+/// // In a real program the descriptor and buffers come from `HrryFile::tensor`.
+/// let dq = Dequantizer::new(&q.descriptor, &q.buffer_slices())?;
+/// assert_eq!((dq.rows(), dq.row_len()), (2, 64));
+/// let all = dq.to_vec()?;
+/// // Each block spans 0 to 7.75 in 255 steps: values come back within a step.
+/// let step = 7.75 / 255.0;
+/// assert!(values.iter().zip(&all).all(|(a, b)| (a - b).abs() <= step));
+///
+/// // Row by row, for tensors too large to expand at once.
+/// let mut row = vec![0.0f32; 64];
+/// dq.dequantize_rows(1, &mut row)?;
+/// assert_eq!(row, all[64..]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct Dequantizer<'a> {
     stored: StoredTensor<'a>,

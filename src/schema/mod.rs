@@ -3,7 +3,7 @@
 //! Nothing here decides whether a value is *allowed* (that is [`crate::validate`]);
 //! it only says where the bytes are. Reading a value then writing it gives the same
 //! bytes back. Every variable-length count is checked against the bytes that remain
-//! before anything is allocated (see [`counted`]), so parsing is safe on any input as
+//! before anything is allocated (see `counted`), so parsing is safe on any input as
 //! long as the reader is a bounded cursor over the input.
 
 pub mod container;
