@@ -18,7 +18,7 @@ use crate::layout::sparse::is_sparse;
 use crate::layout::{bits::read_bits, densify, element_bits, LayoutError};
 use crate::model::ElementType;
 use crate::npy::{self, FloatDecoder, NpyWriter};
-use crate::schema::{LayoutFields, TensorDescriptor, LAYOUT_COMPOSITE};
+use crate::schema::{LayoutFields, TensorDescriptor, LAYOUT_BLOCK_PAGED, LAYOUT_COMPOSITE};
 
 /// Why a tensor could not be exported.
 #[derive(Debug, thiserror::Error)]
@@ -238,6 +238,11 @@ pub fn export_npy<W: Write>(
         .tensor(name)?
         .ok_or_else(|| ExportError::NotFound(name.to_string()))?;
     let desc = &tensor.descriptor;
+    if desc.layout_tag == LAYOUT_BLOCK_PAGED {
+        // Token counts are not stored: there is no logical order to write, and a
+        // quantized pool dequantizes in pool order (`crate::quant`), not in `shape`.
+        return Err(no_logical_order(desc));
+    }
     if desc.quantization.is_some() {
         let count = crate::layout::checked_count(&desc.shape)?;
         let bytes = u128::from(count) * 4;
@@ -271,10 +276,14 @@ pub fn export_npy<W: Write>(
         let packed = assemble(desc, &list, options.max_bytes)?;
         return write_packed(desc, &packed, sink, options);
     }
-    Err(ExportError::Unsupported(format!(
+    Err(no_logical_order(desc))
+}
+
+fn no_logical_order(desc: &TensorDescriptor) -> ExportError {
+    ExportError::Unsupported(format!(
         "layout {:#04x} has no logical-order export",
         desc.layout_tag
-    )))
+    ))
 }
 
 /// The NumPy dtype `hrry export` writes for `desc`: float32 for a quantized tensor

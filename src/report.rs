@@ -125,6 +125,7 @@ pub fn descriptor_json(d: &TensorDescriptor) -> Value {
         "layout": layout_json(d),
         "buffers": d.buffers.iter().map(|b| json!({
             "byte_size": b.byte_size, "alignment": b.alignment, "device_tag": b.device_tag,
+            "sync_mode": b.sync_mode, "memory_class": b.memory_class,
         })).collect::<Vec<_>>(),
         "flags": u32::from_le_bytes(d.flags.into_bytes()),
     });

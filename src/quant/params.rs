@@ -35,6 +35,15 @@ pub(crate) enum Params<'a> {
         scales: &'a [u8],
         zero_points: Option<&'a [u8]>,
     },
+    /// Per-block affine on a block-paged tensor: one scale (and zero point) per
+    /// page slot, the slot being the pool's index along axis 0.
+    PerSlot {
+        /// `scale_type_tag`.
+        scale_type: u8,
+        scales: &'a [u8],
+        /// Empty when symmetric.
+        zero_points: &'a [u8],
+    },
     /// One scale (and zero point) per block.
     Blocks {
         kind: BlockKind,

@@ -247,6 +247,33 @@ impl QuantScheme {
         }
     }
 
+    /// The buffer table indices the descriptor names for its parameters: the scale
+    /// buffer, then the zero-point buffer when the scheme has one (not SYMMETRIC).
+    /// Per-tensor affine names none. Indices are as stored, unchecked.
+    pub fn parameter_buffers(&self) -> Vec<u32> {
+        let affine = |flags: u16, scale: u32, zero_point: u32| {
+            if flags & FLAG_SYMMETRIC == 0 {
+                vec![scale, zero_point]
+            } else {
+                vec![scale]
+            }
+        };
+        match self {
+            QuantScheme::PerTensorAffine(_) => Vec::new(),
+            QuantScheme::PerChannelAffine(d) => affine(
+                d.header.flags,
+                d.scale_buffer_index,
+                d.zero_point_buffer_index,
+            ),
+            QuantScheme::PerBlockAffine(d) => affine(
+                d.header.flags,
+                d.scale_buffer_index,
+                d.zero_point_buffer_index,
+            ),
+            QuantScheme::Nf4(d) | QuantScheme::Mxfp(d) => vec![d.scale_buffer_index],
+        }
+    }
+
     /// The common header.
     pub fn header(&self) -> QuantizationHeader {
         match self {

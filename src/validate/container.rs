@@ -582,6 +582,20 @@ fn check_kv_value(v: &KvValue, at: u64, report: &mut Report) {
             );
         }
         KvValue::Array(a) => {
+            // Decoding fails on a bad tag when elements follow; an empty array decodes
+            // whatever its tag, so the tag is judged here too.
+            report.check(
+                (0x01..=0x06).contains(&a.element_tag),
+                &HF_KV_ARRAY_TAG,
+                at + 1,
+                || {
+                    format!(
+                        "array element tag {:#04x} is not 0x01-0x06 (the array holds {} elements)",
+                        a.element_tag,
+                        a.elements.len()
+                    )
+                },
+            );
             let mut pos = at + 6;
             for (i, el) in a.elements.iter().enumerate() {
                 match el {

@@ -53,8 +53,12 @@ enum Command {
     /// List the rule table: stable IDs, levels, summaries and spec sections.
     Rules {
         /// Print JSON instead of a table.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "markdown")]
         json: bool,
+        /// Print the conformance map (docs/conformance.md): the rules by spec file and
+        /// section, and the requirements no rule checks, with the reason.
+        #[arg(long)]
+        markdown: bool,
     },
 }
 
@@ -116,7 +120,7 @@ fn main() -> ExitCode {
         Command::Export(args) => export::run(args),
         Command::Validate(args) => validate::run(args),
         Command::Holo(command) => holo::run(command),
-        Command::Rules { json } => rules(json),
+        Command::Rules { json, markdown } => rules(json, markdown),
         Command::Convert(args) => convert::run(args),
     };
     match result {
@@ -129,9 +133,11 @@ fn main() -> ExitCode {
     }
 }
 
-fn rules(json: bool) -> Result<Outcome, Failure> {
+fn rules(json: bool, markdown: bool) -> Result<Outcome, Failure> {
     let rules: Vec<_> = hrry::validate::all_rules().collect();
-    if json {
+    if markdown {
+        write_stdout(hrry::validate::conformance::markdown().as_bytes());
+    } else if json {
         let list: Vec<_> = rules.iter().map(|r| hrry::report::rule_json(r)).collect();
         outln!(
             "{}",
