@@ -715,6 +715,13 @@ fn library_modules_have_no_import_cycles() {
     assert!(cycles.is_empty(), "import cycles:\n{}", cycles.join("\n"));
 }
 
+/// The only cycle among `files`; fails when there is none or more than one.
+fn the_one_cycle(files: &[(&str, &str)]) -> String {
+    let cycles = parse(&sources(files)).cycles();
+    assert_eq!(cycles.len(), 1, "{cycles:?}");
+    cycles.into_iter().next().unwrap()
+}
+
 fn sources(files: &[(&str, &str)]) -> BTreeMap<Vec<String>, String> {
     files
         .iter()
@@ -733,7 +740,7 @@ fn sources(files: &[(&str, &str)]) -> BTreeMap<Vec<String>, String> {
 fn a_cycle_through_a_parent_that_children_use_is_found() {
     // layout::addressing ↔ layout::dense as they were: addressing uses the parent's
     // error type and the parent calls dense, which calls addressing.
-    let krate = parse(&sources(&[
+    let cycle = the_one_cycle(&[
         ("", "pub mod layout;"),
         (
             "layout",
@@ -747,19 +754,16 @@ fn a_cycle_through_a_parent_that_children_use_is_found() {
             "layout::addressing",
             "use super::LayoutError; pub fn h() {}",
         ),
-    ]));
-    let cycles = krate.cycles();
-    assert_eq!(cycles.len(), 1, "{cycles:?}");
+    ]);
     assert!(
-        cycles[0].starts_with("cycle {layout, layout::addressing, layout::dense}"),
-        "{}",
-        cycles[0]
+        cycle.starts_with("cycle {layout, layout::addressing, layout::dense}"),
+        "{cycle}"
     );
 }
 
 #[test]
 fn a_cycle_between_top_level_modules_is_found_from_code_paths() {
-    let krate = parse(&sources(&[
+    let cycle = the_one_cycle(&[
         ("", "pub mod layout; pub mod validate;"),
         (
             "layout",
@@ -770,19 +774,16 @@ fn a_cycle_between_top_level_modules_is_found_from_code_paths() {
             "validate::descriptor",
             "pub fn width() { let _ = crate::layout::bits; }",
         ),
-    ]));
-    let cycles = krate.cycles();
-    assert_eq!(cycles.len(), 1, "{cycles:?}");
+    ]);
     assert!(
-        cycles[0].starts_with("cycle {layout, validate::descriptor}"),
-        "{}",
-        cycles[0]
+        cycle.starts_with("cycle {layout, validate::descriptor}"),
+        "{cycle}"
     );
 }
 
 #[test]
 fn a_cycle_through_a_use_tree_and_a_reexport_is_found() {
-    let krate = parse(&sources(&[
+    let cycle = the_one_cycle(&[
         ("", "pub mod a;"),
         ("a", "mod dense; mod addressing; pub use dense::Dense;"),
         ("a::dense", "use super::addressing::map; pub struct Dense;"),
@@ -791,13 +792,10 @@ fn a_cycle_through_a_use_tree_and_a_reexport_is_found() {
             "a::addressing",
             "use crate::a::{self, Dense as D}; pub fn map() {}",
         ),
-    ]));
-    let cycles = krate.cycles();
-    assert_eq!(cycles.len(), 1, "{cycles:?}");
+    ]);
     assert!(
-        cycles[0].starts_with("cycle {a::addressing, a::dense}"),
-        "{}",
-        cycles[0]
+        cycle.starts_with("cycle {a::addressing, a::dense}"),
+        "{cycle}"
     );
 }
 

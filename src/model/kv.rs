@@ -22,9 +22,10 @@ fn len_bytes(bytes: impl Into<Vec<u8>>) -> LenBytes {
     }
 }
 
-macro_rules! scalar_from {
-    ($($t:ty => |$v:ident| $e:expr),+ $(,)?) => {$(
-        impl From<$t> for KvScalar {
+/// `From` impls for `$target`, one per source type, each a closure-like body.
+macro_rules! from_impls {
+    ($target:ty { $($t:ty => |$v:ident| $e:expr),+ $(,)? }) => {$(
+        impl From<$t> for $target {
             fn from($v: $t) -> Self {
                 $e
             }
@@ -32,7 +33,7 @@ macro_rules! scalar_from {
     )+};
 }
 
-scalar_from! {
+from_impls! { KvScalar {
     &str => |v| KvScalar::String(len_bytes(v)),
     String => |v| KvScalar::String(len_bytes(v)),
     i64 => |v| KvScalar::Int64(v),
@@ -43,19 +44,9 @@ scalar_from! {
     f32 => |v| KvScalar::Float64(v.into()),
     bool => |v| KvScalar::Bool(u8::from(v)),
     &[u8] => |v| KvScalar::Bytes(len_bytes(v)),
-}
+}}
 
-macro_rules! value_from {
-    ($($t:ty => |$v:ident| $e:expr),+ $(,)?) => {$(
-        impl From<$t> for KvValue {
-            fn from($v: $t) -> Self {
-                $e
-            }
-        }
-    )+};
-}
-
-value_from! {
+from_impls! { KvValue {
     &str => |v| KvValue::String(len_bytes(v)),
     String => |v| KvValue::String(len_bytes(v)),
     &String => |v| KvValue::String(len_bytes(v.as_str())),
@@ -69,7 +60,7 @@ value_from! {
     bool => |v| KvValue::Bool(u8::from(v)),
     Vec<u8> => |v| KvValue::Bytes(len_bytes(v)),
     &[u8] => |v| KvValue::Bytes(len_bytes(v)),
-}
+}}
 
 /// A typed array of `values`, all of type `element_tag` (also when empty).
 fn array<T: Into<KvScalar>>(element_tag: u8, values: impl IntoIterator<Item = T>) -> KvValue {
