@@ -667,6 +667,11 @@ fn index_cases() -> Vec<Case> {
             ]),
         ),
         inv(
+            "HF-TXT-001",
+            "a tensor name holding the terminal sequence ESC [2J (clear screen)",
+            items(vec![Item::patterned("w\x1b[2J", f32d(&[1]))]),
+        ),
+        inv(
             "HF-IDX-005",
             "index entry flags non-zero",
             ix(&|e| e[0].flags = 1),

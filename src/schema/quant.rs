@@ -205,6 +205,17 @@ pub fn scheme_name(tag: u8) -> &'static str {
     }
 }
 
+/// The element type name of a `scale_type_tag` (`0x01` float16, `0x02` bfloat16,
+/// `0x03` float32), `None` for other tags.
+pub fn scale_type_name(tag: u8) -> Option<&'static str> {
+    match tag {
+        0x01 => Some("float16"),
+        0x02 => Some("bfloat16"),
+        0x03 => Some("float32"),
+        _ => None,
+    }
+}
+
 impl QuantScheme {
     /// Decodes `bytes` (a whole quantization descriptor). `None` when the scheme tag is
     /// not assigned or the bytes are shorter than the scheme's fixed fields; trailing
