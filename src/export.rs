@@ -60,7 +60,7 @@ impl Default for ExportOptions {
 
 /// Float32 value of a code of one of the narrow float formats (the decoders of
 /// [`crate::quant::element`]).
-pub fn narrow_float(ty: ElementType, code: u32) -> Option<f32> {
+pub(crate) fn narrow_float(ty: ElementType, code: u32) -> Option<f32> {
     crate::quant::element::float_value(ty, code)
 }
 
@@ -101,7 +101,7 @@ fn write_packed<W: Write>(
 }
 
 /// Writes the dense tensor `desc` over `buffers` as `.npy`, streaming.
-pub fn write_dense<W: Write>(
+pub(crate) fn write_dense<W: Write>(
     desc: &TensorDescriptor,
     buffers: &[&[u8]],
     sink: W,
@@ -224,6 +224,21 @@ pub fn composite_members<'f>(
         members.push(member);
     }
     Ok(members)
+}
+
+/// The stored bytes of `tensor` when they already are exactly the data
+/// [`export_npy`] writes after the header (what [`write_row_major`] writes), with
+/// their dtype: an unquantized dense tensor of a type NumPy holds natively (see
+/// [`npy::is_native`]) whose buffer 0 is contiguous and row-major. A reader can hand
+/// these bytes out without copying; `None` means the tensor must be exported.
+pub fn stored_row_major<'f>(tensor: &Tensor<'f>) -> Option<(npy::Dtype, &'f [u8])> {
+    let desc = &tensor.descriptor;
+    if desc.quantization.is_some() || !is_dense(desc.layout_tag) {
+        return None;
+    }
+    let ty = ElementType::from_tag(desc.type_tag).filter(|t| npy::is_native(*t))?;
+    let bytes = DenseView::new(desc, &tensor.buffers).ok()?.contiguous()?;
+    Some((npy::dtype(ty)?, bytes))
 }
 
 /// Writes tensor `name` of `file` to `sink` as a `.npy` array in logical row-major

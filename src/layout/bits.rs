@@ -250,7 +250,7 @@ fn packing_tail_bytes(count: u64, width: u32) -> impl Iterator<Item = (u64, u32)
         .map(move |b| (b, if b == first_byte { (end % 8) as u32 } else { 0 }))
 }
 
-/// The first byte holding a set tail bit (see [`packing_tail_bits`]) of `count`
+/// The first byte holding a set tail bit (see `packing_tail_bits`) of `count`
 /// `width`-bit elements packed from bit 0 of `buf`. Bytes past the end of `buf` are
 /// not looked at. Returns `(byte index, byte)`; `None` when every such bit is zero,
 /// the type is not sub-byte, or nothing is left over.
@@ -260,14 +260,14 @@ pub fn nonzero_packing_tail(buf: &[u8], count: u64, width: u32) -> Option<(u64, 
 
 /// The bytes [`nonzero_packing_tail`] looks at: `first..end` (at most three; empty
 /// when there is no tail).
-pub fn packing_tail_range(count: u64, width: u32) -> (u64, u64) {
+pub(crate) fn packing_tail_range(count: u64, width: u32) -> (u64, u64) {
     let (end, unit_end) = packing_tail_bits(count, width).unwrap_or((0, 0));
     (end / 8, unit_end.div_ceil(8))
 }
 
 /// [`nonzero_packing_tail`] given only the bytes from index `first` on (`bytes[0]`
 /// is byte `first`), for a reader that fetched just [`packing_tail_range`].
-pub fn nonzero_packing_tail_from(
+pub(crate) fn nonzero_packing_tail_from(
     bytes: &[u8],
     first: u64,
     count: u64,

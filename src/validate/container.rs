@@ -3,7 +3,6 @@
 
 use std::borrow::Cow;
 use std::collections::HashSet;
-use std::io;
 
 use crate::limits::Limits;
 use crate::schema::{
@@ -15,10 +14,9 @@ use crate::schema::{
     read_from, FileHeader, IndexEntry, Trailer, FILE_MAGIC, TRAILER_LEN, TRAILER_MAGIC,
 };
 
-use super::input::{unread, Input};
+use super::input::Input;
 use super::rules::container::*;
-use super::{region, Mode, Report};
-use crate::source::ReadAt;
+use super::{Mode, Report};
 
 /// How to validate.
 #[derive(Clone, Copy, Debug, Default)]
@@ -43,31 +41,12 @@ pub(crate) struct Frame<'a> {
     pub limits: Limits,
 }
 
-/// Validates a HRRYFILE held in memory and reports every violation found.
-pub fn validate_file(bytes: &[u8], options: &Options) -> Report {
-    validate_source(&bytes, options).unwrap_or_else(|e| unread(options.mode, &e))
-}
-
-/// Validates the HRRYFILE `source` and reports every violation found, reading only
-/// what the rules look at: the header, trailer, index, KV, every descriptor and the
-/// padding around it, quantization parameters, sparse index structures and the few
-/// data bytes a rule inspects (packing tails, padding elements, `float8_e8m0`
-/// codes), never whole dense data buffers. The report is the one
-/// [`validate_file`] gives for the same bytes; a failed read is returned instead.
-pub fn validate_source(source: &dyn ReadAt, options: &Options) -> io::Result<Report> {
-    let input = Input::new(source);
-    let mut report = Report::new(options.mode);
-    if let Some(frame) = check_frame(&input, options.limits, &mut report) {
-        region::check_region(&frame, &mut report);
-    }
-    match input.into_error() {
-        Some(e) => Err(e),
-        None => Ok(report),
-    }
-}
-
 /// Header, trailer, index and KV; `None` when the tensor region cannot be found.
-fn check_frame<'a>(input: &'a Input<'a>, limits: Limits, report: &mut Report) -> Option<Frame<'a>> {
+pub(crate) fn check_frame<'a>(
+    input: &'a Input<'a>,
+    limits: Limits,
+    report: &mut Report,
+) -> Option<Frame<'a>> {
     let len = input.len();
     let head = input.bytes_clamped(0, crate::diagnose::HEAD_LEN as u64);
     if head.len() < 8 || head[..8] != FILE_MAGIC {
