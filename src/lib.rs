@@ -245,6 +245,39 @@ pub fn validate_source_as(
     }
 }
 
+/// Validates a source of either format, recognised by its magic (else `path`'s
+/// extension), reading only what the rules need; returns the format and the report,
+/// or the error of a failed read.
+pub fn validate_source_any(
+    source: &dyn source::ReadAt,
+    path: Option<&std::path::Path>,
+    options: &validate::Options,
+) -> std::io::Result<(Format, validate::Report)> {
+    let format = Format::detect_source(source, path)?;
+    Ok((format, validate_source_as(source, format, options)?))
+}
+
+/// Validates the file at `path` with positioned reads of what the rules need
+/// ([`validate_source_any`] over a [`source::FileSource`]), so memory stays bounded
+/// whatever the file's size. Only regular files are read: a directory, pipe or
+/// device is an error, as is a failed open or read.
+pub fn validate_path(
+    path: &std::path::Path,
+    options: &validate::Options,
+) -> std::io::Result<(Format, validate::Report)> {
+    let file = std::fs::File::open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        let kind = if meta.is_dir() {
+            std::io::ErrorKind::IsADirectory
+        } else {
+            std::io::ErrorKind::InvalidInput
+        };
+        return Err(std::io::Error::new(kind, "not a regular file"));
+    }
+    validate_source_any(&source::FileSource::new(file)?, Some(path), options)
+}
+
 /// Validates bytes of any supported format, recognised by their magic; returns the
 /// format and the report.
 pub fn validate_any(bytes: &[u8], mode: validate::Mode) -> (Format, validate::Report) {

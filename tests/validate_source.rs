@@ -15,25 +15,9 @@ use hrry::model::{build::dense, ElementType};
 use hrry::quant::{quantize_per_block, PerBlockOptions};
 use hrry::schema::KvValue;
 use hrry::source::{FileSource, ReadAt};
-use hrry::testing::tokenizer_tokens;
-use hrry::validate::{Mode, Options, Report};
+use hrry::testing::{assert_same_report, tokenizer_tokens};
+use hrry::validate::{Mode, Options};
 use hrry::Format;
-
-/// Everything a report says, as comparable values: violations (rule, offset,
-/// message), notes, whether it stopped early, how many were suppressed.
-type Summary = (Vec<(&'static str, u64, String)>, Vec<String>, bool, u64);
-
-fn summary(r: &Report) -> Summary {
-    (
-        r.violations
-            .iter()
-            .map(|v| (v.rule.id, v.offset, v.message.clone()))
-            .collect(),
-        r.notes.clone(),
-        r.fatal,
-        r.suppressed,
-    )
-}
 
 /// A source that hides that it is in memory and records every read.
 struct Recording<'a> {
@@ -93,16 +77,12 @@ fn every_corpus_file_gives_the_same_report_from_its_file() {
                 let memory = hrry::validate_as(&case.bytes, format, &options(mode));
                 let from_file =
                     hrry::validate_source_as(&file, format, &options(mode)).expect("readable");
-                assert_eq!(
-                    summary(&from_file),
-                    summary(&memory),
-                    "{} as {format:?} in {mode:?} mode",
-                    case.path
-                );
+                let what = format!("{} as {format:?} in {mode:?} mode", case.path);
+                assert_same_report(&from_file, &memory, &what);
                 let recording = Recording::new(&case.bytes);
                 let read =
                     hrry::validate_source_as(&recording, format, &options(mode)).expect("readable");
-                assert_eq!(summary(&read), summary(&memory), "{}", case.path);
+                assert_same_report(&read, &memory, &what);
             }
         }
     }
@@ -195,13 +175,8 @@ fn dense_tensor_data_is_not_read() {
     let report =
         hrry::validate::validate_source(&recording, &options(Mode::Strict)).expect("readable");
     assert!(report.is_valid(), "{:?}", report.violations);
-    assert_eq!(
-        summary(&report),
-        summary(&hrry::validate::validate_file(
-            &bytes,
-            &options(Mode::Strict)
-        ))
-    );
+    let memory = hrry::validate::validate_file(&bytes, &options(Mode::Strict));
+    assert_same_report(&report, &memory, "model");
     let reads = recording.reads();
     let mut data_bytes = 0;
     for (name, ranges) in buffer_ranges(&bytes) {
@@ -244,7 +219,7 @@ fn a_holo_archive_is_hashed_in_fixed_chunks() {
         let recording = Recording::new(&archive);
         let from_source = hrry::holo::validate_source(&recording, Mode::Strict).expect("readable");
         let memory = hrry::holo::validate(&archive, Mode::Strict);
-        assert_eq!(summary(&from_source), summary(&memory));
+        assert_same_report(&from_source, &memory, "archive");
         let largest = recording
             .reads()
             .iter()
@@ -289,4 +264,35 @@ fn a_failed_read_is_an_error_not_a_report() {
         from: archive.len() as u64 - 10,
     };
     assert!(hrry::holo::validate_source(&source, Mode::Strict).is_err());
+}
+
+#[test]
+fn validate_path_reads_regular_files_and_refuses_others() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("corpus");
+    for name in [
+        "valid/basic.hrry",
+        "valid/full.holo",
+        "invalid/HF-HDR-003.hrry",
+    ] {
+        let path = root.join(name);
+        let bytes = std::fs::read(&path).expect("corpus file");
+        for mode in [Mode::Strict, Mode::Permissive] {
+            let (format, report) = hrry::validate_path(&path, &options(mode)).expect("readable");
+            assert_eq!(format, Format::detect(&bytes, Some(&path)), "{name}");
+            let memory = hrry::validate_as(&bytes, format, &options(mode));
+            assert_same_report(&report, &memory, name);
+        }
+    }
+    let e = hrry::validate_path(&root, &options(Mode::Strict)).expect_err("a directory");
+    assert_eq!(e.kind(), io::ErrorKind::IsADirectory);
+    let e = hrry::validate_path(&root.join("no such file"), &options(Mode::Strict))
+        .expect_err("missing");
+    assert_eq!(e.kind(), io::ErrorKind::NotFound);
+    #[cfg(unix)]
+    {
+        // A character device is refused, not read (reading /dev/zero would not end).
+        let e = hrry::validate_path(std::path::Path::new("/dev/zero"), &options(Mode::Strict))
+            .expect_err("a device");
+        assert_eq!(e.kind(), io::ErrorKind::InvalidInput);
+    }
 }

@@ -233,7 +233,8 @@ pub fn exercise_file(bytes: &[u8]) -> bool {
             ..Default::default()
         };
         let piecemeal = crate::validate::validate_source(&Piecemeal(bytes), &options);
-        assert_same_report(report, &piecemeal.expect("reads inside the input succeed"));
+        let piecemeal = piecemeal.expect("reads inside the input succeed");
+        assert_same_report(report, &piecemeal, &format!("read piecemeal, {mode:?}"));
     }
     let valid = strict.is_valid();
     assert!(
@@ -363,7 +364,8 @@ pub fn exercise_holo(bytes: &[u8]) -> bool {
     let permissive = crate::holo::validate(bytes, Mode::Permissive);
     for (mode, report) in [(Mode::Strict, &strict), (Mode::Permissive, &permissive)] {
         let piecemeal = crate::holo::validate_source(&Piecemeal(bytes), mode);
-        assert_same_report(report, &piecemeal.expect("reads inside the input succeed"));
+        let piecemeal = piecemeal.expect("reads inside the input succeed");
+        assert_same_report(report, &piecemeal, &format!("read piecemeal, {mode:?}"));
     }
     let valid = strict.is_valid();
     assert!(
@@ -446,10 +448,11 @@ impl crate::source::ReadAt for Piecemeal<'_> {
 
 /// Panics unless the two reports say the same: violations (rule, offset, message)
 /// in order, notes, whether validation stopped early, and the suppressed count.
-pub fn assert_same_report(a: &crate::validate::Report, b: &crate::validate::Report) {
-    assert_eq!(a.violations, b.violations);
-    assert_eq!(a.notes, b.notes);
-    assert_eq!((a.fatal, a.suppressed), (b.fatal, b.suppressed));
+/// `what` names the input in the panic message.
+pub fn assert_same_report(a: &crate::validate::Report, b: &crate::validate::Report, what: &str) {
+    assert_eq!(a.violations, b.violations, "{what}");
+    assert_eq!(a.notes, b.notes, "{what}");
+    assert_eq!((a.fatal, a.suppressed), (b.fatal, b.suppressed), "{what}");
 }
 
 /// A string array like a tokenizer's vocabulary: `n` short tokens (`▁tok0`, …), the

@@ -319,9 +319,7 @@ fn load(path: &Path, options: &Options) -> Result<(hrry::Format, Report), String
         bytes = crate::read_input(path)?;
         &bytes
     };
-    let format = hrry::Format::detect_source(source, Some(path)).map_err(cannot_read)?;
-    let report = hrry::validate_source_as(source, format, options).map_err(cannot_read)?;
-    Ok((format, report))
+    hrry::validate_source_any(source, Some(path), options).map_err(cannot_read)
 }
 
 /// A file's result as JSON.
