@@ -67,10 +67,11 @@ fn produce(bytes: &[u8], path: Option<&Path>, permissive: c_int) -> hrry_report 
 /// Validates the file at `path` (a HRRYFILE or a `.holo` archive, recognised by its
 /// magic), strictly or, when `permissive` is non-zero, following the spec's
 /// permissive allowances. Only what the rules look at is read (never tensor data),
-/// so memory stays small whatever the file's size. Returns `HRRY_OK` whenever a report was produced, valid or
-/// not (free it with `hrry_report_free`); `HRRY_IO` when the file cannot be read;
-/// `HRRY_ARGUMENT` for a NULL or empty `path` or a NULL `out`. On failure `*out` is
-/// NULL.
+/// so memory stays small whatever the file's size. Returns `HRRY_OK` whenever a
+/// report was produced, valid or not (free it with `hrry_report_free`); `HRRY_IO`
+/// when the file cannot be read or is not a regular file (a directory, pipe or
+/// device); `HRRY_ARGUMENT` for a NULL or empty `path` or a NULL `out`. On failure
+/// `*out` is NULL.
 ///
 /// # Safety
 /// `path` is NULL or a NUL-terminated string; `out` is NULL or writable.
