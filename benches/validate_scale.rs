@@ -110,13 +110,7 @@ mod unix {
         let template = quantize_per_block(
             &[1.0; 64],
             &[2, 32],
-            &PerBlockOptions {
-                storage: ElementType::Int4,
-                scale_type: ElementType::Float16,
-                block_size: 32,
-                axis: 1,
-                symmetric: true,
-            },
+            &PerBlockOptions::default(), // int4, blocks of 32, float16 scales
         )
         .expect("template");
         let quantization = template

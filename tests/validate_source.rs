@@ -153,13 +153,7 @@ fn model() -> Vec<u8> {
         let q = quantize_per_block(
             &values,
             &[64, 256],
-            &PerBlockOptions {
-                storage: ElementType::Int4,
-                scale_type: ElementType::Float16,
-                block_size: 32,
-                axis: 1,
-                symmetric: true,
-            },
+            &PerBlockOptions::default(), // int4, blocks of 32, float16 scales
         )
         .expect("quantizes");
         w.write_tensor(&format!("l{layer}.q"), &q.descriptor, &q.buffer_slices())
