@@ -3,6 +3,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
+use hrry::convert::gguf::GGUF_VALUE_TYPES_KEY;
 use hrry::convert::{convert, safetensors::read_all, Error, FloatType, NoProgress, Options};
 use hrry::file::HrryFile;
 use hrry::schema::gguf::{
@@ -250,7 +251,8 @@ fn gguf_metadata_and_dense_tensors() {
     let out = dir.path().join("m.hrry");
     let summary = run(&path, &out, &Options::default()).unwrap();
     assert_eq!(summary.tensors, 4);
-    assert_eq!(summary.metadata, 17);
+    // 16 pairs, general.alignment, and the record of their GGUF types.
+    assert_eq!(summary.metadata, 18);
     assert_eq!(summary.notes.len(), 1, "{:?}", summary.notes);
     assert_strictly_valid(&out);
 
@@ -266,6 +268,17 @@ fn gguf_metadata_and_dense_tensors() {
     assert_eq!(v("i64"), KvValue::Int64(i64::MIN));
     assert_eq!(v("f64"), KvValue::Float64(-1e300));
     assert_eq!(v("general.alignment"), KvValue::Uint64(64));
+    let KvValue::String(types) = v(GGUF_VALUE_TYPES_KEY) else {
+        panic!("no GGUF value types");
+    };
+    let types: serde_json::Value = serde_json::from_slice(&types.bytes).unwrap();
+    assert_eq!(types["u32"], "uint32");
+    assert_eq!(types["i8"], "int8");
+    assert_eq!(types["f32"], "float32");
+    assert_eq!(types["tokens"], "array<string>");
+    assert_eq!(types["types"], "array<int32>");
+    assert_eq!(types["nested"], "array<array>");
+    assert_eq!(types["general.alignment"], "uint32");
     match v("tokens") {
         KvValue::Array(a) => {
             assert_eq!(a.element_tag, 0x01);

@@ -1,15 +1,21 @@
-//! Conversion between HRRYFILE and other model formats: safetensors in both
-//! directions, GGUF to HRRYFILE.
+//! Conversion between HRRYFILE and other model formats: safetensors and GGUF in
+//! both directions, whole checkpoints (sharded safetensors, GGUF split files) in.
 //!
-//! Conversions stream: the input is read one tensor at a time (never mapped, so the
-//! resident set stays near the largest tensor however large the file), and the
-//! output appears under its name only once complete (a temporary file beside it is
-//! renamed into place).
+//! Conversions stream in constant memory: tensor data goes through buffers of a
+//! fixed size (or is copied by the kernel, `copy_file_range`), never a whole tensor
+//! at a time, so the resident set does not grow with the largest tensor. The output
+//! appears under its name only once complete (a temporary file beside it is renamed
+//! into place).
 
+pub mod checkpoint;
 mod ggml;
 pub mod gguf;
+mod hrry_source;
+mod output;
+mod qblocks;
 pub mod safetensors;
 mod source;
+mod to_gguf;
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -17,7 +23,7 @@ use std::path::{Path, PathBuf};
 use crate::file::WriterOptions;
 use crate::model::ElementType;
 
-pub(crate) use source::FileSource;
+pub(crate) use source::{FileSource, CHUNK};
 
 /// A file format `convert` knows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,7 +32,7 @@ pub enum Format {
     Hrry,
     /// A safetensors file.
     Safetensors,
-    /// A GGUF file (read only).
+    /// A GGUF file.
     Gguf,
 }
 
@@ -223,6 +229,14 @@ pub enum Error {
         /// Why, and what to do about it.
         message: String,
     },
+    /// A sharded checkpoint's index or split files are malformed or inconsistent.
+    #[error("{}: {message}", path.display())]
+    Checkpoint {
+        /// The index, split file or directory at fault.
+        path: PathBuf,
+        /// What was expected and found.
+        message: String,
+    },
     /// The formats or options cannot be used together.
     #[error("{0}")]
     Unsupported(String),
@@ -237,20 +251,27 @@ impl Error {
     }
 }
 
-/// Reads the first bytes of `path` and tells its format by magic.
+/// Reads the first bytes of `path` and tells its format by magic (a sharded
+/// safetensors checkpoint's `*.index.json` counts as safetensors).
 pub fn detect(path: &Path) -> Result<Format, Error> {
     let mut source = FileSource::open(path)?;
     let prefix = source.read_prefix(16)?;
-    Format::sniff(&prefix, source.len()).ok_or_else(|| {
-        Error::Unsupported(format!(
-            "{}: not a HRRYFILE, safetensors or GGUF file (first bytes {:02x?})",
-            path.display(),
-            &prefix[..prefix.len().min(8)]
-        ))
-    })
+    if let Some(format) = Format::sniff(&prefix, source.len()) {
+        return Ok(format);
+    }
+    if checkpoint::looks_like_index(path, &prefix) {
+        return Ok(Format::Safetensors);
+    }
+    Err(Error::Unsupported(format!(
+        "{}: not a HRRYFILE, safetensors, safetensors index or GGUF file (first bytes {:02x?})",
+        path.display(),
+        &prefix[..prefix.len().min(8)]
+    )))
 }
 
-/// Converts `input` into `output`. The input format is recognised by its magic; the
+/// Converts `input` into `output`. The input is a file, recognised by its magic,
+/// or a whole checkpoint: a sharded safetensors checkpoint's `*.index.json`, the
+/// first (or any) file of a GGUF split set, or a directory holding either. The
 /// output format is `options.to`, else the output's extension.
 pub fn convert(
     input: &Path,
@@ -258,12 +279,19 @@ pub fn convert(
     options: &Options,
     progress: &mut dyn Progress,
 ) -> Result<Summary, Error> {
+    let resolved;
+    let input = if input.is_dir() {
+        resolved = checkpoint::resolve_directory(input)?;
+        resolved.as_path()
+    } else {
+        input
+    };
     let from = detect(input)?;
     let to = match options.to.or_else(|| Format::from_extension(output)) {
         Some(f) => f,
         None => {
             return Err(Error::Unsupported(format!(
-                "cannot tell the output format from {:?}: use a .hrry or .safetensors extension or --to",
+                "cannot tell the output format from {:?}: use a .hrry, .safetensors or .gguf extension or --to",
                 output.display().to_string()
             )))
         }
@@ -276,8 +304,9 @@ pub fn convert(
         (Format::Hrry, Format::Safetensors) => {
             safetensors::from_hrry(input, output, options, progress)
         }
+        (Format::Hrry, Format::Gguf) => to_gguf::from_hrry(input, output, options, progress),
         (from, to) => Err(Error::Unsupported(format!(
-            "conversion from {} to {} is not supported (supported: safetensors -> hrryfile, gguf -> hrryfile, hrryfile -> safetensors)",
+            "conversion from {} to {} is not supported (supported: safetensors -> hrryfile, gguf -> hrryfile, hrryfile -> safetensors, hrryfile -> gguf)",
             from.name(),
             to.name()
         ))),

@@ -13,8 +13,9 @@ use std::path::{Path, PathBuf};
 use super::{Error, Progress};
 
 const BUFFER: usize = 64 << 10;
-/// Tensor data is read in pieces of this size, reporting progress after each.
-const CHUNK: usize = 8 << 20;
+/// Tensor data is read (and copied) in pieces of at most this size, reporting
+/// progress after each: the bound on the memory a conversion holds for tensor data.
+pub(crate) const CHUNK: usize = 8 << 20;
 
 /// A read-only input file: buffered `Read + Seek` for headers, and whole-range reads
 /// for tensor data.
@@ -49,6 +50,43 @@ impl FileSource {
     /// The file length in bytes.
     pub fn len(&self) -> u64 {
         self.len
+    }
+
+    /// The file, for copies the kernel makes (its cursor is not relied on here).
+    pub fn file(&self) -> &File {
+        &self.file
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Reads the `len` bytes at `offset` a piece at a time into `buf` (reused) and
+    /// hands each piece to `f`. Pieces hold a whole number of `unit` bytes (the last
+    /// one excepted when `len` is not a multiple) and at most `max` bytes, or one
+    /// `unit` when that is larger.
+    #[allow(clippy::too_many_arguments)]
+    pub fn for_each_piece(
+        &mut self,
+        offset: u64,
+        len: u64,
+        unit: usize,
+        max: usize,
+        buf: &mut Vec<u8>,
+        progress: &mut dyn Progress,
+        mut f: impl FnMut(&[u8]) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        let unit = unit.max(1) as u64;
+        let piece = (max as u64 / unit).max(1) * unit;
+        let mut done = 0u64;
+        while done < len {
+            let n = piece.min(len - done);
+            self.read_range_into(offset + done, n, Some(&mut *progress), buf)?;
+            f(buf)?;
+            done += n;
+        }
+        Ok(())
     }
 
     /// Wraps an I/O error with the file name.
