@@ -31,7 +31,7 @@ use super::checkpoint::{self, Provenance};
 use super::{
     ggml, output, qblocks, Error, FileSource, FloatType, Format, Options, Progress, Summary, CHUNK,
 };
-use crate::file::{HrryWriter, WriterOptions};
+use crate::file::{CopyFrom, HrryWriter, WriterOptions};
 use crate::model::build::dense;
 use crate::model::ElementType;
 use crate::quant::quantize::quantized_descriptor;
@@ -611,7 +611,8 @@ pub fn to_hrry(
                 output::copy_into_tensor(&mut writer, src, plan.offset, plan.size, progress)?;
             }
             Treatment::Blocks(kind) => {
-                write_blocks(&mut writer, src, plan, kind, &mut scratch, progress)?;
+                let budget = SCALE_BUDGET;
+                write_blocks(&mut writer, src, plan, kind, budget, &mut scratch, progress)?;
             }
             Treatment::Dequantize => {
                 dequantized += 1;
@@ -674,12 +675,14 @@ struct Scratch {
 const SCALE_BUDGET: u64 = 8 << 20;
 
 /// Writes a `Q8_0` / `Q4_0` tensor as per-block affine codes then scales, a piece
-/// of blocks at a time.
-fn write_blocks(
-    writer: &mut HrryWriter<output::Output>,
+/// of blocks at a time; scales are kept for after the codes when they fit in
+/// `scale_budget` bytes, read again otherwise.
+fn write_blocks<W: CopyFrom>(
+    writer: &mut HrryWriter<W>,
     src: &mut FileSource,
     plan: &TensorPlan,
     kind: qblocks::Kind,
+    scale_budget: u64,
     scratch: &mut Scratch,
     progress: &mut dyn Progress,
 ) -> Result<(), Error> {
@@ -697,7 +700,7 @@ fn write_blocks(
             ),
         )
     };
-    let keep = blocks * 2 <= SCALE_BUDGET;
+    let keep = blocks * 2 <= scale_budget;
     let Scratch {
         input,
         codes,
@@ -857,5 +860,68 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn block_scales_kept_or_read_again_give_the_same_file() {
+        // Q4_0 [2, 96]: six blocks, the third with a zero scale.
+        let mut blocks = Vec::new();
+        for b in 0..6u8 {
+            let d = if b == 2 { 0.0 } else { 0.5 + f32::from(b) };
+            blocks.extend(half::f16::from_f32(d).to_bits().to_le_bytes());
+            blocks.extend((0..16).map(|j| b.wrapping_mul(37).wrapping_add(j * 11)));
+        }
+        let preamble = GgufPreamble {
+            version: 3,
+            metadata: Vec::new(),
+            tensors: vec![crate::schema::gguf::GgufTensorInfo {
+                name: "q".into(),
+                dimensions: vec![96, 2],
+                ggml_type: 2,
+                offset: 0,
+            }],
+        };
+        let mut bytes = crate::schema::to_bytes(&preamble);
+        bytes.resize(bytes.len().next_multiple_of(32), 0);
+        bytes.extend(&blocks);
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("q.gguf");
+        std::fs::write(&path, &bytes).unwrap();
+        let mut input = open_gguf(&path).unwrap();
+        let plans = plan_tensors(
+            &input.preamble,
+            0,
+            input.data_start,
+            input.src.len(),
+            &Options::default(),
+        )
+        .unwrap();
+        let files: Vec<Vec<u8>> = [0, u64::MAX]
+            .into_iter()
+            .map(|budget| {
+                let mut w = HrryWriter::new(Vec::new(), WriterOptions::default()).unwrap();
+                let kind = qblocks::Kind::Q4_0;
+                let mut scratch = Scratch::default();
+                let mut progress = crate::convert::NoProgress;
+                write_blocks(
+                    &mut w,
+                    &mut input.src,
+                    &plans[0],
+                    kind,
+                    budget,
+                    &mut scratch,
+                    &mut progress,
+                )
+                .unwrap();
+                w.end_tensor().unwrap();
+                w.finish().unwrap()
+            })
+            .collect();
+        assert_eq!(files[0], files[1]);
+        let file = crate::file::HrryFile::from_bytes(&files[0]).unwrap();
+        let t = file.tensor("q").unwrap().unwrap();
+        let (mut codes, mut scales) = (Vec::new(), Vec::new());
+        qblocks::split(qblocks::Kind::Q4_0, &blocks, &mut codes, Some(&mut scales)).unwrap();
+        assert_eq!(t.buffers, vec![codes.as_slice(), scales.as_slice()]);
     }
 }
