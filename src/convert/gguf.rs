@@ -12,7 +12,7 @@
 //! kernel where it can). `Q8_0` and `Q4_0` become per-block affine int8 / int4
 //! tensors (blocks of 32 along the last axis, float16 scales, symmetric): codes
 //! stream out a piece at a time, then the scales, kept in memory up to
-//! [`SCALE_BUDGET`] and read again in a second pass beyond it. Other block types are
+//! [`SCALE_BUDGET`] and in a temporary file beyond it. Other block types are
 //! refused unless [`Options::dequantize_unsupported`] asks to store them
 //! dequantized.
 //!
@@ -22,7 +22,7 @@
 //! came from (see [`super::checkpoint`]).
 
 use std::collections::{HashMap, HashSet};
-use std::io::{Seek, SeekFrom};
+use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use binrw::BinRead;
@@ -600,6 +600,10 @@ pub fn to_hrry(
     progress.begin(plans.iter().map(|p| p.size).sum());
     let mut dequantized = 0usize;
     let mut scratch = Scratch::default();
+    let output_dir = match output.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
     for plan in &plans {
         progress.tensor(&plan.name);
         let src = &mut inputs[plan.source].src;
@@ -611,8 +615,19 @@ pub fn to_hrry(
                 output::copy_into_tensor(&mut writer, src, plan.offset, plan.size, progress)?;
             }
             Treatment::Blocks(kind) => {
-                let budget = SCALE_BUDGET;
-                write_blocks(&mut writer, src, plan, kind, budget, &mut scratch, progress)?;
+                let scales = ScaleStore {
+                    budget: SCALE_BUDGET,
+                    spill_dir: output_dir,
+                };
+                write_blocks(
+                    &mut writer,
+                    src,
+                    plan,
+                    kind,
+                    &scales,
+                    &mut scratch,
+                    progress,
+                )?;
             }
             Treatment::Dequantize => {
                 dequantized += 1;
@@ -670,19 +685,27 @@ struct Scratch {
 }
 
 /// Largest scale buffer kept in memory while a block tensor's codes stream out;
-/// beyond it the scales are read again in a second pass over the blocks (the
-/// writer emits a tensor's buffers in order, codes first, and never seeks).
+/// beyond it the scales wait in a temporary file (the writer emits a tensor's
+/// buffers in order, codes first, and never seeks back).
 const SCALE_BUDGET: u64 = 8 << 20;
 
+/// Where a block tensor's scales wait while its codes are written: in memory up to
+/// `budget` bytes, else in an unnamed temporary file in `spill_dir` (the output's
+/// directory, so that the kernel can copy them on from there).
+struct ScaleStore<'a> {
+    budget: u64,
+    spill_dir: &'a Path,
+}
+
 /// Writes a `Q8_0` / `Q4_0` tensor as per-block affine codes then scales, a piece
-/// of blocks at a time; scales are kept for after the codes when they fit in
-/// `scale_budget` bytes, read again otherwise.
+/// of blocks at a time.
+#[allow(clippy::too_many_arguments)]
 fn write_blocks<W: CopyFrom>(
     writer: &mut HrryWriter<W>,
     src: &mut FileSource,
     plan: &TensorPlan,
     kind: qblocks::Kind,
-    scale_budget: u64,
+    store: &ScaleStore<'_>,
     scratch: &mut Scratch,
     progress: &mut dyn Progress,
 ) -> Result<(), Error> {
@@ -700,7 +723,14 @@ fn write_blocks<W: CopyFrom>(
             ),
         )
     };
-    let keep = blocks * 2 <= scale_budget;
+    let spill_error = |source| Error::Io {
+        path: store.spill_dir.to_path_buf(),
+        source,
+    };
+    let mut spill = match blocks * 2 <= store.budget {
+        true => None,
+        false => Some(tempfile::tempfile_in(store.spill_dir).map_err(spill_error)?),
+    };
     let Scratch {
         input,
         codes,
@@ -717,32 +747,23 @@ fn write_blocks<W: CopyFrom>(
         input,
         progress,
         |piece| {
-            codes.clear();
-            qblocks::split(kind, piece, codes, keep.then_some(&mut *scales))
+            let n = piece.len() / block_bytes;
+            qblocks::size_to(codes, n * kind.code_bytes());
+            qblocks::split(kind, piece, codes, Some(&mut *scales))
                 .map_err(|b| bad_scale(first + b as u64))?;
-            first += (piece.len() / block_bytes) as u64;
+            first += n as u64;
+            if let Some(file) = spill.as_mut() {
+                file.write_all(scales).map_err(spill_error)?;
+                scales.clear();
+            }
             Ok(writer.write_data(codes)?)
         },
     )?;
-    if keep {
-        writer.write_data(scales)?;
-        return Ok(());
+    match spill {
+        None => writer.write_data(scales)?,
+        Some(file) => writer.copy_data(&file, 0, blocks * 2)?,
     }
-    let mut no_progress = super::NoProgress;
-    src.for_each_piece(
-        plan.offset,
-        plan.size,
-        block_bytes,
-        CHUNK,
-        input,
-        &mut no_progress,
-        |piece| {
-            scales.clear();
-            // Every scale was checked by the first pass.
-            qblocks::scales(kind, piece, scales).map_err(|b| bad_scale(b as u64))?;
-            Ok(writer.write_data(scales)?)
-        },
-    )
+    Ok(())
 }
 
 /// Float32 values produced per piece when dequantizing.
@@ -863,7 +884,7 @@ mod tests {
     }
 
     #[test]
-    fn block_scales_kept_or_read_again_give_the_same_file() {
+    fn block_scales_kept_or_spilled_give_the_same_file() {
         // Q4_0 [2, 96]: six blocks, the third with a zero scale.
         let mut blocks = Vec::new();
         for b in 0..6u8 {
@@ -899,6 +920,10 @@ mod tests {
         let files: Vec<Vec<u8>> = [0, u64::MAX]
             .into_iter()
             .map(|budget| {
+                let store = ScaleStore {
+                    budget,
+                    spill_dir: tmp.path(),
+                };
                 let mut w = HrryWriter::new(Vec::new(), WriterOptions::default()).unwrap();
                 let kind = qblocks::Kind::Q4_0;
                 let mut scratch = Scratch::default();
@@ -908,7 +933,7 @@ mod tests {
                     &mut input.src,
                     &plans[0],
                     kind,
-                    budget,
+                    &store,
                     &mut scratch,
                     &mut progress,
                 )
@@ -920,7 +945,7 @@ mod tests {
         assert_eq!(files[0], files[1]);
         let file = crate::file::HrryFile::from_bytes(&files[0]).unwrap();
         let t = file.tensor("q").unwrap().unwrap();
-        let (mut codes, mut scales) = (Vec::new(), Vec::new());
+        let (mut codes, mut scales) = (vec![0; 6 * 16], Vec::new());
         qblocks::split(qblocks::Kind::Q4_0, &blocks, &mut codes, Some(&mut scales)).unwrap();
         assert_eq!(t.buffers, vec![codes.as_slice(), scales.as_slice()]);
     }

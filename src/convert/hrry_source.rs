@@ -635,7 +635,7 @@ pub(crate) fn render(
             src.for_each_piece(codes.0, codes.1, code_bytes, max, buf, progress, |piece| {
                 let n = (piece.len() / code_bytes) as u64;
                 blocks_src.read_range_into(scale_at + block * 2, n * 2, None, scales)?;
-                bytes.clear();
+                super::qblocks::size_to(bytes, n as usize * kind.block_bytes());
                 super::qblocks::join(kind, piece, scales, bytes);
                 block += n;
                 emit(bytes)

@@ -75,79 +75,95 @@ fn fix_scale(d: &mut [u8; 2]) -> Result<bool, ()> {
     Ok(false)
 }
 
-/// Splits whole GGUF blocks of `kind` into Hurray codes, appended to `codes`, and,
-/// when `scales` is given, their float16 scales (made acceptable by `fix_scale`)
-/// appended to it. `Err(b)`: block `b` of `blocks` has a NaN or infinite scale.
+/// Hurray int4 bytes (element `2k` low, `2k + 1` high, two's complement) of one
+/// `Q4_0` block's 16 code bytes (element `j` low, `j + 16` high, offset by 8).
+#[inline(always)]
+fn q4_to_int4(qs: &[u8], out: &mut [u8]) {
+    let flip = Q4_FLIP | (Q4_FLIP << 4);
+    for k in 0..8 {
+        // Elements 2k and 2k + 1: low nibbles of bytes 2k and 2k + 1.
+        out[k] = ((qs[2 * k] & 0x0F) | (qs[2 * k + 1] << 4)) ^ flip;
+        // Elements 16 + 2k and 17 + 2k: high nibbles of the same bytes.
+        out[k + 8] = ((qs[2 * k] >> 4) | (qs[2 * k + 1] & 0xF0)) ^ flip;
+    }
+}
+
+/// The inverse of [`q4_to_int4`].
+#[inline(always)]
+fn int4_to_q4(codes: &[u8], out: &mut [u8]) {
+    let flip = Q4_FLIP | (Q4_FLIP << 4);
+    for k in 0..8 {
+        let (low, high) = (codes[k], codes[k + 8]);
+        out[2 * k] = ((low & 0x0F) | (high << 4)) ^ flip;
+        out[2 * k + 1] = ((low >> 4) | (high & 0xF0)) ^ flip;
+    }
+}
+
+/// Splits whole GGUF blocks of `kind` into Hurray codes, written to `codes` (which
+/// holds exactly the blocks' codes), and, when given, their float16 scales (made
+/// acceptable by `fix_scale`) appended to `scales`. `Err(b)`: block `b` of
+/// `blocks` has a NaN or infinite scale.
 pub(crate) fn split(
     kind: Kind,
     blocks: &[u8],
-    codes: &mut Vec<u8>,
+    codes: &mut [u8],
     mut scales: Option<&mut Vec<u8>>,
 ) -> Result<(), usize> {
     let code_bytes = kind.code_bytes();
-    let n = blocks.len() / kind.block_bytes();
-    codes.reserve(n * code_bytes);
     if let Some(s) = scales.as_deref_mut() {
-        s.reserve(n * 2);
+        s.reserve(blocks.len() / kind.block_bytes() * 2);
     }
-    for (b, block) in blocks.chunks_exact(kind.block_bytes()).enumerate() {
+    let pairs = blocks
+        .chunks_exact(kind.block_bytes())
+        .zip(codes.chunks_exact_mut(code_bytes));
+    for (b, (block, out)) in pairs.enumerate() {
         let mut d = [block[0], block[1]];
         let zero = fix_scale(&mut d).map_err(|()| b)?;
         if let Some(s) = scales.as_deref_mut() {
             s.extend_from_slice(&d);
         }
         let qs = &block[2..];
-        if zero {
-            codes.extend(std::iter::repeat_n(0, code_bytes));
-            continue;
-        }
-        match kind {
-            Kind::Q8_0 => codes.extend_from_slice(qs),
-            Kind::Q4_0 => {
-                let code = |e: usize| ((qs[e % 16] >> (4 * (e / 16))) & 0x0F) ^ Q4_FLIP;
-                codes.extend((0..16).map(|k| code(2 * k) | (code(2 * k + 1) << 4)));
-            }
+        match (zero, kind) {
+            (true, _) => out.fill(0),
+            (false, Kind::Q8_0) => out.copy_from_slice(qs),
+            (false, Kind::Q4_0) => q4_to_int4(qs, out),
         }
     }
     Ok(())
 }
 
-/// Appends the float16 scales of whole GGUF blocks of `kind`, exactly as [`split`]
-/// gives them. `Err(b)`: block `b` has a NaN or infinite scale.
-pub(crate) fn scales(kind: Kind, blocks: &[u8], scales: &mut Vec<u8>) -> Result<(), usize> {
-    scales.reserve(blocks.len() / kind.block_bytes() * 2);
-    for (b, block) in blocks.chunks_exact(kind.block_bytes()).enumerate() {
-        let mut d = [block[0], block[1]];
-        fix_scale(&mut d).map_err(|()| b)?;
-        scales.extend_from_slice(&d);
-    }
-    Ok(())
-}
-
-/// Appends GGUF blocks of `kind` built from Hurray `codes` (whole blocks) and their
-/// float16 `scales` (two bytes per block) to `out`. A block whose codes are all
-/// zero and whose scale is the smallest float16 subnormal gets a zero scale of the
-/// same sign: the values are the same zeros, and a GGUF block that [`split`] turned
-/// into such a block comes back byte for byte.
-pub(crate) fn join(kind: Kind, codes: &[u8], scales: &[u8], out: &mut Vec<u8>) {
-    out.reserve(codes.len() / kind.code_bytes() * kind.block_bytes());
-    for (qs, d) in codes
+/// Writes GGUF blocks of `kind` built from Hurray `codes` (whole blocks) and their
+/// float16 `scales` (two bytes per block) to `out`, which holds exactly those
+/// blocks. A block whose codes are all zero and whose scale is the smallest float16
+/// subnormal gets a zero scale of the same sign: the values are the same zeros, and
+/// a GGUF block that [`split`] turned into such a block comes back byte for byte.
+pub(crate) fn join(kind: Kind, codes: &[u8], scales: &[u8], out: &mut [u8]) {
+    let blocks = codes
         .chunks_exact(kind.code_bytes())
         .zip(scales.chunks_exact(2))
-    {
+        .zip(out.chunks_exact_mut(kind.block_bytes()));
+    for ((qs, d), block) in blocks {
         let bits = u16::from_le_bytes([d[0], d[1]]);
-        if bits & 0x7FFF == 1 && qs.iter().all(|&q| q == 0) {
-            out.extend_from_slice(&(bits & 0x8000).to_le_bytes());
+        let bits = if bits & 0x7FFF == 1 && qs.iter().all(|&q| q == 0) {
+            bits & 0x8000
         } else {
-            out.extend_from_slice(d);
-        }
+            bits
+        };
+        block[..2].copy_from_slice(&bits.to_le_bytes());
         match kind {
-            Kind::Q8_0 => out.extend_from_slice(qs),
-            Kind::Q4_0 => {
-                let code = |e: usize| ((qs[e / 2] >> (4 * (e % 2))) & 0x0F) ^ Q4_FLIP;
-                out.extend((0..16).map(|j| code(j) | (code(j + 16) << 4)));
-            }
+            Kind::Q8_0 => block[2..].copy_from_slice(qs),
+            Kind::Q4_0 => int4_to_q4(qs, &mut block[2..]),
         }
+    }
+}
+
+/// Sets `buf` to exactly `n` bytes, zeroing only bytes it never held (a buffer
+/// reused piece after piece is then neither cleared nor refilled).
+pub(crate) fn size_to(buf: &mut Vec<u8>, n: usize) {
+    if buf.len() >= n {
+        buf.truncate(n);
+    } else {
+        buf.resize(n, 0);
     }
 }
 
@@ -166,7 +182,7 @@ mod tests {
         let mut data = q8_block(0x3C00, -5);
         data.extend(q8_block(0x8000, 3)); // -0.0 scale
         data.extend(q8_block(0x4000, 100));
-        let (mut codes, mut s) = (Vec::new(), Vec::new());
+        let (mut codes, mut s) = (vec![0xAA; 96], Vec::new());
         split(Kind::Q8_0, &data, &mut codes, Some(&mut s)).unwrap();
         assert_eq!(s, vec![0x00, 0x3C, 0x01, 0x80, 0x00, 0x40]);
         assert_eq!(codes.len(), 96);
@@ -174,12 +190,9 @@ mod tests {
         assert_eq!(codes[31] as i8, 26);
         assert!(codes[32..64].iter().all(|&q| q == 0));
         assert_eq!(codes[64] as i8, 100);
-        let mut again = Vec::new();
-        scales(Kind::Q8_0, &data, &mut again).unwrap();
-        assert_eq!(again, s);
         // Back: the zero-scale block comes back with a -0.0 scale and zero codes
         // (its codes were not zero in the input); the others byte for byte.
-        let mut back = Vec::new();
+        let mut back = vec![0; 102];
         join(Kind::Q8_0, &codes, &s, &mut back);
         assert_eq!(&back[..34], &data[..34]);
         assert_eq!(&back[34..36], &[0x00, 0x80]);
@@ -189,7 +202,7 @@ mod tests {
         assert_eq!(split(Kind::Q8_0, &nan, &mut codes, None), Err(0));
         let mut inf = q8_block(0x3C00, 0);
         inf.extend(q8_block(0xFC00, 0));
-        assert_eq!(scales(Kind::Q8_0, &inf, &mut again), Err(1));
+        assert_eq!(split(Kind::Q8_0, &inf, &mut codes, None), Err(1));
     }
 
     #[test]
@@ -201,7 +214,7 @@ mod tests {
             want[j] = j as i8 - 8;
             want[j + 16] = (15 - j) as i8 - 8;
         }
-        let (mut codes, mut s) = (Vec::new(), Vec::new());
+        let (mut codes, mut s) = (vec![0; 16], Vec::new());
         split(Kind::Q4_0, &data, &mut codes, Some(&mut s)).unwrap();
         assert_eq!(s, vec![0x00, 0x3C]);
         assert_eq!(codes.len(), 16);
@@ -209,16 +222,17 @@ mod tests {
             let nibble = (codes[e / 2] >> (4 * (e % 2))) & 0x0F;
             assert_eq!(((nibble << 4) as i8) >> 4, w, "element {e}");
         }
-        let mut back = Vec::new();
+        let mut back = vec![0; 18];
         join(Kind::Q4_0, &codes, &s, &mut back);
         assert_eq!(back, data);
         // A zero block quantized by GGUF (scale 0, codes 8 = value 0) round-trips.
         let mut zero = vec![0u8, 0];
         zero.extend([0x88u8; 16]);
-        let (mut codes, mut s) = (Vec::new(), Vec::new());
+        let (mut codes, mut s) = (vec![0xFF; 16], Vec::new());
         split(Kind::Q4_0, &zero, &mut codes, Some(&mut s)).unwrap();
         assert_eq!(s, vec![0x01, 0x00]);
-        let mut back = Vec::new();
+        assert_eq!(codes, vec![0; 16]);
+        let mut back = vec![0; 18];
         join(Kind::Q4_0, &codes, &s, &mut back);
         assert_eq!(back, zero);
     }

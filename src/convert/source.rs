@@ -139,26 +139,30 @@ impl FileSource {
         };
         let too_large = || Error::Unsupported(format!("{len} bytes do not fit in memory"));
         let n = usize::try_from(len).map_err(|_| too_large())?;
-        out.clear();
-        out.try_reserve_exact(n).map_err(|_| too_large())?;
+        // Only bytes beyond the current length are zeroed (once, as the buffer
+        // grows); every byte kept is then overwritten by the reads.
+        if out.len() >= n {
+            out.truncate(n);
+        } else {
+            out.try_reserve_exact(n - out.len())
+                .map_err(|_| too_large())?;
+            out.resize(n, 0);
+        }
         self.file
             .seek(SeekFrom::Start(offset))
             .map_err(|e| self.io_error(e))?;
-        // `read_to_end` fills the reserved capacity without zeroing it first.
-        while out.len() < n {
-            let piece = (n - out.len()).min(CHUNK) as u64;
-            let got = (&mut self.file)
-                .take(piece)
-                .read_to_end(out)
-                .map_err(|e| self.io_error(e))?;
-            if got as u64 != piece {
-                return Err(self.io_error(io::Error::new(
-                    io::ErrorKind::UnexpectedEof,
-                    format!("the file ended inside the {len} bytes at offset {offset}"),
-                )));
-            }
+        for piece in out.chunks_mut(CHUNK) {
+            self.file.read_exact(piece).map_err(|e| {
+                self.io_error(match e.kind() {
+                    io::ErrorKind::UnexpectedEof => io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        format!("the file ended inside the {len} bytes at offset {offset}"),
+                    ),
+                    _ => e,
+                })
+            })?;
             if let Some(p) = progress.as_deref_mut() {
-                p.advance(piece);
+                p.advance(piece.len() as u64);
             }
         }
         Ok(())
