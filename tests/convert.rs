@@ -550,7 +550,7 @@ fn sharded_checkpoint(dir: &Path) -> (std::path::PathBuf, Vec<StTensors>) {
                 "model.mask",
                 Dtype::BOOL,
                 vec![11],
-                (0..11u8).map(|i| i % 3 & 1).collect(),
+                (0..11u8).map(|i| (i % 3) & 1).collect(),
             ),
             ("model.ids", Dtype::I64, vec![2, 2], pattern(4, 64, 3)),
         ],
