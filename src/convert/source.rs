@@ -164,11 +164,11 @@ impl FileSource {
         &mut self,
         offset: u64,
         len: u64,
-        mut progress: Option<&mut dyn Progress>,
+        progress: Option<&mut dyn Progress>,
         out: &mut Vec<u8>,
     ) -> Result<(), Error> {
         fill(&self.file, &self.path, self.len, offset, len, out)?;
-        if let Some(p) = progress.as_deref_mut() {
+        if let Some(p) = progress {
             p.advance(len);
         }
         Ok(())
