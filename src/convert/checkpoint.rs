@@ -180,11 +180,20 @@ fn is_plain_relative(name: &str) -> bool {
     !name.is_empty() && path.components().all(|c| matches!(c, Component::Normal(_)))
 }
 
-fn parent_dir(path: &Path) -> &Path {
+/// The directory holding `path` (`.` for a bare file name).
+pub(crate) fn parent_dir(path: &Path) -> &Path {
     match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     }
+}
+
+/// The last component of `path`, as recorded in the provenance KV.
+pub(crate) fn file_name(path: &Path) -> String {
+    path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
 }
 
 /// The checkpoint file inside directory `dir`: its one `*.index.json`, else its

@@ -576,7 +576,7 @@ pub fn to_hrry(
     }
     if let Some(paths) = &split_paths {
         let provenance = Provenance {
-            files: paths.iter().map(|p| file_name(p)).collect(),
+            files: paths.iter().map(|p| checkpoint::file_name(p)).collect(),
             extra: Vec::new(),
         };
         for (key, value) in provenance.entries(plans.iter().map(|p| (p.name.as_str(), p.source))) {
@@ -600,10 +600,7 @@ pub fn to_hrry(
     progress.begin(plans.iter().map(|p| p.size).sum());
     let mut dequantized = 0usize;
     let mut scratch = Scratch::default();
-    let output_dir = match output.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
+    let output_dir = checkpoint::parent_dir(output);
     for plan in &plans {
         progress.tensor(&plan.name);
         let src = &mut inputs[plan.source].src;
@@ -657,13 +654,6 @@ pub fn to_hrry(
         metadata: kv_count,
         notes,
     })
-}
-
-fn file_name(path: &Path) -> String {
-    path.file_name().map_or_else(
-        || path.display().to_string(),
-        |n| n.to_string_lossy().into_owned(),
-    )
 }
 
 /// The GGUF type of a metadata value, by name: `uint32`, `string`,

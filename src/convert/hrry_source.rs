@@ -218,15 +218,8 @@ impl SlabPlan {
             QuantScheme::PerTensorAffine(_) => (Params::Inline, axis_len, Vec::new()),
             QuantScheme::PerChannelAffine(p) => {
                 let bytes = axis_len.checked_mul(4)?;
-                let zero_points = if symmetric {
-                    None
-                } else if p.zero_point_buffer_index == p.scale_buffer_index {
-                    Some(at(p.scale_buffer_index)?.checked_add(bytes)?)
-                } else {
-                    Some(at(p.zero_point_buffer_index)?)
-                };
                 let zp = (!symmetric).then_some((p.zero_point_buffer_index, bytes));
-                let need = param_sizes((p.scale_buffer_index, bytes), zp);
+                let (zero_points, need) = params_at(&at, (p.scale_buffer_index, bytes), zp)?;
                 let params = Params::PerChannel {
                     scales: at(p.scale_buffer_index)?,
                     zero_points,
@@ -237,18 +230,11 @@ impl SlabPlan {
                 let g = blocks_of(&d.shape, axis, p.block_size)?;
                 let scale_size = block_scale_size(p.scale_type_tag)?;
                 let scale_bytes = g.num_blocks.checked_mul(scale_size)?;
-                let zero_points = if symmetric {
-                    None
-                } else if p.zero_point_buffer_index == p.scale_buffer_index {
-                    Some(at(p.scale_buffer_index)?.checked_add(scale_bytes)?)
-                } else {
-                    Some(at(p.zero_point_buffer_index)?)
-                };
                 let zp = match symmetric {
                     true => None,
                     false => Some((p.zero_point_buffer_index, g.num_blocks.checked_mul(4)?)),
                 };
-                let need = param_sizes((p.scale_buffer_index, scale_bytes), zp);
+                let (zero_points, need) = params_at(&at, (p.scale_buffer_index, scale_bytes), zp)?;
                 let params = Params::Blocks {
                     block: g.block_size,
                     blocks: g.blocks_per_axis,
@@ -478,15 +464,25 @@ fn indices(zero_points: Option<u64>) -> (u32, u32) {
     )
 }
 
-/// The bytes each parameter buffer must hold: `(index, bytes)` of the scales and
-/// of the zero points, or one entry for both when they share a buffer
-/// (`[scales | zero points]`).
-fn param_sizes(scales: (u32, u64), zero_points: Option<(u32, u64)>) -> Vec<(u32, u64)> {
-    match zero_points {
-        None => vec![scales],
-        Some(z) if z.0 == scales.0 => vec![(scales.0, scales.1.saturating_add(z.1))],
-        Some(z) => vec![scales, z],
-    }
+/// `(buffer index, bytes it must hold)` for each parameter buffer.
+type BufferNeeds = Vec<(u32, u64)>;
+
+/// Where the zero points start (absolute offset; buffer offsets from `at`), and the
+/// bytes each parameter buffer must hold, given `(buffer index, bytes)` of the
+/// scales and of the zero points: a shared buffer holds `[scales | zero points]`.
+fn params_at(
+    at: &impl Fn(u32) -> Option<u64>,
+    scales: (u32, u64),
+    zero_points: Option<(u32, u64)>,
+) -> Option<(Option<u64>, BufferNeeds)> {
+    Some(match zero_points {
+        None => (None, vec![scales]),
+        Some(z) if z.0 == scales.0 => (
+            Some(at(scales.0)?.checked_add(scales.1)?),
+            vec![(scales.0, scales.1.checked_add(z.1)?)],
+        ),
+        Some(z) => (Some(at(z.0)?), vec![scales, z]),
+    })
 }
 
 fn blocks_of(

@@ -53,21 +53,16 @@ pub(crate) fn copy_range(
     len: u64,
     progress: &mut dyn Progress,
 ) -> Result<(), Error> {
-    let mut done = 0u64;
-    while done < len {
-        let n = COPY_PIECE.min(len - done);
-        out.copy_from(src.file(), offset + done, n).map_err(|e| {
+    in_pieces(offset, len, progress, |at, n| {
+        out.copy_from(src.file(), at, n).map_err(|e| {
             // A short copy is the input's fault; blame the output for anything else.
             if e.kind() == std::io::ErrorKind::UnexpectedEof {
                 src.io_error(e)
             } else {
                 io_error(path)(e)
             }
-        })?;
-        progress.advance(n);
-        done += n;
-    }
-    Ok(())
+        })
+    })
 }
 
 /// Like [`copy_range`] into the open tensor of a HRRYFILE writer.
@@ -78,10 +73,23 @@ pub(crate) fn copy_into_tensor<W: CopyFrom>(
     len: u64,
     progress: &mut dyn Progress,
 ) -> Result<(), Error> {
+    in_pieces(offset, len, progress, |at, n| {
+        Ok(writer.copy_data(src.file(), at, n)?)
+    })
+}
+
+/// Calls `copy(at, n)` for `[offset, offset + len)` in pieces of [`COPY_PIECE`],
+/// reporting progress after each.
+fn in_pieces(
+    offset: u64,
+    len: u64,
+    progress: &mut dyn Progress,
+    mut copy: impl FnMut(u64, u64) -> Result<(), Error>,
+) -> Result<(), Error> {
     let mut done = 0u64;
     while done < len {
         let n = COPY_PIECE.min(len - done);
-        writer.copy_data(src.file(), offset + done, n)?;
+        copy(offset + done, n)?;
         progress.advance(n);
         done += n;
     }

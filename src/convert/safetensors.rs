@@ -306,7 +306,7 @@ fn open_shards(input: &Path) -> Result<Shards, Error> {
             }
             let mut extra = vec![(
                 checkpoint::SOURCE_INDEX_KEY.to_string(),
-                checkpoint::kv_string(&file_name(&ix.path)),
+                checkpoint::kv_string(&checkpoint::file_name(&ix.path)),
             )];
             if let Some(m) = &ix.metadata {
                 extra.push((
@@ -345,13 +345,6 @@ fn check_placement(ix: &SafetensorsIndex, name: &str, shard: usize) -> Result<()
         path: ix.path.clone(),
         message,
     })
-}
-
-fn file_name(path: &Path) -> String {
-    path.file_name().map_or_else(
-        || path.display().to_string(),
-        |n| n.to_string_lossy().into_owned(),
-    )
 }
 
 /// Converts the safetensors file, or the sharded checkpoint whose
