@@ -62,24 +62,13 @@ fn gguf_error(offset: u64, message: impl Into<String>) -> Error {
 
 /// Turns a binrw failure into an error at the offending offset.
 fn parse_error(e: binrw::Error) -> Error {
-    let offset = match &e {
-        binrw::Error::BadMagic { pos, .. }
-        | binrw::Error::AssertFail { pos, .. }
-        | binrw::Error::Custom { pos, .. }
-        | binrw::Error::NoVariantMatch { pos }
-        | binrw::Error::EnumErrors { pos, .. } => *pos,
-        _ => 0,
-    };
-    let message = match e {
+    let message = match e.root_cause() {
         binrw::Error::Io(io) if io.kind() == std::io::ErrorKind::UnexpectedEof => {
             "the file ends inside the header, metadata or tensor infos".to_string()
         }
-        binrw::Error::NoVariantMatch { .. } | binrw::Error::EnumErrors { .. } => {
-            "unknown metadata value type".to_string()
-        }
-        other => other.to_string(),
+        _ => crate::schema::plain_error(&e).1,
     };
-    gguf_error(offset, message)
+    gguf_error(crate::schema::plain_error(&e).0.unwrap_or(0), message)
 }
 
 /// The GGUF header, read first so that unsupported variants get a clear message.
@@ -536,8 +525,13 @@ pub fn to_hrry(
         }
     }
 
+    let read: Vec<&Path> = match &split_paths {
+        Some(paths) => paths.iter().map(|p| p.as_path()).collect(),
+        None => vec![input],
+    };
     let mut writer = output::hrry_writer(
         output,
+        &read,
         WriterOptions {
             tensor_count_hint: Some(plans.len() as u64),
             ..options.writer
@@ -640,7 +634,7 @@ pub fn to_hrry(
         }
         writer.end_tensor()?;
     }
-    output::finish_hrry(writer, output)?;
+    output::finish_hrry(writer)?;
     if dequantized > 0 {
         notes.push(format!(
             "{dequantized} tensor(s) dequantized to {}",
@@ -719,7 +713,13 @@ fn write_blocks<W: CopyFrom>(
     };
     let mut spill = match blocks * 2 <= store.budget {
         true => None,
-        false => Some(tempfile::tempfile_in(store.spill_dir).map_err(spill_error)?),
+        // Beside the output when that directory takes files (not for `-` or a
+        // device, say), else in the temporary directory.
+        false => Some(
+            tempfile::tempfile_in(store.spill_dir)
+                .or_else(|_| tempfile::tempfile())
+                .map_err(spill_error)?,
+        ),
     };
     let Scratch {
         input,

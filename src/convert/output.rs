@@ -1,14 +1,15 @@
-//! Where a conversion writes. Every output file is created, fed and committed
-//! through this module, so that how outputs are opened (a temporary file beside
-//! the target, renamed into place once complete) is decided in one spot.
+//! Where a conversion writes: every output is created, fed and committed through
+//! this module, on top of [`crate::file::Output`] (a temporary file renamed into
+//! place for a regular file, written through for a device or FIFO, `-` for standard
+//! output, never one of the inputs).
 
 use std::path::Path;
 
 use super::{Error, FileSource, Progress, CHUNK};
-use crate::file::{AtomicFile, CopyFrom, HrryWriter, WriterOptions};
+use crate::file::{CopyFrom, HrryWriter, WriterOptions};
 
 /// An output being written.
-pub(crate) type Output = AtomicFile;
+pub(crate) type Output = crate::file::Output;
 
 /// Bytes the kernel copies per call, between two progress reports.
 const COPY_PIECE: u64 = 8 * CHUNK as u64;
@@ -20,27 +21,29 @@ fn io_error(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
     }
 }
 
-/// Opens the output `path`; nothing appears under that name before [`commit`].
-pub(crate) fn create(path: &Path) -> Result<Output, Error> {
-    AtomicFile::create(path).map_err(io_error(path))
+/// Opens the output `path` of a conversion reading `inputs` (which it must not be);
+/// a regular file appears under that name only on [`commit`].
+pub(crate) fn create(path: &Path, inputs: &[&Path]) -> Result<Output, Error> {
+    Output::create(path, inputs).map_err(|e| Error::File(e.into()))
 }
 
-/// Makes the finished output appear under its name.
-pub(crate) fn commit(out: Output, path: &Path) -> Result<(), Error> {
-    out.commit().map_err(io_error(path))
+/// Finishes the output.
+pub(crate) fn commit(out: Output) -> Result<(), Error> {
+    out.commit().map_err(|e| Error::File(e.into()))
 }
 
-/// A HRRYFILE writer over a new output `path`.
+/// A HRRYFILE writer over a new output `path` (see [`create`]).
 pub(crate) fn hrry_writer(
     path: &Path,
+    inputs: &[&Path],
     options: WriterOptions,
 ) -> Result<HrryWriter<Output>, Error> {
-    Ok(HrryWriter::new(create(path)?, options)?)
+    Ok(HrryWriter::new(create(path, inputs)?, options)?)
 }
 
-/// Finishes a HRRYFILE and makes it appear under `path`.
-pub(crate) fn finish_hrry(writer: HrryWriter<Output>, path: &Path) -> Result<(), Error> {
-    commit(writer.finish()?, path)
+/// Finishes a HRRYFILE and its output.
+pub(crate) fn finish_hrry(writer: HrryWriter<Output>) -> Result<(), Error> {
+    commit(writer.finish()?)
 }
 
 /// Appends the `len` bytes of `src` at `offset` to `out` (by the kernel where it

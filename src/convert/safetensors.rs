@@ -201,6 +201,8 @@ struct InputTensor {
 /// The files of a safetensors input, their tensors in output order (file by file,
 /// each in data order) and their merged `__metadata__`.
 struct Shards {
+    /// Every file read (the index too), which the output must not be.
+    paths: Vec<std::path::PathBuf>,
     sources: Vec<FileSource>,
     tensors: Vec<InputTensor>,
     metadata: Vec<(String, String)>,
@@ -320,7 +322,12 @@ fn open_shards(input: &Path) -> Result<Shards, Error> {
             })
         }
     };
+    let mut all_paths = paths;
+    if let Some(ix) = &index {
+        all_paths.push(ix.path.clone());
+    }
     Ok(Shards {
+        paths: all_paths,
         sources,
         tensors,
         metadata: metadata.into_iter().map(|(k, v, _)| (k, v)).collect(),
@@ -357,6 +364,7 @@ pub fn to_hrry(
     progress: &mut dyn Progress,
 ) -> Result<Summary, Error> {
     let Shards {
+        paths,
         mut sources,
         tensors,
         metadata,
@@ -367,8 +375,10 @@ pub fn to_hrry(
         .iter()
         .map(|t| hurray_descriptor(&t.name, t.dtype, &t.shape, t.len))
         .collect::<Result<Vec<_>, _>>()?;
+    let inputs: Vec<&Path> = paths.iter().map(|p| p.as_path()).collect();
     let mut writer = output::hrry_writer(
         output,
+        &inputs,
         WriterOptions {
             tensor_count_hint: Some(tensors.len() as u64),
             ..options.writer
@@ -401,7 +411,7 @@ pub fn to_hrry(
         }
         writer.end_tensor()?;
     }
-    output::finish_hrry(writer, output)?;
+    output::finish_hrry(writer)?;
     Ok(Summary {
         from: Format::Safetensors,
         to: Format::Hrry,
@@ -567,12 +577,12 @@ fn plan_tensor(
 /// tensor at a time (dense data copied by the kernel where it can, quantized
 /// tensors dequantized a slab at a time).
 pub fn from_hrry(
-    input: &Path,
+    input_path: &Path,
     output: &Path,
     options: &Options,
     progress: &mut dyn Progress,
 ) -> Result<Summary, Error> {
-    let mut input = hrry_source::open(input)?;
+    let mut input = hrry_source::open(input_path)?;
     let mut notes = Vec::new();
     let mut planned = (0..input.tensors.len())
         .map(|i| plan_tensor(&input, i, options.dtype, &mut notes))
@@ -632,7 +642,7 @@ pub fn from_hrry(
         )));
     }
 
-    let mut out = output::create(output)?;
+    let mut out = output::create(output, &[input_path])?;
     let io = |e| Error::Io {
         path: output.to_path_buf(),
         source: e,
@@ -659,7 +669,7 @@ pub fn from_hrry(
             ));
         }
     }
-    output::commit(out, output)?;
+    output::commit(out)?;
     Ok(Summary {
         from: Format::Hrry,
         to: Format::Safetensors,

@@ -408,12 +408,12 @@ fn gguf_value(v: &KvValue, recorded: Option<&str>) -> Option<GgufValue> {
 
 /// Converts the HRRYFILE `input` into the GGUF file `output`.
 pub fn from_hrry(
-    input: &Path,
+    input_path: &Path,
     output: &Path,
     options: &Options,
     progress: &mut dyn Progress,
 ) -> Result<Summary, Error> {
-    let mut input = hrry_source::open(input)?;
+    let mut input = hrry_source::open(input_path)?;
     let mut notes = Vec::new();
     let mut planned = Vec::with_capacity(input.tensors.len());
     let mut refused: Vec<(String, String)> = Vec::new();
@@ -542,7 +542,7 @@ pub fn from_hrry(
         tensors: infos,
     });
 
-    let mut out = output::create(output)?;
+    let mut out = output::create(output, &[input_path])?;
     let io = |e| Error::Io {
         path: output.to_path_buf(),
         source: e,
@@ -574,7 +574,7 @@ pub fn from_hrry(
         }
         position = start + written;
     }
-    output::commit(out, output)?;
+    output::commit(out)?;
     Ok(Summary {
         from: Format::Hrry,
         to: Format::Gguf,

@@ -10,6 +10,7 @@ pub mod holo;
 mod layout;
 pub mod patch;
 mod quant;
+pub mod quant_layouts;
 
 use std::io;
 use std::path::Path;
@@ -85,6 +86,7 @@ pub fn all_cases() -> Vec<Case> {
     cases.extend(layout::cases());
     cases.extend(holo::cases());
     cases.extend(quant::cases());
+    cases.extend(quant_layouts::cases());
     cases.sort_by(|a, b| a.path.cmp(&b.path));
     cases
 }

@@ -4,6 +4,8 @@
 //! data in [`rules`]; checks report [`Violation`]s with absolute byte offsets into a
 //! [`Report`]. [`all_rules`] is the rule table `hrry rules` prints.
 
+mod buffer;
+pub mod conformance;
 mod container;
 pub mod descriptor;
 pub mod layout;
