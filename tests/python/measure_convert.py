@@ -15,8 +15,9 @@ For each direction -- GGUF -> HRRYFILE, safetensors -> HRRYFILE, and back (HRRYF
 -> GGUF, HRRYFILE -> safetensors) -- it runs the conversion and `cp INPUT COPY;
 sync COPY` RUNS times, alternating, page cache warm (the conversion syncs its output
 before renaming it, so the fair baseline syncs too), and prints the peak resident
-set of the conversion (from wait4), the input and output sizes, the largest tensor,
-and the median times and their ratio. Targets: peak RSS <= 64 MiB whatever the tensor
+set of the conversion (from GNU time), the input and output sizes, the largest
+tensor, the median times and their ratio, and the conversion's CPU time with the
+load average (the ratio is only as quiet as the machine). Targets: peak RSS <= 64 MiB whatever the tensor
 size, time <= 1.2x cp + sync.
 """
 
@@ -86,32 +87,34 @@ if not os.path.exists(st_path):
 
 
 def run(argv):
-    """Runs argv; returns (seconds, peak RSS in KiB) of that one process.
+    """Runs argv; returns (seconds, peak RSS in KiB, CPU seconds) of that one process.
 
     The peak comes from GNU time: a child forked from this (large) Python process
     would carry its resident set into its own maximum up to the exec, whereas
     `time` is small."""
     start = time.perf_counter()
-    p = subprocess.run(["/usr/bin/time", "-f", "%M", *argv], stdout=subprocess.DEVNULL,
+    p = subprocess.run(["/usr/bin/time", "-f", "%M %U %S", *argv], stdout=subprocess.DEVNULL,
                        stderr=subprocess.PIPE, text=True)
     elapsed = time.perf_counter() - start
     if p.returncode != 0:
         sys.exit(f"{' '.join(argv)} failed: {p.stderr}")
-    return elapsed, int(p.stderr.strip().splitlines()[-1])
+    rss, user, system = p.stderr.strip().splitlines()[-1].split()
+    return elapsed, int(rss), float(user) + float(system)
 
 
 def measure(label, src, dst, largest):
     copy = dst + ".cp"
     subprocess.run(["cat", src], stdout=subprocess.DEVNULL, check=True)  # warm the cache
-    convert_times, baseline_times, peaks = [], [], []
+    convert_times, baseline_times, peaks, cpu = [], [], [], []
     for _ in range(runs):
         # Both sides write a new file (removing the previous one is not measured).
         for f in (dst, copy):
             if os.path.exists(f):
                 os.remove(f)
-        t, peak = run([hrry, "convert", "--quiet", src, dst])
+        t, peak, c = run([hrry, "convert", "--quiet", src, dst])
         convert_times.append(t)
         peaks.append(peak)
+        cpu.append(c)
         start = time.perf_counter()
         subprocess.run(["cp", src, copy], check=True)
         subprocess.run(["sync", copy], check=True)
@@ -123,6 +126,8 @@ def measure(label, src, dst, largest):
     print(f"  peak RSS {max(peaks) / 1024:.1f} MiB (runs: {[round(k / 1024, 1) for k in peaks]})")
     print(f"  hrry convert median {tc:.2f} s, cp + sync median {tb:.2f} s, ratio {tc / tb:.2f} "
           f"(runs: {[round(t, 2) for t in convert_times]} vs {[round(t, 2) for t in baseline_times]})")
+    print(f"  hrry convert CPU (user + system) median {statistics.median(cpu):.2f} s; load average "
+          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     os.remove(copy)
     return dst
 
