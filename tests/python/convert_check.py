@@ -28,8 +28,10 @@ Usage: convert_check.py HRRY_BINARY
 Prints one line per check and a final "N passed, N failed"; exits 1 on any failure.
 """
 
+import atexit
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -88,6 +90,8 @@ def bit_equal(a, b):
 
 rng = np.random.default_rng(20240611)
 work = tempfile.mkdtemp(prefix="hrry-convert-check-")
+# Removed on every exit, an exception included.
+atexit.register(shutil.rmtree, work, ignore_errors=True)
 
 # ---------------------------------------------------------------- 1. GGUF, native
 path = os.path.join(work, "a.gguf")
