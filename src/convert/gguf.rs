@@ -12,7 +12,7 @@
 //! kernel where it can). `Q8_0` and `Q4_0` become per-block affine int8 / int4
 //! tensors (blocks of 32 along the last axis, float16 scales, symmetric): codes
 //! stream out a piece at a time, then the scales, kept in memory up to
-//! [`SCALE_BUDGET`] and in a temporary file beyond it. Other block types are
+//! 8 MiB per tensor and in a temporary file beyond it. Other block types are
 //! refused unless [`Options::dequantize_unsupported`] asks to store them
 //! dequantized.
 //!
