@@ -1215,3 +1215,109 @@ fn hrry_to_gguf_refuses_what_gguf_cannot_hold_unless_asked() {
     let e = run(&path, &out, &options).unwrap_err().to_string();
     assert!(e.contains("\"deep\"") && e.contains("at most 4"), "{e}");
 }
+
+/// The values of GGUF `Q8_0` (`q8`) or `Q4_0` blocks, as ggml defines them: a
+/// float16 scale `d`, then 32 codes (int8, or nibbles `q` standing for `q - 8`,
+/// elements `j` and `j + 16` sharing byte `j`, low nibble first).
+fn ggml_block_values(bytes: &[u8], q8: bool) -> Vec<f32> {
+    let block = if q8 { 34 } else { 18 };
+    assert_eq!(bytes.len() % block, 0);
+    let mut out = Vec::new();
+    for b in bytes.chunks(block) {
+        let d = half::f16::from_le_bytes([b[0], b[1]]).to_f32();
+        if q8 {
+            out.extend(b[2..].iter().map(|&q| d * f32::from(q as i8)));
+        } else {
+            let low = b[2..].iter().map(|&q| f32::from(q & 0xF) - 8.0);
+            let high = b[2..].iter().map(|&q| f32::from(q >> 4) - 8.0);
+            out.extend(low.chain(high).map(|q| d * q));
+        }
+    }
+    out
+}
+
+#[test]
+fn hrry_quantized_tensors_become_q8_0_and_q4_0_exactly() {
+    use hrry::file::{HrryWriter, WriterOptions};
+    use hrry::model::ElementType;
+    use hrry::quant::{quantize_per_block, PerBlockOptions};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("q.hrry");
+    // Tensors made by hrry's own quantizer (not from a GGUF): int8 and int4, rank 2
+    // and rank 3 (blocks along the last axis), extreme codes included.
+    let values = |n: usize, k: f32| -> Vec<f32> {
+        (0..n)
+            .map(|i| (i as f32 * k).sin() * (1.0 + (i % 7) as f32))
+            .collect()
+    };
+    let cases = [
+        ("i8", ElementType::Int8, vec![3u64, 64], 0.37f32, true),
+        ("i4", ElementType::Int4, vec![5, 32], 0.11, false),
+        ("i8r3", ElementType::Int8, vec![2, 3, 96], 0.05, true),
+        ("i4r3", ElementType::Int4, vec![2, 2, 64], 0.73, false),
+    ];
+    let mut quantized = Vec::new();
+    let mut w = HrryWriter::create(&path, WriterOptions::default()).unwrap();
+    for (name, storage, shape, k, _) in &cases {
+        let n = shape.iter().product::<u64>() as usize;
+        let q = quantize_per_block(
+            &values(n, *k),
+            shape,
+            &PerBlockOptions {
+                storage: *storage,
+                axis: shape.len() - 1,
+                ..PerBlockOptions::default()
+            },
+        )
+        .unwrap();
+        w.write_tensor(name, &q.descriptor, &q.buffer_slices())
+            .unwrap();
+        quantized.push(q);
+    }
+    w.finish_file().unwrap();
+
+    let out = dir.path().join("q.gguf");
+    let summary = run(&path, &out, &Options::default()).unwrap();
+    assert!(summary.notes.is_empty(), "{:?}", summary.notes);
+    let bytes = std::fs::read(&out).unwrap();
+    let (p, used) = hrry::schema::read_from::<GgufPreamble>(&bytes).unwrap();
+    let data_start = used.next_multiple_of(32);
+    for ((name, _, shape, _, q8), q) in cases.iter().zip(&quantized) {
+        let info = p
+            .tensors
+            .iter()
+            .find(|t| t.name.bytes == name.as_bytes())
+            .unwrap();
+        assert_eq!(info.ggml_type, if *q8 { 8 } else { 2 }, "{name}");
+        let dims: Vec<u64> = shape.iter().rev().copied().collect();
+        assert_eq!(info.dimensions, dims, "{name}");
+        let n = shape.iter().product::<u64>() as usize;
+        let at = (data_start + info.offset) as usize;
+        let len = n / 32 * if *q8 { 34 } else { 18 };
+        let got = ggml_block_values(&bytes[at..at + len], *q8);
+        let want = hrry::quant::dequantize(&q.descriptor, &q.buffer_slices()).unwrap();
+        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(
+            bits(&got),
+            bits(&want),
+            "{name}: GGUF blocks dequantize as hrry"
+        );
+    }
+
+    // Blocks of 32 on a last axis that is not a multiple of 32 long (a partial last
+    // block): no GGUF type holds it; the refusal says why.
+    let q = quantize_per_block(&values(160, 0.2), &[4, 40], &PerBlockOptions::default()).unwrap();
+    let mut w = HrryWriter::create(&path, WriterOptions::default()).unwrap();
+    w.write_tensor("partial", &q.descriptor, &q.buffer_slices())
+        .unwrap();
+    w.finish_file().unwrap();
+    let e = run(&path, &out, &Options::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("\"partial\"")
+            && e.contains("axis 1 of length 40")
+            && e.contains("a multiple of 32"),
+        "{e}"
+    );
+}

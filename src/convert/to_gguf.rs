@@ -128,7 +128,7 @@ fn plan(input: &HrryInput, index: usize, options: &Options) -> Result<Plan, Erro
             return blocks_plan(t, kind, n, dimensions);
         }
         if !options.dequantize_unsupported {
-            return Ok(Plan::NeedsFlag(describe(&scheme, ty)));
+            return Ok(Plan::NeedsFlag(describe(&scheme, ty, &d.shape)));
         }
         return dequantized(Render::Dequantize {
             tensor: index,
@@ -245,12 +245,12 @@ fn blocks_plan(
 }
 
 /// A short description of a quantized tensor GGUF cannot hold exactly.
-fn describe(scheme: &QuantScheme, ty: ElementType) -> String {
+fn describe(scheme: &QuantScheme, ty: ElementType, shape: &[u64]) -> String {
     let what = match scheme {
         QuantScheme::PerTensorAffine(_) => "per-tensor affine".to_string(),
         QuantScheme::PerChannelAffine(p) => format!("per-channel affine on axis {}", p.axis),
         QuantScheme::PerBlockAffine(p) => format!(
-            "per-block affine ({}, blocks of {} on axis {}, {} scales)",
+            "per-block affine ({}, blocks of {} on axis {} of length {}, {} scales)",
             if p.header.flags & FLAG_SYMMETRIC != 0 {
                 "symmetric"
             } else {
@@ -258,13 +258,16 @@ fn describe(scheme: &QuantScheme, ty: ElementType) -> String {
             },
             p.block_size,
             p.axis,
+            shape
+                .get(p.axis as usize)
+                .map_or("?".to_string(), |l| l.to_string()),
             ElementType::from_tag(p.scale_type_tag).map_or("unknown", |t| t.name())
         ),
         QuantScheme::Nf4(p) => format!("NF4 (blocks of {})", p.block_size),
         QuantScheme::Mxfp(p) => format!("MXFP (blocks of {})", p.block_size),
     };
     format!(
-        "{} {what} has no exact GGUF type (Q8_0 / Q4_0 need symmetric int8 / int4, blocks of 32 on the last axis, float16 scales)",
+        "{} {what} has no exact GGUF type (Q8_0 / Q4_0 need symmetric int8 / int4, blocks of 32 on the last axis, a multiple of 32 long, float16 scales)",
         ty.name()
     )
 }
