@@ -145,6 +145,10 @@ fn gguf_string(s: &str) -> GgufString {
     GgufString::from(s)
 }
 
+fn gguf_array(values: GgufArrayValues) -> GgufValue {
+    GgufValue::Array(GgufArray { values })
+}
+
 fn kv(key: &str, value: GgufValue) -> GgufKv {
     GgufKv {
         key: gguf_string(key),
@@ -210,22 +214,16 @@ fn gguf_metadata_and_dense_tensors() {
         kv("f64", GgufValue::Float64(-1e300)),
         kv(
             "tokens",
-            GgufValue::Array(GgufArray {
-                values: GgufArrayValues::String(vec![gguf_string("<s>"), gguf_string("▁the")]),
-            }),
+            gguf_array(GgufArrayValues::String(vec![
+                gguf_string("<s>"),
+                gguf_string("▁the"),
+            ])),
         ),
         kv(
             "scores",
-            GgufValue::Array(GgufArray {
-                values: GgufArrayValues::Float32(vec![0.5, -1.25]),
-            }),
+            gguf_array(GgufArrayValues::Float32(vec![0.5, -1.25])),
         ),
-        kv(
-            "types",
-            GgufValue::Array(GgufArray {
-                values: GgufArrayValues::Int32(vec![1, 3]),
-            }),
-        ),
+        kv("types", gguf_array(GgufArrayValues::Int32(vec![1, 3]))),
         kv(
             "nested",
             GgufValue::Array(GgufArray {
@@ -828,21 +826,18 @@ fn gguf_metadata() -> Vec<GgufKv> {
         kv("f64", GgufValue::Float64(-1e300)),
         kv(
             "tokenizer.ggml.tokens",
-            GgufValue::Array(GgufArray {
-                values: GgufArrayValues::String(vec![gguf_string("<s>"), gguf_string("▁a")]),
-            }),
+            gguf_array(GgufArrayValues::String(vec![
+                gguf_string("<s>"),
+                gguf_string("▁a"),
+            ])),
         ),
         kv(
             "tokenizer.ggml.scores",
-            GgufValue::Array(GgufArray {
-                values: GgufArrayValues::Float32(vec![0.0, -1.5]),
-            }),
+            gguf_array(GgufArrayValues::Float32(vec![0.0, -1.5])),
         ),
         kv(
             "tokenizer.ggml.token_type",
-            GgufValue::Array(GgufArray {
-                values: GgufArrayValues::Int32(vec![3, 1]),
-            }),
+            gguf_array(GgufArrayValues::Int32(vec![3, 1])),
         ),
         kv(
             "bytes",
