@@ -120,3 +120,104 @@ pub fn assemble(
     }
     Ok(out)
 }
+
+/// A composite still waiting for members, as tracked by [`Binder`].
+#[derive(Clone, Debug)]
+pub struct OpenComposite<T> {
+    /// The head's item (what the caller passed to [`Binder::bind`]).
+    pub head: T,
+    /// Where the head's descriptor starts.
+    pub head_offset: u64,
+    /// The head's `composition_rule`.
+    pub composition_rule: u8,
+    /// Members still to come.
+    pub remaining: u32,
+    /// The direct members bound so far, in order.
+    pub members: Vec<T>,
+}
+
+/// Where [`Binder::bind`] placed a tensor.
+#[derive(Clone, Debug)]
+pub struct Binding<T> {
+    /// The `composition_rule` of the composite the tensor is a direct member of;
+    /// `None` outside any composite.
+    pub member_of: Option<u8>,
+    /// Open composites after this tensor (its own, if it is a head with members).
+    pub depth: usize,
+    /// Composites this tensor completed, innermost first (a head with
+    /// `member_count` 0 completes itself).
+    pub closed: Vec<OpenComposite<T>>,
+}
+
+/// Positional binding of composite members (layouts/composite.md § Binding): a head
+/// with `member_count = N` binds the next N tensors, a member that is itself a head
+/// binds its own members first (pre-order). Fed one tensor at a time, so files,
+/// bare streams and transport conversations share it; holds nothing but the open
+/// composites and their members' items.
+#[derive(Clone, Debug)]
+pub struct Binder<T> {
+    open: Vec<OpenComposite<T>>,
+}
+
+impl<T> Default for Binder<T> {
+    fn default() -> Self {
+        Binder { open: Vec::new() }
+    }
+}
+
+impl<T: Clone> Binder<T> {
+    /// An empty binder.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Binds the next tensor, `desc` at `offset`, carried as `item`.
+    pub fn bind(&mut self, item: T, desc: &TensorDescriptor, offset: u64) -> Binding<T> {
+        let member_of = self.open.last_mut().map(|top| {
+            top.remaining -= 1;
+            top.members.push(item.clone());
+            top.composition_rule
+        });
+        let mut closed = Vec::new();
+        if let crate::schema::LayoutFields::Composite(c) = &desc.layout {
+            // An open composite (0xFFFFFFFF) is refused by TD-CMP-004; binding it
+            // would swallow the rest of the input, so it binds nothing.
+            let head = OpenComposite {
+                head: item,
+                head_offset: offset,
+                composition_rule: c.composition_rule,
+                remaining: if c.member_count == u32::MAX {
+                    0
+                } else {
+                    c.member_count
+                },
+                members: Vec::new(),
+            };
+            if head.remaining == 0 {
+                closed.push(head);
+            } else {
+                self.open.push(head);
+            }
+        }
+        let depth = self.open.len();
+        while self.open.last().is_some_and(|t| t.remaining == 0) {
+            closed.extend(self.open.pop());
+        }
+        Binding {
+            member_of,
+            depth,
+            closed,
+        }
+    }
+
+    /// The outermost composite still waiting for members, if any: at the end of the
+    /// input, a torn composite.
+    pub fn outermost_open(&self) -> Option<&OpenComposite<T>> {
+        self.open.first()
+    }
+
+    /// True when no composite waits for members.
+    pub fn is_idle(&self) -> bool {
+        self.open.is_empty()
+    }
+}

@@ -15,6 +15,7 @@ pub mod layout;
 pub mod placement;
 pub mod quant;
 pub mod sections;
+pub mod transport;
 
 pub use container::*;
 pub use descriptor::*;

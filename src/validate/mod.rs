@@ -4,7 +4,9 @@
 //! data in [`rules`]; checks report [`Violation`]s with absolute byte offsets into a
 //! [`Report`]. [`all_rules`] is the rule table `hrry rules` prints.
 
+pub mod composite;
 mod container;
+pub mod decode;
 pub mod descriptor;
 pub mod layout;
 pub mod quant;
