@@ -68,6 +68,35 @@ pub struct HrryWriter<W: Write> {
     entries: Vec<IndexEntry>,
     names: HashSet<Vec<u8>>,
     open_composites: Vec<u32>,
+    pending: Option<Pending>,
+}
+
+/// The tensor being written in pieces.
+struct Pending {
+    name: String,
+    descriptor: TensorDescriptor,
+    descriptor_offset: u64,
+    placement: crate::schema::placement::DataPlacement,
+    /// The buffer the next byte goes to, and how many of its bytes are written.
+    buffer: usize,
+    written: u64,
+    /// Bytes of buffer 0 the `TD-BUF-006` check needs, and those seen so far.
+    tail_range: std::ops::Range<u64>,
+    tail: Vec<u8>,
+}
+
+impl Pending {
+    /// Keeps the bytes of `piece` (the next bytes of buffer 0) that fall in
+    /// `tail_range`.
+    fn keep_tail(&mut self, piece: &[u8]) {
+        let from = self.written.max(self.tail_range.start);
+        let to = (self.written + piece.len() as u64).min(self.tail_range.end);
+        if from < to {
+            let at = (from - self.written) as usize;
+            self.tail
+                .extend_from_slice(&piece[at..at + (to - from) as usize]);
+        }
+    }
 }
 
 impl HrryWriter<AtomicFile> {
@@ -113,6 +142,7 @@ impl<W: Write> HrryWriter<W> {
             entries: Vec::new(),
             names: HashSet::new(),
             open_composites: Vec::new(),
+            pending: None,
         })
     }
 
@@ -149,18 +179,7 @@ impl<W: Write> HrryWriter<W> {
         descriptor: &TensorDescriptor,
         buffers: &[&[u8]],
     ) -> Result<(), Error> {
-        let name_bytes = name.as_bytes();
-        let checked = !self.options.unchecked;
-        if name_bytes.len() > u16::MAX as usize || (checked && name_bytes.is_empty()) {
-            return Err(Error::Usage(format!(
-                "tensor names must be 1 to 65535 bytes, got {}",
-                name_bytes.len()
-            )));
-        }
-        if checked && self.names.contains(name_bytes) {
-            return Err(Error::Usage(format!("duplicate tensor name {name:?}")));
-        }
-        if descriptor.buffers.len() != buffers.len() || descriptor.buffers.len() > 255 {
+        if descriptor.buffers.len() != buffers.len() {
             return Err(Error::Usage(format!(
                 "tensor {name:?}: descriptor declares {} buffers, {} given",
                 descriptor.buffers.len(),
@@ -176,8 +195,40 @@ impl<W: Write> HrryWriter<W> {
                 )));
             }
         }
-        if checked {
-            check_packing_tail(name, descriptor, buffers)?;
+        self.begin_tensor(name, descriptor)?;
+        for b in buffers {
+            self.write_data(b)?;
+        }
+        self.end_tensor()
+    }
+
+    /// Starts a tensor whose buffers arrive in pieces: write its buffers' bytes, back
+    /// to back in buffer-table order, with [`HrryWriter::write_data`] (the writer
+    /// places each at its aligned offset), then call [`HrryWriter::end_tensor`].
+    /// Only a few bytes of the data are held, whatever its size. The descriptor's
+    /// `descriptor_length` must equal its encoded size.
+    pub fn begin_tensor(&mut self, name: &str, descriptor: &TensorDescriptor) -> Result<(), Error> {
+        if self.pending.is_some() {
+            return Err(Error::Usage(format!(
+                "tensor {name:?} started before the previous one ended"
+            )));
+        }
+        let name_bytes = name.as_bytes();
+        let checked = !self.options.unchecked;
+        if name_bytes.len() > u16::MAX as usize || (checked && name_bytes.is_empty()) {
+            return Err(Error::Usage(format!(
+                "tensor names must be 1 to 65535 bytes, got {}",
+                name_bytes.len()
+            )));
+        }
+        if checked && self.names.contains(name_bytes) {
+            return Err(Error::Usage(format!("duplicate tensor name {name:?}")));
+        }
+        if descriptor.buffers.len() > 255 {
+            return Err(Error::Usage(format!(
+                "tensor {name:?}: {} buffers, at most 255 fit the buffer table",
+                descriptor.buffers.len()
+            )));
         }
         let encoded = to_bytes(descriptor);
         if checked && encoded.len() as u64 != u64::from(descriptor.descriptor_length) {
@@ -188,18 +239,104 @@ impl<W: Write> HrryWriter<W> {
             )));
         }
         self.ensure_header()?;
-
         let descriptor_offset = self.position;
         self.emit(&encoded)?;
         let alignment = u64::from(self.options.data_buffer_alignment);
         let placement = place_buffers(self.position, &descriptor.buffers, alignment)
             .ok_or_else(|| Error::Usage("tensor data overflows a 64-bit offset".into()))?;
-        for (offset, data) in placement.buffer_offsets.iter().zip(buffers) {
-            self.pad_to(*offset)?;
-            self.emit(data)?;
+        let tail_range = if checked {
+            crate::layout::dense::unused_tail_range(descriptor)
+        } else {
+            0..0
+        };
+        self.pending = Some(Pending {
+            name: name.to_string(),
+            descriptor: descriptor.clone(),
+            descriptor_offset,
+            placement,
+            buffer: 0,
+            written: 0,
+            tail_range,
+            tail: Vec::new(),
+        });
+        Ok(())
+    }
+
+    /// Writes the next bytes of the tensor begun with [`HrryWriter::begin_tensor`];
+    /// a piece may span buffers. Fails on more bytes than the buffers declare.
+    pub fn write_data(&mut self, mut bytes: &[u8]) -> Result<(), Error> {
+        let Some(mut p) = self.pending.take() else {
+            return Err(Error::Usage("write_data without begin_tensor".into()));
+        };
+        let result = (|| {
+            while !bytes.is_empty() {
+                let sizes = &p.descriptor.buffers;
+                while p.buffer < sizes.len() && p.written == sizes[p.buffer].byte_size {
+                    p.buffer += 1;
+                    p.written = 0;
+                }
+                let Some(handle) = sizes.get(p.buffer) else {
+                    return Err(Error::Usage(format!(
+                        "tensor {:?}: {} bytes more than its buffers declare",
+                        p.name,
+                        bytes.len()
+                    )));
+                };
+                if p.written == 0 {
+                    self.pad_to(p.placement.buffer_offsets[p.buffer])?;
+                }
+                let n = (handle.byte_size - p.written).min(bytes.len() as u64) as usize;
+                let (now, rest) = bytes.split_at(n);
+                if p.buffer == 0 {
+                    p.keep_tail(now);
+                }
+                self.emit(now)?;
+                p.written += n as u64;
+                bytes = rest;
+            }
+            Ok(())
+        })();
+        self.pending = Some(p);
+        result
+    }
+
+    /// Ends the tensor begun with [`HrryWriter::begin_tensor`]: every declared byte
+    /// must have been written. In checked mode, refuses a row- or column-major,
+    /// unquantized sub-byte tensor whose bits after the last packed element are not
+    /// zero (the file would break `TD-BUF-006`).
+    pub fn end_tensor(&mut self) -> Result<(), Error> {
+        let Some(p) = self.pending.take() else {
+            return Err(Error::Usage("end_tensor without begin_tensor".into()));
+        };
+        let sizes = &p.descriptor.buffers;
+        let missing: u64 = sizes
+            .iter()
+            .enumerate()
+            .skip(p.buffer)
+            .map(|(i, h)| h.byte_size - if i == p.buffer { p.written } else { 0 })
+            .sum();
+        if missing != 0 {
+            return Err(Error::Usage(format!(
+                "tensor {:?}: {missing} bytes of its buffers were not written",
+                p.name
+            )));
         }
-        let is_head = descriptor.layout_tag == LAYOUT_COMPOSITE && buffers.is_empty();
-        let tail = if (self.options.pad_last_buffer_to_alignment && !buffers.is_empty())
+        if let Some(tail) =
+            crate::layout::dense::nonzero_unused_tail_in(&p.descriptor, p.tail_range.start, &p.tail)
+                .filter(|_| !p.tail_range.is_empty())
+        {
+            return Err(Error::Usage(format!(
+                "tensor {:?}, byte {} of buffer 0: {tail} (TD-BUF-006)",
+                p.name, tail.byte_index
+            )));
+        }
+        // Trailing empty buffers still sit at aligned offsets (a no-op otherwise).
+        if let Some(&last) = p.placement.buffer_offsets.last() {
+            self.pad_to(last)?;
+        }
+        let alignment = u64::from(self.options.data_buffer_alignment);
+        let is_head = p.descriptor.layout_tag == LAYOUT_COMPOSITE && sizes.is_empty();
+        let tail = if (self.options.pad_last_buffer_to_alignment && !sizes.is_empty())
             || (self.options.pad_after_composite_heads && is_head)
         {
             alignment
@@ -210,14 +347,15 @@ impl<W: Write> HrryWriter<W> {
             .ok_or_else(|| Error::Usage("file overflows a 64-bit offset".into()))?;
         self.pad_to(end)?;
 
-        self.track_composite(descriptor);
-        self.names.insert(name_bytes.to_vec());
+        self.track_composite(&p.descriptor);
+        let name_bytes = p.name.into_bytes();
+        self.names.insert(name_bytes.clone());
         self.entries.push(IndexEntry {
-            name: name_bytes.to_vec(),
-            descriptor_offset,
-            descriptor_length: descriptor.descriptor_length,
-            data_offset: placement.data_offset,
-            data_length: placement.data_length(),
+            name: name_bytes,
+            descriptor_offset: p.descriptor_offset,
+            descriptor_length: p.descriptor.descriptor_length,
+            data_offset: p.placement.data_offset,
+            data_length: p.placement.data_length(),
             flags: 0,
         });
         Ok(())
@@ -226,6 +364,12 @@ impl<W: Write> HrryWriter<W> {
     /// Writes the KV section, the index and the trailer; returns the sink.
     /// Fails if a composite still waits for members.
     pub fn finish(mut self) -> Result<W, Error> {
+        if let Some(p) = &self.pending {
+            return Err(Error::Usage(format!(
+                "tensor {:?} was begun but not ended",
+                p.name
+            )));
+        }
         if let (Some(left), false) = (self.open_composites.last(), self.options.unchecked) {
             return Err(Error::Usage(format!(
                 "a composite still expects {left} more member(s)"
@@ -316,24 +460,5 @@ impl<W: Write> HrryWriter<W> {
             self.emit(&ZEROS[..n])?;
         }
         Ok(())
-    }
-}
-
-/// Refuses a row- or column-major, unquantized sub-byte tensor whose bits after the
-/// last packed element are not zero: the file would break `TD-BUF-006`.
-fn check_packing_tail(
-    name: &str,
-    descriptor: &TensorDescriptor,
-    buffers: &[&[u8]],
-) -> Result<(), Error> {
-    let Some(data) = buffers.first() else {
-        return Ok(());
-    };
-    match crate::layout::dense::nonzero_unused_tail(descriptor, data) {
-        None => Ok(()),
-        Some(tail) => Err(Error::Usage(format!(
-            "tensor {name:?}, byte {} of buffer 0: {tail} (TD-BUF-006)",
-            tail.byte_index
-        ))),
     }
 }

@@ -10,7 +10,10 @@ use crate::schema::{
 };
 
 use super::addressing::{row_major_strides, DenseMap};
-use super::bits::{clear_packing_tail, nonzero_packing_tail, read_bits, write_bits, PackedWriter};
+use super::bits::{
+    clear_packing_tail, nonzero_packing_tail, nonzero_packing_tail_by, packing_tail_range,
+    read_bits, write_bits, PackedWriter,
+};
 use super::{checked_count, element_bits, LayoutError};
 
 /// Output bytes gathered at a time by [`DenseView::write_row_major`].
@@ -97,6 +100,43 @@ pub fn nonzero_tail_of_run(
 pub fn nonzero_unused_tail(desc: &TensorDescriptor, buffer0: &[u8]) -> Option<UnusedTail> {
     let (count, width, start) = packed_run(desc)?;
     nonzero_tail_of_run(buffer0, count, width, start as u64)
+}
+
+/// The bytes of buffer 0 that [`nonzero_unused_tail`] looks at, as a range of byte
+/// indices (empty when the rule does not apply): a writer receiving buffer 0 in
+/// pieces keeps only these, then asks [`nonzero_unused_tail_in`].
+pub fn unused_tail_range(desc: &TensorDescriptor) -> std::ops::Range<u64> {
+    match packed_run(desc) {
+        Some((count, width, start)) => {
+            let tail = packing_tail_range(count, width);
+            let start = start as u64;
+            start.saturating_add(tail.start)..start.saturating_add(tail.end)
+        }
+        None => 0..0,
+    }
+}
+
+/// [`nonzero_unused_tail`] from the bytes of buffer 0 starting at index
+/// `window_start` (those of [`unused_tail_range`] suffice; fewer when the buffer
+/// ends first).
+pub fn nonzero_unused_tail_in(
+    desc: &TensorDescriptor,
+    window_start: u64,
+    window: &[u8],
+) -> Option<UnusedTail> {
+    let (count, width, start) = packed_run(desc)?;
+    let start = start as u64;
+    let byte_at = |rel: u64| {
+        let i = start.checked_add(rel)?.checked_sub(window_start)?;
+        window.get(usize::try_from(i).ok()?).copied()
+    };
+    let (i, byte) = nonzero_packing_tail_by(byte_at, count, width)?;
+    Some(UnusedTail {
+        byte_index: start + i,
+        byte,
+        count,
+        width,
+    })
 }
 
 /// Clears the bits [`nonzero_unused_tail`] looks at: makes arbitrary bytes (a fill
