@@ -18,6 +18,7 @@ pub mod npy;
 pub mod quant;
 pub mod report;
 pub mod schema;
+pub mod stream;
 #[cfg(feature = "arbitrary-model")]
 pub mod testing;
 pub mod validate;
@@ -29,6 +30,10 @@ pub enum Format {
     HrryFile,
     /// A `.holo` compiled-model archive.
     Holo,
+    /// A bare Hurray stream: descriptors and data back to back (interchange.md).
+    Stream,
+    /// A captured transport conversation: framed messages back to back.
+    Messages,
 }
 
 impl Format {
@@ -37,12 +42,15 @@ impl Format {
         match self {
             Format::HrryFile => "hrryfile",
             Format::Holo => "holo",
+            Format::Stream => "stream",
+            Format::Messages => "messages",
         }
     }
 
-    /// Recognises a format by its magic, else by the file name's extension
+    /// Recognises a container by its magic, else by the file name's extension
     /// (`.holo`), else assumes a HRRYFILE (whose validator then explains what the
-    /// bytes look like).
+    /// bytes look like). Streams and conversations are never guessed: a bare
+    /// descriptor is diagnosed as not being a HRRYFILE; `hrry stream` reads them.
     pub fn detect(bytes: &[u8], path: Option<&std::path::Path>) -> Format {
         if bytes.starts_with(&schema::FILE_MAGIC) {
             Format::HrryFile
@@ -61,6 +69,15 @@ pub fn validate_as(bytes: &[u8], format: Format, options: &validate::Options) ->
     match format {
         Format::HrryFile => validate::validate_file(bytes, options),
         Format::Holo => holo::validate(bytes, options.mode),
+        Format::Stream => stream::validate_stream_bytes(bytes, options),
+        Format::Messages => stream::validate_messages(
+            bytes,
+            &stream::ConversationOptions {
+                mode: options.mode,
+                limits: options.limits,
+                ..Default::default()
+            },
+        ),
     }
 }
 

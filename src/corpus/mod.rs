@@ -8,8 +8,10 @@
 mod container;
 pub mod holo;
 mod layout;
+mod messages;
 pub mod patch;
 mod quant;
+mod stream;
 
 use std::io;
 use std::path::Path;
@@ -41,10 +43,11 @@ pub struct Case {
 }
 
 impl Case {
-    /// A valid case at `valid/<name>`.
+    /// A valid case at `valid/<name>` (under `stream/` or `messages/` for those
+    /// formats).
     pub fn valid(format: Format, name: &str, description: &str, bytes: Vec<u8>) -> Self {
         Case {
-            path: format!("valid/{name}"),
+            path: format!("{}valid/{name}", folder(format)),
             format,
             expect: Expect::Valid,
             description: description.to_string(),
@@ -63,6 +66,8 @@ impl Case {
         let ext = match format {
             Format::HrryFile => "hrry",
             Format::Holo => "holo",
+            Format::Stream => "hrrys",
+            Format::Messages => "hrrymsg",
         };
         let stem = if suffix.is_empty() {
             rule.to_string()
@@ -70,7 +75,7 @@ impl Case {
             format!("{rule}-{suffix}")
         };
         Case {
-            path: format!("invalid/{stem}.{ext}"),
+            path: format!("{}invalid/{stem}.{ext}", folder(format)),
             format,
             expect: Expect::Invalid(rule),
             description: description.to_string(),
@@ -79,12 +84,35 @@ impl Case {
     }
 }
 
+/// The folder a format's cases live in: files and archives at the top, bare
+/// streams under `stream/`, captured conversations under `messages/`.
+fn folder(format: Format) -> &'static str {
+    match format {
+        Format::HrryFile | Format::Holo => "",
+        Format::Stream => "stream/",
+        Format::Messages => "messages/",
+    }
+}
+
+/// The folders holding cases, relative to the corpus root.
+pub const FOLDERS: &[&str] = &[
+    "valid",
+    "invalid",
+    "stream/valid",
+    "stream/invalid",
+    "messages/valid",
+    "messages/invalid",
+];
+
 /// Every corpus case of every area, in manifest order.
 pub fn all_cases() -> Vec<Case> {
     let mut cases = container::cases();
     cases.extend(layout::cases());
     cases.extend(holo::cases());
     cases.extend(quant::cases());
+    let streams = stream::cases(&cases);
+    cases.extend(streams);
+    cases.extend(messages::cases());
     cases.sort_by(|a, b| a.path.cmp(&b.path));
     cases
 }
@@ -113,9 +141,9 @@ pub fn manifest(cases: &[Case]) -> serde_json::Value {
 }
 
 /// Writes every case and `manifest.json` under `dir`, removing stale files from its
-/// `valid/` and `invalid/` folders.
+/// case folders ([`FOLDERS`]).
 pub fn write_corpus(dir: &Path, cases: &[Case]) -> io::Result<()> {
-    for sub in ["valid", "invalid"] {
+    for sub in FOLDERS {
         let d = dir.join(sub);
         if d.exists() {
             std::fs::remove_dir_all(&d)?;

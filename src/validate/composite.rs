@@ -52,8 +52,7 @@ pub fn check_binding<T>(
             });
         }
     }
-    let opened = matches!(&d.layout, LayoutFields::Composite(c) if c.member_count != 0 && c.member_count != u32::MAX);
-    if opened && bound.depth as u64 > u64::from(max_depth) {
+    if bound.opened && bound.depth as u64 > u64::from(max_depth) {
         report.violation(
             &HF_CMP_DEPTH,
             at,
