@@ -5,7 +5,9 @@
 //! (the rules), [`model`] (typed values), [`file`] (reading and writing containers),
 //! [`quant`] (dequantization), [`holo`] (the archive).
 
+#[cfg(feature = "convert")]
 pub mod convert;
+#[cfg(feature = "corpus")]
 pub mod corpus;
 pub mod diagnose;
 pub mod export;
@@ -16,6 +18,7 @@ pub mod limits;
 pub mod model;
 pub mod npy;
 pub mod quant;
+#[cfg(feature = "json")]
 pub mod report;
 pub mod schema;
 pub mod stream;

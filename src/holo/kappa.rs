@@ -6,12 +6,14 @@
 //! their BLAKE3 hash; [`compose_model`] folds part labels into one model label
 //! with `uor_addr::composition::compose_g2_product_blake3`.
 
+#[cfg(feature = "json")]
 use serde_json::{json, Value};
 
 pub use uor_addr::composition::CompositionFailure;
 pub use uor_addr::ring::AddressFailure;
 pub use uor_addr::{AddressOutcome, KappaLabel};
 
+#[cfg(feature = "json")]
 use super::loader::HoloLoader;
 use super::types::{hex, Fingerprint};
 
@@ -73,6 +75,7 @@ pub fn compose_model(parts: &[Label]) -> Result<Label, KappaError> {
 /// The labels `hrry inspect` shows for an archive: `content` (the label of the
 /// bytes the footer covers) and `model` (the composition of every section
 /// payload's label, so independent of section order).
+#[cfg(feature = "json")]
 pub fn archive_labels_json<B: AsRef<[u8]>>(archive: &HoloLoader<B>) -> Value {
     let content = label_from_fingerprint(&archive.fingerprint());
     let parts: Vec<Label> = archive

@@ -1,13 +1,14 @@
 //! The `.holo` compiled-model archive: [`HoloLoader`] (verify, then look up
 //! sections, ports, extensions, weights and constants without copying),
-//! [`HoloWriter`] (deterministic builder), [`validate`] (every `HOLO-…` rule) and
-//! [`inspect_json`] (the summary `hrry inspect` prints).
+//! [`HoloWriter`] (deterministic builder), [`validate`] (every `HOLO-…` rule) and,
+//! with the `json` feature, `inspect_json` (the summary `hrry inspect` prints).
 //!
 //! The wire structures are in [`crate::schema::holo`]; the rules in
 //! [`crate::validate::rules::holo`]. `docs/holo.md` describes the layout; its API
 //! example is compiled and run as a doc test here.
 #![cfg_attr(doctest, doc = include_str!("../../docs/holo.md"))]
 
+#[cfg(feature = "json")]
 mod inspect;
 mod loader;
 mod types;
@@ -20,12 +21,14 @@ pub mod kappa;
 use std::path::PathBuf;
 
 pub use crate::schema::holo::HOLO_MAGIC;
+#[cfg(feature = "json")]
 pub use inspect::{describe, inspect_json};
 pub use loader::HoloLoader;
 pub use types::{
     hex, Constant, ConstantView, Fingerprint, PortDescriptor, SectionKind, SectionRef,
     ShapeDescriptor, WeightStore, INLINE_CONSTANT_LIMIT,
 };
+#[cfg(feature = "corpus")]
 pub(crate) use writer::assemble_version;
 pub use writer::{assemble, HoloWriter};
 

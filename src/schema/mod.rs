@@ -8,6 +8,7 @@
 
 pub mod container;
 pub mod descriptor;
+#[cfg(feature = "convert")]
 pub mod gguf;
 pub mod holo;
 pub mod kv;
