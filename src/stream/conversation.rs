@@ -14,6 +14,7 @@
 //! one after a TENSOR_DESCRIPTOR from the server.
 
 use std::collections::BTreeMap;
+use std::io::Read;
 
 use crate::layout::composite::{partition_fault, Binder, PartitionFault};
 use crate::limits::Limits;
@@ -55,12 +56,28 @@ impl Default for ConversationOptions {
     }
 }
 
-/// Validates a captured conversation: messages back to back (header and payload),
-/// in the order they crossed the connection, both directions.
+/// Validates a captured conversation held in memory: messages back to back
+/// (header and payload), in the order they crossed the connection, both
+/// directions.
 pub fn validate_messages(bytes: &[u8], options: &ConversationOptions) -> Report {
+    validate_messages_from(bytes, options).unwrap_or_else(|e| {
+        // Reading a slice cannot fail.
+        let mut report = Report::new(options.mode);
+        report.note(format!("reading the conversation failed: {e}"));
+        report.fatal = true;
+        report
+    })
+}
+
+/// [`validate_messages`] over any [`Read`], one message in memory at a time (a
+/// payload over `max_message_size` is refused before it is read). Only an I/O
+/// error of the source is an `Err`.
+pub fn validate_messages_from<R: Read>(
+    mut source: R,
+    options: &ConversationOptions,
+) -> std::io::Result<Report> {
     let mut report = Report::new(options.mode);
     let mut conversation = Conversation::new(*options);
-    let mut source = bytes;
     loop {
         let at = conversation.position();
         // A payload over the maximum is refused before it is read, as a receiver
@@ -72,21 +89,21 @@ pub fn validate_messages(bytes: &[u8], options: &ConversationOptions) -> Report 
                 }
             }
             Ok(None) => break,
-            Err(e) => {
-                if let Error::Invalid(v) = e {
-                    report.violation(v.rule, v.offset, v.message);
-                }
+            Err(Error::Invalid(v)) => {
+                report.violation(v.rule, v.offset, v.message);
                 // A cut capture leaves exchanges open: that is the same fault, so
                 // the end-of-conversation checks are not run.
                 report.fatal = true;
-                return report;
+                return Ok(report);
             }
+            Err(Error::Io(e)) => return Err(e),
+            Err(Error::Usage(m)) => return Err(std::io::Error::other(m)),
         }
     }
     for v in conversation.finish() {
         report.violation(v.rule, v.offset, v.message);
     }
-    report
+    Ok(report)
 }
 
 /// Where the session is (interchange.md § Session Establishment).

@@ -213,8 +213,9 @@ impl Payload {
                     &TR_MSG_DECODE,
                     at,
                     format!(
-                        "{name} payload of {} bytes does not decode: {e}",
-                        bytes.len()
+                        "{name} payload of {} bytes does not decode: {}",
+                        bytes.len(),
+                        crate::schema::error_text(&e)
                     ),
                 )
             })
@@ -347,7 +348,7 @@ pub fn read_frame<R: Read>(
         ));
     }
     let header = read_from::<MessageHeader>(&head)
-        .map_err(|e| Error::invalid(&TR_FRM_TRUNCATED, at, e.to_string()))?
+        .map_err(|e| Error::invalid(&TR_FRM_TRUNCATED, at, crate::schema::error_text(&e)))?
         .0;
     if header.payload_length > max_payload {
         return Err(Error::invalid(

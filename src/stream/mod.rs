@@ -21,7 +21,9 @@ mod reader;
 mod validate;
 mod writer;
 
-pub use conversation::{validate_messages, Conversation, ConversationOptions};
+pub use conversation::{
+    validate_messages, validate_messages_from, Conversation, ConversationOptions,
+};
 pub use error::Error;
 pub use pack::{pack, pack_path, unpack, TensorNames};
 pub use reader::{Piece, StreamReader, StreamTensor};

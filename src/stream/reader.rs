@@ -204,7 +204,7 @@ impl<R: Read> StreamReader<R> {
             });
         }
         let header = read_from::<DescriptorHeader>(&head)
-            .map_err(|e| Error::invalid(&TD_HDR_MAGIC, at, e.to_string()))?
+            .map_err(|e| Error::invalid(&TD_HDR_MAGIC, at, crate::schema::error_text(&e)))?
             .0;
         check_fixed_header(&header, at, &self.limits).map_err(Error::Invalid)?;
         if self.tensors >= self.limits.max_tensors {

@@ -94,8 +94,9 @@ pub fn decode_body(bytes: &[u8], at: u64) -> Result<TensorDescriptor, Violation>
             rule: &TD_HDR_FIT,
             offset: at,
             message: format!(
-                "descriptor fields do not fit in descriptor_length {}: {e}",
-                bytes.len()
+                "descriptor fields do not fit in descriptor_length {}: {}",
+                bytes.len(),
+                crate::schema::error_text(&e)
             ),
         })
 }

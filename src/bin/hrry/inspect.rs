@@ -21,6 +21,9 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
     if crate::holo::is_holo_file(&args.file)? {
         return crate::holo::inspect(&args.file, args.json);
     }
+    if crate::stream::is_stream_file(&args.file)? {
+        return crate::stream::inspect(&args.file, args.json);
+    }
     let Some(file) = crate::open_hrry(&args.file)? else {
         return Ok(Outcome::Invalid);
     };

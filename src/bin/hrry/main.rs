@@ -17,6 +17,7 @@ mod dequant;
 mod export;
 mod holo;
 mod inspect;
+mod stream;
 mod validate;
 
 use std::io::Write;
@@ -50,6 +51,9 @@ enum Command {
     /// Work with .holo archives (extract an extension or a section).
     #[command(subcommand)]
     Holo(holo::Command),
+    /// Bare Hurray streams and transport conversations: pack, unpack, validate.
+    #[command(subcommand)]
+    Stream(stream::Command),
     /// List the rule table: stable IDs, levels, summaries and spec sections.
     Rules {
         /// Print JSON instead of a table.
@@ -116,6 +120,7 @@ fn main() -> ExitCode {
         Command::Export(args) => export::run(args),
         Command::Validate(args) => validate::run(args),
         Command::Holo(command) => holo::run(command),
+        Command::Stream(command) => stream::run(command),
         Command::Rules { json } => rules(json),
         Command::Convert(args) => convert::run(args),
     };

@@ -67,7 +67,8 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
     })
 }
 
-fn print_report(name: &str, report: &Report) {
+/// Prints a report as `hrry validate` does (also used by `hrry stream validate`).
+pub fn print_report(name: &str, report: &Report) {
     if report.is_valid() {
         outln!("{name}: valid");
     } else {

@@ -1,0 +1,348 @@
+//! `hrry stream`: bare Hurray streams and captured transport conversations
+//! (pack, unpack, validate), and `hrry inspect` of a bare stream.
+
+use std::io::{IsTerminal, Read};
+use std::path::{Path, PathBuf};
+
+use hrry::file::{HrryWriter, WriterOptions};
+use hrry::limits::Limits;
+use hrry::model::ElementType;
+use hrry::stream::{ConversationOptions, StreamReader, StreamWriter, TensorNames};
+use hrry::validate::{Mode, Options};
+use serde_json::{json, Value};
+
+use crate::{Failure, Outcome};
+
+/// Subcommands of `hrry stream`.
+#[derive(clap::Subcommand)]
+pub enum Command {
+    /// Write every tensor of a HRRYFILE as a bare stream: each descriptor followed by
+    /// its buffers back to back, in file order (by descriptor offset, so composite
+    /// members follow their head), without names, KV metadata or index.
+    Pack(PackArgs),
+    /// Write the tensors of a bare stream as a HRRYFILE, in stream order. Streams
+    /// carry no names, so tensors are named t0, t1, … in order, and the members of a
+    /// composite named H are H.0, H.1, … (nested composites recursively).
+    Unpack(UnpackArgs),
+    /// Check bare streams (or, with --messages, captured transport conversations)
+    /// against every rule and report each violation, as `hrry validate` does.
+    Validate(ValidateArgs),
+}
+
+/// Arguments of `hrry stream pack`.
+#[derive(clap::Args)]
+pub struct PackArgs {
+    /// The HRRYFILE to pack (`-` for standard input, read whole first since a
+    /// file's index is at its end).
+    file: PathBuf,
+    /// Output stream (`-` for standard output, which must not be a terminal).
+    #[arg(short, long, value_name = "OUT")]
+    output: PathBuf,
+}
+
+/// Arguments of `hrry stream unpack`.
+#[derive(clap::Args)]
+pub struct UnpackArgs {
+    /// The stream to read (`-` for standard input).
+    input: PathBuf,
+    /// Output HRRYFILE (`-` for standard output, which must not be a terminal).
+    /// A file is written under a temporary name and renamed when complete.
+    #[arg(short, long, value_name = "OUT.hrry")]
+    output: PathBuf,
+    /// Alignment of every data buffer in the file: a power of two from 4096 to
+    /// 2097152.
+    #[arg(long, value_name = "BYTES", default_value_t = 4096)]
+    data_buffer_alignment: u32,
+}
+
+/// Arguments of `hrry stream validate`.
+#[derive(clap::Args)]
+pub struct ValidateArgs {
+    /// Streams (or captures) to check; `-` reads standard input.
+    #[arg(required = true)]
+    inputs: Vec<PathBuf>,
+    /// Print one JSON object per input (an array when several are given), in the
+    /// shape of `hrry validate --json`.
+    #[arg(long)]
+    json: bool,
+    /// The inputs are captured transport conversations: framed messages (12-byte
+    /// header, then payload) back to back, both directions, in the order they
+    /// crossed the connection.
+    #[arg(long)]
+    messages: bool,
+    /// Apply only the spec's rules (hardening rules are not reported).
+    #[arg(long)]
+    permissive: bool,
+    /// With --messages: the largest payload read (bigger ones are a TR-LIM-001
+    /// violation).
+    #[arg(long, value_name = "BYTES", default_value_t = hrry::stream::message::DEFAULT_MAX_MESSAGE_SIZE)]
+    max_message_size: u32,
+}
+
+/// Runs `hrry stream …`.
+pub fn run(command: Command) -> Result<Outcome, Failure> {
+    match command {
+        Command::Pack(args) => pack(args),
+        Command::Unpack(args) => unpack(args),
+        Command::Validate(args) => validate(args),
+    }
+}
+
+fn is_dash(p: &Path) -> bool {
+    p.as_os_str() == "-"
+}
+
+/// Refuses to pour binary output onto a terminal.
+fn stdout_for_binary() -> Result<std::io::StdoutLock<'static>, Failure> {
+    let out = std::io::stdout();
+    if out.is_terminal() {
+        return Err(Failure(
+            "standard output is a terminal; redirect it or give -o FILE".into(),
+        ));
+    }
+    Ok(out.lock())
+}
+
+/// A stream error: a rule violation is the input's fault (exit 1, reported on
+/// standard error with its rule); anything else is a failure (exit 2).
+fn stream_error(what: &Path, e: hrry::stream::Error) -> Result<Outcome, Failure> {
+    match e {
+        hrry::stream::Error::Invalid(v) => {
+            eprintln!(
+                "{}: {} [{}] at offset {}: {}",
+                what.display(),
+                v.rule.id,
+                v.rule.level.name(),
+                v.offset,
+                v.message
+            );
+            Ok(Outcome::Invalid)
+        }
+        hrry::stream::Error::Io(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+            std::process::exit(crate::EXIT_BROKEN_PIPE)
+        }
+        other => Err(Failure(format!("{}: {other}", what.display()))),
+    }
+}
+
+fn pack(args: PackArgs) -> Result<Outcome, Failure> {
+    // A HRRYFILE's index is at its end: standard input is read whole first.
+    let piped = if is_dash(&args.file) {
+        let mut bytes = Vec::new();
+        std::io::stdin()
+            .lock()
+            .read_to_end(&mut bytes)
+            .map_err(|e| Failure(format!("cannot read standard input: {e}")))?;
+        Some(bytes)
+    } else {
+        None
+    };
+    let result = if is_dash(&args.output) {
+        let mut w = StreamWriter::new(stdout_for_binary()?);
+        pack_into(&args.file, piped.as_deref(), &mut w).and_then(|_| w.finish().map(drop))
+    } else {
+        let file = hrry::file::AtomicFile::create(&args.output)
+            .map_err(|e| Failure(format!("cannot write {}: {e}", args.output.display())))?;
+        let mut w = StreamWriter::new(file);
+        pack_into(&args.file, piped.as_deref(), &mut w)
+            .and_then(|_| w.finish())
+            .and_then(|f| f.commit().map_err(Into::into))
+    };
+    match result {
+        Ok(()) => Ok(Outcome::Ok),
+        Err(hrry::stream::Error::Io(e)) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(Failure(format!("cannot pack {}: {e}", args.file.display())))
+        }
+        Err(e) => stream_error(&args.file, e),
+    }
+}
+
+/// Packs the file at `path`, or the bytes `piped` in from standard input.
+fn pack_into<W: std::io::Write>(
+    path: &Path,
+    piped: Option<&[u8]>,
+    w: &mut StreamWriter<W>,
+) -> Result<u64, hrry::stream::Error> {
+    match piped {
+        Some(bytes) => hrry::stream::pack(&hrry::file::HrryFile::from_bytes(bytes)?, w),
+        None => hrry::stream::pack_path(path, w),
+    }
+}
+
+/// Opens an input path, `-` meaning standard input.
+fn open_input(path: &Path) -> Result<Box<dyn Read>, Failure> {
+    if is_dash(path) {
+        return Ok(Box::new(std::io::stdin().lock()));
+    }
+    let f = std::fs::File::open(path)
+        .map_err(|e| Failure(format!("cannot read {}: {e}", path.display())))?;
+    Ok(Box::new(f))
+}
+
+fn unpack(args: UnpackArgs) -> Result<Outcome, Failure> {
+    let options = WriterOptions {
+        data_buffer_alignment: args.data_buffer_alignment,
+        ..WriterOptions::default()
+    };
+    let mut reader = StreamReader::new(open_input(&args.input)?);
+    let result = if is_dash(&args.output) {
+        let mut w = HrryWriter::new(stdout_for_binary()?, options)?;
+        hrry::stream::unpack(&mut reader, &mut w)
+            .and_then(|_| w.finish().map(drop).map_err(Into::into))
+    } else {
+        let mut w = HrryWriter::create(&args.output, options)?;
+        hrry::stream::unpack(&mut reader, &mut w).and_then(|_| w.finish_file().map_err(Into::into))
+    };
+    match result {
+        Ok(()) => Ok(Outcome::Ok),
+        Err(e) => stream_error(&args.input, e),
+    }
+}
+
+fn validate(args: ValidateArgs) -> Result<Outcome, Failure> {
+    let mode = if args.permissive {
+        Mode::Permissive
+    } else {
+        Mode::Strict
+    };
+    let format = if args.messages {
+        hrry::Format::Messages
+    } else {
+        hrry::Format::Stream
+    };
+    let mut all_valid = true;
+    let mut results = Vec::new();
+    for path in &args.inputs {
+        let source = open_input(path)?;
+        let report = if args.messages {
+            let options = ConversationOptions {
+                mode,
+                max_message_size: args.max_message_size,
+                ..ConversationOptions::default()
+            };
+            hrry::stream::validate_messages_from(source, &options)
+        } else {
+            let options = Options {
+                mode,
+                limits: Limits::default(),
+            };
+            hrry::stream::validate_stream(source, &options)
+        }
+        .map_err(|e| Failure(format!("cannot read {}: {e}", path.display())))?;
+        all_valid &= report.is_valid();
+        let name = path.display().to_string();
+        if args.json {
+            results.push(hrry::report::validate_json(&name, format.name(), &report));
+        } else {
+            crate::validate::print_report(&name, &report);
+        }
+    }
+    if args.json {
+        let out = if results.len() == 1 {
+            results.pop().unwrap_or_default()
+        } else {
+            Value::Array(results)
+        };
+        outln!("{}", serde_json::to_string_pretty(&out)?);
+    }
+    Ok(if all_valid {
+        Outcome::Ok
+    } else {
+        Outcome::Invalid
+    })
+}
+
+/// True when the file at `path` is a bare stream: it starts with a descriptor's
+/// `HRRY` but not a file's `HRRYFILE`.
+pub fn is_stream_file(path: &Path) -> Result<bool, Failure> {
+    let mut head = [0u8; 8];
+    let mut file = std::fs::File::open(path)
+        .map_err(|e| Failure(format!("cannot read {}: {e}", path.display())))?;
+    let mut filled = 0;
+    while filled < head.len() {
+        match file.read(&mut head[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) => return Err(Failure(format!("cannot read {}: {e}", path.display()))),
+        }
+    }
+    let head = &head[..filled];
+    Ok(head.starts_with(b"HRRY") && !head.starts_with(&hrry::schema::FILE_MAGIC))
+}
+
+/// `hrry inspect` of a bare stream: every tensor with the name `unpack` would give
+/// it, its placement in the stream and its descriptor. Reads the stream once,
+/// skipping the data.
+pub fn inspect(path: &Path, as_json: bool) -> Result<Outcome, Failure> {
+    let mut reader = StreamReader::new(open_input(path)?);
+    let mut names = TensorNames::new();
+    let mut tensors = Vec::new();
+    let mut error = None;
+    loop {
+        match reader.next_tensor() {
+            Ok(Some(t)) => {
+                let mut v = hrry::report::descriptor_json(&t.descriptor);
+                let m = v.as_object_mut().expect("object");
+                m.insert("name".into(), json!(names.next(&t.descriptor)));
+                m.insert("index".into(), json!(t.index));
+                m.insert("descriptor_offset".into(), json!(t.descriptor_offset));
+                m.insert(
+                    "descriptor_length".into(),
+                    json!(t.descriptor.descriptor_length),
+                );
+                m.insert("data_offset".into(), json!(t.data_offset));
+                m.insert("data_length".into(), json!(t.data_length));
+                m.insert("depth".into(), json!(t.depth));
+                tensors.push(v);
+            }
+            Ok(None) => break,
+            Err(e) => {
+                error = Some(e);
+                break;
+            }
+        }
+    }
+    let size = reader.position();
+    let v = json!({
+        "format": "stream",
+        "stream_size": size,
+        "tensors": tensors,
+    });
+    if as_json {
+        outln!("{}", serde_json::to_string_pretty(&v)?);
+    } else {
+        print_human(&path.display().to_string(), &v);
+    }
+    match error {
+        None => Ok(Outcome::Ok),
+        Some(e) => stream_error(path, e),
+    }
+}
+
+fn print_human(name: &str, v: &Value) {
+    let tensors = v["tensors"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    outln!(
+        "{name}: bare Hurray stream, {} bytes, {} tensor(s)",
+        v["stream_size"],
+        tensors.len()
+    );
+    for t in tensors {
+        let ty = t["type_tag"]
+            .as_u64()
+            .and_then(|x| ElementType::from_tag(x as u8))
+            .map_or("?", |e| e.name());
+        let indent = "  ".repeat(1 + t["depth"].as_u64().unwrap_or(0) as usize);
+        outln!(
+            "{indent}{:<16} {:<12} {:<20} layout {:#04x}  {} bytes at {}",
+            t["name"].as_str().unwrap_or("?"),
+            ty,
+            t["shape"].to_string(),
+            t["layout_tag"].as_u64().unwrap_or(0),
+            t["data_length"],
+            t["data_offset"],
+        );
+    }
+}
