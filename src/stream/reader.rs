@@ -15,7 +15,7 @@ use crate::validate::rules::stream::*;
 use super::Error;
 
 /// Bytes read from the source at a time (and the largest [`Piece`]).
-const READ_BUFFER: usize = 256 << 10;
+const READ_BUFFER: usize = 128 << 10;
 
 /// One tensor of a stream: where it is, its descriptor and where it sits among
 /// composites. Its data follows; read it with [`StreamReader::read_data`] or
