@@ -113,8 +113,15 @@ fn every_payload_round_trips_through_a_frame() {
         assert_eq!(back, frame, "sample {i}");
         let (decoded, used) = back.decode(0).unwrap();
         assert_eq!(decoded, p, "sample {i}");
-        assert_eq!(used, frame.payload.len() as u64, "sample {i}: every byte is a field");
-        assert!(read_frame(&mut src, 0, 1 << 20).unwrap().is_none(), "a clean end");
+        assert_eq!(
+            used,
+            frame.payload.len() as u64,
+            "sample {i}: every byte is a field"
+        );
+        assert!(
+            read_frame(&mut src, 0, 1 << 20).unwrap().is_none(),
+            "a clean end"
+        );
         let tag = p.message_type();
         if let Some(t) = MessageType::from_tag(tag) {
             assert_eq!(t.tag(), tag);
@@ -125,11 +132,16 @@ fn every_payload_round_trips_through_a_frame() {
 #[test]
 fn framing_limits_hold_on_both_sides() {
     // A receiver refuses a payload over its maximum from the header alone.
-    let mut header = Frame::new(3, &Payload::Ping(vec![0; 100])).unwrap().to_bytes();
+    let mut header = Frame::new(3, &Payload::Ping(vec![0; 100]))
+        .unwrap()
+        .to_bytes();
     header.truncate(12);
     let e = read_frame(&mut &header[..], 0, 99).unwrap_err();
     assert_eq!(e.violation().map(|v| v.rule.id), Some("TR-LIM-001"));
-    assert_eq!(error_code_for(e.violation().unwrap().rule), error_code::MESSAGE_TOO_LARGE);
+    assert_eq!(
+        error_code_for(e.violation().unwrap().rule),
+        error_code::MESSAGE_TOO_LARGE
+    );
     // At or under it, a missing payload is a truncation.
     let e = read_frame(&mut &header[..], 0, 100).unwrap_err();
     assert_eq!(e.violation().map(|v| v.rule.id), Some("TR-FRM-001"));
@@ -161,11 +173,20 @@ fn decoding_names_the_rule_a_receiver_answers_with() {
     };
     assert_eq!(rule(0x00, &[]), Some("TR-MSG-001"));
     assert_eq!(rule(0xFF, &[]), Some("TR-MSG-001"));
-    assert_eq!(rule(message_type::TENSOR_DATA_END, &[0]), Some("TR-MSG-006"));
-    assert_eq!(rule(message_type::TENSOR_DATA, &[1, 2, 3]), Some("TR-MSG-004"));
+    assert_eq!(
+        rule(message_type::TENSOR_DATA_END, &[0]),
+        Some("TR-MSG-006")
+    );
+    assert_eq!(
+        rule(message_type::TENSOR_DATA, &[1, 2, 3]),
+        Some("TR-MSG-004")
+    );
     // A layout count claiming more entries than the payload holds.
     assert_eq!(
-        rule(message_type::CLIENT_HELLO, &[1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF]),
+        rule(
+            message_type::CLIENT_HELLO,
+            &[1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF]
+        ),
         Some("TR-MSG-004")
     );
     // Fields that leave bytes over: decoded, with the count of bytes used.
@@ -235,14 +256,20 @@ fn a_conversation_is_quiet_only_between_exchanges() {
     assert_eq!(quiet, [true, true, false, false, false, false, true]);
     assert_eq!(conversation.stream_ids(), [1]);
     assert!(conversation.finish().is_empty());
-    assert_eq!(conversation.server_hello().map(|h| h.protocol_version), Some(1));
+    assert_eq!(
+        conversation.server_hello().map(|h| h.protocol_version),
+        Some(1)
+    );
 }
 
 #[test]
 fn truncated_captures_fail_cleanly() {
     // Rules the end of a conversation can break: what a cut between messages gives.
     let unfinished = ["TR-ORD-007", "TR-CMP-001", "TR-HEL-002", "TR-SHD-004"];
-    for (path, bytes) in captures().into_iter().filter(|(p, _)| p.contains("/valid/")) {
+    for (path, bytes) in captures()
+        .into_iter()
+        .filter(|(p, _)| p.contains("/valid/"))
+    {
         let mut boundaries = vec![0usize];
         let mut src = &bytes[..];
         while let Some(f) = read_frame(&mut src, 0, u32::MAX).unwrap() {

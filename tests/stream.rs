@@ -59,9 +59,7 @@ fn unpack_bytes(stream: impl Read) -> Vec<u8> {
 }
 
 /// Every tensor of a file in file order: descriptor and buffers.
-fn tensors_in_file_order(
-    file: &[u8],
-) -> Vec<(hrry::schema::TensorDescriptor, Vec<Vec<u8>>)> {
+fn tensors_in_file_order(file: &[u8]) -> Vec<(hrry::schema::TensorDescriptor, Vec<Vec<u8>>)> {
     let f = HrryFile::from_bytes(file).expect("opens");
     let mut entries: Vec<_> = f.entries().collect();
     entries.sort_by_key(|e| e.index_entry().descriptor_offset);
@@ -69,10 +67,7 @@ fn tensors_in_file_order(
         .into_iter()
         .map(|e| {
             let t = f.tensor_at(e).expect("tensor");
-            (
-                t.descriptor,
-                t.buffers.iter().map(|b| b.to_vec()).collect(),
-            )
+            (t.descriptor, t.buffers.iter().map(|b| b.to_vec()).collect())
         })
         .collect()
 }
@@ -84,7 +79,11 @@ fn every_valid_file_round_trips_through_a_stream() {
     for (path, bytes) in files {
         let stream = pack_bytes(&bytes);
         let report = validate_stream_bytes(&stream, &Options::default());
-        assert!(report.is_valid(), "{path}: packed stream {:?}", report.violations);
+        assert!(
+            report.is_valid(),
+            "{path}: packed stream {:?}",
+            report.violations
+        );
         for chunk in [usize::MAX, 7, 1] {
             let back = unpack_bytes(Trickle {
                 data: &stream,
@@ -99,7 +98,11 @@ fn every_valid_file_round_trips_through_a_stream() {
                 tensors_in_file_order(&bytes),
                 "{path}: descriptors and bytes survive (read {chunk} bytes at a time)"
             );
-            assert_eq!(pack_bytes(&back), stream, "{path}: re-packing is byte-identical");
+            assert_eq!(
+                pack_bytes(&back),
+                stream,
+                "{path}: re-packing is byte-identical"
+            );
         }
     }
 }
@@ -134,7 +137,10 @@ fn pieces_stay_inside_buffers_and_cover_the_data() {
                     assert!(!p.bytes.is_empty());
                     assert_eq!(p.offset, seen[p.buffer], "{path}: pieces in order");
                     seen[p.buffer] += p.bytes.len() as u64;
-                    assert!(seen[p.buffer] <= sizes[p.buffer], "{path}: inside the buffer");
+                    assert!(
+                        seen[p.buffer] <= sizes[p.buffer],
+                        "{path}: inside the buffer"
+                    );
                     whole.extend_from_slice(p.bytes);
                 }
                 assert_eq!(seen, sizes, "{path}: every byte handed out");
@@ -185,8 +191,14 @@ fn the_writer_refuses_what_would_break_the_stream() {
     assert!(w.begin_tensor(&bad).is_err(), "a wrong descriptor_length");
     w.begin_tensor(&d).unwrap();
     w.write_data(&[1; 5]).unwrap();
-    assert!(w.write_data(&[1; 4]).is_err(), "more data than the buffers hold");
-    assert!(w.begin_tensor(&d).is_err(), "the previous tensor is unfinished");
+    assert!(
+        w.write_data(&[1; 4]).is_err(),
+        "more data than the buffers hold"
+    );
+    assert!(
+        w.begin_tensor(&d).is_err(),
+        "the previous tensor is unfinished"
+    );
     w.write_data(&[1; 3]).unwrap();
     let head = composite_head(ElementType::Float32, &[2], 3, 0, 2);
     w.write_tensor(&head, &[]).unwrap();
@@ -200,7 +212,10 @@ fn the_writer_refuses_what_would_break_the_stream() {
     assert_eq!(&s[s.len() - 8..], &[9; 8]);
     let mut w = StreamWriter::new(Vec::new());
     w.begin_tensor(&d).unwrap();
-    assert!(w.copy_data_from(&[9u8; 3][..], 8).is_err(), "the source ran dry");
+    assert!(
+        w.copy_data_from(&[9u8; 3][..], 8).is_err(),
+        "the source ran dry"
+    );
 }
 
 #[test]
@@ -286,7 +301,10 @@ fn truncation_at_every_offset_is_a_clean_violation() {
                 "{path}: cut at {n} gives {ids:?}"
             );
             // The reader fails the same way, through short reads too.
-            let mut r = StreamReader::new(Trickle { data: prefix, chunk: 3 });
+            let mut r = StreamReader::new(Trickle {
+                data: prefix,
+                chunk: 3,
+            });
             let err = loop {
                 match r.next_tensor() {
                     Ok(Some(_)) => {}
@@ -358,7 +376,11 @@ fn the_reader_names_what_stops_it() {
     assert_eq!(first_rule(&junk), Some("TD-HDR-001"));
     let mut huge = good.clone();
     huge[6..10].copy_from_slice(&(64u32 << 20).to_le_bytes());
-    assert_eq!(first_rule(&huge), Some("HF-LIM-001"), "past max_descriptor_bytes");
+    assert_eq!(
+        first_rule(&huge),
+        Some("HF-LIM-001"),
+        "past max_descriptor_bytes"
+    );
     // A buffer claiming 2^60 bytes on a short stream: a truncation, found without
     // holding more than the stream delivers.
     let mut claims = good.clone();

@@ -23,7 +23,11 @@ fn run(args: &[&str]) -> (i32, String, String) {
 #[test]
 fn pack_into_a_pipe_into_unpack() {
     let dir = tempfile::tempdir().unwrap();
-    for name in ["composite_nested_group", "quant-per-block-int4-f16", "layout-csr"] {
+    for name in [
+        "composite_nested_group",
+        "quant-per-block-int4-f16",
+        "layout-csr",
+    ] {
         let input = format!("corpus/valid/{name}.hrry");
         let out = dir.path().join(format!("{name}.hrry"));
         let mut pack = hrry()
@@ -78,7 +82,12 @@ fn unpack_refuses_a_broken_stream_and_leaves_no_file() {
 
 #[test]
 fn validate_has_the_shape_and_exit_codes_of_hrry_validate() {
-    let (code, out, _) = run(&["stream", "validate", "--json", "corpus/stream/valid/basic.hrrys"]);
+    let (code, out, _) = run(&[
+        "stream",
+        "validate",
+        "--json",
+        "corpus/stream/valid/basic.hrrys",
+    ]);
     assert_eq!(code, 0, "{out}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["valid"], true);
@@ -106,7 +115,10 @@ fn validate_has_the_shape_and_exit_codes_of_hrry_validate() {
     // Hardening rules are not reported in permissive mode.
     let file = "corpus/messages/invalid/TR-PNG-001.hrrymsg";
     assert_eq!(run(&["stream", "validate", "--messages", file]).0, 1);
-    assert_eq!(run(&["stream", "validate", "--messages", "--permissive", file]).0, 0);
+    assert_eq!(
+        run(&["stream", "validate", "--messages", "--permissive", file]).0,
+        0
+    );
 
     // Standard input, and a missing file (exit 2).
     let mut child = hrry()
@@ -129,7 +141,11 @@ fn validate_has_the_shape_and_exit_codes_of_hrry_validate() {
 
 #[test]
 fn inspect_lists_a_streams_tensors() {
-    let (code, out, _) = run(&["inspect", "--json", "corpus/stream/valid/composite_nested_group.hrrys"]);
+    let (code, out, _) = run(&[
+        "inspect",
+        "--json",
+        "corpus/stream/valid/composite_nested_group.hrrys",
+    ]);
     assert_eq!(code, 0);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["format"], "stream");
@@ -142,7 +158,10 @@ fn inspect_lists_a_streams_tensors() {
     assert_eq!(names, ["t0", "t0.0", "t0.0.0", "t0.1"]);
     let (code, out, _) = run(&["inspect", "corpus/stream/valid/basic.hrrys"]);
     assert_eq!(code, 0);
-    assert!(out.contains("bare Hurray stream") && out.contains("float32"), "{out}");
+    assert!(
+        out.contains("bare Hurray stream") && out.contains("float32"),
+        "{out}"
+    );
     // A broken stream lists what it could read, then names the rule (exit 1).
     let (code, _, err) = run(&["inspect", "corpus/stream/invalid/ST-TRN-002.hrrys"]);
     assert_eq!(code, 1);
