@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use hrry::file::{HrryWriter, WriterOptions};
 use hrry::limits::Limits;
 use hrry::model::ElementType;
+use hrry::stream::message::read_frame;
 use hrry::stream::{ConversationOptions, StreamReader, StreamWriter, TensorNames};
 use hrry::validate::{Mode, Options};
 use serde_json::{json, Value};
@@ -27,6 +28,22 @@ pub enum Command {
     /// Check bare streams (or, with --messages, captured transport conversations)
     /// against every rule and report each violation, as `hrry validate` does.
     Validate(ValidateArgs),
+    /// List a bare stream's tensors (as `hrry inspect` does) or, with --messages,
+    /// a captured conversation's messages and their decoded fields.
+    Inspect(InspectArgs),
+}
+
+/// Arguments of `hrry stream inspect`.
+#[derive(clap::Args)]
+pub struct InspectArgs {
+    /// The stream or capture (`-` for standard input).
+    input: PathBuf,
+    /// The input is a captured transport conversation.
+    #[arg(long)]
+    messages: bool,
+    /// Print JSON (what the Kaitai cross-check compares against).
+    #[arg(long)]
+    json: bool,
 }
 
 /// Arguments of `hrry stream pack`.
@@ -85,6 +102,8 @@ pub fn run(command: Command) -> Result<Outcome, Failure> {
         Command::Pack(args) => pack(args),
         Command::Unpack(args) => unpack(args),
         Command::Validate(args) => validate(args),
+        Command::Inspect(args) if args.messages => inspect_messages(&args.input, args.json),
+        Command::Inspect(args) => inspect(&args.input, args.json),
     }
 }
 
@@ -253,7 +272,8 @@ fn validate(args: ValidateArgs) -> Result<Outcome, Failure> {
 }
 
 /// True when the file at `path` is a bare stream: it starts with a descriptor's
-/// `HRRY` but not a file's `HRRYFILE`.
+/// `HRRY` but not a file's `HRRYFILE`, or it is named `.hrrys` (an empty stream
+/// has no magic).
 pub fn is_stream_file(path: &Path) -> Result<bool, Failure> {
     let mut head = [0u8; 8];
     let mut file = std::fs::File::open(path)
@@ -267,7 +287,8 @@ pub fn is_stream_file(path: &Path) -> Result<bool, Failure> {
         }
     }
     let head = &head[..filled];
-    Ok(head.starts_with(b"HRRY") && !head.starts_with(&hrry::schema::FILE_MAGIC))
+    let named = path.extension().is_some_and(|e| e == "hrrys");
+    Ok(named || (head.starts_with(b"HRRY") && !head.starts_with(&hrry::schema::FILE_MAGIC)))
 }
 
 /// `hrry inspect` of a bare stream: every tensor with the name `unpack` would give
@@ -281,19 +302,8 @@ pub fn inspect(path: &Path, as_json: bool) -> Result<Outcome, Failure> {
     loop {
         match reader.next_tensor() {
             Ok(Some(t)) => {
-                let mut v = hrry::report::descriptor_json(&t.descriptor);
-                let m = v.as_object_mut().expect("object");
-                m.insert("name".into(), json!(names.next(&t.descriptor)));
-                m.insert("index".into(), json!(t.index));
-                m.insert("descriptor_offset".into(), json!(t.descriptor_offset));
-                m.insert(
-                    "descriptor_length".into(),
-                    json!(t.descriptor.descriptor_length),
-                );
-                m.insert("data_offset".into(), json!(t.data_offset));
-                m.insert("data_length".into(), json!(t.data_length));
-                m.insert("depth".into(), json!(t.depth));
-                tensors.push(v);
+                let name = names.next(&t.descriptor);
+                tensors.push(hrry::report::stream_tensor_json(&t, &name));
             }
             Ok(None) => break,
             Err(e) => {
@@ -344,5 +354,53 @@ fn print_human(name: &str, v: &Value) {
             t["data_length"],
             t["data_offset"],
         );
+    }
+}
+
+/// `hrry stream inspect --messages`: every message of a capture, its header and
+/// decoded payload; a capture cut short lists what it holds, then names the rule.
+fn inspect_messages(path: &Path, as_json: bool) -> Result<Outcome, Failure> {
+    let mut source = open_input(path)?;
+    let mut messages = Vec::new();
+    let mut at = 0u64;
+    let error = loop {
+        match read_frame(&mut source, at, u32::MAX) {
+            Ok(Some(frame)) => {
+                messages.push(hrry::report::message_json(&frame, at));
+                at += frame.encoded_len();
+            }
+            Ok(None) => break None,
+            Err(e) => break Some(e),
+        }
+    };
+    let v = json!({"format": "messages", "size": at, "messages": messages});
+    if as_json {
+        outln!("{}", serde_json::to_string_pretty(&v)?);
+    } else {
+        outln!(
+            "{}: transport conversation, {} bytes, {} message(s)",
+            path.display(),
+            at,
+            messages.len()
+        );
+        let number = |v: &Value| v.as_u64().unwrap_or(0);
+        for m in &messages {
+            let name = m["type_name"].as_str().map_or_else(
+                || format!("type {:#x}", number(&m["message_type"])),
+                str::to_string,
+            );
+            outln!(
+                "  {:>8}  stream {:<6} {:<18} {:>8} bytes  {}",
+                number(&m["offset"]),
+                number(&m["stream_id"]),
+                name,
+                number(&m["payload_length"]),
+                m["payload"]
+            );
+        }
+    }
+    match error {
+        None => Ok(Outcome::Ok),
+        Some(e) => stream_error(path, e),
     }
 }
