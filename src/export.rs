@@ -5,6 +5,9 @@
 //! row-major); sparse layouts are densified and composite partitions (and replace
 //! overlays) assembled in memory, up to [`ExportOptions::max_bytes`]. Quantized
 //! tensors export their dequantized float32 values.
+//!
+//! [`write_row_major`] gives the same bytes without the `.npy` header, for callers
+//! that want the array data itself (the C ABI's `hrry_read_row_major`).
 
 use std::io::Write;
 
@@ -272,4 +275,79 @@ pub fn export_npy<W: Write>(
         "layout {:#04x} has no logical-order export",
         desc.layout_tag
     )))
+}
+
+/// The NumPy dtype `hrry export` writes for `desc`: float32 for a quantized tensor
+/// (its dequantized values), else the export dtype of its element type.
+pub fn export_dtype(desc: &TensorDescriptor) -> Result<npy::Dtype, ExportError> {
+    if desc.quantization.is_some() {
+        return Ok(npy::FLOAT32);
+    }
+    let ty = element_type(desc)?;
+    npy::dtype(ty).ok_or_else(|| {
+        ExportError::Unsupported(format!("element type {} has no NumPy export", ty.name()))
+    })
+}
+
+/// Length in bytes of what [`write_row_major`] writes for `desc`: the element count
+/// times the item size of [`export_dtype`].
+pub fn row_major_len(desc: &TensorDescriptor) -> Result<u64, ExportError> {
+    let count = crate::layout::checked_count(&desc.shape)?;
+    let item = export_dtype(desc)?.item_size as u64;
+    count.checked_mul(item).ok_or_else(|| {
+        LayoutError::Overflow {
+            what: "row-major byte length",
+        }
+        .into()
+    })
+}
+
+/// Writes tensor `name` of `file` in logical row-major order to `sink`: exactly the
+/// data `hrry export` stores after the `.npy` header, with the same element widening
+/// ([`export_dtype`]), [`row_major_len`] bytes in all.
+pub fn write_row_major<W: Write>(
+    file: &HrryFile<'_>,
+    name: &str,
+    sink: W,
+    options: &ExportOptions,
+) -> Result<W, ExportError> {
+    let tensor = file
+        .tensor(name)?
+        .ok_or_else(|| ExportError::NotFound(name.to_string()))?;
+    let desc = &tensor.descriptor;
+    // One export path for both outputs: run the `.npy` export and drop its header,
+    // whose length follows from the dtype and shape alone.
+    let header = npy::header(export_dtype(desc)?.descr, &desc.shape).len();
+    let skip = SkipPrefix { sink, left: header };
+    Ok(export_npy(file, name, skip, options)?.sink)
+}
+
+/// [`write_row_major`] into a new vector.
+pub fn row_major_bytes(
+    file: &HrryFile<'_>,
+    name: &str,
+    options: &ExportOptions,
+) -> Result<Vec<u8>, ExportError> {
+    write_row_major(file, name, Vec::new(), options)
+}
+
+/// A `Write` that discards the first `left` bytes written and passes the rest on.
+struct SkipPrefix<W: Write> {
+    sink: W,
+    left: usize,
+}
+
+impl<W: Write> Write for SkipPrefix<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let skipped = self.left.min(buf.len());
+        self.left -= skipped;
+        if skipped == buf.len() {
+            return Ok(skipped);
+        }
+        Ok(skipped + self.sink.write(&buf[skipped..])?)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.sink.flush()
+    }
 }

@@ -141,3 +141,40 @@ fn partitions_assemble_and_nested_members_are_skipped() {
     // A group has no single logical array.
     assert!(matches!(export(&bytes, "g"), Err(ExportError::Layout(_))));
 }
+
+/// `write_row_major` gives export's bytes without the header, for every tensor of
+/// every valid corpus file, and `row_major_len` says how many.
+#[test]
+fn row_major_bytes_are_export_data() {
+    use hrry::export::{row_major_bytes, row_major_len};
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/valid");
+    let options = ExportOptions::default();
+    let (mut compared, mut refused) = (0, 0);
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "hrry") {
+            continue;
+        }
+        let bytes = std::fs::read(&path).unwrap();
+        let f = HrryFile::from_bytes(&bytes).unwrap();
+        for e in f.entries() {
+            let name = e.name();
+            match export(&bytes, name) {
+                Ok((_, data)) => {
+                    let desc = f.descriptor(e).unwrap();
+                    assert_eq!(row_major_len(&desc).unwrap(), data.len() as u64);
+                    assert_eq!(row_major_bytes(&f, name, &options).unwrap(), data);
+                    compared += 1;
+                }
+                Err(_) => {
+                    assert!(row_major_bytes(&f, name, &options).is_err());
+                    refused += 1;
+                }
+            }
+        }
+    }
+    assert!(
+        compared > 50,
+        "{compared} tensors compared, {refused} refused"
+    );
+}

@@ -3,12 +3,14 @@
 //! single-pass writer ([`HrryWriter`]).
 
 mod atomic;
+mod copy;
 mod error;
 mod reader;
 mod sequential;
 mod writer;
 
 pub use atomic::AtomicFile;
+pub use copy::{copy_through_buffer, CopyFrom};
 pub use error::Error;
 pub use reader::{Descriptors, HrryFile, IndexView, Tensor, TensorEntry};
 pub use sequential::{SequentialReader, SequentialTensor, TensorRegionEnd};

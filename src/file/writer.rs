@@ -1,8 +1,11 @@
 //! The single-pass HRRYFILE writer (file-format.md "Writer Protocol").
 
 use std::collections::HashSet;
-use std::io::Write;
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::Path;
+
+use crate::layout::dense::{TailWindow, UnusedTail};
 
 use crate::schema::{
     placement::{align_up, place_buffers},
@@ -10,7 +13,7 @@ use crate::schema::{
     TensorDescriptor, Trailer, LAYOUT_COMPOSITE, TRAILER_MAGIC,
 };
 
-use super::{AtomicFile, Error};
+use super::{AtomicFile, CopyFrom, Error};
 
 /// Choices for a new file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -68,35 +71,31 @@ pub struct HrryWriter<W: Write> {
     entries: Vec<IndexEntry>,
     names: HashSet<Vec<u8>>,
     open_composites: Vec<u32>,
-    pending: Option<Pending>,
+    /// The tensor whose buffers are being written, if any.
+    open: Option<OpenTensor>,
+    /// Set when a streamed tensor failed after some of its bytes were written.
+    poisoned: bool,
 }
 
-/// The tensor being written in pieces.
-struct Pending {
-    name: String,
-    descriptor: TensorDescriptor,
-    descriptor_offset: u64,
-    placement: crate::schema::placement::DataPlacement,
-    /// The buffer the next byte goes to, and how many of its bytes are written.
+/// A tensor begun by [`HrryWriter::begin_tensor`] and not yet ended.
+struct OpenTensor {
+    name: Vec<u8>,
+    /// Declared size of each buffer.
+    sizes: Vec<u64>,
+    /// Absolute offset of each buffer.
+    offsets: Vec<u64>,
+    /// The buffer being written.
     buffer: usize,
+    /// Bytes written into it so far.
     written: u64,
-    /// Bytes of buffer 0 the `TD-BUF-006` check needs, and those seen so far.
-    tail_range: std::ops::Range<u64>,
-    tail: Vec<u8>,
-}
-
-impl Pending {
-    /// Keeps the bytes of `piece` (the next bytes of buffer 0) that fall in
-    /// `tail_range`.
-    fn keep_tail(&mut self, piece: &[u8]) {
-        let from = self.written.max(self.tail_range.start);
-        let to = (self.written + piece.len() as u64).min(self.tail_range.end);
-        if from < to {
-            let at = (from - self.written) as usize;
-            self.tail
-                .extend_from_slice(&piece[at..at + (to - from) as usize]);
-        }
-    }
+    /// Where buffer 0's packing tail is, when it has one to check.
+    tail: Option<TailWindow>,
+    /// The bytes of that window seen so far.
+    tail_bytes: Vec<u8>,
+    /// A composite head (no buffers).
+    is_head: bool,
+    /// Its index entry, pushed when it ends.
+    entry: IndexEntry,
 }
 
 impl HrryWriter<AtomicFile> {
@@ -142,7 +141,8 @@ impl<W: Write> HrryWriter<W> {
             entries: Vec::new(),
             names: HashSet::new(),
             open_composites: Vec::new(),
-            pending: None,
+            open: None,
+            poisoned: false,
         })
     }
 
@@ -172,7 +172,8 @@ impl<W: Write> HrryWriter<W> {
     /// Writes one tensor: its descriptor, then its buffers (`buffers[i]` must hold
     /// exactly `descriptor.buffers[i].byte_size` bytes). The descriptor's
     /// `descriptor_length` must equal its encoded size (see
-    /// [`TensorDescriptor::fix_length`]).
+    /// [`TensorDescriptor::fix_length`]). Every check runs before a byte is written,
+    /// so a refused tensor leaves the writer usable.
     pub fn write_tensor(
         &mut self,
         name: &str,
@@ -195,24 +196,34 @@ impl<W: Write> HrryWriter<W> {
                 )));
             }
         }
+        if !self.options.unchecked {
+            if let (Some(data), Some(window)) = (buffers.first(), TailWindow::of(descriptor)) {
+                let from = usize::try_from(window.start).unwrap_or(usize::MAX);
+                let to = usize::try_from(window.start + window.len).unwrap_or(usize::MAX);
+                let bytes = data.get(from.min(data.len())..to.min(data.len()));
+                if let Some(tail) = window.check(bytes.unwrap_or_default()) {
+                    return Err(tail_error(name, tail));
+                }
+            }
+        }
         self.begin_tensor(name, descriptor)?;
-        for b in buffers {
-            self.write_data(b)?;
+        for data in buffers {
+            self.write_data(data)?;
         }
         self.end_tensor()
     }
 
-    /// Starts a tensor whose buffers arrive in pieces: write its buffers' bytes, back
-    /// to back in buffer-table order, with [`HrryWriter::write_data`] (the writer
-    /// places each at its aligned offset), then call [`HrryWriter::end_tensor`].
-    /// Only a few bytes of the data are held, whatever its size. The descriptor's
-    /// `descriptor_length` must equal its encoded size.
+    /// Starts a tensor whose buffers are then given in pieces, in buffer-table
+    /// order, by [`HrryWriter::write_data`] (and [`HrryWriter::copy_data`]), and
+    /// closed by [`HrryWriter::end_tensor`]: peak memory stays at the size of a piece
+    /// whatever the size of the tensor. Writes the descriptor now, after the checks of
+    /// [`HrryWriter::write_tensor`] that need no data.
+    ///
+    /// A check that needs the data (byte counts, the packing tail of `TD-BUF-006`)
+    /// can only fail once bytes are out: the writer then refuses every further call,
+    /// and the caller abandons the output.
     pub fn begin_tensor(&mut self, name: &str, descriptor: &TensorDescriptor) -> Result<(), Error> {
-        if self.pending.is_some() {
-            return Err(Error::Usage(format!(
-                "tensor {name:?} started before the previous one ended"
-            )));
-        }
+        self.usable()?;
         let name_bytes = name.as_bytes();
         let checked = !self.options.unchecked;
         if name_bytes.len() > u16::MAX as usize || (checked && name_bytes.is_empty()) {
@@ -226,7 +237,7 @@ impl<W: Write> HrryWriter<W> {
         }
         if descriptor.buffers.len() > 255 {
             return Err(Error::Usage(format!(
-                "tensor {name:?}: {} buffers, at most 255 fit the buffer table",
+                "tensor {name:?}: {} buffers, at most 255",
                 descriptor.buffers.len()
             )));
         }
@@ -240,134 +251,153 @@ impl<W: Write> HrryWriter<W> {
         }
         self.ensure_header()?;
         let descriptor_offset = self.position;
-        self.emit(&encoded)?;
         let alignment = u64::from(self.options.data_buffer_alignment);
-        let placement = place_buffers(self.position, &descriptor.buffers, alignment)
+        let placement = descriptor_offset
+            .checked_add(encoded.len() as u64)
+            .and_then(|start| place_buffers(start, &descriptor.buffers, alignment))
             .ok_or_else(|| Error::Usage("tensor data overflows a 64-bit offset".into()))?;
-        let tail_range = if checked {
-            crate::layout::dense::unused_tail_range(descriptor)
-        } else {
-            0..0
-        };
-        self.pending = Some(Pending {
-            name: name.to_string(),
-            descriptor: descriptor.clone(),
-            descriptor_offset,
-            placement,
+        self.emit(&encoded)?;
+        self.open = Some(OpenTensor {
+            name: name_bytes.to_vec(),
+            sizes: descriptor.buffers.iter().map(|h| h.byte_size).collect(),
+            offsets: placement.buffer_offsets.clone(),
             buffer: 0,
             written: 0,
-            tail_range,
-            tail: Vec::new(),
+            tail: TailWindow::of(descriptor).filter(|_| checked),
+            tail_bytes: Vec::new(),
+            is_head: descriptor.layout_tag == LAYOUT_COMPOSITE && descriptor.buffers.is_empty(),
+            entry: IndexEntry {
+                name: name_bytes.to_vec(),
+                descriptor_offset,
+                descriptor_length: descriptor.descriptor_length,
+                data_offset: placement.data_offset,
+                data_length: placement.data_length(),
+                flags: 0,
+            },
         });
+        self.track_composite(descriptor);
         Ok(())
     }
 
-    /// Writes the next bytes of the tensor begun with [`HrryWriter::begin_tensor`];
-    /// a piece may span buffers. Fails on more bytes than the buffers declare.
+    /// Appends `bytes` to the open tensor's buffers: they fill the current buffer,
+    /// then the next ones (with the alignment padding between them written as they
+    /// start). More bytes than the buffers declare is an error.
     pub fn write_data(&mut self, mut bytes: &[u8]) -> Result<(), Error> {
-        let Some(mut p) = self.pending.take() else {
-            return Err(Error::Usage("write_data without begin_tensor".into()));
-        };
-        let result = (|| {
-            while !bytes.is_empty() {
-                let sizes = &p.descriptor.buffers;
-                while p.buffer < sizes.len() && p.written == sizes[p.buffer].byte_size {
-                    p.buffer += 1;
-                    p.written = 0;
-                }
-                let Some(handle) = sizes.get(p.buffer) else {
-                    return Err(Error::Usage(format!(
-                        "tensor {:?}: {} bytes more than its buffers declare",
-                        p.name,
-                        bytes.len()
-                    )));
-                };
-                if p.written == 0 {
-                    self.pad_to(p.placement.buffer_offsets[p.buffer])?;
-                }
-                let n = (handle.byte_size - p.written).min(bytes.len() as u64) as usize;
-                let (now, rest) = bytes.split_at(n);
-                if p.buffer == 0 {
-                    p.keep_tail(now);
-                }
-                self.emit(now)?;
-                p.written += n as u64;
-                bytes = rest;
-            }
-            Ok(())
-        })();
-        self.pending = Some(p);
-        result
+        while !bytes.is_empty() {
+            let n = self.next_piece(bytes.len() as u64)? as usize;
+            let (piece, rest) = bytes.split_at(n);
+            self.keep_tail(piece);
+            self.emit(piece)?;
+            self.advance(n as u64);
+            bytes = rest;
+        }
+        Ok(())
     }
 
-    /// Ends the tensor begun with [`HrryWriter::begin_tensor`]: every declared byte
-    /// must have been written. In checked mode, refuses a row- or column-major,
-    /// unquantized sub-byte tensor whose bits after the last packed element are not
-    /// zero (the file would break `TD-BUF-006`).
+    /// Closes the open tensor: every declared byte must have been given, and a
+    /// sub-byte tensor's bits after its last element must be zero (`TD-BUF-006`).
     pub fn end_tensor(&mut self) -> Result<(), Error> {
-        let Some(p) = self.pending.take() else {
-            return Err(Error::Usage("end_tensor without begin_tensor".into()));
-        };
-        let sizes = &p.descriptor.buffers;
-        let missing: u64 = sizes
-            .iter()
-            .enumerate()
-            .skip(p.buffer)
-            .map(|(i, h)| h.byte_size - if i == p.buffer { p.written } else { 0 })
-            .sum();
-        if missing != 0 {
+        let open = self
+            .open
+            .take()
+            .ok_or_else(|| Error::Usage("no tensor is open".into()))?;
+        let name = String::from_utf8_lossy(&open.name).into_owned();
+        let given: u64 = open.sizes[..open.buffer].iter().sum::<u64>() + open.written;
+        let declared: u64 = open.sizes.iter().sum();
+        if given != declared {
+            self.poisoned = true;
             return Err(Error::Usage(format!(
-                "tensor {:?}: {missing} bytes of its buffers were not written",
-                p.name
+                "tensor {name:?}: its buffers declare {declared} bytes, {given} given"
             )));
         }
-        if let Some(tail) =
-            crate::layout::dense::nonzero_unused_tail_in(&p.descriptor, p.tail_range.start, &p.tail)
-                .filter(|_| !p.tail_range.is_empty())
-        {
-            return Err(Error::Usage(format!(
-                "tensor {:?}, byte {} of buffer 0: {tail} (TD-BUF-006)",
-                p.name, tail.byte_index
-            )));
+        if let Some(tail) = open.tail.and_then(|w| w.check(&open.tail_bytes)) {
+            self.poisoned = true;
+            return Err(tail_error(&name, tail));
         }
-        // Trailing empty buffers still sit at aligned offsets (a no-op otherwise).
-        if let Some(&last) = p.placement.buffer_offsets.last() {
-            self.pad_to(last)?;
-        }
-        let alignment = u64::from(self.options.data_buffer_alignment);
-        let is_head = p.descriptor.layout_tag == LAYOUT_COMPOSITE && sizes.is_empty();
-        let tail = if (self.options.pad_last_buffer_to_alignment && !sizes.is_empty())
-            || (self.options.pad_after_composite_heads && is_head)
+        let tail = if (self.options.pad_last_buffer_to_alignment && !open.sizes.is_empty())
+            || (self.options.pad_after_composite_heads && open.is_head)
         {
-            alignment
+            u64::from(self.options.data_buffer_alignment)
         } else {
             8
         };
+        // Trailing empty buffers still have their place.
+        if let Some(&last) = open.offsets.last() {
+            self.pad_to(last)?;
+        }
         let end = align_up(self.position, tail)
             .ok_or_else(|| Error::Usage("file overflows a 64-bit offset".into()))?;
         self.pad_to(end)?;
+        self.names.insert(open.name);
+        self.entries.push(open.entry);
+        Ok(())
+    }
 
-        self.track_composite(&p.descriptor);
-        let name_bytes = p.name.into_bytes();
-        self.names.insert(name_bytes.clone());
-        self.entries.push(IndexEntry {
-            name: name_bytes,
-            descriptor_offset: p.descriptor_offset,
-            descriptor_length: p.descriptor.descriptor_length,
-            data_offset: p.placement.data_offset,
-            data_length: p.placement.data_length(),
-            flags: 0,
-        });
+    /// How many of the next `wanted` bytes fit in the current buffer (moving to the
+    /// next non-full buffer and padding up to it first). An error, which leaves the
+    /// writer unusable, when every buffer is full.
+    fn next_piece(&mut self, wanted: u64) -> Result<u64, Error> {
+        self.usable()?;
+        let Some(open) = self.open.as_mut() else {
+            return Err(Error::Usage(
+                "no tensor is open: call begin_tensor first".into(),
+            ));
+        };
+        while open.buffer < open.sizes.len() && open.written == open.sizes[open.buffer] {
+            open.buffer += 1;
+            open.written = 0;
+        }
+        let Some(&size) = open.sizes.get(open.buffer) else {
+            let name = String::from_utf8_lossy(&open.name).into_owned();
+            self.poisoned = true;
+            return Err(Error::Usage(format!(
+                "tensor {name:?}: more bytes given than its buffers declare"
+            )));
+        };
+        let start = open.offsets[open.buffer];
+        let room = size - open.written;
+        if open.written == 0 {
+            self.pad_to(start)?;
+        }
+        Ok(wanted.min(room))
+    }
+
+    /// Counts `n` bytes written into the current buffer.
+    fn advance(&mut self, n: u64) {
+        if let Some(open) = self.open.as_mut() {
+            open.written += n;
+        }
+    }
+
+    /// Keeps the bytes of `piece` (about to be written at the current place in the
+    /// current buffer) that fall in buffer 0's packing-tail window.
+    fn keep_tail(&mut self, piece: &[u8]) {
+        if let Some(open) = self.open.as_mut() {
+            if let (0, Some(w)) = (open.buffer, open.tail) {
+                let (from, to) = window_overlap(w, open.written, piece.len() as u64);
+                open.tail_bytes.extend_from_slice(&piece[from..to]);
+            }
+        }
+    }
+
+    /// Fails once a streamed tensor went wrong: the output is then unusable.
+    fn usable(&self) -> Result<(), Error> {
+        if self.poisoned {
+            return Err(Error::Usage(
+                "an earlier tensor failed part-way; this output is unusable".into(),
+            ));
+        }
         Ok(())
     }
 
     /// Writes the KV section, the index and the trailer; returns the sink.
     /// Fails if a composite still waits for members.
     pub fn finish(mut self) -> Result<W, Error> {
-        if let Some(p) = &self.pending {
+        self.usable()?;
+        if let Some(open) = &self.open {
             return Err(Error::Usage(format!(
                 "tensor {:?} was begun but not ended",
-                p.name
+                String::from_utf8_lossy(&open.name)
             )));
         }
         if let (Some(left), false) = (self.open_composites.last(), self.options.unchecked) {
@@ -460,5 +490,223 @@ impl<W: Write> HrryWriter<W> {
             self.emit(&ZEROS[..n])?;
         }
         Ok(())
+    }
+}
+
+impl<W: CopyFrom> HrryWriter<W> {
+    /// Like [`HrryWriter::write_data`] with the `len` bytes of `file` at `offset`,
+    /// which the sink may copy without passing them through memory
+    /// (`copy_file_range`). Moves `file`'s cursor.
+    pub fn copy_data(&mut self, file: &File, offset: u64, len: u64) -> Result<(), Error> {
+        let mut done = 0u64;
+        while done < len {
+            let n = self.next_piece(len - done)?;
+            let at = offset
+                .checked_add(done)
+                .ok_or_else(|| Error::Usage("source offset overflows".into()))?;
+            // The packing-tail window (at most 3 bytes) is read, the rest copied.
+            let window = self.open.as_ref().and_then(|o| match (o.buffer, o.tail) {
+                (0, Some(w)) => Some(window_overlap(w, o.written, n)),
+                _ => None,
+            });
+            match window {
+                Some((from, to)) if from < to => {
+                    let (from, to) = (from as u64, to as u64);
+                    self.copy_piece(file, at, from)?;
+                    let mut bytes = vec![0u8; (to - from) as usize];
+                    let mut reader = file;
+                    reader.seek(SeekFrom::Start(at + from))?;
+                    reader.read_exact(&mut bytes)?;
+                    self.keep_tail(&bytes);
+                    self.emit(&bytes)?;
+                    self.advance(to - from);
+                    self.copy_piece(file, at + to, n - to)?;
+                }
+                _ => self.copy_piece(file, at, n)?,
+            }
+            done += n;
+        }
+        Ok(())
+    }
+
+    /// Copies `len` bytes of `file` at `offset` into the current buffer.
+    fn copy_piece(&mut self, file: &File, offset: u64, len: u64) -> Result<(), Error> {
+        if len == 0 {
+            return Ok(());
+        }
+        if let Err(e) = self.sink.copy_from(file, offset, len) {
+            // Some bytes may be out: the position is no longer known.
+            self.poisoned = true;
+            return Err(e.into());
+        }
+        self.position += len;
+        self.advance(len);
+        Ok(())
+    }
+}
+
+/// The part `[from, to)` of a piece of `len` bytes, written `written` bytes into
+/// buffer 0, that falls in the packing-tail window `w`.
+fn window_overlap(w: TailWindow, written: u64, len: u64) -> (usize, usize) {
+    let end = written.saturating_add(len);
+    let from = w.start.clamp(written, end) - written;
+    let to = w.start.saturating_add(w.len).clamp(written, end) - written;
+    (from as usize, to as usize)
+}
+
+/// The error for a tensor whose bits after its last packed element are not zero:
+/// the file would break `TD-BUF-006`.
+fn tail_error(name: &str, tail: UnusedTail) -> Error {
+    Error::Usage(format!(
+        "tensor {name:?}, byte {} of buffer 0: {tail} (TD-BUF-006)",
+        tail.byte_index
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::build::dense;
+    use crate::model::ElementType;
+    use crate::quant::quantize::quantized_descriptor;
+
+    /// Three tensors: float32 [5, 3], int4 [7] (a packing tail) and a two-buffer
+    /// quantized one, with their buffers.
+    fn tensors() -> Vec<(String, TensorDescriptor, Vec<Vec<u8>>)> {
+        let f32s: Vec<u8> = (0..60u8).collect();
+        let int4 = vec![0x21, 0x43, 0x65, 0x07];
+        let q = quantized_descriptor(
+            ElementType::Int8.tag(),
+            &[2, 32],
+            &[64, 4],
+            crate::schema::QuantScheme::PerBlockAffine(crate::schema::PerBlockAffine {
+                header: crate::schema::QuantizationHeader::version1(
+                    crate::schema::SCHEME_PER_BLOCK_AFFINE,
+                    crate::schema::FLAG_SYMMETRIC,
+                ),
+                axis: 1,
+                block_size: 32,
+                scale_buffer_index: 1,
+                zero_point_buffer_index: crate::schema::NO_ZERO_POINT_BUFFER,
+                scale_type_tag: ElementType::Float16.tag(),
+                reserved: [0; 3],
+            })
+            .encode(),
+        );
+        vec![
+            (
+                "f".into(),
+                dense(ElementType::Float32, &[5, 3]).unwrap(),
+                vec![f32s],
+            ),
+            (
+                "i".into(),
+                dense(ElementType::Int4, &[7]).unwrap(),
+                vec![int4],
+            ),
+            (
+                "q".into(),
+                q,
+                vec![(0..64u8).collect(), vec![0x00, 0x3C, 0x00, 0x40]],
+            ),
+        ]
+    }
+
+    fn whole() -> Vec<u8> {
+        let mut w = HrryWriter::new(Vec::new(), WriterOptions::default()).unwrap();
+        for (name, d, bufs) in tensors() {
+            let slices: Vec<&[u8]> = bufs.iter().map(Vec::as_slice).collect();
+            w.write_tensor(&name, &d, &slices).unwrap();
+        }
+        w.finish().unwrap()
+    }
+
+    #[test]
+    fn pieces_and_copies_write_the_same_bytes_as_whole_buffers() {
+        let want = whole();
+        for piece in [1usize, 3, 7, 64, 1000] {
+            let mut w = HrryWriter::new(Vec::new(), WriterOptions::default()).unwrap();
+            for (name, d, bufs) in tensors() {
+                w.begin_tensor(&name, &d).unwrap();
+                let all: Vec<u8> = bufs.concat();
+                for p in all.chunks(piece) {
+                    w.write_data(p).unwrap();
+                }
+                w.end_tensor().unwrap();
+            }
+            assert_eq!(w.finish().unwrap(), want, "pieces of {piece}");
+        }
+        // From a file, copied in pieces that split the int4 tail window.
+        let mut src = tempfile::tempfile().unwrap();
+        let mut offsets = Vec::new();
+        for (_, _, bufs) in tensors() {
+            offsets.push(src.stream_position().unwrap() + 5);
+            src.write_all(b"junk!").unwrap();
+            src.write_all(&bufs.concat()).unwrap();
+        }
+        for piece in [1u64, 2, 1000] {
+            let mut w = HrryWriter::new(Vec::new(), WriterOptions::default()).unwrap();
+            for ((name, d, bufs), &at) in tensors().iter().zip(&offsets) {
+                w.begin_tensor(name, d).unwrap();
+                let len: u64 = bufs.iter().map(|b| b.len() as u64).sum();
+                let mut done = 0;
+                while done < len {
+                    let n = piece.min(len - done);
+                    w.copy_data(&src, at + done, n).unwrap();
+                    done += n;
+                }
+                w.end_tensor().unwrap();
+            }
+            assert_eq!(w.finish().unwrap(), want, "copies of {piece}");
+        }
+    }
+
+    #[test]
+    fn streamed_tensors_keep_the_checks() {
+        let int4 = dense(ElementType::Int4, &[7]).unwrap();
+        let bad_tail = [0x21, 0x43, 0x65, 0x17];
+        // Whole buffers: refused before a byte is written; the writer stays usable.
+        let mut w = HrryWriter::new(Vec::new(), WriterOptions::default()).unwrap();
+        let e = w.write_tensor("i", &int4, &[&bad_tail]).unwrap_err();
+        assert!(e.to_string().contains("TD-BUF-006"), "{e}");
+        w.write_tensor("i", &int4, &[&[0x21, 0x43, 0x65, 0x07]])
+            .unwrap();
+        // In pieces: refused at the end, and nothing more is accepted.
+        w.begin_tensor("j", &int4).unwrap();
+        w.write_data(&bad_tail[..3]).unwrap();
+        w.write_data(&bad_tail[3..]).unwrap();
+        let e = w.end_tensor().unwrap_err();
+        assert!(e.to_string().contains("byte 3 of buffer 0"), "{e}");
+        assert!(w.begin_tensor("k", &int4).is_err());
+        assert!(w.finish().is_err());
+        // Copied from a file: the window bytes are read and judged too.
+        let mut src = tempfile::tempfile().unwrap();
+        src.write_all(&bad_tail).unwrap();
+        let mut w = HrryWriter::new(Vec::new(), WriterOptions::default()).unwrap();
+        w.begin_tensor("i", &int4).unwrap();
+        w.copy_data(&src, 0, 4).unwrap();
+        assert!(w.end_tensor().is_err());
+
+        // Too many bytes, too few, nothing open, a tensor left open.
+        let f = dense(ElementType::Float32, &[2]).unwrap();
+        let mut w = HrryWriter::new(Vec::new(), WriterOptions::default()).unwrap();
+        assert!(w.write_data(&[1]).is_err());
+        let mut w = HrryWriter::new(Vec::new(), WriterOptions::default()).unwrap();
+        w.begin_tensor("f", &f).unwrap();
+        let e = w.write_data(&[0; 9]).unwrap_err();
+        assert!(e.to_string().contains("more bytes"), "{e}");
+        let mut w = HrryWriter::new(Vec::new(), WriterOptions::default()).unwrap();
+        w.begin_tensor("f", &f).unwrap();
+        w.write_data(&[0; 7]).unwrap();
+        let e = w.end_tensor().unwrap_err();
+        assert!(e.to_string().contains("8 bytes, 7 given"), "{e}");
+        let mut w = HrryWriter::new(Vec::new(), WriterOptions::default()).unwrap();
+        w.begin_tensor("f", &f).unwrap();
+        assert!(w.finish().is_err());
+        // A copy past the end of the source fails and leaves the writer unusable.
+        let mut w = HrryWriter::new(Vec::new(), WriterOptions::default()).unwrap();
+        w.begin_tensor("f", &f).unwrap();
+        assert!(w.copy_data(&src, 0, 8).is_err());
+        assert!(w.write_data(&[0; 4]).is_err());
     }
 }

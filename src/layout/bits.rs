@@ -244,17 +244,10 @@ fn packing_tail_bits(count: u64, width: u32) -> Option<(u64, u64)> {
 /// The bytes the packing tail touches, each with the first tail bit inside it:
 /// `(byte index, first bit within the byte)`.
 fn packing_tail_bytes(count: u64, width: u32) -> impl Iterator<Item = (u64, u32)> {
-    let end = packing_tail_bits(count, width).map_or(0, |(end, _)| end);
-    let first_byte = end / 8;
-    packing_tail_range(count, width)
-        .map(move |b| (b, if b == first_byte { (end % 8) as u32 } else { 0 }))
-}
-
-/// The indices of the bytes [`nonzero_packing_tail`] looks at (empty when there is
-/// no tail), so that a writer receiving the bytes in pieces can keep just those.
-pub fn packing_tail_range(count: u64, width: u32) -> std::ops::Range<u64> {
     let (end, unit_end) = packing_tail_bits(count, width).unwrap_or((0, 0));
-    end / 8..unit_end.div_ceil(8)
+    let first_byte = end / 8;
+    (first_byte..unit_end.div_ceil(8))
+        .map(move |b| (b, if b == first_byte { (end % 8) as u32 } else { 0 }))
 }
 
 /// The first byte holding a set tail bit (see [`packing_tail_bits`]) of `count`
@@ -262,17 +255,8 @@ pub fn packing_tail_range(count: u64, width: u32) -> std::ops::Range<u64> {
 /// not looked at. Returns `(byte index, byte)`; `None` when every such bit is zero,
 /// the type is not sub-byte, or nothing is left over.
 pub fn nonzero_packing_tail(buf: &[u8], count: u64, width: u32) -> Option<(u64, u8)> {
-    nonzero_packing_tail_by(|i| buf.get(usize::try_from(i).ok()?).copied(), count, width)
-}
-
-/// [`nonzero_packing_tail`] over bytes fetched by index (`None` past the end).
-pub fn nonzero_packing_tail_by(
-    byte_at: impl Fn(u64) -> Option<u8>,
-    count: u64,
-    width: u32,
-) -> Option<(u64, u8)> {
     for (index, from) in packing_tail_bytes(count, width) {
-        let byte = byte_at(index)?;
+        let byte = *buf.get(usize::try_from(index).ok()?)?;
         if byte >> from != 0 {
             return Some((index, byte));
         }

@@ -10,10 +10,7 @@ use crate::schema::{
 };
 
 use super::addressing::{row_major_strides, DenseMap};
-use super::bits::{
-    clear_packing_tail, nonzero_packing_tail, nonzero_packing_tail_by, packing_tail_range,
-    read_bits, write_bits, PackedWriter,
-};
+use super::bits::{clear_packing_tail, nonzero_packing_tail, read_bits, write_bits, PackedWriter};
 use super::{checked_count, element_bits, LayoutError};
 
 /// Output bytes gathered at a time by [`DenseView::write_row_major`].
@@ -102,41 +99,62 @@ pub fn nonzero_unused_tail(desc: &TensorDescriptor, buffer0: &[u8]) -> Option<Un
     nonzero_tail_of_run(buffer0, count, width, start as u64)
 }
 
-/// The bytes of buffer 0 that [`nonzero_unused_tail`] looks at, as a range of byte
-/// indices (empty when the rule does not apply): a writer receiving buffer 0 in
-/// pieces keeps only these, then asks [`nonzero_unused_tail_in`].
-pub fn unused_tail_range(desc: &TensorDescriptor) -> std::ops::Range<u64> {
-    match packed_run(desc) {
-        Some((count, width, start)) => {
-            let tail = packing_tail_range(count, width);
-            let start = start as u64;
-            start.saturating_add(tail.start)..start.saturating_add(tail.end)
-        }
-        None => 0..0,
-    }
+/// The few bytes of buffer 0 that [`nonzero_unused_tail`] looks at: the packing unit
+/// (one byte, or three for 6-bit types) the last element of the run ends in. A writer
+/// that streams buffer 0 in pieces keeps a copy of these bytes as they pass and
+/// judges them at the end with [`TailWindow::check`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TailWindow {
+    /// Index in buffer 0 of the window's first byte.
+    pub start: u64,
+    /// Bytes in the window.
+    pub len: u64,
+    /// Elements of the run that end inside the window.
+    count_in_window: u64,
+    /// Elements in the whole run.
+    count: u64,
+    /// Bits per element.
+    width: u32,
 }
 
-/// [`nonzero_unused_tail`] from the bytes of buffer 0 starting at index
-/// `window_start` (those of [`unused_tail_range`] suffice; fewer when the buffer
-/// ends first).
-pub fn nonzero_unused_tail_in(
-    desc: &TensorDescriptor,
-    window_start: u64,
-    window: &[u8],
-) -> Option<UnusedTail> {
-    let (count, width, start) = packed_run(desc)?;
-    let start = start as u64;
-    let byte_at = |rel: u64| {
-        let i = start.checked_add(rel)?.checked_sub(window_start)?;
-        window.get(usize::try_from(i).ok()?).copied()
-    };
-    let (i, byte) = nonzero_packing_tail_by(byte_at, count, width)?;
-    Some(UnusedTail {
-        byte_index: start + i,
-        byte,
-        count,
-        width,
-    })
+impl TailWindow {
+    /// The window of an unquantized row- or column-major sub-byte tensor whose last
+    /// packing unit is partly unused; `None` when there are no unused bits.
+    pub fn of(desc: &TensorDescriptor) -> Option<Self> {
+        let (count, width, run_start) = packed_run(desc)?;
+        let (unit_elements, unit_bytes) = match width {
+            6 => (4u64, 3u64),
+            1 | 2 | 4 => (u64::from(8 / width), 1),
+            _ => return None,
+        };
+        let count_in_window = count % unit_elements;
+        if count_in_window == 0 {
+            return None;
+        }
+        let start = (count / unit_elements)
+            .checked_mul(unit_bytes)?
+            .checked_add(run_start as u64)?;
+        Some(TailWindow {
+            start,
+            len: unit_bytes,
+            count_in_window,
+            count,
+            width,
+        })
+    }
+
+    /// The unused tail when it has a set bit, judged on `window`: the bytes of
+    /// buffer 0 from [`TailWindow::start`] (fewer than [`TailWindow::len`] when the
+    /// buffer ends early; missing bytes are not looked at, as in
+    /// [`nonzero_unused_tail`]).
+    pub fn check(&self, window: &[u8]) -> Option<UnusedTail> {
+        let tail = nonzero_tail_of_run(window, self.count_in_window, self.width, 0)?;
+        Some(UnusedTail {
+            byte_index: self.start + tail.byte_index,
+            count: self.count,
+            ..tail
+        })
+    }
 }
 
 /// Clears the bits [`nonzero_unused_tail`] looks at: makes arbitrary bytes (a fill
@@ -664,4 +682,40 @@ pub fn from_row_major(
         })?;
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tail_window_tests {
+    use super::*;
+    use crate::model::build::dense;
+    use crate::model::ElementType;
+
+    #[test]
+    fn window_check_agrees_with_the_whole_buffer_check() {
+        let types = [
+            ElementType::Bool,
+            ElementType::Int2,
+            ElementType::Uint4,
+            ElementType::Float6E2m3,
+            ElementType::Int8,
+        ];
+        for ty in types {
+            for n in 0..13u64 {
+                let desc = dense(ty, &[n]).unwrap();
+                let size = desc.buffers[0].byte_size as usize;
+                for fill in [0x00u8, 0xFF, 0x80, 0x01] {
+                    let mut buf = vec![fill; size + 2];
+                    let whole = nonzero_unused_tail(&desc, &buf);
+                    let got = TailWindow::of(&desc).and_then(|w| {
+                        let from = (w.start as usize).min(buf.len());
+                        let to = ((w.start + w.len) as usize).min(buf.len());
+                        w.check(&buf[from..to])
+                    });
+                    assert_eq!(got, whole, "{ty:?} [{n}] filled with {fill:#x}");
+                    clear_unused_tail(&desc, &mut buf);
+                    assert_eq!(nonzero_unused_tail(&desc, &buf), None);
+                }
+            }
+        }
+    }
 }
