@@ -111,15 +111,27 @@ fn is_dash(p: &Path) -> bool {
     p.as_os_str() == "-"
 }
 
-/// Refuses to pour binary output onto a terminal.
-fn stdout_for_binary() -> Result<std::io::StdoutLock<'static>, Failure> {
+/// Bytes gathered before a write to standard output: small descriptors and
+/// padding go out together; large data passes straight through.
+const OUT_BUFFER: usize = 1 << 20;
+
+/// Standard output for binary data, refused when it is a terminal. A file handle
+/// on the same descriptor, not the line-buffered `Stdout`: no scanning for
+/// newlines, and `std::io::copy` from a file can hand the copy to the kernel
+/// (`sendfile` / `splice` into a pipe).
+fn stdout_for_binary() -> Result<std::fs::File, Failure> {
+    use std::os::fd::AsFd;
     let out = std::io::stdout();
     if out.is_terminal() {
         return Err(Failure(
             "standard output is a terminal; redirect it or give -o FILE".into(),
         ));
     }
-    Ok(out.lock())
+    let fd = out
+        .as_fd()
+        .try_clone_to_owned()
+        .map_err(|e| Failure(format!("cannot use standard output: {e}")))?;
+    Ok(std::fs::File::from(fd))
 }
 
 /// A stream error: a rule violation is the input's fault (exit 1, reported on
@@ -157,7 +169,8 @@ fn pack(args: PackArgs) -> Result<Outcome, Failure> {
         None
     };
     let result = if is_dash(&args.output) {
-        let mut w = StreamWriter::new(stdout_for_binary()?);
+        let out = std::io::BufWriter::with_capacity(OUT_BUFFER, stdout_for_binary()?);
+        let mut w = StreamWriter::new(out);
         pack_into(&args.file, piped.as_deref(), &mut w).and_then(|_| w.finish().map(drop))
     } else {
         let file = hrry::file::AtomicFile::create(&args.output)
@@ -188,10 +201,16 @@ fn pack_into<W: std::io::Write>(
     }
 }
 
-/// Opens an input path, `-` meaning standard input.
+/// Opens an input path, `-` meaning standard input (read through a file handle on
+/// its descriptor: the readers buffer themselves).
 fn open_input(path: &Path) -> Result<Box<dyn Read>, Failure> {
     if is_dash(path) {
-        return Ok(Box::new(std::io::stdin().lock()));
+        use std::os::fd::AsFd;
+        let fd = std::io::stdin()
+            .as_fd()
+            .try_clone_to_owned()
+            .map_err(|e| Failure(format!("cannot use standard input: {e}")))?;
+        return Ok(Box::new(std::fs::File::from(fd)));
     }
     let f = std::fs::File::open(path)
         .map_err(|e| Failure(format!("cannot read {}: {e}", path.display())))?;
@@ -205,7 +224,8 @@ fn unpack(args: UnpackArgs) -> Result<Outcome, Failure> {
     };
     let mut reader = StreamReader::new(open_input(&args.input)?);
     let result = if is_dash(&args.output) {
-        let mut w = HrryWriter::new(stdout_for_binary()?, options)?;
+        let out = std::io::BufWriter::with_capacity(OUT_BUFFER, stdout_for_binary()?);
+        let mut w = HrryWriter::new(out, options)?;
         hrry::stream::unpack(&mut reader, &mut w)
             .and_then(|_| w.finish().map(drop).map_err(Into::into))
     } else {
