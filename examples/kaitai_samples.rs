@@ -418,6 +418,8 @@ fn sections(dir: &Path) {
     );
     multi.buffers[1].alignment = 4096;
     multi.buffers[2].device_tag = 2;
+    multi.buffers[2].sync_mode = 1;
+    multi.buffers[2].memory_class = 3;
 
     write(
         dir,

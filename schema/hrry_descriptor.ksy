@@ -379,20 +379,26 @@ types:
         doc: metadata.md § Extension Layouts (`extension_data`), opaque.
 
   buffer_handle:
-    doc: 'metadata.md "Buffer Table": one 16-byte buffer handle.'
+    doc: 'buffer-protocol.md "Buffer Handle" (normative; metadata.md "Buffer Table" shows an older table): one 16-byte buffer handle.'
     seq:
       - id: byte_size
         type: u8
-        doc: metadata.md "Buffer Table", offset 0 (`byte_size`).
+        doc: buffer-protocol.md "Buffer Handle", offset 0 (`byte_size`), 0 = an empty buffer.
       - id: alignment
         type: u4
-        doc: metadata.md "Buffer Table", offset 8 (`alignment`), power of two >= 64.
+        doc: buffer-protocol.md "Buffer Handle", offset 8 (`alignment`), a power of two, >= 64 unless the buffer is empty.
       - id: device_tag
         type: u1
-        doc: metadata.md "Buffer Table", offset 12 (`device_tag`), 0 = CPU.
+        doc: buffer-protocol.md "Buffer Handle", offset 12 (`device_tag`), 0 = CPU; see "Device Tags".
+      - id: sync_mode
+        type: u1
+        doc: buffer-protocol.md "Buffer Handle", offset 13 (`sync_mode`), 0 producer-synced, 1 event, 2 consumer stream.
+      - id: memory_class
+        type: u1
+        doc: buffer-protocol.md "Buffer Handle", offset 14 (`memory_class`), 0 standard, 1 host-pinned, 2 unified, 3 peer.
       - id: reserved
-        size: 3
-        doc: metadata.md "Buffer Table", offset 13 (`_reserved`, `uint8[3]`), must be 0.
+        size: 1
+        doc: buffer-protocol.md "Buffer Handle", offset 15 (`_reserved`), must be 0.
 
   quantization_section:
     doc: 'metadata.md "Quantization Section": a length, then the quantization descriptor.'

@@ -18,7 +18,7 @@ use crate::layout::sparse::is_sparse;
 use crate::layout::{bits::read_bits, densify, element_bits, LayoutError};
 use crate::model::ElementType;
 use crate::npy::{self, FloatDecoder, NpyWriter};
-use crate::schema::{LayoutFields, TensorDescriptor, LAYOUT_COMPOSITE};
+use crate::schema::{LayoutFields, TensorDescriptor, LAYOUT_BLOCK_PAGED, LAYOUT_COMPOSITE};
 
 /// Why a tensor could not be exported.
 #[derive(Debug, thiserror::Error)]
@@ -238,6 +238,11 @@ pub fn export_npy<W: Write>(
         .tensor(name)?
         .ok_or_else(|| ExportError::NotFound(name.to_string()))?;
     let desc = &tensor.descriptor;
+    if desc.layout_tag == LAYOUT_BLOCK_PAGED {
+        // Token counts are not stored: there is no logical order to write, and a
+        // quantized pool dequantizes in pool order (`crate::quant`), not in `shape`.
+        return Err(no_logical_order(desc));
+    }
     if desc.quantization.is_some() {
         let count = crate::layout::checked_count(&desc.shape)?;
         let bytes = u128::from(count) * 4;
@@ -271,10 +276,14 @@ pub fn export_npy<W: Write>(
         let packed = assemble(desc, &list, options.max_bytes)?;
         return write_packed(desc, &packed, sink, options);
     }
-    Err(ExportError::Unsupported(format!(
+    Err(no_logical_order(desc))
+}
+
+fn no_logical_order(desc: &TensorDescriptor) -> ExportError {
+    ExportError::Unsupported(format!(
         "layout {:#04x} has no logical-order export",
         desc.layout_tag
-    )))
+    ))
 }
 
 /// The NumPy dtype `hrry export` writes for `desc`: float32 for a quantized tensor
@@ -350,4 +359,167 @@ impl<W: Write> Write for SkipPrefix<W> {
     fn flush(&mut self) -> std::io::Result<()> {
         self.sink.flush()
     }
+}
+
+/// One array of a quantized tensor's stored form, as [`export_raw`] writes it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RawPart {
+    /// The stored codes as the storage type, in logical row-major order, over the
+    /// storage shape (a block scheme's padded axis included, padding codes too).
+    Codes,
+    /// The scales, one per channel or block, in stored order (float16 and float32
+    /// as stored, bfloat16 widened exactly to float32, E8M0 as its uint8 codes).
+    Scales,
+    /// The int32 zero points, one per channel or block (asymmetric schemes only).
+    ZeroPoints,
+}
+
+impl RawPart {
+    /// The part's name in file names and indexes (`codes`, `scales`,
+    /// `zero_points`).
+    pub fn name(self) -> &'static str {
+        match self {
+            RawPart::Codes => "codes",
+            RawPart::Scales => "scales",
+            RawPart::ZeroPoints => "zero_points",
+        }
+    }
+}
+
+/// Writes the stored form of the quantized tensor `name` of `file`: its codes and
+/// each parameter buffer as separate `.npy` arrays, for someone checking their own
+/// decoder against the exact stored values. `sink` opens the output of each part;
+/// the written outputs come back in order (codes, scales, zero points). Only dense
+/// layouts are supported; the tensor must pass the dequantizer's checks, so every
+/// slice read lies inside its buffer.
+pub fn export_raw<W: Write>(
+    file: &HrryFile<'_>,
+    name: &str,
+    mut sink: impl FnMut(RawPart) -> Result<W, ExportError>,
+    options: &ExportOptions,
+) -> Result<Vec<(RawPart, W)>, ExportError> {
+    use crate::file::slice_at;
+    use crate::schema::{QuantScheme, FLAG_SYMMETRIC};
+    use crate::validate::quant::{block_scale_size, BlockGeometry};
+
+    let tensor = file
+        .tensor(name)?
+        .ok_or_else(|| ExportError::NotFound(name.to_string()))?;
+    let desc = &tensor.descriptor;
+    let raw = desc
+        .quantization
+        .as_ref()
+        .ok_or_else(|| ExportError::Unsupported("the tensor is not quantized".into()))?;
+    if !is_dense(desc.layout_tag) {
+        return Err(ExportError::Unsupported(format!(
+            "raw export needs a dense layout, not {}",
+            crate::schema::layout_name(desc.layout_tag)
+        )));
+    }
+    crate::quant::Dequantizer::new(desc, &tensor.buffers)
+        .map_err(|e| ExportError::Unsupported(format!("cannot read the quantized tensor: {e}")))?;
+    let scheme = QuantScheme::decode(&raw.quantization_descriptor)
+        .ok_or_else(|| ExportError::Unsupported("unknown quantization scheme".into()))?;
+
+    // (block geometry, scale buffer, scale bytes each, zero-point buffer)
+    let blocks = |axis: u32, block_size: u32| {
+        BlockGeometry::new(&desc.shape, axis as usize, block_size.into())
+            .ok_or_else(|| ExportError::Unsupported("the block geometry overflows".into()))
+    };
+    let symmetric = scheme.header().flags & FLAG_SYMMETRIC != 0;
+    let (storage_shape, params) = match scheme {
+        QuantScheme::PerTensorAffine(_) => (desc.shape.clone(), None),
+        QuantScheme::PerChannelAffine(p) => {
+            let n = desc.shape.get(p.axis as usize).copied().unwrap_or(0);
+            let zp = (!symmetric).then_some(p.zero_point_buffer_index);
+            (
+                desc.shape.clone(),
+                Some((n, p.scale_buffer_index, 0x03, zp)),
+            )
+        }
+        QuantScheme::PerBlockAffine(p) => {
+            let g = blocks(p.axis, p.block_size)?;
+            let zp = (!symmetric).then_some(p.zero_point_buffer_index);
+            let params = (g.num_blocks, p.scale_buffer_index, p.scale_type_tag, zp);
+            (g.storage_shape(&desc.shape), Some(params))
+        }
+        QuantScheme::Nf4(b) => {
+            let g = blocks(b.axis, b.block_size)?;
+            let params = (g.num_blocks, b.scale_buffer_index, 0x03, None);
+            (g.storage_shape(&desc.shape), Some(params))
+        }
+        QuantScheme::Mxfp(b) => {
+            let g = blocks(b.axis, b.block_size)?;
+            // 0x00 is no scale type tag: it stands for E8M0 codes below.
+            (
+                g.storage_shape(&desc.shape),
+                Some((g.num_blocks, b.scale_buffer_index, 0x00, None)),
+            )
+        }
+    };
+
+    let mut out = Vec::new();
+    let mut codes_desc = desc.clone();
+    codes_desc.quantization = None;
+    codes_desc.shape = storage_shape;
+    let codes = write_dense(
+        &codes_desc,
+        &tensor.buffers[..1],
+        sink(RawPart::Codes)?,
+        options,
+    )?;
+    out.push((RawPart::Codes, codes));
+
+    let Some((count, scale_index, scale_type, zero_point_index)) = params else {
+        return Ok(out);
+    };
+    let too_short = || ExportError::Unsupported("a parameter buffer is too short".into());
+    let buffer = |index: u32| {
+        tensor
+            .buffers
+            .get(index as usize)
+            .copied()
+            .ok_or_else(too_short)
+    };
+    let scale_size = match scale_type {
+        0x00 => 1,
+        tag => block_scale_size(tag).ok_or_else(too_short)?,
+    };
+    let scale_bytes = count.checked_mul(scale_size).ok_or_else(too_short)?;
+    let scales = slice_at(buffer(scale_index)?, 0, scale_bytes).ok_or_else(too_short)?;
+    let mut w = sink(RawPart::Scales)?;
+    match scale_type {
+        0x00 => {
+            w.write_all(&npy::header("|u1", &[count]))?;
+            w.write_all(scales)?;
+        }
+        0x01 => {
+            w.write_all(&npy::header("<f2", &[count]))?;
+            w.write_all(scales)?;
+        }
+        0x03 => {
+            w.write_all(&npy::header("<f4", &[count]))?;
+            w.write_all(scales)?;
+        }
+        tag => {
+            w.write_all(&npy::header("<f4", &[count]))?;
+            for s in scales.chunks_exact(scale_size as usize) {
+                let v = crate::validate::quant::widen_scale(tag, s);
+                w.write_all(&v.to_le_bytes())?;
+            }
+        }
+    }
+    out.push((RawPart::Scales, w));
+
+    if let Some(index) = zero_point_index {
+        // A buffer shared with the scales holds [scales | zero points].
+        let skip = if index == scale_index { scale_bytes } else { 0 };
+        let bytes = count.checked_mul(4).ok_or_else(too_short)?;
+        let zero_points = slice_at(buffer(index)?, skip, bytes).ok_or_else(too_short)?;
+        let mut w = sink(RawPart::ZeroPoints)?;
+        w.write_all(&npy::header("<i4", &[count]))?;
+        w.write_all(zero_points)?;
+        out.push((RawPart::ZeroPoints, w));
+    }
+    Ok(out)
 }

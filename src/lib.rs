@@ -51,16 +51,21 @@ impl Format {
     }
 
     /// Recognises a container by its magic, else by the file name's extension
-    /// (`.holo`), else assumes a HRRYFILE (whose validator then explains what the
-    /// bytes look like). Streams and conversations are never guessed: a bare
-    /// descriptor is diagnosed as not being a HRRYFILE; `hrry stream` reads them.
+    /// (`.holo`; `.hrrys` a bare stream, `.hrrymsg` a captured conversation, as in
+    /// `corpus/`), else assumes a HRRYFILE (whose validator then explains what the
+    /// bytes look like). Streams and conversations are never guessed from their
+    /// bytes: a bare descriptor without its extension is diagnosed as not being a
+    /// HRRYFILE (`hrry stream validate` reads it as a stream).
     pub fn detect(bytes: &[u8], path: Option<&std::path::Path>) -> Format {
+        let extension = |ext: &str| path.is_some_and(|p| p.extension().is_some_and(|e| e == ext));
         if bytes.starts_with(&schema::FILE_MAGIC) {
             Format::HrryFile
-        } else if holo::is_holo(bytes)
-            || path.is_some_and(|p| p.extension().is_some_and(|e| e == "holo"))
-        {
+        } else if holo::is_holo(bytes) || extension("holo") {
             Format::Holo
+        } else if extension("hrrys") {
+            Format::Stream
+        } else if extension("hrrymsg") {
+            Format::Messages
         } else {
             Format::HrryFile
         }

@@ -4,7 +4,12 @@
 use serde_json::{json, Map, Value};
 
 use crate::file::HrryFile;
-use crate::schema::{KvScalar, KvValue, LayoutFields, TensorDescriptor};
+use crate::model::element_type::element_count;
+use crate::model::ElementType;
+use crate::schema::{
+    layout_name, scale_type_name, scheme_name, KvScalar, KvValue, LayoutFields, QuantScheme,
+    TensorDescriptor, FLAG_SYMMETRIC, LAYOUT_COMPOSITE, NO_ZERO_POINT_BUFFER,
+};
 use crate::validate::{Report, Rule};
 
 fn hex(bytes: &[u8]) -> String {
@@ -15,8 +20,14 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-/// `{"type", "value"}` for a KV value (arrays add `"element_type"`).
+/// `{"type", "value"}` for a KV value (arrays add `"element_type"` and `"count"`).
 pub fn kv_json(v: &KvValue) -> Value {
+    kv_json_limited(v, None)
+}
+
+/// [`kv_json`] keeping at most `max_array` elements of an array (then
+/// `"truncated": true`; `"count"` is always the full length).
+pub fn kv_json_limited(v: &KvValue, max_array: Option<usize>) -> Value {
     match v {
         KvValue::String(s) => json!({"type": "string", "value": text(&s.bytes)}),
         KvValue::Int64(i) => json!({"type": "int64", "value": i}),
@@ -24,11 +35,19 @@ pub fn kv_json(v: &KvValue) -> Value {
         KvValue::Float64(f) => json!({"type": "float64", "value": float_json(*f)}),
         KvValue::Bool(b) => json!({"type": "bool", "value": *b != 0}),
         KvValue::Bytes(b) => json!({"type": "bytes", "value": hex(&b.bytes)}),
-        KvValue::Array(a) => json!({
-            "type": "array",
-            "element_type": kv_type_name(a.element_tag),
-            "value": a.elements.iter().map(scalar_json).collect::<Vec<_>>(),
-        }),
+        KvValue::Array(a) => {
+            let keep = max_array.unwrap_or(usize::MAX).min(a.elements.len());
+            let mut v = json!({
+                "type": "array",
+                "element_type": kv_type_name(a.element_tag),
+                "count": a.elements.len(),
+                "value": a.elements[..keep].iter().map(scalar_json).collect::<Vec<_>>(),
+            });
+            if keep < a.elements.len() {
+                v["truncated"] = json!(true);
+            }
+            v
+        }
     }
 }
 
@@ -112,11 +131,94 @@ fn tiled_json(t: &crate::schema::TiledFields) -> Value {
     Value::Object(m)
 }
 
+/// A quantization section, raw (`descriptor`, hex) and decoded: scheme, storage
+/// type, axis and block size, scale type, symmetric or zero points, parameter
+/// buffers, and bits per weight (every buffer's bytes, codes and parameters, over the
+/// element count). Fields a scheme does not have are absent; a descriptor too short
+/// for its scheme (or of an unassigned scheme) has only the raw form, the tag and the
+/// scheme name.
+pub fn quantization_json(d: &TensorDescriptor, raw: &[u8]) -> Value {
+    let tag = raw.first().copied().unwrap_or(0);
+    let mut m = Map::new();
+    m.insert("descriptor".into(), json!(hex(raw)));
+    m.insert("scheme_tag".into(), json!(tag));
+    m.insert("scheme".into(), json!(scheme_name(tag)));
+    m.insert(
+        "storage_type".into(),
+        json!(ElementType::from_tag(d.type_tag).map_or("unknown", |t| t.name())),
+    );
+    let bytes: Option<u64> = d
+        .buffers
+        .iter()
+        .try_fold(0u64, |acc, b| acc.checked_add(b.byte_size));
+    let bits = match (bytes, element_count(&d.shape)) {
+        (Some(b), Some(n)) if n > 0 => json!(b as f64 * 8.0 / n as f64),
+        _ => Value::Null,
+    };
+    m.insert("bits_per_weight".into(), bits);
+    let Some(scheme) = QuantScheme::decode(raw) else {
+        return Value::Object(m);
+    };
+    let header = scheme.header();
+    m.insert("scheme_version".into(), json!(header.scheme_version));
+    m.insert("flags".into(), json!(header.flags));
+    let zero_points = |index: u32| {
+        if index == NO_ZERO_POINT_BUFFER {
+            Value::Null
+        } else {
+            json!(index)
+        }
+    };
+    let symmetric = header.flags & FLAG_SYMMETRIC != 0;
+    let fields = match scheme {
+        QuantScheme::PerTensorAffine(p) => json!({
+            "scale": float_json(f64::from(p.scale)),
+            "zero_point": p.zero_point,
+            "symmetric": p.zero_point == 0,
+        }),
+        QuantScheme::PerChannelAffine(p) => json!({
+            "axis": p.axis,
+            "scale_type": scale_type_name(p.scale_type_tag),
+            "scale_buffer_index": p.scale_buffer_index,
+            "zero_point_buffer_index": zero_points(p.zero_point_buffer_index),
+            "symmetric": symmetric,
+        }),
+        QuantScheme::PerBlockAffine(p) => json!({
+            "axis": p.axis,
+            "block_size": p.block_size,
+            "scale_type": scale_type_name(p.scale_type_tag),
+            "scale_buffer_index": p.scale_buffer_index,
+            "zero_point_buffer_index": zero_points(p.zero_point_buffer_index),
+            "symmetric": symmetric,
+        }),
+        // NF4 scales are float32 absmax values and MXFP scales E8M0 exponents; neither
+        // has zero points.
+        QuantScheme::Nf4(b) => json!({
+            "axis": b.axis,
+            "block_size": b.block_size,
+            "scale_type": "float32",
+            "scale_buffer_index": b.scale_buffer_index,
+            "symmetric": true,
+        }),
+        QuantScheme::Mxfp(b) => json!({
+            "axis": b.axis,
+            "block_size": b.block_size,
+            "scale_type": "float8_e8m0",
+            "scale_buffer_index": b.scale_buffer_index,
+            "symmetric": true,
+        }),
+    };
+    if let Value::Object(fields) = fields {
+        m.extend(fields);
+    }
+    Value::Object(m)
+}
+
 /// The descriptor fields of one tensor (without its index placement).
 pub fn descriptor_json(d: &TensorDescriptor) -> Value {
     let mut v = json!({
         "type_tag": d.type_tag,
-        "element_type": crate::model::ElementType::from_tag(d.type_tag).map_or("unknown", |t| t.name()),
+        "element_type": ElementType::from_tag(d.type_tag).map_or("unknown", |t| t.name()),
         "layout_tag": d.layout_tag,
         "version_major": d.version_major,
         "version_minor": d.version_minor,
@@ -125,6 +227,7 @@ pub fn descriptor_json(d: &TensorDescriptor) -> Value {
         "layout": layout_json(d),
         "buffers": d.buffers.iter().map(|b| json!({
             "byte_size": b.byte_size, "alignment": b.alignment, "device_tag": b.device_tag,
+            "sync_mode": b.sync_mode, "memory_class": b.memory_class,
         })).collect::<Vec<_>>(),
         "flags": u32::from_le_bytes(d.flags.into_bytes()),
     });
@@ -132,9 +235,11 @@ pub fn descriptor_json(d: &TensorDescriptor) -> Value {
     if let Some(q) = &d.quantization {
         m.insert(
             "quantization".into(),
-            json!({"descriptor": hex(&q.quantization_descriptor)}),
+            quantization_json(d, &q.quantization_descriptor),
         );
     }
+    m.insert("layout_name".into(), json!(layout_name(d.layout_tag)));
+    m.insert("element_count".into(), json!(element_count(&d.shape)));
     if let Some(s) = &d.shard {
         m.insert(
             "shard".into(),
@@ -167,15 +272,33 @@ pub fn descriptor_json(d: &TensorDescriptor) -> Value {
     v
 }
 
-/// `hrry inspect --json` for an opened file. Descriptors that cannot be parsed are
-/// reported in place (`"error"`), so one bad tensor does not hide the rest.
+/// The version of the `hrry inspect --json` document (`format_version`), raised when
+/// a field changes meaning or goes away; new fields may appear without a change.
+/// The document is described by `schema/inspect.schema.json`.
+pub const INSPECT_FORMAT_VERSION: u64 = 1;
+
+/// Choices for [`inspect_json_with`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct InspectOptions {
+    /// Keep at most this many elements of each KV array (`None`: all).
+    pub max_array: Option<usize>,
+}
+
+/// `hrry inspect --json` for an opened file, every value in full. Descriptors that
+/// cannot be parsed are reported in place (`"error"`), so one bad tensor does not hide
+/// the rest.
 pub fn inspect_json(file: &HrryFile<'_>) -> Value {
+    inspect_json_with(file, &InspectOptions::default())
+}
+
+/// [`inspect_json`] with `options`.
+pub fn inspect_json_with(file: &HrryFile<'_>, options: &InspectOptions) -> Value {
     let h = file.header();
     let t = file.trailer();
     let kv: Map<String, Value> = file
         .kv()
         .iter()
-        .map(|e| (text(&e.key), kv_json(&e.value)))
+        .map(|e| (text(&e.key), kv_json_limited(&e.value, options.max_array)))
         .collect();
     let tensors: Vec<Value> = file
         .entries()
@@ -194,7 +317,9 @@ pub fn inspect_json(file: &HrryFile<'_>) -> Value {
             v
         })
         .collect();
+    let summary = summary_json(&tensors);
     json!({
+        "format_version": INSPECT_FORMAT_VERSION,
         "format": "hrryfile",
         "file_size": file.bytes().len(),
         "header": {
@@ -217,6 +342,40 @@ pub fn inspect_json(file: &HrryFile<'_>) -> Value {
         },
         "kv": kv,
         "tensors": tensors,
+        "summary": summary,
+    })
+}
+
+/// Totals over the tensors of an inspect document: tensors, parameters (elements of
+/// every tensor but composite heads, whose members hold the data), data bytes, and a
+/// count per element type (`"int4 per-block affine"` for a quantized one).
+fn summary_json(tensors: &[Value]) -> Value {
+    let mut parameters: Option<u64> = Some(0);
+    let mut data_bytes = 0u64;
+    let mut by_type: Map<String, Value> = Map::new();
+    for t in tensors {
+        data_bytes = data_bytes.saturating_add(t["data_length"].as_u64().unwrap_or(0));
+        let Some(ty) = t["element_type"].as_str() else {
+            continue;
+        };
+        let key = match t["quantization"]["scheme"].as_str() {
+            Some(scheme) => format!("{ty} {scheme}"),
+            None => ty.to_string(),
+        };
+        let n = by_type.get(&key).and_then(Value::as_u64).unwrap_or(0);
+        by_type.insert(key, json!(n + 1));
+        if t["layout_tag"].as_u64() != Some(u64::from(LAYOUT_COMPOSITE)) {
+            parameters = match (parameters, t["element_count"].as_u64()) {
+                (Some(p), Some(n)) => p.checked_add(n),
+                _ => None,
+            };
+        }
+    }
+    json!({
+        "tensors": tensors.len(),
+        "parameters": parameters,
+        "data_bytes": data_bytes,
+        "by_type": by_type,
     })
 }
 

@@ -28,7 +28,11 @@ fn validate_exit_codes_and_json() {
 
     let (code, out, _) = hrry(&["validate", "--json", "corpus/invalid/HF-CRC-001.hrry"]);
     assert_eq!(code, 1);
-    let v = json(&out);
+    // One shape whatever the number of files: {format_version, valid, files}.
+    let doc = json(&out);
+    assert_eq!(doc["format_version"], 1);
+    assert_eq!(doc["valid"], false);
+    let v = &doc["files"][0];
     assert_eq!(v["valid"], false);
     assert_eq!(v["format"], "hrryfile");
     assert_eq!(v["file"], "corpus/invalid/HF-CRC-001.hrry");
@@ -44,13 +48,11 @@ fn validate_exit_codes_and_json() {
         "corpus/valid/empty.hrry",
     ]);
     assert_eq!(code, 0);
-    assert_eq!(
-        json(&out)
-            .as_array()
-            .expect("array for several files")
-            .len(),
-        2
-    );
+    let doc = json(&out);
+    assert_eq!(doc["valid"], true);
+    let files = doc["files"].as_array().expect("files");
+    assert_eq!(files[0]["file"], "corpus/valid/basic.hrry");
+    assert_eq!(files[1]["file"], "corpus/valid/empty.hrry");
 }
 
 #[test]
@@ -59,7 +61,7 @@ fn permissive_mode_skips_hardening_rules() {
     assert_eq!(hrry(&["validate", file]).0, 1);
     let (code, out, _) = hrry(&["validate", "--permissive", "--json", file]);
     assert_eq!(code, 0, "{out}");
-    assert_eq!(json(&out)["mode"], "permissive");
+    assert_eq!(json(&out)["files"][0]["mode"], "permissive");
 }
 
 #[test]

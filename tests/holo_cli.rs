@@ -46,7 +46,8 @@ fn validate_reports_holo_rules() {
     let file = sample_file(dir.path());
     let (code, out, _) = hrry(&["validate", "--json", &file]);
     assert_eq!(code, 0, "{out}");
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let v = &doc["files"][0];
     assert_eq!(v["format"], "holo");
     assert_eq!(v["valid"], true);
 
@@ -57,8 +58,8 @@ fn validate_reports_holo_rules() {
     std::fs::write(&bad, &bytes).unwrap();
     let (code, out, _) = hrry(&["validate", "--json", bad.to_str().unwrap()]);
     assert_eq!(code, 1);
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(v["violations"][0]["rule"], "HOLO-FTR-001");
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc["files"][0]["violations"][0]["rule"], "HOLO-FTR-001");
     let (code, _, err) = hrry(&["inspect", bad.to_str().unwrap()]);
     assert_eq!(code, 1);
     assert!(err.contains("HOLO-FTR-001"), "{err}");

@@ -138,22 +138,24 @@ fn a_dynamic_axis_breaks_the_scheme_rule_and_other_dynamic_dimensions_td_shp_002
 fn a_huge_channel_count_with_shared_parameters_does_not_overflow() {
     use hrry::quant::quantize::quantized_descriptor;
     use hrry::schema::{PerChannelAffine, QuantScheme, QuantizationHeader};
-    // Scales and zero points share buffer 1; shape[0] = 2^62 channels makes the byte
-    // count of the scales (and the zero points' start) overflow 64 bits. A sparse
-    // layout tag skips the parameter size checks (they apply to dense layouts only),
-    // so the zero-point walk itself must not overflow.
-    let q = QuantScheme::PerChannelAffine(PerChannelAffine {
-        header: QuantizationHeader::version1(0x02, 0),
-        axis: 0,
-        scale_buffer_index: 1,
-        zero_point_buffer_index: 1,
-        scale_type_tag: 0x03,
-        reserved: [0; 3],
-    });
-    for layout_tag in [0x01, hrry::schema::LAYOUT_COO] {
-        let mut desc = quantized_descriptor(0x48, &[1 << 62, 1], &[8, 16], q.encode());
+    // Scales and zero points share one buffer; shape[0] = 2^62 channels makes the
+    // byte count of the scales (and the zero points' start) overflow 64 bits, so no
+    // parameter size can be checked and the zero-point walk itself must not
+    // overflow. Dense and sparse layouts alike (COO's own buffers are 0 and 1).
+    for (layout_tag, index) in [(0x01, 1u32), (hrry::schema::LAYOUT_COO, 2)] {
+        let q = QuantScheme::PerChannelAffine(PerChannelAffine {
+            header: QuantizationHeader::version1(0x02, 0),
+            axis: 0,
+            scale_buffer_index: index,
+            zero_point_buffer_index: index,
+            scale_type_tag: 0x03,
+            reserved: [0; 3],
+        });
+        let mut sizes = vec![8u64; index as usize];
+        sizes.push(16);
+        let mut desc = quantized_descriptor(0x48, &[1 << 62, 1], &sizes, q.encode());
         desc.layout_tag = layout_tag;
-        let buffers = [vec![0u8; 8], vec![0u8; 16]];
+        let buffers: Vec<Vec<u8>> = sizes.iter().map(|&n| vec![0u8; n as usize]).collect();
         let mut report = Report::new(Mode::Strict);
         hrry::validate::quant::check(&desc, 0, Some(&slices(&buffers)), &mut report);
         assert!(report.rule_ids().contains(&"QC-SCL-001"), "{layout_tag}");

@@ -43,24 +43,13 @@ fn gguf_error(offset: u64, message: impl Into<String>) -> Error {
 
 /// Turns a binrw failure into an error at the offending offset.
 fn parse_error(e: binrw::Error) -> Error {
-    let offset = match &e {
-        binrw::Error::BadMagic { pos, .. }
-        | binrw::Error::AssertFail { pos, .. }
-        | binrw::Error::Custom { pos, .. }
-        | binrw::Error::NoVariantMatch { pos }
-        | binrw::Error::EnumErrors { pos, .. } => *pos,
-        _ => 0,
-    };
-    let message = match e {
+    let message = match e.root_cause() {
         binrw::Error::Io(io) if io.kind() == std::io::ErrorKind::UnexpectedEof => {
             "the file ends inside the header, metadata or tensor infos".to_string()
         }
-        binrw::Error::NoVariantMatch { .. } | binrw::Error::EnumErrors { .. } => {
-            "unknown metadata value type".to_string()
-        }
-        other => other.to_string(),
+        _ => crate::schema::plain_error(&e).1,
     };
-    gguf_error(offset, message)
+    gguf_error(crate::schema::plain_error(&e).0.unwrap_or(0), message)
 }
 
 /// The GGUF header, read first so that unsupported variants get a clear message.
@@ -327,8 +316,9 @@ pub fn to_hrry(
         .ok_or_else(|| gguf_error(end_of_infos, "the data section offset overflows"))?;
     let plans = plan_tensors(&preamble, data_start, src.len(), options)?;
 
-    let mut writer = HrryWriter::create(
+    let mut writer = HrryWriter::create_from(
         output,
+        &[input],
         WriterOptions {
             tensor_count_hint: Some(plans.len() as u64),
             ..options.writer

@@ -21,7 +21,7 @@ use safetensors::Dtype;
 
 use super::Summary;
 use super::{pack_bools, unpack_bools, Error, FileSource, FloatType, Format, Options, Progress};
-use crate::file::{AtomicFile, HrryFile, HrryWriter, WriterOptions};
+use crate::file::{HrryFile, HrryWriter, Output, WriterOptions};
 use crate::model::build::{dense, descriptor};
 use crate::model::{element_count, ElementType};
 use crate::quant::Dequantizer;
@@ -203,8 +203,9 @@ pub fn to_hrry(
     let mut src = FileSource::open(input)?;
     let (metadata, data_start) = read_header(&mut src)?;
     let names = metadata.offset_keys();
-    let mut writer = HrryWriter::create(
+    let mut writer = HrryWriter::create_from(
         output,
+        &[input],
         WriterOptions {
             tensor_count_hint: Some(names.len() as u64),
             ..options.writer
@@ -620,10 +621,7 @@ pub fn from_hrry(
         )));
     }
 
-    let mut out = AtomicFile::create(output).map_err(|e| Error::Io {
-        path: output.to_path_buf(),
-        source: e,
-    })?;
+    let mut out = Output::create(output, &[input]).map_err(crate::file::Error::from)?;
     let io = |e| Error::Io {
         path: output.to_path_buf(),
         source: e,
@@ -645,7 +643,7 @@ pub fn from_hrry(
             &mut sink,
         )?;
     }
-    out.commit().map_err(io)?;
+    out.commit().map_err(crate::file::Error::from)?;
     Ok(Summary {
         from: Format::Hrry,
         to: Format::Safetensors,

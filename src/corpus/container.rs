@@ -171,6 +171,44 @@ fn group(count: u32, members: usize) -> Vec<Item> {
     v
 }
 
+/// A one-tensor file of a float8_e8m0 vector holding `codes`.
+fn e8m0(codes: &[u8]) -> Vec<u8> {
+    let n = codes.len() as u64;
+    let d = descriptor(0x42, LAYOUT_ROW_MAJOR, &[n], LayoutFields::Implicit, &[n]);
+    items(vec![Item {
+        name: "t".into(),
+        descriptor: d,
+        buffers: vec![codes.to_vec()],
+    }])
+}
+
+/// Tensors whose buffer handles use what buffer-protocol.md allows beyond CPU
+/// defaults: device memory classes, sync modes, an empty buffer aligned to 1, a
+/// stronger declared alignment.
+fn buffer_protocol() -> Vec<Item> {
+    let handle = |name: &str, edit: fn(&mut crate::schema::BufferHandle)| {
+        Item::patterned(name, with(f32d(&[2]), |d| edit(&mut d.buffers[0])))
+    };
+    vec![
+        handle("cuda_peer_event", |b| {
+            b.device_tag = 0x01;
+            b.memory_class = 0x03;
+            b.sync_mode = 0x01;
+        }),
+        handle("metal_unified_stream", |b| {
+            b.device_tag = 0x03;
+            b.memory_class = 0x02;
+            b.sync_mode = 0x02;
+        }),
+        handle("cpu_pinned", |b| b.memory_class = 0x01),
+        handle("page_aligned", |b| b.alignment = 4096),
+        Item::patterned(
+            "empty_align_1",
+            with(f32d(&[0]), |d| d.buffers[0].alignment = 1),
+        ),
+    ]
+}
+
 fn valid_cases() -> Vec<Case> {
     let mut all_types = Vec::new();
     for t in BUILTIN_TYPES {
@@ -306,6 +344,12 @@ fn valid_cases() -> Vec<Case> {
             "shard_statistics.hrry",
             "a shard with statistics",
             patch::write(opts(), &[], &[Item::patterned("shard", sections)]),
+        ),
+        Case::valid(
+            F,
+            "buffer_protocol.hrry",
+            "buffer handles with CUDA/PEER/SYNC_EVENT, Metal/UNIFIED/SYNC_CONSUMER_STREAM, CPU/HOST_PINNED, alignment 4096, and an empty buffer aligned to 1",
+            items(buffer_protocol()),
         ),
         Case::valid(
             F,
@@ -623,6 +667,11 @@ fn index_cases() -> Vec<Case> {
             ]),
         ),
         inv(
+            "HF-TXT-001",
+            "a tensor name holding the terminal sequence ESC [2J (clear screen)",
+            items(vec![Item::patterned("w\x1b[2J", f32d(&[1]))]),
+        ),
+        inv(
             "HF-IDX-005",
             "index entry flags non-zero",
             ix(&|e| e[0].flags = 1),
@@ -756,6 +805,19 @@ fn kv_cases() -> Vec<Case> {
                 x[at as usize + 1] = 0x09;
             }),
         ),
+        Case::invalid(
+            F,
+            "HF-KV-007",
+            "empty",
+            "an empty array with element tag 0x00",
+            kv_bytes(&[(
+                "k",
+                KvValue::Array(KvArray {
+                    element_tag: 0x00,
+                    elements: vec![],
+                }),
+            )]),
+        ),
         inv(
             "HF-KV-008",
             "string value not UTF-8",
@@ -800,6 +862,11 @@ fn placement_cases() -> Vec<Case> {
             "HF-PLC-003",
             "a padding byte after a descriptor is 0x01",
             with(b.clone(), |x| x[(w + 100) as usize] = 1),
+        ),
+        inv(
+            "HF-PLC-011",
+            "a buffer declaring alignment 8192 at file offset 4096",
+            single(with(f32d(&[2]), |d| d.buffers[0].alignment = 8192)),
         ),
         inv(
             "HF-PLC-005",
@@ -989,10 +1056,65 @@ fn descriptor_cases() -> Vec<Case> {
             "buffer alignment 32",
             single(with(f32d(&[2]), |d| d.buffers[0].alignment = 32)),
         ),
+        Case::invalid(
+            F,
+            "TD-BUF-002",
+            "empty",
+            "an empty buffer with alignment 3 (not a power of two)",
+            single(with(f32d(&[0]), |d| d.buffers[0].alignment = 3)),
+        ),
         inv(
             "TD-BUF-003",
             "buffer handle reserved byte set",
-            single(with(f32d(&[2]), |d| d.buffers[0].reserved[1] = 1)),
+            single(with(f32d(&[2]), |d| d.buffers[0].reserved = 1)),
+        ),
+        inv(
+            "TD-BUF-007",
+            "sync_mode 0x03 (reserved)",
+            single(with(f32d(&[2]), |d| d.buffers[0].sync_mode = 3)),
+        ),
+        inv(
+            "TD-BUF-008",
+            "a CPU buffer with sync_mode 0x01 (SYNC_EVENT)",
+            single(with(f32d(&[2]), |d| d.buffers[0].sync_mode = 1)),
+        ),
+        inv(
+            "TD-BUF-009",
+            "memory_class 0x04 (reserved)",
+            single(with(f32d(&[2]), |d| d.buffers[0].memory_class = 4)),
+        ),
+        inv(
+            "TD-BUF-010",
+            "a CPU buffer with memory_class PEER (0x03)",
+            single(with(f32d(&[2]), |d| d.buffers[0].memory_class = 3)),
+        ),
+        inv(
+            "TD-BUF-011",
+            "device_tag 0xFF (invalid)",
+            single(with(f32d(&[2]), |d| d.buffers[0].device_tag = 0xFF)),
+        ),
+        inv(
+            "TD-BUF-012",
+            "device_tag 0xF0 (implementation-private)",
+            single(with(f32d(&[2]), |d| d.buffers[0].device_tag = 0xF0)),
+        ),
+        inv(
+            "TD-BUF-013",
+            "a COO tensor whose indices buffer is on device 0x01, its values on 0x00",
+            items(vec![{
+                let (mut d, b) = crate::layout::sparse::encode::coo(
+                    0x03,
+                    &[2, 2],
+                    &[0, 0, 0x80, 0x3F, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x40],
+                )
+                .expect("coo");
+                d.buffers[1].device_tag = 1;
+                Item {
+                    name: "t".into(),
+                    descriptor: d,
+                    buffers: b,
+                }
+            }]),
         ),
         inv(
             "TD-BUF-004",
@@ -1013,6 +1135,33 @@ fn descriptor_cases() -> Vec<Case> {
             )]),
         ),
         inv(
+            "TD-TYP-002",
+            "a float8_e8m0 [4] tensor holding code 0x00",
+            e8m0(&[0x7F, 0x00, 0x80, 0x81]),
+        ),
+        Case::invalid(
+            F,
+            "TD-TYP-002",
+            "ff",
+            "a float8_e8m0 [4] tensor holding code 0xFF",
+            e8m0(&[0x7F, 0x70, 0x80, 0xFF]),
+        ),
+        Case::invalid(
+            F,
+            "TD-TYP-002",
+            "coo",
+            "a COO float8_e8m0 [2, 2] tensor storing code 0xFF",
+            items(vec![{
+                let (d, b) = crate::layout::sparse::encode::coo(0x42, &[2, 2], &[0, 0x7F, 0xFF, 0])
+                    .expect("coo");
+                Item {
+                    name: "t".into(),
+                    descriptor: d,
+                    buffers: b,
+                }
+            }]),
+        ),
+        inv(
             "TD-QNT-001",
             "a quantization section of 2 bytes",
             single(quant_short),
@@ -1021,6 +1170,11 @@ fn descriptor_cases() -> Vec<Case> {
             "TD-SHD-001",
             "shard_offset + shape exceeds parent_shape",
             single(member(&[2, 3], &[3, 3], &[2, 0])),
+        ),
+        inv(
+            "TD-SHD-002",
+            "parent_shape[0] is the dynamic sentinel 2^64-1",
+            single(member(&[2, 3], &[u64::MAX, 3], &[0, 0])),
         ),
         inv(
             "TD-STA-001",
@@ -1135,6 +1289,24 @@ fn descriptor_cases() -> Vec<Case> {
             "TD-CMP-004",
             "member_count 0xFFFFFFFF (open composite)",
             items(vec![head(3, 0, u32::MAX, &[2])]),
+        ),
+        inv(
+            "TD-CMP-006",
+            "a group head with a per-tensor quantization section",
+            {
+                let h = with(composite_head(ElementType::Float32, &[2], 3, 0, 1), |d| {
+                    d.quantization = Some(QuantizationSection {
+                        quantization_descriptor: vec![
+                            1, 1, 0, 0, 0, 0, 0x80, 0x3F, 0, 0, 0, 0, 0, 0, 0, 0,
+                        ],
+                    });
+                    d.sync_sections();
+                });
+                items(vec![
+                    Item::patterned("head", h),
+                    Item::patterned("m", f32d(&[2])),
+                ])
+            },
         ),
         inv("TD-CMP-005", "a composite head with byte_offset 8", {
             let h = with(composite_head(ElementType::Float32, &[2], 3, 0, 1), |d| {

@@ -13,7 +13,7 @@ use crate::schema::{
     LAYOUT_MORTON, LAYOUT_ROW_MAJOR, LAYOUT_STRIDED, LAYOUT_TILED,
 };
 
-use super::patch::{self, Item};
+use super::patch::{self, f32s, u32s, Item};
 use super::{Case, Format};
 
 const F: Format = Format::HrryFile;
@@ -46,10 +46,6 @@ fn one(mut descriptor: TensorDescriptor, buffers: Vec<Vec<u8>>) -> Vec<u8> {
 }
 
 fn u64s(values: &[u64]) -> Vec<u8> {
-    values.iter().flat_map(|v| v.to_le_bytes()).collect()
-}
-
-fn u32s(values: &[u32]) -> Vec<u8> {
     values.iter().flat_map(|v| v.to_le_bytes()).collect()
 }
 
@@ -109,10 +105,6 @@ fn hilbert(order: u32, rank: u32) -> LayoutFields {
     })
 }
 
-fn f32s(values: &[f32]) -> Vec<u8> {
-    values.iter().flat_map(|v| v.to_le_bytes()).collect()
-}
-
 /// The [4, 5] matrix of csr.md / csc.md.
 fn csr_matrix() -> Vec<u8> {
     f32s(&[
@@ -166,10 +158,10 @@ fn edit(
     one(d, b)
 }
 
-/// The block-paged example of block-paged.md: 2 sequences (6 and 3 tokens), pages
-/// of 4 tokens, 5 pages of [2 heads, 8 dims] float16, page 0 shared.
-fn block_paged() -> (TensorDescriptor, Vec<Vec<u8>>) {
-    let fields = BlockPagedFields {
+/// The fields of block-paged.md's example: 2 sequences, pages of 4 tokens, 5 pages,
+/// key role of layer 3, uint32 block table.
+pub(super) fn example_paged_fields() -> BlockPagedFields {
+    BlockPagedFields {
         page_size: 4,
         num_pages: 5,
         paged_axis: 0,
@@ -178,7 +170,13 @@ fn block_paged() -> (TensorDescriptor, Vec<Vec<u8>>) {
         layer_index: 3,
         block_table_index_type: 0,
         reserved: [0; 6],
-    };
+    }
+}
+
+/// The block-paged example of block-paged.md: 2 sequences (6 and 3 tokens), pages
+/// of 4 tokens, 5 pages of [2 heads, 8 dims] float16, page 0 shared.
+fn block_paged() -> (TensorDescriptor, Vec<Vec<u8>>) {
+    let fields = example_paged_fields();
     let d = descriptor(
         0x01,
         LAYOUT_BLOCK_PAGED,
@@ -710,6 +708,32 @@ fn invalid_cases() -> Vec<Case> {
             f32_dense(LAYOUT_HILBERT, &[4, 3], hilbert(2, 2), None),
         ),
         inv(
+            "LY-HIL-005",
+            "a Hilbert [4, 4] uint8 buffer of 17 bytes (exactly 16 needed)",
+            single(dense(
+                U8,
+                LAYOUT_HILBERT,
+                &[4, 4],
+                0,
+                hilbert(2, 2),
+                Some(17),
+            )),
+        ),
+        Case::invalid(
+            F,
+            "LY-HIL-005",
+            "short",
+            "a Hilbert [4, 4] uint8 buffer of 15 bytes (exactly 16 needed)",
+            single(dense(
+                U8,
+                LAYOUT_HILBERT,
+                &[4, 4],
+                0,
+                hilbert(2, 2),
+                Some(15),
+            )),
+        ),
+        inv(
             "LY-SPR-001",
             "a COO tensor with byte_offset 8",
             edit(coo(), |d, _| d.byte_offset = 8),
@@ -894,6 +918,18 @@ fn invalid_cases() -> Vec<Case> {
             "LY-BP-013",
             "seq_ptr on device 1, the rest on device 0",
             edit(block_paged(), |d, _| d.buffers[2].device_tag = 1),
+        ),
+        inv(
+            "LY-BP-018",
+            "an empty batch over a pool of 2^32 pages (of [0, 8] slots) with a uint32 block table",
+            paged(|f, d, b| {
+                f.num_pages = 1 << 32;
+                f.num_seqs = 0;
+                d.shape = vec![0, 0, 8];
+                b[0].clear();
+                b[1].clear();
+                b[2] = u32s(&[0]);
+            }),
         ),
         inv(
             "LY-BP-014",

@@ -378,7 +378,11 @@ fn invalid_cases() -> Vec<Case> {
     let mut cut = simple();
     cut.bytes.truncate(cut.bytes.len() - 3);
     vec![
-        bad("TR-FRM-001", "the last message's header cut 3 bytes short", cut),
+        bad(
+            "TR-FRM-001",
+            "the last message's header cut 3 bytes short",
+            cut,
+        ),
         bad(
             "TR-FRM-002",
             "a TENSOR_DESCRIPTOR larger than the 64 bytes the client accepts",
@@ -397,9 +401,16 @@ fn invalid_cases() -> Vec<Case> {
         bad(
             "TR-LIM-001",
             "a PING header announcing a 1.75 GiB payload (refused before reading it)",
-            shaken.clone().raw(mt::PING, 1, &[]).bytes_patched(8, &0x7000_0000u32.to_le_bytes()),
+            shaken
+                .clone()
+                .raw(mt::PING, 1, &[])
+                .bytes_patched(8, &0x7000_0000u32.to_le_bytes()),
         ),
-        bad("TR-MSG-001", "a message of the undefined type 0x0E", shaken.clone().raw(0x0E, 1, &[])),
+        bad(
+            "TR-MSG-001",
+            "a message of the undefined type 0x0E",
+            shaken.clone().raw(0x0E, 1, &[]),
+        ),
         bad(
             "TR-MSG-002",
             "a message of the private type 0xF0",
@@ -418,20 +429,19 @@ fn invalid_cases() -> Vec<Case> {
             "an ERROR whose payload is 2 bytes, too short for error_code",
             shaken.clone().raw(mt::ERROR, 1, &[2, 0]),
         ),
-        bad(
-            "TR-MSG-005",
-            "an ERROR with 3 bytes after its message",
-            {
-                let mut e = to_bytes(&ErrorPayload {
-                    error_code: error_code::UNKNOWN_TENSOR,
-                    message: LenBytes {
-                        bytes: b"no such tensor".to_vec(),
-                    },
-                });
-                e.extend_from_slice(&[0, 0, 0]);
-                shaken.clone().request(1, "w", flags()).raw(mt::ERROR, 1, &e)
-            },
-        ),
+        bad("TR-MSG-005", "an ERROR with 3 bytes after its message", {
+            let mut e = to_bytes(&ErrorPayload {
+                error_code: error_code::UNKNOWN_TENSOR,
+                message: LenBytes {
+                    bytes: b"no such tensor".to_vec(),
+                },
+            });
+            e.extend_from_slice(&[0, 0, 0]);
+            shaken
+                .clone()
+                .request(1, "w", flags())
+                .raw(mt::ERROR, 1, &e)
+        }),
         bad(
             "TR-MSG-006",
             "a TENSOR_DATA_END carrying one byte",
@@ -444,7 +454,10 @@ fn invalid_cases() -> Vec<Case> {
             "a request whose tensor_key is not UTF-8, refused",
             shaken
                 .clone()
-                .msg(1, Payload::TensorRequest(request(&[0x77, 0xFF, 0xFE], flags())))
+                .msg(
+                    1,
+                    Payload::TensorRequest(request(&[0x77, 0xFF, 0xFE], flags())),
+                )
                 .error(1, error_code::UNKNOWN_TENSOR, "unknown key"),
         ),
         bad(
@@ -496,7 +509,9 @@ fn invalid_cases() -> Vec<Case> {
         bad(
             "TR-HEL-006",
             "two SERVER_HELLOs",
-            shaken.clone().msg(1, Payload::ServerHello(hello(CapabilityFlags::new()))),
+            shaken
+                .clone()
+                .msg(1, Payload::ServerHello(hello(CapabilityFlags::new()))),
         ),
         bad(
             "TR-DEV-001",
@@ -580,11 +595,7 @@ fn invalid_cases() -> Vec<Case> {
             "16 of 24 bytes sent before TENSOR_DATA_END",
             response(shaken.clone()).data(1, 0, &data[..16]).end(1),
         ),
-        bad(
-            "TR-ORD-005",
-            "a second TENSOR_DATA_END",
-            simple().end(1),
-        ),
+        bad("TR-ORD-005", "a second TENSOR_DATA_END", simple().end(1)),
         bad(
             "TR-ORD-006",
             "an empty tensor sent with one empty data frame",
@@ -639,7 +650,9 @@ fn invalid_cases() -> Vec<Case> {
         bad(
             "TR-CMP-001",
             "a group of 2 members torn after 1 by a new request on its stream",
-            composite(2, 1).request(1, "weights", flags()).tensor(1, &weights, 24),
+            composite(2, 1)
+                .request(1, "weights", flags())
+                .tensor(1, &weights, 24),
         ),
         bad(
             "TR-SHD-001",
@@ -659,7 +672,12 @@ fn invalid_cases() -> Vec<Case> {
                 .request(1, "big", flags())
                 .msg(
                     1,
-                    Payload::TensorDescriptor(described(&shard(&[1, 3], &[0, 0], &[2, 3]), 12, 0, 2)),
+                    Payload::TensorDescriptor(described(
+                        &shard(&[1, 3], &[0, 0], &[2, 3]),
+                        12,
+                        0,
+                        2,
+                    )),
                 )
                 .data(1, 0, &[1; 12])
                 .end(1),
@@ -735,12 +753,16 @@ fn invalid_cases() -> Vec<Case> {
             },
         ),
         bad(
-            "TD-BUF-003",
-            "a TENSOR_DESCRIPTOR buffer handle with sync_mode 1 (byte 13), forbidden across machines",
+            "TR-DSC-003",
+            "a CUDA buffer handle with sync_mode 1 (SYNC_EVENT), forbidden across machines",
             {
                 let mut d = weights.clone();
-                d.buffers[0].reserved[0] = 1;
-                shaken.clone().request(1, "weights", flags()).tensor(1, &d, 24)
+                d.buffers[0].device_tag = 0x01; // CUDA
+                d.buffers[0].sync_mode = 1;
+                shaken
+                    .clone()
+                    .request(1, "weights", flags())
+                    .tensor(1, &d, 24)
             },
         ),
     ]

@@ -11,6 +11,7 @@ mod layout;
 mod messages;
 pub mod patch;
 mod quant;
+pub mod quant_layouts;
 mod stream;
 
 use std::io;
@@ -110,6 +111,7 @@ pub fn all_cases() -> Vec<Case> {
     cases.extend(layout::cases());
     cases.extend(holo::cases());
     cases.extend(quant::cases());
+    cases.extend(quant_layouts::cases());
     let streams = stream::cases(&cases);
     cases.extend(streams);
     cases.extend(messages::cases());

@@ -62,6 +62,42 @@ pub fn write(
     w.finish().expect("corpus finish")
 }
 
+/// A file holding the one tensor `descriptor` (named `name`) with `buffers`, written
+/// without the writer's own checks so that broken descriptors can be written.
+pub fn write_one(name: &str, descriptor: TensorDescriptor, buffers: Vec<Vec<u8>>) -> Vec<u8> {
+    let item = Item {
+        name: name.to_string(),
+        descriptor,
+        buffers,
+    };
+    let options = WriterOptions {
+        unchecked: true,
+        ..WriterOptions::default()
+    };
+    write(options, &[], &[item])
+}
+
+/// Overwrites bytes of `d`'s quantization descriptor at `offset` (it must have one).
+pub fn put_quantization(d: &mut TensorDescriptor, offset: u64, data: &[u8]) {
+    let q = d.quantization.as_mut().expect("quantized");
+    put(&mut q.quantization_descriptor, offset, data);
+}
+
+/// Little-endian bytes of `values`.
+pub fn f32s(values: &[f32]) -> Vec<u8> {
+    values.iter().flat_map(|v| v.to_le_bytes()).collect()
+}
+
+/// Little-endian bytes of `values`.
+pub fn i32s(values: &[i32]) -> Vec<u8> {
+    values.iter().flat_map(|v| v.to_le_bytes()).collect()
+}
+
+/// Little-endian bytes of `values`.
+pub fn u32s(values: &[u32]) -> Vec<u8> {
+    values.iter().flat_map(|v| v.to_le_bytes()).collect()
+}
+
 /// Overwrites bytes at `offset`.
 pub fn put(bytes: &mut [u8], offset: u64, data: &[u8]) {
     let at = offset as usize;

@@ -2,7 +2,6 @@
 //! `QM-…`): valid quantized tensors of every scheme, and for every rule a one-tensor
 //! file that breaks only that rule, made by editing one field of a valid tensor.
 
-use crate::file::WriterOptions;
 use crate::model::ElementType;
 use crate::quant::quantize::{quantize_per_block, quantized_descriptor, PerBlockOptions};
 use crate::schema::{
@@ -11,7 +10,7 @@ use crate::schema::{
     SCHEME_NF4, SCHEME_PER_CHANNEL_AFFINE, SCHEME_PER_TENSOR_AFFINE,
 };
 
-use super::patch::{self, Item};
+use super::patch::{self, f32s, i32s};
 use super::{Case, Format};
 
 const F: Format = Format::HrryFile;
@@ -39,14 +38,7 @@ impl Tensor {
 
     /// Overwrites bytes of the quantization descriptor at `offset`.
     fn q(mut self, offset: u64, bytes: &[u8]) -> Self {
-        let q = &mut self
-            .desc
-            .quantization
-            .as_mut()
-            .expect("quantized")
-            .quantization_descriptor;
-        let at = offset as usize;
-        q[at..at + bytes.len()].copy_from_slice(bytes);
+        patch::put_quantization(&mut self.desc, offset, bytes);
         self
     }
 
@@ -79,25 +71,8 @@ impl Tensor {
             h.byte_size = b.len() as u64;
         }
         self.desc.sync_sections();
-        let item = Item {
-            name: "q".to_string(),
-            descriptor: self.desc,
-            buffers: self.buffers,
-        };
-        let options = WriterOptions {
-            unchecked: true,
-            ..WriterOptions::default()
-        };
-        patch::write(options, &[], &[item])
+        patch::write_one("q", self.desc, self.buffers)
     }
-}
-
-fn f32s(values: &[f32]) -> Vec<u8> {
-    values.iter().flat_map(|v| v.to_le_bytes()).collect()
-}
-
-fn i32s(values: &[i32]) -> Vec<u8> {
-    values.iter().flat_map(|v| v.to_le_bytes()).collect()
 }
 
 /// Deterministic bytes.
@@ -449,6 +424,12 @@ fn quantization_md_cases() -> Vec<Case> {
                 .buffers_push(vec![0; 16]),
         ),
         inv(
+            "TD-BUF-013",
+            "memory-class",
+            "per-block scale buffer in HOST_PINNED memory, data buffer STANDARD",
+            per_block().desc(|d| d.buffers[1].memory_class = 0x01),
+        ),
+        inv(
             "QZ-DEV-001",
             "",
             "scale buffer on device 1, data on device 0",
@@ -504,6 +485,14 @@ fn per_tensor_cases() -> Vec<Case> {
             "",
             "per-tensor int8 zero_point 200",
             per_tensor().q(PerTensorAffine::ZERO_POINT, &200i32.to_le_bytes()),
+        ),
+        inv(
+            "QT-BUF-001",
+            "",
+            "per-tensor affine int8 [2, 3] with a second buffer",
+            per_tensor()
+                .desc(|d| d.buffers.push(d.buffers[0]))
+                .buffers_push(vec![0; 8]),
         ),
         inv(
             "QT-RSV-001",

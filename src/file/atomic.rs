@@ -1,22 +1,75 @@
 //! Writing a file so that a failure never leaves a partial file under its name.
+//!
+//! Every temporary file made here is listed in a process-wide registry, so a signal
+//! handler (the CLI's Ctrl-C handling) can remove them with
+//! [`remove_temporaries`] before the process exits: `process::exit` runs no
+//! destructors, and without the registry an interrupted conversion would leave its
+//! hidden temporary file behind.
 
 use std::fs::File;
-use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
+use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use tempfile::TempPath;
 
 use super::copy::CopyFrom;
 
+/// Temporary files of uncommitted [`AtomicFile`]s, and whether the process is
+/// shutting down (then no new temporary file is made).
+struct Registry {
+    paths: Vec<PathBuf>,
+    closing: bool,
+}
+
+static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
+    paths: Vec::new(),
+    closing: false,
+});
+
+fn registry() -> std::sync::MutexGuard<'static, Registry> {
+    // A panic while holding the lock leaves the list intact; keep using it.
+    REGISTRY.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Removes the temporary file of every uncommitted [`AtomicFile`] of this process and
+/// refuses to make new ones, for a process about to exit on a signal. Returns how many
+/// files were removed. Call it from an ordinary thread (such as a signal-handling
+/// thread), not from inside a signal handler: it takes a lock.
+pub fn remove_temporaries() -> usize {
+    let mut r = registry();
+    r.closing = true;
+    let mut removed = 0;
+    for path in r.paths.drain(..) {
+        if std::fs::remove_file(&path).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
+}
+
+/// `e` without the temporary file's name, which `tempfile` appends (" at path …"):
+/// messages name the user's path, and the temporary name means nothing to them.
+fn without_temporary_name(e: io::Error) -> io::Error {
+    let text = e.to_string();
+    match text.split_once(" at path ") {
+        Some((cause, _)) => io::Error::new(e.kind(), cause.to_string()),
+        None => e,
+    }
+}
+
 /// A buffered temporary file beside `target` that becomes `target` on
 /// [`AtomicFile::commit`]; dropped uncommitted, it is removed.
+///
+/// Prefer [`super::Output`], which adds what a command-line user expects of an
+/// output path (devices, symlinks, `-`, kept modes, refusing to overwrite inputs).
 pub struct AtomicFile {
     target: PathBuf,
     /// A plain `BufWriter<File>`, so that `std::io::copy` into it can use
     /// `copy_file_range` (see [`CopyFrom`]).
     temp: BufWriter<File>,
-    /// Removes the temporary file when dropped.
-    path: TempPath,
+    /// Removes the temporary file when dropped; `None` once committed.
+    path: Option<TempPath>,
 }
 
 impl AtomicFile {
@@ -35,20 +88,58 @@ impl AtomicFile {
             use std::os::unix::fs::PermissionsExt;
             builder.permissions(std::fs::Permissions::from_mode(0o666));
         }
-        let (file, path) = builder.tempfile_in(dir)?.into_parts();
+        // Created under the lock, so a concurrent `remove_temporaries` either sees
+        // this file or makes us refuse to create it.
+        let mut r = registry();
+        if r.closing {
+            return Err(io::Error::new(
+                io::ErrorKind::Interrupted,
+                "the process is exiting",
+            ));
+        }
+        let (file, path) = builder
+            .tempfile_in(dir)
+            .map_err(without_temporary_name)?
+            .into_parts();
+        r.paths.push(path.to_path_buf());
         Ok(AtomicFile {
             target: target.to_path_buf(),
             temp: BufWriter::with_capacity(1 << 20, file),
-            path,
+            path: Some(path),
         })
     }
 
+    /// The temporary file (to set its permissions or owner before the commit).
+    pub fn temp_file(&self) -> &File {
+        self.temp.get_ref()
+    }
+
     /// Flushes, syncs and renames the temporary file onto the target.
-    pub fn commit(self) -> io::Result<()> {
-        let file = self.temp.into_inner().map_err(|e| e.into_error())?;
-        file.sync_all()?;
-        self.path.persist(&self.target).map_err(|e| e.error)?;
-        Ok(())
+    pub fn commit(mut self) -> io::Result<()> {
+        self.temp.flush()?;
+        self.temp.get_ref().sync_all()?;
+        let Some(path) = self.path.take() else {
+            return Ok(());
+        };
+        let temp_path = path.to_path_buf();
+        // Renamed under the lock: a signal's cleanup runs before (and the rename then
+        // fails, as the process is exiting anyway) or after (nothing left to remove).
+        let mut r = registry();
+        let result = path.persist(&self.target).map_err(|e| e.error);
+        r.paths.retain(|p| *p != temp_path);
+        result
+    }
+}
+
+impl Drop for AtomicFile {
+    fn drop(&mut self) {
+        if let Some(path) = self.path.take() {
+            let temp_path = path.to_path_buf();
+            let mut r = registry();
+            // Dropping the `TempPath` removes the file.
+            drop(path);
+            r.paths.retain(|p| *p != temp_path);
+        }
     }
 }
 
@@ -67,20 +158,9 @@ impl Write for AtomicFile {
 }
 
 impl CopyFrom for AtomicFile {
-    /// Lets the kernel copy (`std::io::copy` between a file and a `BufWriter<File>`
-    /// flushes the buffer and uses `copy_file_range`, falling back to read/write
-    /// where the kernel or file systems refuse).
+    /// Lets the kernel copy (see [`super::copy::copy_into_file`]).
     fn copy_from(&mut self, file: &File, offset: u64, len: u64) -> io::Result<()> {
-        let mut reader = file;
-        reader.seek(SeekFrom::Start(offset))?;
-        let copied = io::copy(&mut reader.take(len), &mut self.temp)?;
-        if copied != len {
-            return Err(io::Error::new(
-                io::ErrorKind::UnexpectedEof,
-                format!("the file ended {} bytes into a {len}-byte copy", copied),
-            ));
-        }
-        Ok(())
+        super::copy::copy_into_file(file, offset, len, &mut self.temp)
     }
 }
 
@@ -128,6 +208,25 @@ mod tests {
         // error abandons the file, so only what came before matters here.
         let got = std::fs::read(&target).unwrap();
         assert_eq!(&got[..want.len()], &want[..]);
+    }
+
+    #[test]
+    fn registry_lists_uncommitted_files_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let listed = |p: &Path| registry().paths.iter().any(|q| q.starts_with(p));
+        let a = AtomicFile::create(&dir.path().join("a")).unwrap();
+        assert!(listed(dir.path()));
+        a.commit().unwrap();
+        assert!(!listed(dir.path()));
+        let b = AtomicFile::create(&dir.path().join("b")).unwrap();
+        assert!(listed(dir.path()));
+        drop(b);
+        assert!(!listed(dir.path()));
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("a")]);
     }
 
     #[test]

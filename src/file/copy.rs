@@ -41,6 +41,28 @@ pub fn copy_through_buffer<W: Write + ?Sized>(
     Ok(())
 }
 
+/// Appends the `len` bytes of `file` at `offset` to a buffered file writer, letting
+/// the kernel copy: `std::io::copy` between a file and a `BufWriter<File>` flushes the
+/// buffer and uses `copy_file_range`, falling back to read/write where the kernel or
+/// the file systems refuse. Moves `file`'s cursor.
+pub(crate) fn copy_into_file(
+    file: &File,
+    offset: u64,
+    len: u64,
+    sink: &mut io::BufWriter<File>,
+) -> io::Result<()> {
+    let mut reader = file;
+    reader.seek(SeekFrom::Start(offset))?;
+    let copied = io::copy(&mut reader.take(len), sink)?;
+    if copied != len {
+        return Err(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            format!("the file ended {copied} bytes into a {len}-byte copy"),
+        ));
+    }
+    Ok(())
+}
+
 impl CopyFrom for Vec<u8> {}
 
 impl<W: CopyFrom + ?Sized> CopyFrom for &mut W {

@@ -38,6 +38,12 @@ pub enum Error {
     Usage(String),
 }
 
+impl From<super::OutputError> for Error {
+    fn from(e: super::OutputError) -> Self {
+        Error::Io(e.into())
+    }
+}
+
 impl Error {
     /// An [`Error::Invalid`] for `rule`.
     pub fn invalid(rule: &'static crate::validate::Rule, offset: u64, message: String) -> Self {

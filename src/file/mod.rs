@@ -5,13 +5,16 @@
 mod atomic;
 mod copy;
 mod error;
+mod output;
 mod reader;
 mod sequential;
 mod writer;
 
-pub use atomic::AtomicFile;
+pub use atomic::{remove_temporaries, AtomicFile};
 pub use copy::{copy_through_buffer, CopyFrom};
 pub use error::Error;
+pub use output::{Output, OutputError};
+pub(crate) use reader::slice_at;
 pub use reader::{Descriptors, HrryFile, IndexView, Tensor, TensorEntry};
 pub use sequential::{SequentialReader, SequentialTensor, TensorRegionEnd};
 pub use writer::{HrryWriter, WriterOptions};

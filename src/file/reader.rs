@@ -87,13 +87,29 @@ impl HrryFile<'static> {
 
     /// Maps `path` and opens it with `limits`.
     pub fn open_with(path: &Path, limits: Limits) -> Result<Self, Error> {
+        Self::map(path, limits, Crc::Verify)
+    }
+
+    /// Maps `path` and opens it as [`HrryFile::from_bytes_unverified`] does.
+    pub fn open_unverified(path: &Path, limits: Limits) -> Result<Self, Error> {
+        Self::map(path, limits, Crc::Skip)
+    }
+
+    fn map(path: &Path, limits: Limits, crc: Crc) -> Result<Self, Error> {
         let file = File::open(path)?;
         // SAFETY: the map is read-only and private to this value; as with every
         // mmap-based reader, another process truncating or rewriting the file while it
         // is mapped is outside what we can guard against (documented in the README).
         let map = unsafe { Mmap::map(&file)? };
-        Self::from_source(Source::Mapped(map), limits)
+        Self::from_source(Source::Mapped(map), limits, crc)
     }
+}
+
+/// Whether opening verifies the index CRC-32C.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Crc {
+    Verify,
+    Skip,
 }
 
 impl<'a> HrryFile<'a> {
@@ -104,16 +120,23 @@ impl<'a> HrryFile<'a> {
 
     /// Opens a file held in memory, with `limits`.
     pub fn from_bytes_with(bytes: &'a [u8], limits: Limits) -> Result<Self, Error> {
-        Self::from_source(Source::Borrowed(bytes), limits)
+        Self::from_source(Source::Borrowed(bytes), limits, Crc::Verify)
     }
 
-    fn from_source(source: Source<'a>, limits: Limits) -> Result<Self, Error> {
+    /// Opens a file held in memory without verifying the index CRC-32C, to show what
+    /// can be read of a damaged file (`hrry inspect --permissive`). Everything else is
+    /// checked as usual, so reading stays safe; the index may simply be wrong.
+    pub fn from_bytes_unverified(bytes: &'a [u8], limits: Limits) -> Result<Self, Error> {
+        Self::from_source(Source::Borrowed(bytes), limits, Crc::Skip)
+    }
+
+    fn from_source(source: Source<'a>, limits: Limits, crc: Crc) -> Result<Self, Error> {
         let bytes: &[u8] = match &source {
             Source::Borrowed(b) => b,
             Source::Mapped(m) => m,
         };
         let (header, trailer) = read_frame(bytes)?;
-        let (names, index) = read_index(bytes, &header, &trailer, &limits)?;
+        let (names, index) = read_index(bytes, &header, &trailer, &limits, crc)?;
         let kv = read_kv(bytes, &trailer, &limits)?;
         Ok(HrryFile {
             source,
@@ -545,6 +568,7 @@ fn read_index(
     header: &FileHeader,
     trailer: &Trailer,
     limits: &Limits,
+    crc: Crc,
 ) -> Result<(String, Vec<IndexEntryOf<NameSpan>>), Error> {
     let trailer_at = bytes.len() as u64 - TRAILER_LEN;
     if trailer.index_length > limits.max_index_bytes {
@@ -556,7 +580,7 @@ fn read_index(
         });
     }
     let index = slice_at(bytes, trailer.index_offset, trailer.index_length).unwrap_or_default();
-    if header.file_flags.has_index_crc32c() {
+    if header.file_flags.has_index_crc32c() && crc == Crc::Verify {
         let crc = crc32c::crc32c(index);
         if crc != trailer.index_crc32c {
             return Err(Error::invalid(

@@ -13,7 +13,7 @@ use crate::schema::{
     TensorDescriptor, Trailer, LAYOUT_COMPOSITE, TRAILER_MAGIC,
 };
 
-use super::{AtomicFile, CopyFrom, Error};
+use super::{CopyFrom, Error, Output};
 
 /// Choices for a new file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -98,10 +98,21 @@ struct OpenTensor {
     entry: IndexEntry,
 }
 
-impl HrryWriter<AtomicFile> {
-    /// A writer to `path` through a temporary file renamed on [`HrryWriter::finish_file`].
+impl HrryWriter<Output> {
+    /// A writer to `path` as [`Output::create`] opens it (a regular file through a
+    /// temporary file renamed on [`HrryWriter::finish_file`]).
     pub fn create(path: &Path, options: WriterOptions) -> Result<Self, Error> {
-        Self::new(AtomicFile::create(path)?, options)
+        Self::create_from(path, &[], options)
+    }
+
+    /// [`HrryWriter::create`] for a command reading `inputs`, which `path` must not
+    /// be.
+    pub fn create_from(
+        path: &Path,
+        inputs: &[&Path],
+        options: WriterOptions,
+    ) -> Result<Self, Error> {
+        Self::new(Output::create(path, inputs)?, options)
     }
 
     /// Finishes the file and renames it into place.

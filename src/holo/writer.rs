@@ -198,8 +198,9 @@ impl HoloWriter {
         assemble(&payloads)
     }
 
-    /// Encodes the archive and writes it to `path` atomically: the bytes go to a
-    /// temporary file in the same directory, which is then renamed over `path`.
+    /// Encodes the archive and writes it to `path` as [`crate::file::Output`] does:
+    /// a regular file through a temporary file in the same directory, which is then
+    /// renamed over `path`.
     pub fn write_to_path(&self, path: impl AsRef<Path>) -> Result<(), HoloError> {
         let path = path.as_ref();
         let bytes = self.finish()?;
@@ -207,15 +208,9 @@ impl HoloWriter {
             path: path.to_path_buf(),
             source,
         };
-        let dir = match path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d,
-            _ => Path::new("."),
-        };
-        let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(io_error)?;
-        tmp.write_all(&bytes).map_err(io_error)?;
-        tmp.as_file().sync_all().map_err(io_error)?;
-        tmp.persist(path).map_err(|e| io_error(e.error))?;
-        Ok(())
+        let mut out = crate::file::Output::create(path, &[]).map_err(|e| io_error(e.into()))?;
+        out.write_all(&bytes).map_err(io_error)?;
+        out.commit().map_err(|e| io_error(e.into()))
     }
 
     /// The `(kind, payload)` list in emission order.

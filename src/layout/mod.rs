@@ -117,6 +117,24 @@ pub fn element_bits(desc: &TensorDescriptor) -> Result<u32, LayoutError> {
     }
 }
 
+/// How many buffers the layout of `desc` itself uses, before any quantization
+/// parameter buffers: 1 for dense layouts, 2 for COO, 3 for CSR, CSC and
+/// block-paged, `2 * rank + 1` for CSF, 0 for a composite head. `None` for an
+/// extension layout, whose buffers this reader does not know.
+pub fn own_buffer_count(desc: &TensorDescriptor) -> Option<u64> {
+    use crate::schema::{
+        LAYOUT_BLOCK_PAGED, LAYOUT_COMPOSITE, LAYOUT_COO, LAYOUT_CSC, LAYOUT_CSF, LAYOUT_CSR,
+    };
+    match desc.layout_tag {
+        t if dense::is_dense(t) => Some(1),
+        LAYOUT_COO => Some(2),
+        LAYOUT_CSR | LAYOUT_CSC | LAYOUT_BLOCK_PAGED => Some(3),
+        LAYOUT_CSF => Some(2 * desc.shape.len() as u64 + 1),
+        LAYOUT_COMPOSITE => Some(0),
+        _ => None,
+    }
+}
+
 /// Product of `shape` as `u64`, or an overflow error.
 pub(crate) fn checked_count(shape: &[u64]) -> Result<u64, LayoutError> {
     crate::model::element_count(shape).ok_or(LayoutError::Overflow {

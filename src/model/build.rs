@@ -34,8 +34,7 @@ pub fn descriptor(
             .map(|&byte_size| BufferHandle {
                 byte_size,
                 alignment: DEFAULT_BUFFER_ALIGNMENT,
-                device_tag: 0,
-                reserved: [0; 3],
+                ..BufferHandle::default()
             })
             .collect(),
         quantization: None,

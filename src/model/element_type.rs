@@ -190,6 +190,12 @@ impl ElementType {
         })
     }
 
+    /// True when `bits` is a code no element of this type may hold: `float8_e8m0`'s
+    /// 0x00 and 0xFF (element-types.md § Float8 Variants). Other types have none.
+    pub fn is_reserved_code(self, bits: u128) -> bool {
+        self == Float8E8m0 && (bits == 0x00 || bits == 0xFF)
+    }
+
     /// True for types narrower than a byte.
     pub fn is_sub_byte(self) -> bool {
         self.bit_width().is_some_and(|w| w < 8)

@@ -7,6 +7,12 @@
 //! by row ([`Dequantizer::dequantize_rows`], [`Dequantizer::row_chunks`]) for tensors
 //! larger than memory. A "row" is one line along the last dimension.
 //!
+//! Dense layouts dequantize in logical row-major order. A block-paged tensor has no
+//! stored logical order (its per-sequence token counts are not stored), so it
+//! dequantizes its page pool: `num_pages * page_size` slots of `[num_heads,
+//! head_dim]` in pool order, each scale (and zero point) of a per-block scheme
+//! belonging to one page slot (layouts/block-paged.md § Element Lookup).
+//!
 //! The hot cases — per-block affine, NF4 and MXFP blocks along the last axis of a
 //! row-major tensor — run block kernels: AVX2 on x86-64 when the CPU has AVX2 and
 //! F16C (detected at run time), portable scalar code elsewhere. Everything else runs
@@ -19,7 +25,10 @@ pub(crate) mod scalar;
 pub(crate) mod x86;
 
 use crate::model::element_type::{element_count, ElementType};
-use crate::schema::{QuantScheme, TensorDescriptor, FLAG_SYMMETRIC, LAYOUT_ROW_MAJOR};
+use crate::schema::{
+    BlockPagedFields, LayoutFields, PerBlockAffine, QuantScheme, TensorDescriptor, FLAG_SYMMETRIC,
+    LAYOUT_ROW_MAJOR,
+};
 use crate::validate::quant::{block_scale_size, Addressing, BlockGeometry};
 use crate::validate::{Mode, Report, Violation};
 
@@ -119,6 +128,15 @@ pub(crate) enum Params<'a> {
         scales: &'a [u8],
         zero_points: Option<&'a [u8]>,
     },
+    /// Per-block affine on a block-paged tensor: one scale (and zero point) per
+    /// page slot, the slot being the pool's index along axis 0.
+    PerSlot {
+        /// `scale_type_tag`.
+        scale_type: u8,
+        scales: &'a [u8],
+        /// Empty when symmetric.
+        zero_points: &'a [u8],
+    },
     /// One scale (and zero point) per block.
     Blocks {
         kind: BlockKind,
@@ -197,12 +215,46 @@ fn param_slice<'a>(
     })
 }
 
+/// The scales and (empty when `symmetric`) zero points of a per-block affine
+/// descriptor with `count` blocks; a shared buffer holds `[scales | zero_points]`.
+fn block_params<'a>(
+    buffers: &[&'a [u8]],
+    d: &PerBlockAffine,
+    count: u64,
+    symmetric: bool,
+) -> Result<(&'a [u8], &'a [u8]), QuantError> {
+    let size = block_scale_size(d.scale_type_tag).unwrap_or(4);
+    let overflow = || QuantError::Unsupported("scale count".to_string());
+    let scale_bytes = count.checked_mul(size).ok_or_else(overflow)?;
+    let scales = param_slice(buffers, d.scale_buffer_index, 0, scale_bytes)?;
+    if symmetric {
+        return Ok((scales, &[]));
+    }
+    let skip = if d.zero_point_buffer_index == d.scale_buffer_index {
+        scale_bytes
+    } else {
+        0
+    };
+    let zp_bytes = count.checked_mul(4).ok_or_else(overflow)?;
+    let zero_points = param_slice(buffers, d.zero_point_buffer_index, skip, zp_bytes)?;
+    Ok((scales, zero_points))
+}
+
 impl<'a> Dequantizer<'a> {
-    /// Validates `desc` and its `buffers` and prepares dequantization.
+    /// Validates `desc` and its `buffers` and prepares dequantization. A
+    /// block-paged tensor is also checked against the block-paged layout rules, since
+    /// its page pool is read through them.
     pub fn new(desc: &TensorDescriptor, buffers: &[&'a [u8]]) -> Result<Self, QuantError> {
         let section = desc.quantization.as_ref().ok_or(QuantError::NotQuantized)?;
         let mut report = Report::new(Mode::Strict);
         crate::validate::quant::check(desc, 0, Some(buffers), &mut report);
+        let paged = match &desc.layout {
+            LayoutFields::BlockPaged(b) => {
+                crate::validate::layout::check(desc, 0, Some(buffers), &mut report);
+                Some(b)
+            }
+            _ => None,
+        };
         if let Some(v) = report.violations.into_iter().next() {
             return Err(QuantError::Invalid(v));
         }
@@ -215,7 +267,10 @@ impl<'a> Dequantizer<'a> {
         let width = storage
             .bit_width()
             .ok_or_else(|| unsupported("storage width"))?;
-        let shape = desc.shape.clone();
+        let shape = match paged {
+            Some(b) => pool_shape(b, &desc.shape).ok_or_else(|| unsupported("page pool shape"))?,
+            None => desc.shape.clone(),
+        };
         let len = element_count(&shape).ok_or_else(|| unsupported("dynamic or huge shape"))?;
         let symmetric = scheme.header().flags & FLAG_SYMMETRIC != 0;
 
@@ -258,25 +313,20 @@ impl<'a> Dequantizer<'a> {
                     None,
                 )
             }
+            QuantScheme::PerBlockAffine(d) if paged.is_some() => {
+                // Validation held axis 0 and block_size = page_size: a block is a slot.
+                let (scales, zero_points) = block_params(buffers, &d, shape[0], symmetric)?;
+                let params = Params::PerSlot {
+                    scale_type: d.scale_type_tag,
+                    scales,
+                    zero_points,
+                };
+                (params, None)
+            }
             QuantScheme::PerBlockAffine(d) => {
                 let g = BlockGeometry::new(&shape, d.axis as usize, d.block_size.into())
                     .ok_or_else(|| unsupported("block geometry"))?;
-                let size = block_scale_size(d.scale_type_tag).unwrap_or(4);
-                let scale_bytes = g
-                    .num_blocks
-                    .checked_mul(size)
-                    .ok_or_else(|| unsupported("scale count"))?;
-                let scales = param_slice(buffers, d.scale_buffer_index, 0, scale_bytes)?;
-                let zero_points = if symmetric {
-                    &[][..]
-                } else {
-                    let skip = if d.zero_point_buffer_index == d.scale_buffer_index {
-                        scale_bytes
-                    } else {
-                        0
-                    };
-                    param_slice(buffers, d.zero_point_buffer_index, skip, g.num_blocks * 4)?
-                };
+                let (scales, zero_points) = block_params(buffers, &d, g.num_blocks, symmetric)?;
                 let kind = BlockKind::Affine {
                     storage,
                     scale_type: d.scale_type_tag,
@@ -313,9 +363,13 @@ impl<'a> Dequantizer<'a> {
         };
 
         let storage_shape = geometry.map_or_else(|| shape.clone(), |g| g.storage_shape(&shape));
-        let addressing = Addressing::new(desc, &storage_shape, width).ok_or_else(|| {
+        let addressing = match paged {
+            Some(_) => Addressing::row_major(&storage_shape, width),
+            None => Addressing::new(desc, &storage_shape, width),
+        };
+        let addressing = addressing.ok_or_else(|| {
             QuantError::Unsupported(format!(
-                "layout 0x{:02X}: dequantization handles the dense layouts (row-major, column-major, strided, tiled, Morton, Hilbert) with well-formed fields",
+                "layout 0x{:02X}: dequantization handles the dense layouts (row-major, column-major, strided, tiled, Morton, Hilbert) and block-paged with well-formed fields",
                 desc.layout_tag
             ))
         })?;
@@ -521,6 +575,17 @@ impl<'a> Dequantizer<'a> {
         }
         scalar::reference(self, first_row * self.row_len, out);
     }
+}
+
+/// The shape of a block-paged tensor's page pool: `[num_pages * page_size,
+/// num_heads, head_dim]`; `None` unless the logical shape has rank 3, or on
+/// overflow.
+fn pool_shape(fields: &BlockPagedFields, shape: &[u64]) -> Option<Vec<u64>> {
+    let [_, heads, dim] = shape else {
+        return None;
+    };
+    let slots = fields.num_pages.checked_mul(u64::from(fields.page_size))?;
+    Some(vec![slots, *heads, *dim])
 }
 
 /// Chunks of whole rows; see [`Dequantizer::row_chunks`].

@@ -7,7 +7,7 @@ use super::element::{
 };
 use super::{BlockKind, BlockRows, Dequantizer, Params};
 use crate::model::element_type::ElementType;
-use crate::validate::quant::{element_bits, widen_scale};
+use crate::validate::quant::{block_scale_size, element_bits, widen_scale};
 
 /// `s * (q - z)`: the difference exact in 64 bits, one conversion to float32, one
 /// float32 multiplication (INTERPRETATIONS.md § Quantization).
@@ -183,6 +183,22 @@ fn reference_value(dq: &Dequantizer<'_>, index: &[u64]) -> f32 {
             let c = index[*axis] as usize;
             let z = zero_points.map_or(0, |zp| i32_at(zp, c));
             affine(q(), z, f32_at(scales, c))
+        }
+        Params::PerSlot {
+            scale_type,
+            scales,
+            zero_points,
+        } => {
+            // The slot is the pool index along axis 0 (one scale per page slot).
+            let slot = index[0] as usize;
+            let size = block_scale_size(*scale_type).unwrap_or(4) as usize;
+            let s = widen_scale(*scale_type, &scales[size * slot..size * slot + size]);
+            let z = if zero_points.is_empty() {
+                0
+            } else {
+                i32_at(zero_points, slot)
+            };
+            affine(q(), z, s)
         }
         Params::Blocks {
             kind,

@@ -34,6 +34,27 @@ pub const LAYOUT_HILBERT: u8 = 0x40;
 /// configured limit (the recursion is bounded so no input can exhaust the stack).
 pub const MAX_TILED_NESTING: u32 = 64;
 
+/// The spec name of layout `tag` (`row-major`, `csr`, …; `extension` for private
+/// tags `0xF0`-`0xFE`, `unknown` otherwise).
+pub fn layout_name(tag: u8) -> &'static str {
+    match tag {
+        LAYOUT_ROW_MAJOR => "row-major",
+        LAYOUT_COLUMN_MAJOR => "column-major",
+        LAYOUT_STRIDED => "strided",
+        LAYOUT_TILED => "tiled",
+        LAYOUT_MORTON => "morton",
+        LAYOUT_COO => "coo",
+        LAYOUT_CSR => "csr",
+        LAYOUT_CSC => "csc",
+        LAYOUT_CSF => "csf",
+        LAYOUT_BLOCK_PAGED => "block-paged",
+        LAYOUT_COMPOSITE => "composite",
+        LAYOUT_HILBERT => "hilbert",
+        0xF0..=0xFE => "extension",
+        _ => "unknown",
+    }
+}
+
 /// True for tags whose fields this schema knows how to read.
 pub fn layout_tag_known(tag: u8) -> bool {
     matches!(tag, 0x01..=0x0B | 0x40 | 0xF0..=0xFE)

@@ -88,6 +88,65 @@ where
     }
 }
 
+/// A plain, one-line account of a parse error: the innermost cause with its offset
+/// and the field being read, without binrw's backtrace decoration (colour codes, box
+/// drawing, source locations), which must never reach a user or a report.
+/// Returns the offset (when the error has one) and the message.
+pub fn plain_error(e: &binrw::Error) -> (Option<u64>, String) {
+    let (root, context) = match e {
+        binrw::Error::Backtrace(bt) => {
+            let field = bt.frames.iter().find_map(|f| match f {
+                binrw::error::BacktraceFrame::Full { message, .. }
+                | binrw::error::BacktraceFrame::Message(message) => Some(
+                    message
+                        .trim_start_matches("While parsing ")
+                        .trim_start_matches("While ")
+                        .to_string(),
+                ),
+                binrw::error::BacktraceFrame::Custom(_) => None,
+            });
+            (&*bt.error, field)
+        }
+        other => (other, None),
+    };
+    let (pos, message) = match root {
+        binrw::Error::BadMagic { pos, found } => {
+            (Some(*pos), format!("unexpected value {found:?}"))
+        }
+        binrw::Error::AssertFail { pos, message } => (Some(*pos), message.clone()),
+        binrw::Error::Custom { pos, err } => (Some(*pos), err.to_string()),
+        binrw::Error::NoVariantMatch { pos } => (Some(*pos), "no variant matches".to_string()),
+        binrw::Error::EnumErrors {
+            pos,
+            variant_errors,
+        } => {
+            // The variant whose tag matched failed for a reason worth telling; the
+            // others only say their tag differs.
+            let chosen = variant_errors
+                .iter()
+                .find(|(_, e)| !matches!(e.root_cause(), binrw::Error::BadMagic { .. }));
+            match chosen {
+                Some((variant, e)) => {
+                    let (at, message) = plain_error(e);
+                    (at.or(Some(*pos)), format!("{message} (reading {variant})"))
+                }
+                None => (Some(*pos), "the tag matches no known variant".to_string()),
+            }
+        }
+        binrw::Error::Io(io) if io.kind() == std::io::ErrorKind::UnexpectedEof => {
+            (None, "the data ends early".to_string())
+        }
+        binrw::Error::Io(io) => (None, io.to_string()),
+        // A backtrace's root is never itself a backtrace (binrw flattens them).
+        other => (None, other.to_string()),
+    };
+    let message = match context {
+        Some(field) => format!("{message}, {field}"),
+        None => message,
+    };
+    (pos, message)
+}
+
 /// Reads a value of type `T` from the start of `bytes` (little-endian), returning it
 /// and the number of bytes consumed.
 pub fn read_from<T>(bytes: &[u8]) -> BinResult<(T, u64)>
@@ -95,7 +154,14 @@ where
     T: for<'a> BinRead<Args<'a> = ()>,
 {
     let mut cursor = binrw::io::Cursor::new(bytes);
-    let value = T::read_le(&mut cursor)?;
+    // Errors come back plain (see `plain_error`): callers put them in messages.
+    let value = T::read_le(&mut cursor).map_err(|e| {
+        let (pos, message) = plain_error(&e);
+        binrw::Error::AssertFail {
+            pos: pos.unwrap_or(0),
+            message,
+        }
+    })?;
     Ok((value, cursor.position()))
 }
 

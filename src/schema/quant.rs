@@ -205,6 +205,17 @@ pub fn scheme_name(tag: u8) -> &'static str {
     }
 }
 
+/// The element type name of a `scale_type_tag` (`0x01` float16, `0x02` bfloat16,
+/// `0x03` float32), `None` for other tags.
+pub fn scale_type_name(tag: u8) -> Option<&'static str> {
+    match tag {
+        0x01 => Some("float16"),
+        0x02 => Some("bfloat16"),
+        0x03 => Some("float32"),
+        _ => None,
+    }
+}
+
 impl QuantScheme {
     /// Decodes `bytes` (a whole quantization descriptor). `None` when the scheme tag is
     /// not assigned or the bytes are shorter than the scheme's fixed fields; trailing
@@ -244,6 +255,33 @@ impl QuantScheme {
             QuantScheme::PerChannelAffine(d) => super::to_bytes(d),
             QuantScheme::PerBlockAffine(d) => super::to_bytes(d),
             QuantScheme::Nf4(d) | QuantScheme::Mxfp(d) => super::to_bytes(d),
+        }
+    }
+
+    /// The buffer table indices the descriptor names for its parameters: the scale
+    /// buffer, then the zero-point buffer when the scheme has one (not SYMMETRIC).
+    /// Per-tensor affine names none. Indices are as stored, unchecked.
+    pub fn parameter_buffers(&self) -> Vec<u32> {
+        let affine = |flags: u16, scale: u32, zero_point: u32| {
+            if flags & FLAG_SYMMETRIC == 0 {
+                vec![scale, zero_point]
+            } else {
+                vec![scale]
+            }
+        };
+        match self {
+            QuantScheme::PerTensorAffine(_) => Vec::new(),
+            QuantScheme::PerChannelAffine(d) => affine(
+                d.header.flags,
+                d.scale_buffer_index,
+                d.zero_point_buffer_index,
+            ),
+            QuantScheme::PerBlockAffine(d) => affine(
+                d.header.flags,
+                d.scale_buffer_index,
+                d.zero_point_buffer_index,
+            ),
+            QuantScheme::Nf4(d) | QuantScheme::Mxfp(d) => vec![d.scale_buffer_index],
         }
     }
 

@@ -5,24 +5,80 @@ use binrw::binrw;
 
 use super::counted;
 
-/// One 16-byte buffer handle (metadata.md "Buffer Table").
+/// One 16-byte buffer handle (buffer-protocol.md "Buffer Handle", the normative
+/// table; metadata.md "Buffer Table" shows an older one with three reserved bytes).
 #[binrw]
 #[brw(little)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct BufferHandle {
-    /// Size of the buffer in bytes.
+    /// Offset 0: size of the buffer in bytes (0 = an empty buffer).
     pub byte_size: u64,
-    /// Minimum alignment (power of two, >= 64).
+    /// Offset 8: alignment the writer guarantees (a power of two; at least 64 for a
+    /// non-empty buffer).
     pub alignment: u32,
-    /// Device holding the buffer (0 = CPU).
+    /// Offset 12: device holding the buffer ([`DEVICE_CPU`] = host memory).
     pub device_tag: u8,
-    /// Must be zero.
-    pub reserved: [u8; 3],
+    /// Offset 13: how the producer synchronised its writes ([`SYNC_PRODUCER_SYNCED`]
+    /// for CPU buffers).
+    pub sync_mode: u8,
+    /// Offset 14: how the buffer is accessible ([`MEMORY_STANDARD`] by default).
+    pub memory_class: u8,
+    /// Offset 15: must be zero.
+    pub reserved: u8,
 }
 
 impl BufferHandle {
     /// Encoded size in bytes.
     pub const LEN: u64 = 16;
+    /// Offset of `alignment` inside the handle.
+    pub const ALIGNMENT: u64 = 8;
+    /// Offset of `device_tag` inside the handle.
+    pub const DEVICE_TAG: u64 = 12;
+    /// Offset of `sync_mode` inside the handle.
+    pub const SYNC_MODE: u64 = 13;
+    /// Offset of `memory_class` inside the handle.
+    pub const MEMORY_CLASS: u64 = 14;
+    /// Offset of `_reserved` inside the handle.
+    pub const RESERVED: u64 = 15;
+}
+
+/// `device_tag` of CPU host memory (buffer-protocol.md "Device Tags").
+pub const DEVICE_CPU: u8 = 0x00;
+/// Highest `device_tag` the spec assigns (`0x08`, OpenCL).
+pub const DEVICE_LAST_ASSIGNED: u8 = 0x08;
+/// `sync_mode` `SYNC_PRODUCER_SYNCED` (buffer-protocol.md "sync_mode Values").
+pub const SYNC_PRODUCER_SYNCED: u8 = 0x00;
+/// Highest defined `sync_mode` (`SYNC_CONSUMER_STREAM`).
+pub const SYNC_LAST_DEFINED: u8 = 0x02;
+/// `memory_class` `STANDARD` (buffer-protocol.md "Memory Class Values").
+pub const MEMORY_STANDARD: u8 = 0x00;
+/// `memory_class` `HOST_PINNED`.
+pub const MEMORY_HOST_PINNED: u8 = 0x01;
+/// `memory_class` `UNIFIED`.
+pub const MEMORY_UNIFIED: u8 = 0x02;
+/// `memory_class` `PEER`.
+pub const MEMORY_PEER: u8 = 0x03;
+
+/// True for the implementation-private range `0xF0`–`0xFE`, shared by device tags
+/// and memory classes.
+pub const fn is_private_tag(tag: u8) -> bool {
+    matches!(tag, 0xF0..=0xFE)
+}
+
+/// Whether buffer-protocol.md's "Per-Device Validity" table lists the pair
+/// `(device_tag, memory_class)` as valid. Private device tags pair with `STANDARD`
+/// or a private class; a reserved device tag or class pairs with nothing.
+pub const fn device_memory_pair_valid(device_tag: u8, memory_class: u8) -> bool {
+    match (device_tag, memory_class) {
+        (0xF0..=0xFE, c) => c == MEMORY_STANDARD || is_private_tag(c),
+        // STANDARD, HOST_PINNED and UNIFIED: every named device but WebGPU.
+        (0x00..=0x08, MEMORY_STANDARD) => true,
+        (0x05, _) => false,
+        (0x00..=0x08, MEMORY_HOST_PINNED | MEMORY_UNIFIED) => true,
+        // PEER: CUDA, ROCm, Vulkan, Level Zero.
+        (0x01 | 0x02 | 0x04 | 0x07, MEMORY_PEER) => true,
+        _ => false,
+    }
 }
 
 /// The quantization section framing (metadata.md "Quantization Section"): a length

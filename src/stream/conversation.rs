@@ -738,6 +738,18 @@ impl Conversation {
         check_descriptor(&d, at, found.report);
         layout::check_with_limits(&d, at, None, None, &self.options.limits, found.report);
         quant::check(&d, at, None, found.report);
+        for (i, b) in d.buffers.iter().enumerate() {
+            if b.sync_mode != crate::schema::SYNC_PRODUCER_SYNCED {
+                found.add(
+                    &TR_DSC_SYNC,
+                    at + d.buffer_pos(i) + crate::schema::BufferHandle::SYNC_MODE,
+                    format!(
+                        "buffer {i} declares sync_mode {:#04x}; across machines only 0x00 (producer-synced) is allowed",
+                        b.sync_mode
+                    ),
+                );
+            }
+        }
         Some(d)
     }
 

@@ -100,6 +100,14 @@ impl<'a> Arbitrary<'a> for ArbitraryModel {
             u.fill_buffer(&mut data)?;
             // element-types.md: the bits after the last packed sub-byte element are 0.
             crate::layout::dense::clear_unused_tail(&d, &mut data);
+            // Reserved codes (float8_e8m0 0x00 / 0xFF) make a tensor invalid.
+            if ty == ElementType::Float8E8m0 {
+                for b in &mut data {
+                    if ty.is_reserved_code((*b).into()) {
+                        *b = 0x7F;
+                    }
+                }
+            }
             tensors.push((format!("{}{i}", text(u)?), d, data));
         }
         let mut m = ArbitraryModel {

@@ -446,6 +446,7 @@ fn check_index(
             at + 2,
             || format!("index entry {i} name {name:02x?} is not valid UTF-8"),
         );
+        check_control_characters(name, "tensor name", at + 2, report);
         report.check(names.insert(name), &HF_IDX_NAME_UNIQUE, at + 2, || {
             format!(
                 "index name {:?} appears more than once",
@@ -556,6 +557,7 @@ fn check_kv(bytes: &[u8], t: &Trailer, limits: &Limits, report: &mut Report) {
             at + 2,
             || format!("KV key {key:02x?} is not valid UTF-8"),
         );
+        check_control_characters(key, "KV key", at + 2, report);
         report.check(keys.insert(key), &HF_KV_KEY_UNIQUE, at + 2, || {
             format!(
                 "KV key {:?} appears more than once",
@@ -569,6 +571,23 @@ fn check_kv(bytes: &[u8], t: &Trailer, limits: &Limits, report: &mut Report) {
     report.check(pos == kv.len(), &HF_KV_TRAILING, base + pos as u64, || {
         format!("{} bytes follow the last KV entry", kv.len() - pos)
     });
+}
+
+/// `HF-TXT-001`: a name or key (at `at`) holding a control character, which a
+/// terminal would act on when the name is printed (ESC starts a sequence that can
+/// clear the screen or recolour it, CR overwrites the line). Names that are not
+/// UTF-8 are left to their own rule.
+fn check_control_characters(text: &[u8], what: &str, at: u64, report: &mut Report) {
+    let Ok(text) = std::str::from_utf8(text) else {
+        return;
+    };
+    if let Some((i, c)) = text.char_indices().find(|(_, c)| c.is_control()) {
+        report.violation(
+            &HF_TXT_CONTROL,
+            at + i as u64,
+            format!("{what} {text:?} holds the control character {c:?} at byte {i}"),
+        );
+    }
 }
 
 fn check_kv_value(v: &KvValue, at: u64, report: &mut Report) {
@@ -587,6 +606,20 @@ fn check_kv_value(v: &KvValue, at: u64, report: &mut Report) {
             );
         }
         KvValue::Array(a) => {
+            // Decoding fails on a bad tag when elements follow; an empty array decodes
+            // whatever its tag, so the tag is judged here too.
+            report.check(
+                (0x01..=0x06).contains(&a.element_tag),
+                &HF_KV_ARRAY_TAG,
+                at + 1,
+                || {
+                    format!(
+                        "array element tag {:#04x} is not 0x01-0x06 (the array holds {} elements)",
+                        a.element_tag,
+                        a.elements.len()
+                    )
+                },
+            );
             let mut pos = at + 6;
             for (i, el) in a.elements.iter().enumerate() {
                 match el {

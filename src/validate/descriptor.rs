@@ -5,7 +5,7 @@ use crate::layout::dense::is_dense;
 use crate::model::ElementType;
 use crate::schema::{
     descriptor_offsets as off, ExtensionType, LayoutFields, QuantScheme, Statistics,
-    TensorDescriptor, LAYOUT_COMPOSITE, LAYOUT_ROW_MAJOR,
+    TensorDescriptor, LAYOUT_COMPOSITE, LAYOUT_HILBERT, LAYOUT_ROW_MAJOR,
 };
 
 use super::rules::container::*;
@@ -109,25 +109,9 @@ fn check_buffers(d: &TensorDescriptor, at: u64, report: &mut Report) {
         format!("buffer_count is {count}, expected {expected}")
     });
     for (i, b) in d.buffers.iter().enumerate() {
-        let pos = at + d.buffer_pos(i);
-        report.check(
-            b.alignment.is_power_of_two() && b.alignment >= 64,
-            &TD_BUF_ALIGN,
-            pos + 8,
-            || {
-                format!(
-                    "buffer {i} alignment {} is not a power of two >= 64",
-                    b.alignment
-                )
-            },
-        );
-        report.check(b.reserved == [0; 3], &TD_BUF_RESERVED, pos + 13, || {
-            format!(
-                "buffer {i} reserved bytes are {:02x?}, expected zero",
-                b.reserved
-            )
-        });
+        super::buffer::check_handle(b, i, at + d.buffer_pos(i), report);
     }
+    super::buffer::check_colocation(d, at, report);
     if let Some(b0) = d.buffers.first() {
         report.check(
             d.byte_offset <= b0.byte_size,
@@ -168,9 +152,10 @@ pub fn element_bits(d: &TensorDescriptor) -> Option<u32> {
 /// Smallest buffer 0 (byte_offset included) an unquantized dense tensor needs
 /// ([`crate::layout::required_buffer_size`]); `None` where this check does not apply
 /// (other layouts, quantized data, dynamic dimensions, unknown types, layout fields
-/// that the layout rules reject).
+/// that the layout rules reject, and Hilbert buffers, whose exact size is
+/// `LY-HIL-005`'s).
 pub fn minimum_buffer_size(d: &TensorDescriptor) -> Option<u64> {
-    if d.quantization.is_some() || d.shape.contains(&u64::MAX) {
+    if d.quantization.is_some() || d.shape.contains(&u64::MAX) || d.layout_tag == LAYOUT_HILBERT {
         return None;
     }
     crate::layout::required_buffer_size(d)
@@ -200,6 +185,24 @@ fn check_sections(d: &TensorDescriptor, at: u64, report: &mut Report) {
             .zip(&d.shape)
             .enumerate()
         {
+            // A sentinel is TD-SHD-002's fault; the bounds of that dimension are not
+            // judged on it.
+            let sentinel = [(p, 0), (o, rank)]
+                .into_iter()
+                .find(|&(v, _)| v == u64::MAX);
+            if let Some((_, field)) = sentinel {
+                let name = if field == 0 {
+                    "parent_shape"
+                } else {
+                    "shard_offset"
+                };
+                report.violation(
+                    &TD_SHD_DYNAMIC,
+                    base + 8 * (field + k as u64),
+                    format!("{name}[{k}] is the dynamic dimension sentinel 2^64-1"),
+                );
+                continue;
+            }
             let fits = o.checked_add(n).is_some_and(|end| end <= p);
             report.check(fits, &TD_SHD_BOUNDS, base + 8 * (rank + k as u64), || {
                 format!("dimension {k}: shard_offset {o} + shape {n} exceeds parent_shape {p}")
@@ -339,6 +342,12 @@ fn check_composite_head(d: &TensorDescriptor, at: u64, report: &mut Report) {
     report.check(c.member_count != u32::MAX, &TD_CMP_OPEN, base + 4, || {
         "member_count is 0xFFFFFFFF (an open composite)".into()
     });
+    report.check(
+        !d.flags.has_quantization(),
+        &TD_CMP_QUANTIZATION,
+        at + off::FLAGS,
+        || "a composite head sets HAS_QUANTIZATION; it has no data to dequantize".into(),
+    );
     report.check(
         d.byte_offset == 0,
         &TD_CMP_BYTE_OFFSET,

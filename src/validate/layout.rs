@@ -10,18 +10,22 @@
 
 use crate::layout::addressing::{morton_decode, DenseMap, TiledMap};
 use crate::layout::bits::read_bits;
-use crate::layout::dense::{lowest_bit_address, nonzero_unused_tail, required_buffer_size};
+use crate::layout::dense::{
+    is_dense, lowest_bit_address, nonzero_unused_tail, required_buffer_size, DenseView,
+};
 use crate::layout::element_bits;
 use crate::layout::sparse::IndexArray;
 use crate::model::packed_size;
+use crate::model::ElementType;
 use crate::schema::{
-    descriptor_offsets, BlockPagedFields, CompressedFields, CooFields, CsfFields, HilbertFields,
-    LayoutFields, Statistics, TensorDescriptor, TiledFields, LAYOUT_CSC, LAYOUT_TILED,
+    descriptor_offsets, BlockPagedFields, BufferHandle, CompressedFields, CooFields, CsfFields,
+    HilbertFields, LayoutFields, Statistics, TensorDescriptor, TiledFields, LAYOUT_CSC,
+    LAYOUT_TILED,
 };
 
 use crate::limits::Limits;
 
-use super::rules::container::TD_BUF_TAIL;
+use super::rules::container::{TD_BUF_TAIL, TD_TYP_E8M0};
 use super::rules::layout::*;
 use super::{Report, Rule};
 
@@ -134,6 +138,67 @@ pub fn check_with_limits(
         LayoutFields::Implicit => check_packing_tail(&ctx, report),
         // Composite heads and extension layouts are judged by the container rules.
         LayoutFields::Composite(_) | LayoutFields::Extension(_) => {}
+    }
+    if desc.type_tag == ElementType::Float8E8m0.tag() && desc.quantization.is_none() {
+        check_e8m0_values(&ctx, report);
+    }
+}
+
+/// `TD-TYP-002`: no stored `float8_e8m0` element is a reserved code (0x00, 0xFF).
+/// Dense layouts are read through their addressing (tile and curve padding is not
+/// an element); sparse layouts' `values` hold `nnz` elements. Block-paged pools are
+/// not judged: slots past a sequence's token count are undefined, and the token
+/// counts are not stored.
+fn check_e8m0_values(ctx: &Ctx, report: &mut Report) {
+    let Some(data) = ctx.data(0) else { return };
+    let reserved = |b: u8| ElementType::Float8E8m0.is_reserved_code(b.into());
+    let first_bad = match &ctx.desc.layout {
+        LayoutFields::Coo(CooFields { nnz, .. })
+        | LayoutFields::Csr(CompressedFields { nnz, .. })
+        | LayoutFields::Csc(CompressedFields { nnz, .. })
+        | LayoutFields::Csf(CsfFields { nnz, .. }) => {
+            let n = usize::try_from(*nnz).unwrap_or(usize::MAX);
+            data.iter()
+                .take(n)
+                .position(|&b| reserved(b))
+                .map(|i| i as u64)
+        }
+        _ if is_dense(ctx.desc.layout_tag) => {
+            let Ok(view) = DenseView::new(ctx.desc, &[data]) else {
+                return;
+            };
+            // Broadcasting strides can name far more elements than the buffer holds.
+            if u128::from(view.element_count()) > data.len() as u128 * 8 + 4096 {
+                report.note(format!(
+                    "float8_e8m0 values of the tensor at {} not checked: {} elements over a {}-byte buffer",
+                    ctx.base,
+                    view.element_count(),
+                    data.len()
+                ));
+                return;
+            }
+            let mut first = None;
+            // Out-of-bounds elements are the buffer size rules' to report.
+            let _ = view.for_each_address(|bit| {
+                let byte = bit / 8;
+                if first.is_none() && data.get(byte as usize).is_some_and(|&b| reserved(b)) {
+                    first = Some(byte);
+                }
+                Ok(())
+            });
+            first
+        }
+        _ => None,
+    };
+    if let Some(byte) = first_bad {
+        report.violation(
+            &TD_TYP_E8M0,
+            ctx.at(0, byte),
+            format!(
+                "byte {byte} of buffer 0 is float8_e8m0 code {:#04x}, a reserved code no element may hold",
+                data[byte as usize]
+            ),
+        );
     }
 }
 
@@ -344,19 +409,40 @@ fn check_hilbert(ctx: &Ctx, h: &HilbertFields, report: &mut Report) {
     report.check(h.hilbert_rank >= 2, &LY_HIL_MIN_RANK, ctx.layout(4), || {
         format!("hilbert_rank is {}; expected at least 2", h.hilbert_rank)
     });
-    if h.hilbert_order > 0 {
-        let side = (h.hilbert_order < 64).then(|| 1u64 << h.hilbert_order);
-        if let Some(k) = ctx.desc.shape.iter().position(|&n| Some(n) != side) {
-            report.violation(
-                &LY_HIL_SHAPE,
-                ctx.shape_pos(k),
-                format!(
-                    "shape[{k}] is {}; expected 2^hilbert_order = 2^{}",
-                    ctx.desc.shape[k], h.hilbert_order
-                ),
-            );
-        }
+    if h.hilbert_order == 0 || h.hilbert_rank as usize != rank || h.hilbert_rank < 2 {
+        return;
     }
+    let side = (h.hilbert_order < 64).then(|| 1u64 << h.hilbert_order);
+    if let Some(k) = ctx.desc.shape.iter().position(|&n| Some(n) != side) {
+        report.violation(
+            &LY_HIL_SHAPE,
+            ctx.shape_pos(k),
+            format!(
+                "shape[{k}] is {}; expected 2^hilbert_order = 2^{}",
+                ctx.desc.shape[k], h.hilbert_order
+            ),
+        );
+        return;
+    }
+    // Exact, not a minimum (INTERPRETATIONS.md § Descriptor): with every dimension
+    // 2^order the curve spans exactly the 2^(rank * order) elements. Quantized data
+    // is sized by the quantization rules.
+    if ctx.desc.quantization.is_some() {
+        return;
+    }
+    let (Some(need), Some(b0)) = (required_buffer_size(ctx.desc), ctx.desc.buffers.first()) else {
+        return;
+    };
+    if ctx.desc.byte_offset > b0.byte_size {
+        // TD-BUF-004's fault.
+        return;
+    }
+    report.check(b0.byte_size == need, &LY_HIL_SIZE, ctx.handle(0), || {
+        format!(
+            "buffer 0 holds {} bytes; byte_offset {} plus exactly 2^({} * {}) elements make {need}",
+            b0.byte_size, ctx.desc.byte_offset, h.hilbert_rank, h.hilbert_order
+        )
+    });
 }
 
 // --- shared sparse / indirect checks -------------------------------------------
@@ -856,6 +942,19 @@ fn check_block_paged(ctx: &Ctx, b: &BlockPagedFields, report: &mut Report) {
             )
         },
     );
+    // The sentence sits in a non-normative note of block-paged.md, hence hardening:
+    // uint32 entries cannot name the pages past 0xFFFFFFFF.
+    report.check(
+        b.block_table_index_type != 0 || b.num_pages <= u64::from(u32::MAX),
+        &LY_BP_INDEX_WIDTH,
+        ctx.layout(25),
+        || {
+            format!(
+                "num_pages is {}; a pool of more than 0xFFFFFFFF pages needs block_table_index_type 0x01 (uint64)",
+                b.num_pages
+            )
+        },
+    );
     report.check(
         b.reserved == [0; 6],
         &LY_BP_RESERVED,
@@ -869,18 +968,32 @@ fn check_block_paged(ctx: &Ctx, b: &BlockPagedFields, report: &mut Report) {
         || "a block-paged tensor carries a shard section".into(),
     );
     if let Some(first) = desc.buffers.first() {
-        if let Some(i) = desc
-            .buffers
-            .iter()
-            .position(|h| h.device_tag != first.device_tag)
-        {
+        let differs = desc.buffers.iter().enumerate().find_map(|(i, h)| {
+            if h.device_tag != first.device_tag {
+                Some((
+                    i,
+                    BufferHandle::DEVICE_TAG,
+                    "device_tag",
+                    h.device_tag,
+                    first.device_tag,
+                ))
+            } else if h.memory_class != first.memory_class {
+                Some((
+                    i,
+                    BufferHandle::MEMORY_CLASS,
+                    "memory_class",
+                    h.memory_class,
+                    first.memory_class,
+                ))
+            } else {
+                None
+            }
+        });
+        if let Some((i, field, name, found, want)) = differs {
             report.violation(
                 &LY_BP_DEVICE,
-                ctx.handle(i) + 12,
-                format!(
-                    "buffer {i} has device_tag {}; buffer 0 has {}",
-                    desc.buffers[i].device_tag, first.device_tag
-                ),
+                ctx.handle(i) + field,
+                format!("buffer {i} has {name} {found:#04x}; buffer 0 has {want:#04x}"),
             );
         }
     }

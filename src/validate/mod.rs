@@ -4,7 +4,9 @@
 //! data in [`rules`]; checks report [`Violation`]s with absolute byte offsets into a
 //! [`Report`]. [`all_rules`] is the rule table `hrry rules` prints.
 
+mod buffer;
 pub mod composite;
+pub mod conformance;
 mod container;
 pub mod decode;
 pub mod descriptor;

@@ -9,11 +9,12 @@ use crate::layout::dense::{is_contiguous, is_dense, nonzero_tail_of_run};
 use crate::layout::DenseMap;
 use crate::model::element_type::ElementType;
 use crate::schema::{
-    descriptor_offsets, BlockScaled, PerBlockAffine, PerChannelAffine, PerTensorAffine,
-    QuantScheme, TensorDescriptor, FLAG_SYMMETRIC, NO_ZERO_POINT_BUFFER, SCHEME_MXFP,
-    SCHEME_VERSION_MAX,
+    descriptor_offsets, BlockPagedFields, BlockScaled, BufferHandle, LayoutFields, PerBlockAffine,
+    PerChannelAffine, PerTensorAffine, QuantScheme, TensorDescriptor, FLAG_SYMMETRIC,
+    LAYOUT_COMPOSITE, NO_ZERO_POINT_BUFFER, SCHEME_MXFP, SCHEME_VERSION_MAX,
 };
 
+use super::rules::layout::{LY_BP_QUANT_BLOCK, LY_BP_QUANT_CHANNEL, LY_BP_QUANT_SCHEME};
 use super::rules::quant::*;
 use super::{Mode, Report, Rule};
 
@@ -166,6 +167,22 @@ impl Addressing {
         })
     }
 
+    /// The addressing of a packed row-major array of `storage_shape` starting at the
+    /// buffer's first byte (a block-paged page pool).
+    pub fn row_major(storage_shape: &[u64], bit_width: u32) -> Option<Self> {
+        let map = DenseMap::new(
+            crate::schema::LAYOUT_ROW_MAJOR,
+            &LayoutFields::Implicit,
+            storage_shape,
+        )
+        .ok()?;
+        Some(Addressing {
+            origin_bits: 0,
+            map,
+            bit_width,
+        })
+    }
+
     /// The first bit of the element at `index` (inside the storage shape); `None`
     /// on overflow.
     pub fn bit(&self, index: &[u64]) -> Option<i128> {
@@ -225,6 +242,10 @@ struct Ctx<'a, 'r> {
     buffers: Option<&'a [&'a [u8]]>,
     /// Absolute offsets of the buffers, when known.
     offsets: Option<&'a [u64]>,
+    /// Buffers the layout itself uses ([`crate::layout::own_buffer_count`]).
+    own: Option<u64>,
+    /// The block-paged fields, for a block-paged tensor.
+    paged: Option<&'a BlockPagedFields>,
     report: &'r mut Report,
 }
 
@@ -295,17 +316,28 @@ fn check_with_offsets(
     let Some(section) = &desc.quantization else {
         return;
     };
+    // A composite head has no data to dequantize: its quantization section is
+    // TD-CMP-006's fault alone.
+    if desc.layout_tag == LAYOUT_COMPOSITE {
+        return;
+    }
     // Fewer than 4 bytes is TD-QNT-001, the container's rule.
     let Some(header) = section.header() else {
         return;
     };
     let length_pos = desc_offset + desc.quantization_pos();
+    let paged = match &desc.layout {
+        LayoutFields::BlockPaged(b) => Some(b),
+        _ => None,
+    };
     let mut cx = Ctx {
         desc,
         desc_offset,
         base: length_pos + 4,
         buffers,
         offsets,
+        own: crate::layout::own_buffer_count(desc),
+        paged,
         report,
     };
     let tag = header.scheme_tag;
@@ -386,6 +418,19 @@ fn check_with_offsets(
             )
         },
     );
+    if cx.paged.is_some() && matches!(scheme, QuantScheme::Nf4(_) | QuantScheme::Mxfp(_)) {
+        // block-paged.md composes per-tensor, per-channel and per-block affine only;
+        // its parameters are per page slot, which NF4 and MXFP blocks are not.
+        cx.report.violation(
+            &LY_BP_QUANT_SCHEME,
+            cx.base,
+            format!(
+                "scheme_tag: {} cannot quantize a block-paged tensor (per-tensor, per-channel or per-block affine)",
+                crate::schema::scheme_name(tag)
+            ),
+        );
+        return;
+    }
     match scheme {
         QuantScheme::PerTensorAffine(d) => cx.per_tensor(&d),
         QuantScheme::PerChannelAffine(d) => cx.per_channel(&d),
@@ -501,8 +546,9 @@ impl Ctx<'_, '_> {
         );
     }
 
-    /// Index range, data-buffer exclusion, device, sizes and buffer count of the
-    /// parameter buffers. Returns true when every index is usable.
+    /// Index range, data-buffer and layout-buffer exclusion, device, sizes and
+    /// buffer count of the parameter buffers, for every layout whose own buffers are
+    /// known. Returns true when every index is usable.
     fn params(
         &mut self,
         index_rule: &'static Rule,
@@ -536,20 +582,34 @@ impl Ctx<'_, '_> {
                 usable = false;
                 continue;
             }
-            let (data_dev, dev) = (
-                self.desc.buffers[0].device_tag,
-                self.desc.buffers[idx].device_tag,
-            );
-            self.report.check(
-                dev == data_dev,
-                &QZ_DEVICE,
-                self.desc_offset + self.desc.buffer_pos(idx) + 12,
-                || format!("device_tag of buffer {idx}: expected {data_dev} (the data buffer's), found {dev}"),
-            );
+            if let Some(own) = self.own {
+                if !self.report.check(
+                    p.index as u64 >= own,
+                    &QZ_BUF_LAYOUT,
+                    self.base + p.field,
+                    || format!("buffer index: {idx} is one of the layout's own {own} buffers"),
+                ) {
+                    usable = false;
+                    continue;
+                }
+            }
+            // A block-paged tensor's buffers share one device under LY-BP-013.
+            if self.paged.is_none() {
+                let (data_dev, dev) = (
+                    self.desc.buffers[0].device_tag,
+                    self.desc.buffers[idx].device_tag,
+                );
+                self.report.check(
+                    dev == data_dev,
+                    &QZ_DEVICE,
+                    self.desc_offset + self.desc.buffer_pos(idx) + BufferHandle::DEVICE_TAG,
+                    || format!("device_tag of buffer {idx}: expected {data_dev} (the data buffer's), found {dev}"),
+                );
+            }
         }
-        if !usable || !is_dense(self.desc.layout_tag) {
+        let Some(own) = self.own.filter(|_| usable) else {
             return usable;
-        }
+        };
         let shared = zero_point.filter(|z| z.index == scale.index);
         if let Some(z) = shared {
             if let (Some(a), Some(b)) = (scale.bytes, z.bytes) {
@@ -584,19 +644,41 @@ impl Ctx<'_, '_> {
                 );
             }
         }
-        let distinct = if shared.is_some() { 1 } else { list.len() };
+        let distinct = if shared.is_some() {
+            1
+        } else {
+            list.len() as u64
+        };
+        self.buffer_count(&QZ_BUF_COUNT, own, distinct);
+        true
+    }
+
+    /// `buffer_count` is the layout's `own` buffers plus `distinct` parameter
+    /// buffers. Fewer than the layout's own is the layout's buffer rule, not this.
+    fn buffer_count(&mut self, rule: &'static Rule, own: u64, distinct: u64) {
+        let count = self.desc.buffers.len() as u64;
+        if count < own {
+            return;
+        }
         self.report.check(
-            count == 1 + distinct,
-            &QZ_BUF_COUNT,
+            count == own + distinct,
+            rule,
             self.desc_offset + self.desc.buffer_table_pos(),
             || {
                 format!(
-                    "buffer_count: expected 1 data buffer + {distinct} parameter buffer(s) = {}, found {count}",
-                    1 + distinct
+                    "buffer_count: expected the layout's {own} buffer(s) + {distinct} parameter buffer(s) = {}, found {count}",
+                    own + distinct
                 )
             },
         );
-        true
+    }
+
+    /// The page slots of a block-paged tensor (`num_pages * page_size`), the entry
+    /// count of its per-slot parameter arrays; `None` when not block-paged or on
+    /// overflow.
+    fn page_slots(&self) -> Option<u64> {
+        let b = self.paged?;
+        b.num_pages.checked_mul(u64::from(b.page_size))
     }
 
     /// `TD-BUF-006` for the storage elements of a row- or column-major tensor: the
@@ -652,6 +734,9 @@ impl Ctx<'_, '_> {
             );
         }
         self.reserved(&QT_RESERVED, &d.reserved, PerTensorAffine::RESERVED);
+        if let Some(own) = self.own {
+            self.buffer_count(&QT_BUFFERS, own, 0);
+        }
         if let Some(ty) = ty {
             self.data(None, None, ty);
         }
@@ -679,6 +764,14 @@ impl Ctx<'_, '_> {
             d.zero_point_buffer_index,
             PerChannelAffine::ZERO_POINT_BUFFER_INDEX,
         );
+        if let (Some(a), Some(_)) = (axis, self.paged) {
+            self.report.check(
+                a != 0,
+                &LY_BP_QUANT_CHANNEL,
+                self.base + PerChannelAffine::AXIS,
+                || "axis: per-channel affine must not quantize the paged axis 0 of a block-paged tensor".into(),
+            );
+        }
         let channels = axis.map(|a| self.desc.shape[a]);
         let bytes = channels.and_then(|c| c.checked_mul(4));
         let scale = Param {
@@ -735,6 +828,10 @@ impl Ctx<'_, '_> {
             d.zero_point_buffer_index,
             PerBlockAffine::ZERO_POINT_BUFFER_INDEX,
         );
+        if let Some(paged) = self.paged {
+            self.per_block_paged(d, paged, axis.is_some() && bs_ok, scale_size);
+            return;
+        }
         let geometry = axis
             .filter(|_| bs_ok)
             .and_then(|a| BlockGeometry::new(&self.desc.shape, a, d.block_size.into()));
@@ -761,6 +858,52 @@ impl Ctx<'_, '_> {
             if let Some(size) = scale_size {
                 self.scales_block(&QB_SCALE, scale.index, d.scale_type_tag, size, g.num_blocks);
             }
+        }
+    }
+
+    /// Per-block affine on a block-paged tensor (block-paged.md § Quantization
+    /// Compatibility): axis 0 with `block_size == page_size`, one scale (and zero
+    /// point) per page slot. The logical-axis block rules do not apply: blocks are
+    /// the pool's page slots. `fields_ok`: axis and block_size passed their rules.
+    fn per_block_paged(
+        &mut self,
+        d: &PerBlockAffine,
+        paged: &BlockPagedFields,
+        fields_ok: bool,
+        scale_size: Option<u64>,
+    ) {
+        if fields_ok {
+            let field = if d.axis != 0 {
+                PerBlockAffine::AXIS
+            } else {
+                PerBlockAffine::BLOCK_SIZE
+            };
+            self.report.check(
+                d.axis == 0 && d.block_size == paged.page_size,
+                &LY_BP_QUANT_BLOCK,
+                self.base + field,
+                || {
+                    format!(
+                        "axis {} / block_size {}: per-block affine on a block-paged tensor needs axis 0 and block_size = page_size {}",
+                        d.axis, d.block_size, paged.page_size
+                    )
+                },
+            );
+        }
+        let slots = self.page_slots();
+        let scale = Param {
+            index: d.scale_buffer_index,
+            field: PerBlockAffine::SCALE_BUFFER_INDEX,
+            bytes: slots.zip(scale_size).and_then(|(n, s)| n.checked_mul(s)),
+        };
+        let zero_point = (d.header.flags & FLAG_SYMMETRIC == 0).then_some(Param {
+            index: d.zero_point_buffer_index,
+            field: PerBlockAffine::ZERO_POINT_BUFFER_INDEX,
+            bytes: slots.and_then(|n| n.checked_mul(4)),
+        });
+        let params_ok = self.params(&QB_INDEX, &QB_SIZE, scale, zero_point);
+        if let (true, Some(size), Some(n)) = (params_ok, scale_size, slots) {
+            self.scales_block(&QB_SCALE, scale.index, d.scale_type_tag, size, n);
         }
     }
 

@@ -94,6 +94,7 @@ fn walk(frame: &Frame<'_>, report: &mut Report) -> (Vec<Walked>, bool) {
             return (out, false);
         };
         super::quant::check_in_file(&d, pos, bytes, &p.buffer_offsets, report);
+        super::buffer::check_file_alignment(&d, pos, &p.buffer_offsets, report);
         let mut from = desc_end;
         for (&b, h) in p.buffer_offsets.iter().zip(&d.buffers) {
             check_zero(bytes, from, b, report);
@@ -216,7 +217,7 @@ fn next_descriptor(
                 &HF_PLC_HEAD_PADDING,
                 data_end,
                 format!(
-                    "{} bytes of alignment padding follow the composite head",
+                    "{} bytes of data_buffer_alignment padding follow the composite head; some writers pad there, but file-format.md forbids it (the first member follows at the next 8-byte boundary)",
                     ca - data_end
                 ),
             );

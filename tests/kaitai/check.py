@@ -160,7 +160,8 @@ def descriptor_json(d):
         "byte_offset": b.byte_offset,
         "layout": layout_json(d),
         "buffers": [{"byte_size": h.byte_size, "alignment": h.alignment,
-                     "device_tag": h.device_tag} for h in b.buffers],
+                     "device_tag": h.device_tag, "sync_mode": h.sync_mode,
+                     "memory_class": h.memory_class} for h in b.buffers],
         "flags": d.flags,
     }
     if d.has_quantization:
@@ -618,6 +619,21 @@ MUTATIONS = [
   - id: version_major
     type: u1
     doc: metadata.md "Fixed Header", offset 4 (`version_major`; 1 in this version).
+"""),
+    ("hrryfile", "hrry_descriptor.ksy", "buffer_handle: memory_class read before sync_mode",
+     """      - id: sync_mode
+        type: u1
+        doc: buffer-protocol.md "Buffer Handle", offset 13 (`sync_mode`), 0 producer-synced, 1 event, 2 consumer stream.
+      - id: memory_class
+        type: u1
+        doc: buffer-protocol.md "Buffer Handle", offset 14 (`memory_class`), 0 standard, 1 host-pinned, 2 unified, 3 peer.
+""",
+     """      - id: memory_class
+        type: u1
+        doc: buffer-protocol.md "Buffer Handle", offset 14 (`memory_class`), 0 standard, 1 host-pinned, 2 unified, 3 peer.
+      - id: sync_mode
+        type: u1
+        doc: buffer-protocol.md "Buffer Handle", offset 13 (`sync_mode`), 0 producer-synced, 1 event, 2 consumer stream.
 """),
     ("hrryfile", "hrryfile.ksy", "file_header: tensor_count_hint read as signed",
      """      - id: tensor_count_hint

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use hrry::convert::{self, Error, FloatType, Format, Options, Progress};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::{Failure, Outcome};
+use crate::{text, Failure, Outcome};
 
 /// Arguments of `hrry convert`.
 #[derive(clap::Args)]
@@ -80,17 +80,23 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
     match result {
         Ok(summary) => {
             for note in &summary.notes {
-                eprintln!("hrry: note: {note}");
+                eprintln!("hrry: note: {}", text::safe(note));
             }
-            outln!(
+            let line = format!(
                 "{} ({}) -> {} ({}): {} tensors, {} metadata entries",
-                args.input.display(),
+                text::path(&args.input),
                 summary.from.name(),
-                args.output.display(),
+                text::path(&args.output),
                 summary.to.name(),
                 summary.tensors,
                 summary.metadata
             );
+            // Standard output may be the converted file itself.
+            if crate::is_dash(&args.output) {
+                eprintln!("{line}");
+            } else {
+                outln!("{line}");
+            }
             Ok(Outcome::Ok)
         }
         // The input cannot be converted: exit 1, like an invalid file.
@@ -102,7 +108,7 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
             | Error::File(hrry::file::Error::Limit { .. })
             | Error::File(hrry::file::Error::NotHrry(_))),
         ) => {
-            eprintln!("hrry: {e}");
+            eprintln!("hrry: {}", text::safe(&e.to_string()));
             Ok(Outcome::Invalid)
         }
         Err(e) => Err(Failure(e.to_string())),

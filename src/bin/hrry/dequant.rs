@@ -1,13 +1,13 @@
 //! `hrry dequant`: dequantize one tensor to a float32 `.npy` file and/or print
 //! statistics. Works in row chunks, so tensors larger than memory stream through.
 
-use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::PathBuf;
 
-use hrry::quant::Dequantizer;
+use hrry::file::{Output, OutputError};
+use hrry::quant::{Dequantizer, QuantError};
 
-use crate::{Failure, Outcome};
+use crate::{text, Failure, Outcome};
 
 /// Values per chunk (4 MiB of float32).
 const CHUNK: usize = 1 << 20;
@@ -65,52 +65,41 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
     if args.output.is_none() && !args.stats {
         return Err(Failure("dequant needs -o OUT.npy, --stats, or both".into()));
     }
+    if args.stats && args.output.as_deref().is_some_and(crate::is_dash) {
+        return Err(Failure(
+            "--stats prints to standard output, so -o - cannot be used with it".into(),
+        ));
+    }
     let Some(file) = crate::open_hrry(&args.file)? else {
         return Ok(Outcome::Invalid);
     };
+    let what = format!("{} {:?}", text::path(&args.file), args.tensor);
     let tensor = match file.tensor(&args.tensor) {
         Ok(Some(t)) => t,
-        Ok(None) => {
-            return Err(Failure(format!(
-                "{}: no tensor named {:?}",
-                args.file.display(),
-                args.tensor
-            )))
-        }
+        Ok(None) => return Err(Failure(format!("{what}: no tensor of that name"))),
         Err(e) => {
-            eprintln!("{}: {e}", args.file.display());
+            eprintln!("{what}: {}", text::safe(&e.to_string()));
             return Ok(Outcome::Invalid);
         }
     };
     let dq = match Dequantizer::new(&tensor.descriptor, &tensor.buffers) {
         Ok(dq) => dq,
-        Err(e @ hrry::quant::QuantError::Invalid(_)) => {
-            eprintln!("{} {:?}: {e}", args.file.display(), args.tensor);
-            return Ok(Outcome::Invalid);
-        }
-        Err(e) => {
-            return Err(Failure(format!(
-                "{} {:?}: {e}",
-                args.file.display(),
-                args.tensor
-            )))
-        }
+        Err(e) => return quant_failure(&what, e),
     };
 
     let mut out = match &args.output {
         Some(path) => {
-            let f = File::create(path)
-                .map_err(|e| Failure(format!("cannot create {}: {e}", path.display())))?;
-            let mut w = BufWriter::with_capacity(1 << 20, f);
-            w.write_all(&hrry::npy::header(hrry::npy::FLOAT32.descr, dq.shape()))?;
+            let mut w = Output::create(path, &[&args.file]).map_err(crate::output_failure)?;
+            w.write_all(&hrry::npy::header(hrry::npy::FLOAT32.descr, dq.shape()))
+                .map_err(|e| write_failure(path, e))?;
             Some(w)
         }
         None => None,
     };
     let mut stats = Stats::default();
     let mut write = |values: &[f32]| -> Result<(), Failure> {
-        if let Some(w) = out.as_mut() {
-            hrry::npy::write_f32_data(w, values)?;
+        if let (Some(w), Some(path)) = (out.as_mut(), &args.output) {
+            hrry::npy::write_f32_data(w, values).map_err(|e| write_failure(path, e))?;
         }
         if args.stats {
             stats.add(values);
@@ -120,15 +109,16 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
     if dq.row_len() == 0 || dq.is_empty() {
         // Nothing to write after the header.
     } else {
-        let chunks = dq
-            .row_chunks(CHUNK)
-            .map_err(|e| Failure(format!("{} {:?}: {e}", args.file.display(), args.tensor)))?;
+        let chunks = match dq.row_chunks(CHUNK) {
+            Ok(chunks) => chunks,
+            Err(e) => return quant_failure(&what, e),
+        };
         for (_, values) in chunks {
             write(&values)?;
         }
     }
-    if let Some(mut w) = out {
-        w.flush()?;
+    if let Some(w) = out {
+        w.commit().map_err(crate::output_failure)?;
     }
     if args.stats {
         let num = |v: Option<f64>| v.map_or(serde_json::Value::Null, |x| serde_json::json!(x));
@@ -145,7 +135,11 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
             outln!("{}", serde_json::to_string_pretty(&v)?);
         } else {
             let show = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |x| format!("{x}"));
-            outln!("tensor {:?} shape {:?}", args.tensor, dq.shape());
+            outln!(
+                "tensor {} shape {:?}",
+                text::safe(&format!("{:?}", args.tensor)),
+                dq.shape()
+            );
             outln!("count {}", stats.count);
             outln!("min   {}", show(stats.min.map(f64::from)));
             outln!("max   {}", show(stats.max.map(f64::from)));
@@ -156,4 +150,24 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
         }
     }
     Ok(Outcome::Ok)
+}
+
+/// A tensor that cannot be dequantized: broken quantization rules, or a tensor this
+/// command does not handle (not quantized, an unsupported layout) is exit 1, as for
+/// any input the command cannot process; anything else is a usage error.
+fn quant_failure(what: &str, e: QuantError) -> Result<Outcome, Failure> {
+    match e {
+        QuantError::Invalid(_) | QuantError::NotQuantized | QuantError::Unsupported(_) => {
+            eprintln!("{what}: {}", text::safe(&e.to_string()));
+            Ok(Outcome::Invalid)
+        }
+        e => Err(Failure(format!("{what}: {e}"))),
+    }
+}
+
+fn write_failure(path: &std::path::Path, source: std::io::Error) -> Failure {
+    crate::output_failure(OutputError::Io {
+        path: path.to_path_buf(),
+        source,
+    })
 }

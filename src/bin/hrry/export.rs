@@ -1,23 +1,52 @@
-//! `hrry export`.
+//! `hrry export`: tensors as NumPy `.npy` arrays — one tensor, every tensor of a
+//! file (`--all DIR`, with an index), or a quantized tensor's stored codes and
+//! parameters (`--raw`).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use hrry::export::{export_npy, ExportError, ExportOptions};
-use hrry::file::AtomicFile;
+use hrry::export::{export_npy, export_raw, ExportError, ExportOptions, RawPart};
+use hrry::file::{HrryFile, Output, OutputError};
+use serde_json::{json, Value};
 
-use crate::{Failure, Outcome};
+use crate::{text, Failure, Outcome};
 
 /// Arguments of `hrry export`.
 #[derive(clap::Args)]
+#[command(after_long_help = concat!("\
+Examples:
+  hrry export model.hrry tok_embd.weight -o emb.npy
+  hrry export model.hrry tok_embd.weight --raw -o emb.npy
+      writes emb.codes.npy, emb.scales.npy (and emb.zero_points.npy)
+  hrry export model.hrry --all out/
+      writes one .npy per tensor into out/ and out/index.json, which maps each
+      tensor name to its file(s), shape and type (file names are the tensor names
+      made safe: no '/', control or reserved characters, at most 200 bytes)
+
+", exit_codes!()))]
 pub struct Args {
-    /// The HRRYFILE holding the tensor.
+    /// The HRRYFILE holding the tensor(s).
     file: PathBuf,
-    /// The tensor's name.
-    tensor: String,
-    /// Where to write the NumPy array (.npy).
-    #[arg(short = 'o', long = "output", value_name = "OUT.npy")]
-    output: PathBuf,
-    /// Largest tensor assembled in memory (sparse, composite), in bytes.
+    /// The tensor's name (not with --all).
+    #[arg(required_unless_present = "all", conflicts_with = "all")]
+    tensor: Option<String>,
+    /// Where to write the array (`-` for standard output). With --raw, the parts go
+    /// to OUT with `.codes`, `.scales`, `.zero_points` before its extension.
+    #[arg(
+        short = 'o',
+        long = "output",
+        value_name = "OUT.npy",
+        required_unless_present = "all",
+        conflicts_with = "all"
+    )]
+    output: Option<PathBuf>,
+    /// Export every tensor into this directory (created if missing), plus index.json.
+    #[arg(long, value_name = "DIR")]
+    all: Option<PathBuf>,
+    /// For quantized tensors, write the stored codes and each parameter buffer
+    /// (scales, zero points) as separate arrays instead of dequantized values.
+    #[arg(long)]
+    raw: bool,
+    /// Largest tensor assembled in memory (sparse, composite, quantized), in bytes.
     #[arg(long, value_name = "BYTES")]
     max_bytes: Option<u64>,
 }
@@ -30,25 +59,300 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
     if let Some(n) = args.max_bytes {
         options.max_bytes = n;
     }
-    let out = AtomicFile::create(&args.output)
-        .map_err(|e| Failure(format!("cannot create {}: {e}", args.output.display())))?;
-    match export_npy(&file, &args.tensor, out, &options) {
-        Ok(out) => {
-            out.commit()
-                .map_err(|e| Failure(format!("cannot write {}: {e}", args.output.display())))?;
-            Ok(Outcome::Ok)
-        }
-        Err(ExportError::Io(e)) => Err(Failure(format!(
-            "cannot write {}: {e}",
-            args.output.display()
+    if let Some(dir) = &args.all {
+        return export_all(&args, &file, dir, &options);
+    }
+    let (Some(tensor), Some(output)) = (&args.tensor, &args.output) else {
+        return Err(Failure(
+            "give a tensor name and -o OUT.npy, or --all DIR".into(),
+        ));
+    };
+    let quantized = args.raw && is_quantized(&file, tensor);
+    if args.raw && !quantized && file.find(tensor).is_some() {
+        eprintln!(
+            "hrry: note: {:?} is not quantized; writing its values",
+            text::safe(tensor)
+        );
+    }
+    if quantized && crate::is_dash(output) {
+        return Err(Failure(
+            "--raw writes several files, so -o - cannot be used".into(),
+        ));
+    }
+    let result = if quantized {
+        write_raw(&args, &file, tensor, output, &options).map(|_| ())
+    } else {
+        write_values(&args, &file, tensor, output, &options)
+    };
+    match result {
+        Ok(()) => Ok(Outcome::Ok),
+        Err(Failed::Output(e)) => Err(crate::output_failure(e)),
+        Err(Failed::Tensor(ExportError::NotFound(name))) => Err(Failure(format!(
+            "{}: no tensor named {:?}",
+            text::path(&args.file),
+            name
         ))),
-        Err(ExportError::NotFound(name)) => Err(Failure(format!(
-            "{}: no tensor named {name:?}",
-            args.file.display()
-        ))),
-        Err(e) => {
-            eprintln!("{}: {}: {e}", args.file.display(), args.tensor);
+        Err(Failed::Tensor(e)) => {
+            eprintln!(
+                "{}: {}: {}",
+                text::path(&args.file),
+                text::safe(tensor),
+                text::safe(&e.to_string())
+            );
             Ok(Outcome::Invalid)
         }
+    }
+}
+
+/// Why one export failed: the output (exit 2), or the tensor (exit 1).
+enum Failed {
+    Output(OutputError),
+    Tensor(ExportError),
+}
+
+impl From<OutputError> for Failed {
+    fn from(e: OutputError) -> Self {
+        Failed::Output(e)
+    }
+}
+
+fn is_quantized(file: &HrryFile<'_>, name: &str) -> bool {
+    file.find(name)
+        .and_then(|e| file.descriptor(e).ok())
+        .is_some_and(|d| d.quantization.is_some())
+}
+
+/// An export error, with a write failure named after `path`.
+fn failed(path: &Path, e: ExportError) -> Failed {
+    match e {
+        ExportError::Io(source) => Failed::Output(OutputError::Io {
+            path: path.to_path_buf(),
+            source,
+        }),
+        e => Failed::Tensor(e),
+    }
+}
+
+/// Writes tensor `name` (dequantized when quantized) to `output`.
+fn write_values(
+    args: &Args,
+    file: &HrryFile<'_>,
+    name: &str,
+    output: &Path,
+    options: &ExportOptions,
+) -> Result<(), Failed> {
+    let out = Output::create(output, &[&args.file])?;
+    let out = export_npy(file, name, out, options).map_err(|e| failed(output, e))?;
+    Ok(out.commit()?)
+}
+
+/// Writes the stored parts of quantized tensor `name` next to `output`; returns the
+/// files written, by part.
+fn write_raw(
+    args: &Args,
+    file: &HrryFile<'_>,
+    name: &str,
+    output: &Path,
+    options: &ExportOptions,
+) -> Result<Vec<(RawPart, PathBuf)>, Failed> {
+    let mut paths = Vec::new();
+    let mut open_error = None;
+    let parts = export_raw(
+        file,
+        name,
+        |part| {
+            let path = part_path(output, part);
+            match Output::create(&path, &[&args.file]) {
+                Ok(out) => {
+                    paths.push((part, path));
+                    Ok(out)
+                }
+                Err(e) => {
+                    open_error = Some(e);
+                    Err(ExportError::Unsupported("output".into()))
+                }
+            }
+        },
+        options,
+    );
+    if let Some(e) = open_error {
+        return Err(Failed::Output(e));
+    }
+    let parts = parts.map_err(|e| failed(output, e))?;
+    // Only once every part is complete does any appear under its name.
+    for (_, out) in parts {
+        out.commit()?;
+    }
+    Ok(paths)
+}
+
+/// `out.npy` → `out.codes.npy` (the part's name before the extension).
+fn part_path(output: &Path, part: RawPart) -> PathBuf {
+    let stem = output.file_stem().unwrap_or_default().to_string_lossy();
+    let name = match output.extension() {
+        Some(ext) => format!("{stem}.{}.{}", part.name(), ext.to_string_lossy()),
+        None => format!("{stem}.{}.npy", part.name()),
+    };
+    output.with_file_name(name)
+}
+
+/// `--all DIR`: every tensor into `dir`, and `dir/index.json`. A tensor that cannot
+/// be exported is recorded in the index with its error and the export goes on;
+/// the exit code is then 1.
+fn export_all(
+    args: &Args,
+    file: &HrryFile<'_>,
+    dir: &Path,
+    options: &ExportOptions,
+) -> Result<Outcome, Failure> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| Failure(format!("cannot create {}: {e}", text::path(dir))))?;
+    let mut used = std::collections::HashSet::new();
+    let mut entries = Vec::new();
+    let mut all_ok = true;
+    for entry in file.entries() {
+        let name = entry.name();
+        let stem = unique_stem(&safe_file_stem(name), &mut used);
+        let mut record = json!({ "name": name });
+        if let Ok(d) = file.descriptor(entry) {
+            record["shape"] = json!(d.shape);
+            record["element_type"] = json!(
+                hrry::model::ElementType::from_tag(d.type_tag).map_or("unknown", |t| t.name())
+            );
+        }
+        let path = dir.join(format!("{stem}.npy"));
+        let result = if args.raw && is_quantized(file, name) {
+            write_raw(args, file, name, &path, options).map(|parts| {
+                let files: serde_json::Map<String, Value> = parts
+                    .iter()
+                    .map(|(part, p)| (part.name().to_string(), json!(file_name(p))))
+                    .collect();
+                record["files"] = Value::Object(files);
+            })
+        } else {
+            write_values(args, file, name, &path, options)
+                .map(|()| record["file"] = json!(file_name(&path)))
+        };
+        match result {
+            Ok(()) => {}
+            Err(Failed::Output(e)) => return Err(crate::output_failure(e)),
+            Err(Failed::Tensor(e)) => {
+                all_ok = false;
+                eprintln!(
+                    "{}: {}: {}",
+                    text::path(&args.file),
+                    text::safe(name),
+                    text::safe(&e.to_string())
+                );
+                record["error"] = json!(e.to_string());
+            }
+        }
+        entries.push(record);
+    }
+    let index = json!({
+        "format_version": 1,
+        "source": args.file.to_string_lossy(),
+        "raw": args.raw,
+        "tensors": entries,
+    });
+    let path = dir.join("index.json");
+    let mut out = Output::create(&path, &[&args.file]).map_err(crate::output_failure)?;
+    serde_json::to_writer_pretty(&mut out, &index).map_err(|e| {
+        crate::output_failure(OutputError::Io {
+            path: path.clone(),
+            source: e.into(),
+        })
+    })?;
+    out.commit().map_err(crate::output_failure)?;
+    Ok(if all_ok {
+        Outcome::Ok
+    } else {
+        Outcome::Invalid
+    })
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// Longest file stem made from a tensor name, in bytes (room is left for the part
+/// and extension suffixes within the usual 255-byte limit).
+const MAX_STEM_BYTES: usize = 200;
+
+/// A tensor name made safe as a file name on every common file system: path
+/// separators, control characters and characters Windows reserves become `_`; a
+/// leading `.` (hidden files, `.`/`..`) is escaped; an empty name becomes `_`;
+/// long names are cut on a character boundary.
+fn safe_file_stem(name: &str) -> String {
+    let mut stem: String = name
+        .chars()
+        .map(|c| match c {
+            '/' | '\\' | ':' | '*' | '?' | '"' | '<' | '>' | '|' => '_',
+            c if c.is_control() => '_',
+            c => c,
+        })
+        .collect();
+    if stem.starts_with('.') || stem.is_empty() {
+        stem.insert(0, '_');
+    }
+    if stem.len() > MAX_STEM_BYTES {
+        let mut end = MAX_STEM_BYTES;
+        while !stem.is_char_boundary(end) {
+            end -= 1;
+        }
+        stem.truncate(end);
+    }
+    stem
+}
+
+/// `stem`, or `stem~2`, `stem~3`, … when an earlier tensor took it (names that
+/// differ only in unsafe characters, or only in case on case-insensitive file
+/// systems). `index` is reserved for the index file.
+fn unique_stem(stem: &str, used: &mut std::collections::HashSet<String>) -> String {
+    let taken = |s: &str, used: &std::collections::HashSet<String>| {
+        used.contains(&s.to_lowercase()) || s.eq_ignore_ascii_case("index")
+    };
+    let mut candidate = stem.to_string();
+    let mut n = 2;
+    while taken(&candidate, used) {
+        candidate = format!("{stem}~{n}");
+        n += 1;
+    }
+    used.insert(candidate.to_lowercase());
+    candidate
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_stems_are_safe_and_unique() {
+        assert_eq!(safe_file_stem("blk.0.attn_q.weight"), "blk.0.attn_q.weight");
+        assert_eq!(safe_file_stem("a/b\\c:d"), "a_b_c_d");
+        assert_eq!(safe_file_stem("../etc/passwd"), "_.._etc_passwd");
+        assert_eq!(safe_file_stem("w\x1b[2J"), "w_[2J");
+        assert_eq!(safe_file_stem(""), "_");
+        assert!(safe_file_stem(&"é".repeat(300)).len() <= MAX_STEM_BYTES);
+        let mut used = std::collections::HashSet::new();
+        assert_eq!(unique_stem("a_b", &mut used), "a_b");
+        assert_eq!(unique_stem("a_b", &mut used), "a_b~2");
+        assert_eq!(unique_stem("A_B", &mut used), "A_B~3");
+        assert_eq!(unique_stem("index", &mut used), "index~2");
+    }
+
+    #[test]
+    fn raw_part_paths() {
+        assert_eq!(
+            part_path(Path::new("d/emb.npy"), RawPart::Codes),
+            PathBuf::from("d/emb.codes.npy")
+        );
+        assert_eq!(
+            part_path(Path::new("emb"), RawPart::ZeroPoints),
+            PathBuf::from("emb.zero_points.npy")
+        );
     }
 }

@@ -1,14 +1,15 @@
 //! `.holo` archives on the command line: `hrry inspect` of an archive, and
 //! `hrry holo extract`.
 
-use std::io::Read;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
-use hrry::holo::{describe, is_holo, HoloLoader, SectionKind};
+use hrry::file::{Output, OutputError};
+use hrry::holo::{describe, is_holo, HoloError, HoloLoader, SectionKind};
 use memmap2::Mmap;
 use serde_json::Value;
 
-use crate::{Failure, Outcome};
+use crate::{text, Failure, Outcome};
 
 /// Subcommands of `hrry holo`.
 #[derive(clap::Subcommand)]
@@ -47,7 +48,7 @@ pub fn is_holo_file(path: &Path) -> Result<bool, Failure> {
         match file.read(&mut head[filled..]) {
             Ok(0) => break,
             Ok(n) => filled += n,
-            Err(e) => return Err(Failure(format!("cannot read {}: {e}", path.display()))),
+            Err(e) => return Err(Failure(format!("cannot read {}: {e}", text::path(path)))),
         }
     }
     Ok(is_holo(&head[..filled]))
@@ -58,26 +59,52 @@ pub fn is_holo_file(path: &Path) -> Result<bool, Failure> {
 fn open(path: &Path) -> Result<Option<HoloLoader<Mmap>>, Failure> {
     match HoloLoader::open(path) {
         Ok(a) => Ok(Some(a)),
-        Err(hrry::holo::HoloError::Io { source, .. }) => {
-            Err(Failure(format!("cannot read {}: {source}", path.display())))
-        }
+        Err(hrry::holo::HoloError::Io { source, .. }) => Err(Failure(format!(
+            "cannot read {}: {source}",
+            text::path(path)
+        ))),
         Err(e) => {
-            eprintln!("{}: {e}", path.display());
+            eprintln!("{}: {}", text::path(path), text::safe(&e.to_string()));
             Ok(None)
         }
     }
 }
 
-/// `hrry inspect` of a `.holo` archive.
-pub fn inspect(path: &Path, json: bool) -> Result<Outcome, Failure> {
-    let Some(archive) = open(path)? else {
-        return Ok(Outcome::Invalid);
+/// `hrry inspect` of a `.holo` archive, mapped from `path` or, for standard input,
+/// held in `bytes`. An archive that does not load is reported on standard error
+/// (and, with `json`, as an error document on standard output).
+pub fn inspect(path: &Path, bytes: Option<&[u8]>, json: bool) -> Result<Outcome, Failure> {
+    let loaded = match bytes {
+        Some(bytes) => HoloLoader::from_bytes(bytes).map(|a| describe(&a)),
+        None => HoloLoader::open(path).map(|a| describe(&a)),
     };
-    let v = describe(&archive);
+    // The library's summary as is: its `format_version` is the archive's.
+    let v = match loaded {
+        Ok(v) => v,
+        Err(HoloError::Io { source, .. }) => {
+            return Err(Failure(format!(
+                "cannot read {}: {source}",
+                text::path(path)
+            )))
+        }
+        Err(e) => {
+            eprintln!("{}: {}", text::path(path), text::safe(&e.to_string()));
+            if json {
+                let (rule, offset) = match &e {
+                    HoloError::Invalid { rule, offset, .. } => (Some(*rule), Some(*offset)),
+                    _ => (None, None),
+                };
+                let name = path.to_string_lossy();
+                let v = crate::inspect::error_json(&name, "holo", &e.to_string(), rule, offset);
+                outln!("{}", serde_json::to_string_pretty(&v)?);
+            }
+            return Ok(Outcome::Invalid);
+        }
+    };
     if json {
         outln!("{}", serde_json::to_string_pretty(&v)?);
     } else {
-        print_human(&path.display().to_string(), &v);
+        print_human(&text::path(path), &v);
     }
     Ok(Outcome::Ok)
 }
@@ -106,7 +133,7 @@ fn print_human(name: &str, v: &Value) {
         for p in list(key) {
             outln!(
                 "    {:<24} slot {:<5} dtype {:<4} shape {} ({} elements)",
-                p["name"].as_str().unwrap_or("?"),
+                text::safe(p["name"].as_str().unwrap_or("?")),
                 p["slot"],
                 p["dtype"],
                 p["shape"],
@@ -114,9 +141,10 @@ fn print_human(name: &str, v: &Value) {
             );
         }
     }
-    let keys: Vec<&str> = list("extension_keys")
+    let keys: Vec<String> = list("extension_keys")
         .iter()
         .filter_map(Value::as_str)
+        .map(|k| text::safe(k).into_owned())
         .collect();
     outln!("  extensions: {}", keys.join(", "));
     outln!(
@@ -174,11 +202,13 @@ fn extract(args: ExtractArgs) -> Result<Outcome, Failure> {
         }
         (None, None) => return Err(Failure("give --extension KEY or --section KIND".into())),
     };
-    if args.output.as_os_str() == "-" {
-        crate::write_stdout(bytes);
-    } else {
-        std::fs::write(&args.output, bytes)
-            .map_err(|e| Failure(format!("cannot write {}: {e}", args.output.display())))?;
-    }
+    let mut out = Output::create(&args.output, &[&args.file]).map_err(crate::output_failure)?;
+    out.write_all(bytes).map_err(|e| {
+        crate::output_failure(OutputError::Io {
+            path: args.output.clone(),
+            source: e,
+        })
+    })?;
+    out.commit().map_err(crate::output_failure)?;
     Ok(Outcome::Ok)
 }

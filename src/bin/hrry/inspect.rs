@@ -1,98 +1,553 @@
-//! `hrry inspect`.
+//! `hrry inspect`: what a file holds, for people (aligned tables, long values cut,
+//! untrusted text escaped) or for tools (`--json`, described by
+//! `schema/inspect.schema.json`).
 
 use std::path::PathBuf;
 
-use hrry::model::ElementType;
-use serde_json::Value;
+use hrry::file::HrryFile;
+use hrry::limits::Limits;
+use hrry::report::{InspectOptions, INSPECT_FORMAT_VERSION};
+use serde_json::{json, Map, Value};
 
-use crate::{Failure, Outcome};
+use crate::text::{self, cut, safe, width};
+use crate::{is_dash, Failure, Outcome};
+
+/// KV array elements shown by default in human output.
+const SHOWN_ARRAY_ELEMENTS: usize = 8;
+/// Characters of a string value shown by default in human output.
+const SHOWN_STRING_CHARS: usize = 80;
+/// Widest name column; longer names go on a line of their own.
+const NAME_COLUMN_MAX: usize = 48;
 
 /// Arguments of `hrry inspect`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The file to show.
+    /// The file to show (`-` reads standard input).
     file: PathBuf,
-    /// Print JSON (the structure `hrry` tests and other readers compare against).
+    /// Print JSON (described by schema/inspect.schema.json). KV values are complete
+    /// unless --max-array is given.
     #[arg(long)]
     json: bool,
+    /// Show every KV array element and whole strings (human output cuts them).
+    #[arg(long, conflicts_with = "max_array")]
+    full: bool,
+    /// Show at most N elements of each KV array (human default: 8; JSON: all).
+    #[arg(long, value_name = "N")]
+    max_array: Option<usize>,
+    /// Show tensors only, no metadata.
+    #[arg(long, conflicts_with = "metadata_only")]
+    tensors_only: bool,
+    /// Show metadata only, no tensors.
+    #[arg(long)]
+    metadata_only: bool,
+    /// Show only tensors and metadata keys matching this glob (`*` any run of
+    /// characters, `?` one character); may be repeated.
+    #[arg(long = "name", short = 'n', value_name = "GLOB")]
+    names: Vec<String>,
+    /// Show what can be read of a file that breaks rules (a bad index CRC, say),
+    /// with every violation strict validation finds.
+    #[arg(long, alias = "force")]
+    permissive: bool,
 }
 
 pub fn run(args: Args) -> Result<Outcome, Failure> {
-    if crate::holo::is_holo_file(&args.file)? {
-        return crate::holo::inspect(&args.file, args.json);
-    }
-    if crate::stream::is_stream_file(&args.file)? {
-        return crate::stream::inspect(&args.file, args.json);
-    }
-    let Some(file) = crate::open_hrry(&args.file)? else {
-        return Ok(Outcome::Invalid);
+    let stdin = if is_dash(&args.file) {
+        Some(crate::read_input(&args.file).map_err(Failure)?)
+    } else {
+        None
     };
-    let v = hrry::report::inspect_json(&file);
+    let holo = match &stdin {
+        Some(bytes) => hrry::holo::is_holo(bytes),
+        None => crate::holo::is_holo_file(&args.file)?,
+    };
+    if holo {
+        return crate::holo::inspect(&args.file, stdin.as_deref(), args.json);
+    }
+    let stream = match &stdin {
+        Some(bytes) => crate::stream::is_stream(bytes),
+        None => crate::stream::is_stream_file(&args.file)?,
+    };
+    if stream {
+        return crate::stream::inspect(&args.file, stdin.as_deref(), args.json);
+    }
+    let opened = match &stdin {
+        Some(bytes) if args.permissive => HrryFile::from_bytes_unverified(bytes, Limits::default()),
+        Some(bytes) => HrryFile::from_bytes(bytes),
+        None if args.permissive => HrryFile::open_unverified(&args.file, Limits::default()),
+        None => HrryFile::open(&args.file),
+    };
+    let name = args.file.to_string_lossy().into_owned();
+    // With --permissive, say what is wrong: every violation of strict validation.
+    let violations = if args.permissive {
+        let bytes = match (&stdin, &opened) {
+            (Some(bytes), _) => bytes.clone(),
+            (None, Ok(file)) => file.bytes().to_vec(),
+            (None, Err(_)) => crate::read_input(&args.file).map_err(Failure)?,
+        };
+        let report = hrry::validate_as(
+            &bytes,
+            hrry::Format::HrryFile,
+            &hrry::validate::Options::default(),
+        );
+        Some(hrry::report::validate_json(&name, "hrryfile", &report)["violations"].clone())
+    } else {
+        None
+    };
+    let file = match opened {
+        Ok(file) => file,
+        Err(hrry::file::Error::Io(e)) => {
+            return Err(Failure(format!(
+                "cannot read {}: {e}",
+                text::path(&args.file)
+            )))
+        }
+        Err(e) => return unreadable(&args, &name, &e, violations),
+    };
+    let options = InspectOptions {
+        max_array: match (args.max_array, args.full || args.json) {
+            (Some(n), _) => Some(n),
+            (None, true) => None,
+            (None, false) => Some(SHOWN_ARRAY_ELEMENTS),
+        },
+    };
+    let mut v = hrry::report::inspect_json_with(&file, &options);
+    filter(&mut v, &args);
+    let m = v.as_object_mut().expect("an object");
+    m.insert("file".into(), json!(name));
+    if let Some(violations) = violations {
+        m.insert("violations".into(), violations);
+    }
     if args.json {
         outln!("{}", serde_json::to_string_pretty(&v)?);
     } else {
-        print_human(&args.file.display().to_string(), &v);
+        print_human(&args, &v);
     }
-    Ok(Outcome::Ok)
+    // With --permissive, a file that breaks rules is still an invalid input.
+    let broken = v
+        .get("violations")
+        .and_then(Value::as_array)
+        .is_some_and(|list| !list.is_empty());
+    Ok(if broken {
+        Outcome::Invalid
+    } else {
+        Outcome::Ok
+    })
 }
 
-fn print_human(name: &str, v: &Value) {
+/// A file that cannot be opened: the reason on standard error (and as JSON on
+/// standard output with `--json`), exit 1.
+fn unreadable(
+    args: &Args,
+    name: &str,
+    e: &hrry::file::Error,
+    violations: Option<Value>,
+) -> Result<Outcome, Failure> {
+    let offset = match e {
+        hrry::file::Error::Invalid { offset, .. } | hrry::file::Error::Limit { offset, .. } => {
+            Some(*offset)
+        }
+        _ => None,
+    };
+    crate::report_invalid(&args.file, e);
+    if args.json {
+        let mut v = error_json(name, "hrryfile", &e.to_string(), e.rule(), offset);
+        if let Some(violations) = &violations {
+            v["violations"] = violations.clone();
+        }
+        outln!("{}", serde_json::to_string_pretty(&v)?);
+    } else if let Some(violations) = &violations {
+        print_violations(violations);
+    }
+    if violations.is_none() && e.rule().is_some() {
+        eprintln!(
+            "hrry: --permissive shows what can be read of {} and every rule it breaks",
+            text::path(&args.file)
+        );
+    }
+    Ok(Outcome::Invalid)
+}
+
+/// The `--json` document for a file that cannot be opened (exit 1): why, the rule it
+/// breaks and where, when known.
+pub fn error_json(
+    name: &str,
+    format: &str,
+    error: &str,
+    rule: Option<&str>,
+    offset: Option<u64>,
+) -> Value {
+    json!({
+        "format_version": INSPECT_FORMAT_VERSION,
+        "file": name,
+        "format": format,
+        "error": error,
+        "rule": rule,
+        "offset": offset,
+    })
+}
+
+/// Applies `--tensors-only`, `--metadata-only` and `--name` to an inspect document.
+/// The summary still covers the whole file.
+fn filter(v: &mut Value, args: &Args) {
+    let m = v.as_object_mut().expect("an object");
+    if args.tensors_only {
+        m.remove("kv");
+    }
+    if args.metadata_only {
+        m.remove("tensors");
+    }
+    if args.names.is_empty() {
+        return;
+    }
+    let keep = |name: &str| args.names.iter().any(|g| glob_match(g, name));
+    if let Some(Value::Object(kv)) = m.get_mut("kv") {
+        kv.retain(|k, _| keep(k));
+    }
+    if let Some(Value::Array(tensors)) = m.get_mut("tensors") {
+        tensors.retain(|t| keep(t["name"].as_str().unwrap_or_default()));
+    }
+}
+
+/// Whether `name` matches `glob`: `*` matches any run of characters (none
+/// included), `?` any one character, everything else itself.
+fn glob_match(glob: &str, name: &str) -> bool {
+    let g: Vec<char> = glob.chars().collect();
+    let n: Vec<char> = name.chars().collect();
+    let (mut gi, mut ni) = (0, 0);
+    // Where the last `*` was and where in `name` it is assumed to end: on a
+    // mismatch it absorbs one more character (linear in practice, no recursion).
+    let mut star: Option<(usize, usize)> = None;
+    while ni < n.len() {
+        match g.get(gi) {
+            Some('*') => {
+                star = Some((gi, ni));
+                gi += 1;
+            }
+            Some(&c) if c == '?' || c == n[ni] => {
+                gi += 1;
+                ni += 1;
+            }
+            _ => match star {
+                Some((sg, sn)) => {
+                    gi = sg + 1;
+                    ni = sn + 1;
+                    star = Some((sg, sn + 1));
+                }
+                None => return false,
+            },
+        }
+    }
+    g[gi..].iter().all(|&c| c == '*')
+}
+
+fn print_human(args: &Args, v: &Value) {
     let h = &v["header"];
     outln!(
-        "{name}: HRRYFILE {}.{}, {} bytes",
+        "{}: HRRYFILE {}.{}, {} bytes",
+        text::path(&args.file),
         h["container_version_major"],
         h["container_version_minor"],
         v["file_size"]
     );
+    let flags: Vec<&str> = [
+        ("sorted_index", "sorted index"),
+        ("has_index_crc32c", "index CRC-32C"),
+        ("has_kv_metadata", "KV flag"),
+    ]
+    .iter()
+    .filter(|(k, _)| h[*k] == true)
+    .map(|(_, s)| *s)
+    .collect();
     outln!(
-        "  data_buffer_alignment {}  sorted_index {}  index_crc32c {}  kv_flag {}",
+        "  data_buffer_alignment {}{}{}",
         h["data_buffer_alignment"],
-        h["sorted_index"],
-        h["has_index_crc32c"],
-        h["has_kv_metadata"]
+        if flags.is_empty() { "" } else { ", " },
+        flags.join(", ")
     );
+    outln!("  {}", summary_line(&v["summary"]));
+    if let Some(violations) = v.get("violations") {
+        print_violations(violations);
+    }
     if let Some(kv) = v["kv"].as_object() {
-        if !kv.is_empty() {
-            outln!("  metadata:");
-            for (k, e) in kv {
-                outln!(
-                    "    {k} ({}) = {}",
-                    e["type"].as_str().unwrap_or("?"),
-                    e["value"]
-                );
+        print_kv(kv, args.full);
+    }
+    if let Some(tensors) = v["tensors"].as_array() {
+        print_tensors(tensors, v["summary"]["tensors"].as_u64().unwrap_or(0));
+    }
+}
+
+fn print_violations(violations: &Value) {
+    let list = violations.as_array().map(Vec::as_slice).unwrap_or_default();
+    if list.is_empty() {
+        outln!("  no rule is broken");
+        return;
+    }
+    outln!("  {} rule violation(s):", list.len());
+    for x in list {
+        outln!(
+            "    {} at offset {}: {}",
+            x["rule"].as_str().unwrap_or("?"),
+            x["offset"],
+            safe(x["message"].as_str().unwrap_or_default())
+        );
+    }
+}
+
+/// "3 tensors, 1234 parameters, 4.5 KiB of data: float32 ×2, int4 per-block affine ×1"
+fn summary_line(s: &Value) -> String {
+    let types: Vec<String> = s["by_type"]
+        .as_object()
+        .map(|m| m.iter().map(|(k, n)| format!("{} ×{n}", safe(k))).collect())
+        .unwrap_or_default();
+    format!(
+        "{}, {} parameters, {} of data{}{}",
+        plural(s["tensors"].as_u64().unwrap_or(0), "tensor", "tensors"),
+        s["parameters"]
+            .as_u64()
+            .map_or("?".to_string(), |p| p.to_string()),
+        human_bytes(s["data_bytes"].as_u64().unwrap_or(0)),
+        if types.is_empty() { "" } else { ": " },
+        types.join(", ")
+    )
+}
+
+/// "1 tensor", "2 tensors".
+fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// Bytes with a binary unit (`4.5 KiB`), exact below 1 KiB.
+fn human_bytes(n: u64) -> String {
+    const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+    if n < 1024 {
+        return format!("{n} bytes");
+    }
+    let mut value = n as f64 / 1024.0;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    format!("{value:.1} {}", UNITS[unit])
+}
+
+fn print_kv(kv: &Map<String, Value>, full: bool) {
+    if kv.is_empty() {
+        outln!("metadata: none");
+        return;
+    }
+    outln!(
+        "metadata ({}):",
+        plural(kv.len() as u64, "entry", "entries")
+    );
+    let type_width = kv
+        .values()
+        .map(|e| e["type"].as_str().unwrap_or("?").len())
+        .max()
+        .unwrap_or(0);
+    let key_width = kv
+        .keys()
+        .map(|k| width(k))
+        .filter(|&w| w <= NAME_COLUMN_MAX)
+        .max()
+        .unwrap_or(0);
+    for (key, e) in kv {
+        let ty = e["type"].as_str().unwrap_or("?");
+        let value = kv_value(e, full);
+        let key = safe(key);
+        if width(&key) > NAME_COLUMN_MAX {
+            outln!("  {key}");
+            outln!("  {:key_width$}  {ty:<type_width$}  {value}", "");
+        } else {
+            outln!("  {key:key_width$}  {ty:<type_width$}  {value}");
+        }
+    }
+}
+
+/// One KV value for people: strings quoted and cut, arrays as `N × type [a, b, …]`.
+fn kv_value(e: &Value, full: bool) -> String {
+    let limit = if full { usize::MAX } else { SHOWN_STRING_CHARS };
+    let scalar = |x: &Value, limit: usize| match x {
+        Value::String(s) => format!("\"{}\"", cut(s, limit)),
+        other => safe(&other.to_string()).into_owned(),
+    };
+    match e["type"].as_str() {
+        Some("array") => {
+            let shown = e["value"].as_array().map(Vec::as_slice).unwrap_or_default();
+            let count = e["count"].as_u64().unwrap_or(shown.len() as u64);
+            let element_limit = if full { usize::MAX } else { 40 };
+            let mut items: Vec<String> = shown.iter().map(|x| scalar(x, element_limit)).collect();
+            if (shown.len() as u64) < count {
+                items.push(format!("… {} more", count - shown.len() as u64));
+            }
+            format!(
+                "{count} × {} [{}]",
+                e["element_type"].as_str().unwrap_or("?"),
+                items.join(", ")
+            )
+        }
+        // Bytes are hex text: cut like a string, unquoted.
+        Some("bytes") => cut(e["value"].as_str().unwrap_or_default(), limit),
+        _ => scalar(&e["value"], limit),
+    }
+}
+
+fn print_tensors(tensors: &[Value], total: u64) {
+    if tensors.len() as u64 == total {
+        outln!("tensors ({total}):");
+    } else {
+        outln!("tensors ({} of {total} shown):", tensors.len());
+    }
+    if tensors.is_empty() {
+        return;
+    }
+    let rows: Vec<[String; 7]> = tensors.iter().map(tensor_row).collect();
+    let header = [
+        "NAME", "TYPE", "SHAPE", "ELEMENTS", "LAYOUT", "BYTES", "OFFSET",
+    ]
+    .map(String::from);
+    let mut widths = [0usize; 7];
+    for row in std::iter::once(&header).chain(&rows) {
+        for (i, cell) in row.iter().enumerate() {
+            let cw = width(cell);
+            // A very long name does not widen the column; it gets its own line.
+            if i > 0 || cw <= NAME_COLUMN_MAX {
+                widths[i] = widths[i].max(cw);
             }
         }
     }
-    let tensors = v["tensors"]
-        .as_array()
-        .map(Vec::as_slice)
-        .unwrap_or_default();
-    outln!("  {} tensor(s):", tensors.len());
-    for t in tensors {
-        if let Some(err) = t["error"].as_str() {
-            outln!(
-                "    {}  <unreadable: {err}>",
-                t["name"].as_str().unwrap_or("?")
-            );
-            continue;
+    let line = |row: &[String; 7]| {
+        let mut s = String::from(" ");
+        for (i, (cell, w)) in row.iter().zip(widths).enumerate() {
+            // Numbers align right, text left.
+            if (3..=6).contains(&i) && i != 4 {
+                s.push_str(&format!(" {cell:>w$}"));
+            } else {
+                s.push_str(&format!(" {cell:<w$}"));
+            }
         }
-        let ty = t["type_tag"]
+        s.trim_end().to_string()
+    };
+    outln!("{}", line(&header));
+    for (t, mut row) in tensors.iter().zip(rows) {
+        if width(&row[0]) > NAME_COLUMN_MAX {
+            outln!("  {}", row[0]);
+            row[0] = String::new();
+        }
+        outln!("{}", line(&row));
+        for detail in tensor_details(t) {
+            outln!("      {detail}");
+        }
+    }
+}
+
+/// The table cells of one tensor (already escaped).
+fn tensor_row(t: &Value) -> [String; 7] {
+    let name = safe(t["name"].as_str().unwrap_or("?")).into_owned();
+    if t.get("error").is_some() {
+        return [
+            name,
+            "?".into(),
+            String::new(),
+            String::new(),
+            String::new(),
+            t["data_length"].to_string(),
+            t["data_offset"].to_string(),
+        ];
+    }
+    let shape = t["shape"]
+        .as_array()
+        .map(|d| {
+            let dims: Vec<String> = d.iter().map(Value::to_string).collect();
+            format!("[{}]", dims.join(", "))
+        })
+        .unwrap_or_default();
+    [
+        name,
+        t["element_type"].as_str().unwrap_or("?").to_string(),
+        shape,
+        t["element_count"]
             .as_u64()
-            .and_then(|x| ElementType::from_tag(x as u8))
-            .map_or("?", |e| e.name());
-        let layout = t["layout"]
-            .as_object()
-            .filter(|m| !m.is_empty())
-            .map(|m| format!(" {}", Value::Object(m.clone())))
-            .unwrap_or_default();
-        outln!(
-            "    {:<32} {:<12} {:<20} layout {:#04x}{layout}  {} bytes at {}",
-            t["name"].as_str().unwrap_or("?"),
-            ty,
-            t["shape"].to_string(),
-            t["layout_tag"].as_u64().unwrap_or(0),
-            t["data_length"],
-            t["data_offset"],
-        );
+            .map_or("?".into(), |n| n.to_string()),
+        t["layout_name"].as_str().unwrap_or("?").to_string(),
+        t["data_length"].to_string(),
+        t["data_offset"].to_string(),
+    ]
+}
+
+/// Lines under a tensor's row: a read error, its quantization, layout fields.
+fn tensor_details(t: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(e) = t["error"].as_str() {
+        out.push(format!("unreadable descriptor: {}", safe(e)));
+        return out;
+    }
+    let q = &t["quantization"];
+    if q.is_object() {
+        out.push(quantization_line(q));
+    }
+    if let Some(fields) = t["layout"].as_object().filter(|m| !m.is_empty()) {
+        out.push(format!(
+            "layout {}",
+            safe(&Value::Object(fields.clone()).to_string())
+        ));
+    }
+    out
+}
+
+/// "per-block affine v1: int4, axis 1, block 32, float16 scales, symmetric; 4.5
+/// bits/weight"
+fn quantization_line(q: &Value) -> String {
+    let mut parts = vec![q["storage_type"].as_str().unwrap_or("?").to_string()];
+    if let Some(axis) = q["axis"].as_u64() {
+        parts.push(format!("axis {axis}"));
+    }
+    if let Some(block) = q["block_size"].as_u64() {
+        parts.push(format!("block {block}"));
+    }
+    if let Some(scale) = q["scale"].as_f64() {
+        parts.push(format!("scale {scale}"));
+    }
+    if let Some(scale_type) = q["scale_type"].as_str() {
+        parts.push(format!("{scale_type} scales"));
+    }
+    match (q["symmetric"].as_bool(), &q["zero_point"]) {
+        (Some(true), _) => parts.push("symmetric".into()),
+        (Some(false), Value::Number(z)) => parts.push(format!("zero point {z}")),
+        (Some(false), _) => parts.push("zero points".into()),
+        (None, _) => {}
+    }
+    let version = q["scheme_version"]
+        .as_u64()
+        .map_or(String::new(), |v| format!(" v{v}"));
+    let bits = q["bits_per_weight"].as_f64().map_or(String::new(), |b| {
+        let b = format!("{b:.3}");
+        format!(
+            "; {} bits/weight",
+            b.trim_end_matches('0').trim_end_matches('.')
+        )
+    });
+    format!(
+        "{}{version}: {}{bits}",
+        q["scheme"].as_str().unwrap_or("?"),
+        parts.join(", ")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::glob_match;
+
+    #[test]
+    fn globs() {
+        assert!(glob_match("*", ""));
+        assert!(glob_match("blk.*.weight", "blk.0.attn.weight"));
+        assert!(!glob_match("blk.*.weight", "blk.0.attn.bias"));
+        assert!(glob_match("a?c", "abc"));
+        assert!(!glob_match("a?c", "ac"));
+        assert!(glob_match("*a*b*", "xxaxxbxx"));
+        assert!(!glob_match("*a*b", "xxbxxa"));
+        assert!(glob_match("tokenizer.*", "tokenizer.ggml.tokens"));
+        assert!(!glob_match("token", "tokenizer"));
     }
 }

@@ -1,7 +1,6 @@
 //! `hrry`: inspect, validate and convert Hurray tensor files and `.holo` archives.
 //!
-//! Exit codes: 0 valid / success, 1 invalid input, 2 usage or I/O error; 141 when
-//! standard output is closed early (as by `| head`).
+//! Every command ends with a code of [`EXIT_CODES`].
 
 /// `println!` for the command output: when standard output is closed early (a pipe
 /// into `head`), ends the process quietly with [`EXIT_BROKEN_PIPE`] instead of
@@ -12,25 +11,45 @@ macro_rules! outln {
     };
 }
 
+/// The exit codes of every command, shown by `--help` and in the README (a macro,
+/// so that commands with more help text can `concat!` it).
+macro_rules! exit_codes {
+    () => {
+        "\
+Exit codes (every command):
+  0    success; every file checked is valid
+  1    an input is invalid or cannot be processed: it breaks a rule, is malformed,
+       or holds what the command does not support (a tensor type, a layout)
+  2    usage or I/O error: bad arguments, a tensor or section not in the file, a
+       file that cannot be read or written, an output that is one of the inputs
+       (checking several files: 2 if any could not be read, else 1 if any is invalid)
+  130  interrupted by SIGINT (Ctrl-C); temporary files are removed first
+  141  standard output closed before the output ended (as by `| head`)
+  143  terminated by SIGTERM; temporary files are removed first"
+    };
+}
+
 mod convert;
 mod dequant;
 mod export;
 mod holo;
 mod inspect;
 mod stream;
+mod text;
 mod validate;
 
-use std::io::Write;
+use std::io::{Read, Write};
+use std::path::Path;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+/// The table of [`exit_codes!`].
+const EXIT_CODES: &str = exit_codes!();
+
 /// Read, validate and inspect Hurray tensor files (HRRYFILE) and .holo archives.
 #[derive(Parser)]
-#[command(name = "hrry", version, about, long_about = None)]
-#[command(
-    after_help = "Exit codes: 0 valid or success, 1 invalid input, 2 usage or I/O error, 141 standard output closed early."
-)]
+#[command(name = "hrry", version, about, long_about = None, after_help = EXIT_CODES)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -39,14 +58,19 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Dequantize a quantized tensor to a float32 .npy file, or print its statistics.
+    #[command(after_help = EXIT_CODES)]
     Dequant(dequant::Args),
     /// Show a file's header, metadata and tensors (or a .holo's sections).
+    #[command(after_help = EXIT_CODES)]
     Inspect(inspect::Args),
-    /// Write a tensor in logical row-major order as a NumPy .npy array.
+    /// Write tensors as NumPy .npy arrays (one, all of them, or the raw stored codes).
+    #[command(after_help = EXIT_CODES)]
     Export(export::Args),
     /// Check files against every rule of the spec and report each violation.
+    #[command(after_help = EXIT_CODES)]
     Validate(validate::Args),
     /// Convert between HRRYFILE and safetensors, or GGUF to HRRYFILE.
+    #[command(after_help = EXIT_CODES)]
     Convert(convert::Args),
     /// Work with .holo archives (extract an extension or a section).
     #[command(subcommand)]
@@ -55,10 +79,15 @@ enum Command {
     #[command(subcommand)]
     Stream(stream::Command),
     /// List the rule table: stable IDs, levels, summaries and spec sections.
+    #[command(after_help = EXIT_CODES)]
     Rules {
         /// Print JSON instead of a table.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "markdown")]
         json: bool,
+        /// Print the conformance map (docs/conformance.md): the rules by spec file and
+        /// section, and the requirements no rule checks, with the reason.
+        #[arg(long)]
+        markdown: bool,
     },
 }
 
@@ -73,7 +102,7 @@ fn write_line(args: std::fmt::Arguments<'_>) {
     end_on_write_error(result);
 }
 
-/// Writes raw command output (`-o -`), with the error handling of `outln!`.
+/// Writes raw command output, with the error handling of `outln!`.
 pub fn write_stdout(bytes: &[u8]) {
     let mut out = std::io::stdout().lock();
     end_on_write_error(out.write_all(bytes).and_then(|()| out.flush()));
@@ -97,10 +126,12 @@ fn end_on_write_error(result: std::io::Result<()>) {
 
 /// How a command ended.
 pub enum Outcome {
-    /// Success, or every file valid.
+    /// Success, or every file valid (exit 0).
     Ok,
-    /// Some input was invalid.
+    /// Some input was invalid (exit 1).
     Invalid,
+    /// Some input could not be read; each was reported already (exit 2).
+    Error,
 }
 
 /// A usage or I/O failure, printed as `hrry: <message>` with exit code 2.
@@ -112,8 +143,37 @@ impl<E: std::fmt::Display> From<E> for Failure {
     }
 }
 
+/// A failure writing an output: when it was standard output and its reader went
+/// away, the process ends quietly as for any closed standard output.
+pub fn output_failure(e: impl Into<std::io::Error> + std::fmt::Display) -> Failure {
+    let message = e.to_string();
+    if e.into().kind() == std::io::ErrorKind::BrokenPipe {
+        std::process::exit(EXIT_BROKEN_PIPE);
+    }
+    Failure(message)
+}
+
+/// On SIGINT or SIGTERM, removes every temporary output file and exits with
+/// 128 + the signal number (130, 143). The handling runs on its own thread, so it
+/// works whatever the main thread is blocked in (a large write, a FIFO's open).
+fn handle_signals() {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else {
+        // Without the handler the default action still ends the process; only the
+        // temporary-file cleanup is lost.
+        return;
+    };
+    std::thread::spawn(move || {
+        if let Some(signal) = signals.forever().next() {
+            hrry::file::remove_temporaries();
+            std::process::exit(128 + signal);
+        }
+    });
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    handle_signals();
     let result = match cli.command {
         Command::Dequant(args) => dequant::run(args),
         Command::Inspect(args) => inspect::run(args),
@@ -121,22 +181,25 @@ fn main() -> ExitCode {
         Command::Validate(args) => validate::run(args),
         Command::Holo(command) => holo::run(command),
         Command::Stream(command) => stream::run(command),
-        Command::Rules { json } => rules(json),
+        Command::Rules { json, markdown } => rules(json, markdown),
         Command::Convert(args) => convert::run(args),
     };
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,
         Ok(Outcome::Invalid) => ExitCode::from(1),
+        Ok(Outcome::Error) => ExitCode::from(2),
         Err(Failure(message)) => {
-            eprintln!("hrry: {message}");
+            eprintln!("hrry: {}", text::safe(&message));
             ExitCode::from(2)
         }
     }
 }
 
-fn rules(json: bool) -> Result<Outcome, Failure> {
+fn rules(json: bool, markdown: bool) -> Result<Outcome, Failure> {
     let rules: Vec<_> = hrry::validate::all_rules().collect();
-    if json {
+    if markdown {
+        write_stdout(hrry::validate::conformance::markdown().as_bytes());
+    } else if json {
         let list: Vec<_> = rules.iter().map(|r| hrry::report::rule_json(r)).collect();
         outln!(
             "{}",
@@ -157,21 +220,40 @@ fn rules(json: bool) -> Result<Outcome, Failure> {
     Ok(Outcome::Ok)
 }
 
-/// Reads a whole input file, naming it in the error.
-pub fn read_input(path: &std::path::Path) -> Result<Vec<u8>, Failure> {
-    std::fs::read(path).map_err(|e| Failure(format!("cannot read {}: {e}", path.display())))
+/// Whether a path argument means standard input or output.
+pub fn is_dash(path: &Path) -> bool {
+    path.as_os_str() == "-"
+}
+
+/// Reads a whole input, `-` being standard input; the error names the path.
+pub fn read_input(path: &Path) -> Result<Vec<u8>, String> {
+    let result = if is_dash(path) {
+        let mut bytes = Vec::new();
+        std::io::stdin()
+            .lock()
+            .read_to_end(&mut bytes)
+            .map(|_| bytes)
+    } else {
+        std::fs::read(path)
+    };
+    result.map_err(|e| format!("cannot read {}: {e}", text::path(path)))
+}
+
+/// Reports on standard error that `path` is not a readable HRRYFILE (exit 1 follows).
+pub fn report_invalid(path: &Path, e: &hrry::file::Error) {
+    eprintln!("{}: {}", text::path(path), text::safe(&e.to_string()));
 }
 
 /// Opens a HRRYFILE for a command. An I/O error is a failure (exit 2); a file that
 /// cannot be read as a HRRYFILE is reported on stderr and gives `None` (exit 1).
-pub fn open_hrry(path: &std::path::Path) -> Result<Option<hrry::file::HrryFile<'static>>, Failure> {
+pub fn open_hrry(path: &Path) -> Result<Option<hrry::file::HrryFile<'static>>, Failure> {
     match hrry::file::HrryFile::open(path) {
         Ok(f) => Ok(Some(f)),
         Err(hrry::file::Error::Io(e)) => {
-            Err(Failure(format!("cannot read {}: {e}", path.display())))
+            Err(Failure(format!("cannot read {}: {e}", text::path(path))))
         }
         Err(e) => {
-            eprintln!("{}: {e}", path.display());
+            report_invalid(path, &e);
             Ok(None)
         }
     }

@@ -12,7 +12,7 @@ use hrry::stream::{ConversationOptions, StreamReader, StreamWriter, TensorNames}
 use hrry::validate::{Mode, Options};
 use serde_json::{json, Value};
 
-use crate::{Failure, Outcome};
+use crate::{is_dash, text, Failure, Outcome};
 
 /// Subcommands of `hrry stream`.
 #[derive(clap::Subcommand)]
@@ -103,12 +103,8 @@ pub fn run(command: Command) -> Result<Outcome, Failure> {
         Command::Unpack(args) => unpack(args),
         Command::Validate(args) => validate(args),
         Command::Inspect(args) if args.messages => inspect_messages(&args.input, args.json),
-        Command::Inspect(args) => inspect(&args.input, args.json),
+        Command::Inspect(args) => inspect(&args.input, None, args.json),
     }
-}
-
-fn is_dash(p: &Path) -> bool {
-    p.as_os_str() == "-"
 }
 
 /// Bytes gathered before a write to standard output: small descriptors and
@@ -141,30 +137,25 @@ fn stream_error(what: &Path, e: hrry::stream::Error) -> Result<Outcome, Failure>
         hrry::stream::Error::Invalid(v) => {
             eprintln!(
                 "{}: {} [{}] at offset {}: {}",
-                what.display(),
+                text::path(what),
                 v.rule.id,
                 v.rule.level.name(),
                 v.offset,
-                v.message
+                text::safe(&v.message)
             );
             Ok(Outcome::Invalid)
         }
         hrry::stream::Error::Io(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
             std::process::exit(crate::EXIT_BROKEN_PIPE)
         }
-        other => Err(Failure(format!("{}: {other}", what.display()))),
+        other => Err(Failure(format!("{}: {other}", text::path(what)))),
     }
 }
 
 fn pack(args: PackArgs) -> Result<Outcome, Failure> {
     // A HRRYFILE's index is at its end: standard input is read whole first.
     let piped = if is_dash(&args.file) {
-        let mut bytes = Vec::new();
-        std::io::stdin()
-            .lock()
-            .read_to_end(&mut bytes)
-            .map_err(|e| Failure(format!("cannot read standard input: {e}")))?;
-        Some(bytes)
+        Some(crate::read_input(&args.file).map_err(Failure)?)
     } else {
         None
     };
@@ -174,7 +165,7 @@ fn pack(args: PackArgs) -> Result<Outcome, Failure> {
         pack_into(&args.file, piped.as_deref(), &mut w).and_then(|_| w.finish().map(drop))
     } else {
         let file = hrry::file::AtomicFile::create(&args.output)
-            .map_err(|e| Failure(format!("cannot write {}: {e}", args.output.display())))?;
+            .map_err(|e| Failure(format!("cannot write {}: {e}", text::path(&args.output))))?;
         let mut w = StreamWriter::new(file);
         pack_into(&args.file, piped.as_deref(), &mut w)
             .and_then(|_| w.finish())
@@ -213,7 +204,7 @@ fn open_input(path: &Path) -> Result<Box<dyn Read>, Failure> {
         return Ok(Box::new(std::fs::File::from(fd)));
     }
     let f = std::fs::File::open(path)
-        .map_err(|e| Failure(format!("cannot read {}: {e}", path.display())))?;
+        .map_err(|e| Failure(format!("cannot read {}: {e}", text::path(path))))?;
     Ok(Box::new(f))
 }
 
@@ -267,13 +258,13 @@ fn validate(args: ValidateArgs) -> Result<Outcome, Failure> {
             };
             hrry::stream::validate_stream(source, &options)
         }
-        .map_err(|e| Failure(format!("cannot read {}: {e}", path.display())))?;
+        .map_err(|e| Failure(format!("cannot read {}: {e}", text::path(path))))?;
         all_valid &= report.is_valid();
-        let name = path.display().to_string();
+        let name = path.to_string_lossy().into_owned();
         if args.json {
             results.push(hrry::report::validate_json(&name, format.name(), &report));
         } else {
-            crate::validate::print_report(&name, &report);
+            crate::validate::print_report(&text::safe(&name), &report);
         }
     }
     if args.json {
@@ -291,31 +282,35 @@ fn validate(args: ValidateArgs) -> Result<Outcome, Failure> {
     })
 }
 
-/// True when the file at `path` is a bare stream: it starts with a descriptor's
-/// `HRRY` but not a file's `HRRYFILE`, or it is named `.hrrys` (an empty stream
-/// has no magic).
+/// True when `head` (a file's first bytes) starts a bare stream: a version 1
+/// descriptor header (`HRRY`, then `version_major` 1). A damaged `HRRYFILE` magic
+/// (`HRRYFILX`) is not one, so it is still diagnosed as a broken file.
+pub fn is_stream(head: &[u8]) -> bool {
+    head.starts_with(b"HRRY") && head.get(4) == Some(&1)
+}
+
+/// True when the file at `path` is a bare stream: it starts like one
+/// ([`is_stream`]) or is named `.hrrys` (an empty stream has no magic).
 pub fn is_stream_file(path: &Path) -> Result<bool, Failure> {
-    let mut head = [0u8; 8];
-    let mut file = std::fs::File::open(path)
-        .map_err(|e| Failure(format!("cannot read {}: {e}", path.display())))?;
-    let mut filled = 0;
-    while filled < head.len() {
-        match file.read(&mut head[filled..]) {
-            Ok(0) => break,
-            Ok(n) => filled += n,
-            Err(e) => return Err(Failure(format!("cannot read {}: {e}", path.display()))),
-        }
+    if path.extension().is_some_and(|e| e == "hrrys") {
+        return Ok(true);
     }
-    let head = &head[..filled];
-    let named = path.extension().is_some_and(|e| e == "hrrys");
-    Ok(named || (head.starts_with(b"HRRY") && !head.starts_with(&hrry::schema::FILE_MAGIC)))
+    let mut head = Vec::with_capacity(8);
+    std::fs::File::open(path)
+        .and_then(|f| f.take(8).read_to_end(&mut head))
+        .map_err(|e| Failure(format!("cannot read {}: {e}", text::path(path))))?;
+    Ok(is_stream(&head))
 }
 
 /// `hrry inspect` of a bare stream: every tensor with the name `unpack` would give
 /// it, its placement in the stream and its descriptor. Reads the stream once,
 /// skipping the data.
-pub fn inspect(path: &Path, as_json: bool) -> Result<Outcome, Failure> {
-    let mut reader = StreamReader::new(open_input(path)?);
+pub fn inspect(path: &Path, bytes: Option<&[u8]>, as_json: bool) -> Result<Outcome, Failure> {
+    let source: Box<dyn Read + '_> = match bytes {
+        Some(b) => Box::new(b),
+        None => open_input(path)?,
+    };
+    let mut reader = StreamReader::new(source);
     let mut names = TensorNames::new();
     let mut tensors = Vec::new();
     let mut error = None;
@@ -341,7 +336,7 @@ pub fn inspect(path: &Path, as_json: bool) -> Result<Outcome, Failure> {
     if as_json {
         outln!("{}", serde_json::to_string_pretty(&v)?);
     } else {
-        print_human(&path.display().to_string(), &v);
+        print_human(&text::path(path), &v);
     }
     match error {
         None => Ok(Outcome::Ok),
@@ -399,7 +394,7 @@ fn inspect_messages(path: &Path, as_json: bool) -> Result<Outcome, Failure> {
     } else {
         outln!(
             "{}: transport conversation, {} bytes, {} message(s)",
-            path.display(),
+            text::path(path),
             at,
             messages.len()
         );

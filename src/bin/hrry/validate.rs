@@ -1,21 +1,58 @@
-//! `hrry validate`.
+//! `hrry validate`: check files (or directory trees of them), one at a time or in
+//! parallel, and report every violation.
+//!
+//! Output shapes (documented in `--help` and the README):
+//! - human: one block per file, in the order given;
+//! - `--json`: one document whatever the number of files,
+//!   `{"format_version", "valid", "files": [...]}`, files in the order given;
+//! - `--jsonl`: one line per file, printed as each finishes.
+//!
+//! Each file's object is `{"file", "valid", "format", "mode", "violations", "notes"}`,
+//! or `{"file", "valid": false, "error"}` when the file could not be read.
 
-use std::path::PathBuf;
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
 
 use hrry::limits::Limits;
 use hrry::validate::{Mode, Options, Report};
+use serde_json::{json, Value};
 
-use crate::{read_input, Failure, Outcome};
+use crate::{is_dash, text, Failure, Outcome};
 
 /// Arguments of `hrry validate`.
 #[derive(clap::Args)]
+#[command(after_long_help = concat!("\
+JSON output:
+  --json prints one document whatever the number of files:
+    {\"format_version\": 1, \"valid\": <all valid>, \"files\": [<file>, ...]}
+  --jsonl prints one <file> object per line, as each file finishes.
+  <file> is {\"file\", \"valid\", \"format\", \"mode\", \"violations\": [{\"rule\",
+  \"level\", \"offset\", \"message\"}], \"notes\"}, or {\"file\", \"valid\": false,
+  \"error\"} for a file that could not be read (missing, unreadable, not a file).
+
+", exit_codes!()))]
 pub struct Args {
-    /// Files to check (HRRYFILE or .holo, recognised by their magic).
-    #[arg(required = true)]
-    files: Vec<PathBuf>,
-    /// Print one JSON object per file (an array when several files are given).
-    #[arg(long)]
+    /// Files or directories to check; `-` reads standard input. A directory
+    /// contributes the files in it (its whole tree with -r) named *.hrry,
+    /// *.hrryfile or *.holo or starting with one of their magics. Every file named
+    /// is checked, whatever its name or content.
+    #[arg(required = true, value_name = "PATH")]
+    paths: Vec<PathBuf>,
+    /// Descend into subdirectories of directories given.
+    #[arg(short, long)]
+    recursive: bool,
+    /// Check this many files at once (0: one per CPU).
+    #[arg(short, long, value_name = "N", default_value_t = 1)]
+    jobs: usize,
+    /// Print one JSON document for all files (see below).
+    #[arg(long, conflicts_with = "jsonl")]
     json: bool,
+    /// Print one JSON object per line, as each file finishes.
+    #[arg(long)]
+    jsonl: bool,
     /// Apply only the spec's rules, with its permissive allowances (hardening rules
     /// such as unaccounted bytes are not reported).
     #[arg(long)]
@@ -23,6 +60,33 @@ pub struct Args {
     /// Refuse files declaring more tensors than this.
     #[arg(long, value_name = "N")]
     max_tensors: Option<u64>,
+}
+
+/// The version of the `--json` document and of each file's object.
+const FORMAT_VERSION: u64 = 1;
+
+/// What checking one file gave.
+enum Verdict {
+    /// The file was read and validated.
+    Checked {
+        format: hrry::Format,
+        report: Report,
+    },
+    /// The file could not be read; the message says why and names the path.
+    Error(String),
+}
+
+/// One file's result, with its position among the inputs.
+struct Checked {
+    position: usize,
+    name: String,
+    verdict: Verdict,
+}
+
+/// An input to check: a path, or a path that could not even be listed.
+enum Input {
+    Path(PathBuf),
+    Unlisted(PathBuf, String),
 }
 
 pub fn run(args: Args) -> Result<Outcome, Failure> {
@@ -38,36 +102,246 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
         },
         limits,
     };
+    let mut inputs = Vec::new();
+    for path in &args.paths {
+        collect(path, args.recursive, true, &mut inputs);
+    }
+    if inputs.is_empty() {
+        return Err(Failure(format!(
+            "no HRRYFILE or .holo files found in {}{}",
+            args.paths
+                .iter()
+                .map(|p| text::path(p))
+                .collect::<Vec<_>>()
+                .join(", "),
+            if args.recursive {
+                ""
+            } else {
+                " (-r descends into subdirectories)"
+            }
+        )));
+    }
+    let jobs = match args.jobs {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    };
+
     let mut all_valid = true;
-    let mut results = Vec::new();
-    for path in &args.files {
-        let bytes = read_input(path)?;
-        let format = hrry::Format::detect(&bytes, Some(path));
-        let report = hrry::validate_as(&bytes, format, &options);
-        all_valid &= report.is_valid();
-        let name = path.display().to_string();
-        if args.json {
-            results.push(hrry::report::validate_json(&name, format.name(), &report));
-        } else {
-            print_report(&name, &report);
+    let mut any_error = false;
+    let mut files = Vec::new();
+    // Human and --json output keep the order given: results arriving early wait here
+    // until those before them are out.
+    let mut pending: BTreeMap<usize, Checked> = BTreeMap::new();
+    let mut next = 0;
+    check_all(&inputs, jobs, &options, |done| {
+        match &done.verdict {
+            Verdict::Checked { report, .. } => all_valid &= report.is_valid(),
+            Verdict::Error(_) => any_error = true,
         }
-    }
+        if args.jsonl {
+            outln!("{}", file_json(&done));
+            return;
+        }
+        pending.insert(done.position, done);
+        while let Some(done) = pending.remove(&next) {
+            next += 1;
+            if args.json {
+                files.push(file_json(&done));
+            } else {
+                print_human(&done);
+            }
+        }
+    });
     if args.json {
-        let out = if results.len() == 1 {
-            results.pop().unwrap_or_default()
-        } else {
-            serde_json::Value::Array(results)
-        };
-        outln!("{}", serde_json::to_string_pretty(&out)?);
+        let doc = json!({
+            "format_version": FORMAT_VERSION,
+            "valid": all_valid && !any_error,
+            "files": files,
+        });
+        outln!("{}", serde_json::to_string_pretty(&doc)?);
     }
-    Ok(if all_valid {
+    Ok(if any_error {
+        Outcome::Error
+    } else if all_valid {
         Outcome::Ok
     } else {
         Outcome::Invalid
     })
 }
 
-/// Prints a report as `hrry validate` does (also used by `hrry stream validate`).
+/// Adds `path` to `inputs`: a directory's candidate files, or the path itself.
+/// `named` is true for a path the user gave, which is always checked (a missing one
+/// is then reported as unreadable); files found in directories are kept only when
+/// they look like something `hrry` validates.
+fn collect(path: &Path, recursive: bool, named: bool, inputs: &mut Vec<Input>) {
+    if named {
+        match std::fs::metadata(path) {
+            Ok(m) if m.is_dir() && !is_dash(path) => walk(path, recursive, inputs),
+            _ => inputs.push(Input::Path(path.to_path_buf())),
+        }
+        return;
+    }
+    // Inside a walk, symlinks to directories are not followed (no cycles); symlinks
+    // to files are taken like files.
+    let Ok(m) = std::fs::symlink_metadata(path) else {
+        return;
+    };
+    if m.is_dir() {
+        if recursive {
+            walk(path, recursive, inputs);
+        }
+    } else if (m.is_file() || std::fs::metadata(path).is_ok_and(|t| t.is_file()))
+        && looks_checkable(path)
+    {
+        inputs.push(Input::Path(path.to_path_buf()));
+    }
+}
+
+/// Adds the candidate files of directory `dir` (sorted by name) to `inputs`.
+fn walk(dir: &Path, recursive: bool, inputs: &mut Vec<Input>) {
+    let mut children: Vec<PathBuf> = match std::fs::read_dir(dir) {
+        Ok(entries) => entries.filter_map(|e| e.ok().map(|e| e.path())).collect(),
+        Err(e) => {
+            let message = format!("cannot list directory {}: {e}", text::path(dir));
+            inputs.push(Input::Unlisted(dir.to_path_buf(), message));
+            return;
+        }
+    };
+    children.sort();
+    for child in children {
+        collect(&child, recursive, false, inputs);
+    }
+}
+
+/// Whether a file found in a directory is one to check: named like a HRRYFILE,
+/// `.holo` archive, bare stream or captured conversation, or starting with a
+/// HRRYFILE's or an archive's magic.
+fn looks_checkable(path: &Path) -> bool {
+    let by_name = path.extension().and_then(|e| e.to_str()).is_some_and(|e| {
+        matches!(
+            e.to_ascii_lowercase().as_str(),
+            "hrry" | "hrryfile" | "holo" | "hrrys" | "hrrymsg"
+        )
+    });
+    by_name || {
+        let mut head = [0u8; 8];
+        std::fs::File::open(path)
+            .and_then(|mut f| f.read_exact(&mut head))
+            .is_ok()
+            && (head == hrry::schema::FILE_MAGIC || hrry::holo::is_holo(&head))
+    }
+}
+
+/// Checks every input, `jobs` at a time, handing each result to `done` (on this
+/// thread) as it finishes.
+fn check_all(inputs: &[Input], jobs: usize, options: &Options, mut done: impl FnMut(Checked)) {
+    if jobs <= 1 || inputs.len() <= 1 {
+        for (position, input) in inputs.iter().enumerate() {
+            done(check(position, input, options));
+        }
+        return;
+    }
+    let next = AtomicUsize::new(0);
+    let (sender, receiver) = mpsc::channel();
+    std::thread::scope(|scope| {
+        for _ in 0..jobs.min(inputs.len()) {
+            let sender = sender.clone();
+            let next = &next;
+            scope.spawn(move || loop {
+                let position = next.fetch_add(1, Ordering::Relaxed);
+                let Some(input) = inputs.get(position) else {
+                    break;
+                };
+                if sender.send(check(position, input, options)).is_err() {
+                    break;
+                }
+            });
+        }
+        drop(sender);
+        for result in receiver {
+            done(result);
+        }
+    });
+}
+
+/// Checks one input.
+fn check(position: usize, input: &Input, options: &Options) -> Checked {
+    let (path, verdict) = match input {
+        Input::Unlisted(path, message) => (path, Verdict::Error(message.clone())),
+        Input::Path(path) => (
+            path,
+            match load(path) {
+                Ok(bytes) => {
+                    let format = hrry::Format::detect(&bytes, Some(path));
+                    let report = hrry::validate_as(&bytes, format, options);
+                    Verdict::Checked { format, report }
+                }
+                Err(message) => Verdict::Error(message),
+            },
+        ),
+    };
+    Checked {
+        position,
+        name: path.to_string_lossy().into_owned(),
+        verdict,
+    }
+}
+
+/// Reads one input for validation: the only place `validate` reads a file, so that
+/// validating through a random-access source instead of a whole copy in memory is a
+/// change here alone. Standard input (`-`), regular files and pipes are read; other
+/// kinds of file (devices, sockets, directories) are refused rather than read
+/// forever.
+fn load(path: &Path) -> Result<Vec<u8>, String> {
+    if !is_dash(path) {
+        let meta = std::fs::metadata(path)
+            .map_err(|e| format!("cannot read {}: {e}", text::path(path)))?;
+        #[cfg(unix)]
+        let readable = {
+            use std::os::unix::fs::FileTypeExt;
+            meta.is_file() || meta.file_type().is_fifo()
+        };
+        #[cfg(not(unix))]
+        let readable = meta.is_file();
+        if !readable {
+            let kind = if meta.is_dir() {
+                "a directory (give -r to check the files in it)"
+            } else {
+                "not a regular file"
+            };
+            return Err(format!("cannot read {}: {kind}", text::path(path)));
+        }
+    }
+    crate::read_input(path)
+}
+
+/// A file's result as JSON.
+fn file_json(done: &Checked) -> Value {
+    match &done.verdict {
+        Verdict::Checked { format, report } => {
+            hrry::report::validate_json(&done.name, format.name(), report)
+        }
+        Verdict::Error(message) => json!({
+            "file": done.name,
+            "valid": false,
+            "error": message,
+        }),
+    }
+}
+
+fn print_human(done: &Checked) {
+    let name = text::safe(&done.name);
+    let report = match &done.verdict {
+        Verdict::Error(message) => {
+            eprintln!("hrry: {}", text::safe(message));
+            return;
+        }
+        Verdict::Checked { report, .. } => report,
+    };
+    print_report(&name, report);
+}
+
+/// Prints one report for people (also used by `hrry stream validate`).
 pub fn print_report(name: &str, report: &Report) {
     if report.is_valid() {
         outln!("{name}: valid");
@@ -79,11 +353,11 @@ pub fn print_report(name: &str, report: &Report) {
                 v.rule.id,
                 v.rule.level.name(),
                 v.offset,
-                v.message
+                text::safe(&v.message)
             );
         }
     }
     for n in &report.notes {
-        outln!("  note: {n}");
+        outln!("  note: {}", text::safe(n));
     }
 }

@@ -120,7 +120,7 @@ crate::declare_rules! {
         "value tags are not reserved (0x00, 0x08-0xEF, 0xFF)",
         "file-format.md § KV Value Types";
     HF_KV_ARRAY_TAG: "HF-KV-007", Spec,
-        "array element tags are 0x01-0x06",
+        "array element tags are 0x01-0x06, an empty array's included",
         "file-format.md § KV Value Types";
     HF_KV_STRING_UTF8: "HF-KV-008", Spec,
         "string values are valid UTF-8",
@@ -131,14 +131,17 @@ crate::declare_rules! {
     HF_KV_TRAILING: "HF-KV-010", Hardening,
         "no bytes follow the last KV entry inside kv_length",
         "INTERPRETATIONS.md § Rules and levels";
+    HF_TXT_CONTROL: "HF-TXT-001", Hardening,
+        "tensor names and KV keys hold no control characters (U+0000-U+001F, U+007F-U+009F)",
+        "docs/interpretations.md § Container and descriptor";
     HF_PLC_BUFFER_ALIGN: "HF-PLC-002", Spec,
         "every data buffer starts on a data_buffer_alignment boundary",
         "file-format.md § Data Buffer Placement";
     HF_PLC_PADDING_ZERO: "HF-PLC-003", Spec,
         "padding bytes are 0x00",
         "file-format.md § Alignment and Padding Summary";
-    HF_PLC_HEAD_PADDING: "HF-PLC-004", Hardening,
-        "no data_buffer_alignment padding follows a composite head",
+    HF_PLC_HEAD_PADDING: "HF-PLC-004", Spec,
+        "no data_buffer_alignment padding follows a composite head (some writers pad there; the spec forbids it)",
         "file-format.md § Composite Tensors";
     HF_PLC_REGION_END: "HF-PLC-005", Hardening,
         "the tensor region ends exactly where the KV section (or the index) begins",
@@ -158,6 +161,9 @@ crate::declare_rules! {
     HF_PLC_KV_GAP: "HF-PLC-010", Hardening,
         "only padding to the next 8-byte boundary lies between the KV section and the index",
         "INTERPRETATIONS.md § Container";
+    HF_PLC_BUFFER_OWN_ALIGN: "HF-PLC-011", Hardening,
+        "a non-empty buffer's file offset is a multiple of its handle's alignment (the alignment the writer declares it guarantees)",
+        "buffer-protocol.md § Minimum Alignment";
     HF_CMP_TORN: "HF-CMP-001", Spec,
         "a composite head is followed by member_count members (no torn composite)",
         "file-format.md § Composite Tensors";
@@ -196,10 +202,13 @@ crate::declare_rules! {
         "metadata.md § shape";
     TD_TYP_TAG: "TD-TYP-001", Spec,
         "type_tag is an assigned element type (not 0x00, 0x47, unassigned or 0xFF)",
-        "element-types.md § Type Tag Space";
+        "element-types.md § Type Identifier Encoding";
+    TD_TYP_E8M0: "TD-TYP-002", Spec,
+        "no element of a float8_e8m0 tensor is 0x00 or 0xFF (reserved codes make the descriptor invalid)",
+        "element-types.md § Float8 Variants";
     TD_LAY_TAG: "TD-LAY-001", Spec,
         "layout_tag is an assigned layout",
-        "memory-layout.md § Layout Tag Space";
+        "memory-layout.md § Named Layout Tags";
     TD_LAY_SCALAR: "TD-LAY-002", Spec,
         "a rank-0 tensor is row-major",
         "data-model.md § Scalar Tensors";
@@ -210,11 +219,11 @@ crate::declare_rules! {
         "buffer_count fits the layout: 0 for a composite head, 1 for unquantized dense, at least 1 otherwise",
         "metadata.md § Buffer Table";
     TD_BUF_ALIGN: "TD-BUF-002", Spec,
-        "buffer alignment is a power of two of at least 64",
-        "metadata.md § Buffer Table";
+        "buffer alignment is a power of two, at least 64 for a non-empty buffer (any power of two for an empty one)",
+        "buffer-protocol.md § Buffer Handle, § Empty Buffers";
     TD_BUF_RESERVED: "TD-BUF-003", Spec,
-        "buffer handle reserved bytes are zero",
-        "metadata.md § Buffer Table";
+        "the buffer handle's reserved byte 15 is zero",
+        "buffer-protocol.md § Buffer Handle";
     TD_BUF_BYTE_OFFSET: "TD-BUF-004", Spec,
         "byte_offset is at most the size of buffer 0",
         "metadata.md § byte_offset";
@@ -224,12 +233,36 @@ crate::declare_rules! {
     TD_BUF_TAIL: "TD-BUF-006", Spec,
         "the bits after the last packed sub-byte element of a contiguous tensor, to the end of its byte (of its 3-byte group for 6-bit types), are zero",
         "element-types.md § Sub-Byte Integer Types, § 6-bit packing, § Boolean Type";
+    TD_BUF_SYNC: "TD-BUF-007", Spec,
+        "sync_mode is 0x00, 0x01 or 0x02",
+        "buffer-protocol.md § sync_mode Values";
+    TD_BUF_SYNC_CPU: "TD-BUF-008", Spec,
+        "a CPU buffer (device_tag 0x00) has sync_mode 0x00 (SYNC_PRODUCER_SYNCED)",
+        "buffer-protocol.md § Producer Requirement";
+    TD_BUF_MEMORY_CLASS: "TD-BUF-009", Spec,
+        "memory_class is not reserved (0x04-0xEF, 0xFF)",
+        "buffer-protocol.md § Memory Class Values";
+    TD_BUF_PAIR: "TD-BUF-010", Spec,
+        "(device_tag, memory_class) is a pair the per-device validity table lists",
+        "buffer-protocol.md § Per-Device Validity";
+    TD_BUF_DEVICE: "TD-BUF-011", Spec,
+        "device_tag is not reserved (0x09-0xEF, 0xFF)",
+        "buffer-protocol.md § Device Tags";
+    TD_BUF_DEVICE_PRIVATE: "TD-BUF-012", Hardening,
+        "no buffer uses a private device_tag (0xF0-0xFE), which is not exchanged without agreement",
+        "buffer-protocol.md § Device Tags";
+    TD_BUF_COLOCATION: "TD-BUF-013", Spec,
+        "all buffers of a descriptor share device_tag and memory_class",
+        "buffer-protocol.md § Device Colocation";
     TD_QNT_HEADER: "TD-QNT-001", Spec,
         "a quantization section holds at least its 4-byte scheme header",
-        "quantization.md § Quantization Descriptor Header";
+        "quantization.md § Descriptor Header";
     TD_SHD_BOUNDS: "TD-SHD-001", Spec,
         "shard_offset[k] + shape[k] <= parent_shape[k] for every dimension",
         "metadata.md § Shard Section";
+    TD_SHD_DYNAMIC: "TD-SHD-002", Spec,
+        "no parent_shape or shard_offset entry is the dynamic dimension sentinel 2^64-1",
+        "data-model.md § Dynamic Dimensions";
     TD_STA_MASK: "TD-STA-001", Spec,
         "statistics computed_mask reserved bits 6-31 are zero",
         "metadata.md § computed_mask";
@@ -271,17 +304,20 @@ crate::declare_rules! {
         "metadata.md § Composite Member Section";
     TD_CMP_RULE: "TD-CMP-001", Spec,
         "composition_rule is 1, 2 or 3 (private 0xF0-0xFE only in permissive mode)",
-        "layouts/composite.md § Head Fields";
+        "layouts/composite.md § Head Layout-Specific Fields";
     TD_CMP_COMBINE: "TD-CMP-002", Spec,
         "combine_op is 1 or 2 for overlay and 0 otherwise",
-        "layouts/composite.md § Head Fields";
+        "layouts/composite.md § Head Layout-Specific Fields";
     TD_CMP_RESERVED: "TD-CMP-003", Spec,
         "composite head reserved bytes are zero",
-        "layouts/composite.md § Head Fields";
+        "layouts/composite.md § Head Layout-Specific Fields";
     TD_CMP_OPEN: "TD-CMP-004", Spec,
         "member_count is not 0xFFFFFFFF (open composite)",
-        "layouts/composite.md § Head Fields";
+        "layouts/composite.md § Head Layout-Specific Fields";
     TD_CMP_BYTE_OFFSET: "TD-CMP-005", Spec,
         "a composite head's byte_offset is 0",
         "metadata.md § Composite / Virtual";
+    TD_CMP_QUANTIZATION: "TD-CMP-006", Spec,
+        "a composite head does not set HAS_QUANTIZATION",
+        "layouts/composite.md § Head Descriptor";
 }

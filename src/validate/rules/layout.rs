@@ -49,6 +49,9 @@ crate::declare_rules! {
     LY_HIL_SHAPE: "LY-HIL-004", Spec,
         "every dimension equals 2^hilbert_order",
         "layouts/hilbert.md § Validity Constraints";
+    LY_HIL_SIZE: "LY-HIL-005", Spec,
+        "buffer 0 holds exactly 2^(hilbert_rank * hilbert_order) elements after byte_offset",
+        "layouts/hilbert.md § Buffer Size";
     LY_SPR_BYTE_OFFSET: "LY-SPR-001", Spec,
         "sparse and indirect tensors have byte_offset 0",
         "memory-layout.md § byte_offset";
@@ -191,11 +194,23 @@ crate::declare_rules! {
         "a block-paged tensor carries no shard section",
         "layouts/block-paged.md § Sharding";
     LY_BP_DEVICE: "LY-BP-013", Spec,
-        "all buffers of a block-paged tensor share one device_tag",
+        "all buffers of a block-paged tensor share one device_tag and one memory_class",
         "layouts/block-paged.md § Alignment";
     LY_BP_TOKENS: "LY-BP-014", Hardening,
         "the tokens of shape[0] fit in the logical pages (shape[0] <= seq_ptr[num_seqs] * page_size)",
         "layouts/block-paged.md § Logical Shape";
+    LY_BP_INDEX_WIDTH: "LY-BP-018", Hardening,
+        "a pool of more than 0xFFFFFFFF pages uses a uint64 block table (block_table_index_type 0x01)",
+        "layouts/block-paged.md § Additional Descriptor Fields";
+    LY_BP_QUANT_SCHEME: "LY-BP-015", Spec,
+        "a quantized block-paged tensor uses per-tensor, per-channel or per-block affine (paged-axis quantization is per-block affine)",
+        "layouts/block-paged.md § Per-scheme composition";
+    LY_BP_QUANT_BLOCK: "LY-BP-016", Spec,
+        "per-block affine on a block-paged tensor has axis 0 and block_size = page_size",
+        "layouts/block-paged.md § Per-scheme composition";
+    LY_BP_QUANT_CHANNEL: "LY-BP-017", Spec,
+        "per-channel affine on a block-paged tensor does not quantize axis 0",
+        "layouts/block-paged.md § Per-scheme composition";
     LY_CMP_SHARD: "LY-CMP-001", Spec,
         "every partition and overlay member carries a shard section",
         "layouts/composite.md § Members";

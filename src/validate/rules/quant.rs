@@ -33,8 +33,11 @@ crate::declare_rules! {
         "a buffer shared by the scale and zero-point arrays holds both end to end ([scales | zero_points])",
         "quantization.md § Buffer Table Placement Rules";
     QZ_BUF_COUNT: "QZ-BUF-003", Spec,
-        "a quantized dense tensor has buffer_count = 1 + the number of distinct parameter buffers",
-        "memory-layout.md § Buffer Table";
+        "a quantized tensor has buffer_count = the layout's own buffers (1 for dense layouts) + the number of distinct parameter buffers",
+        "metadata.md § Buffer Table; quantization.md § Buffer Table Placement Rules";
+    QZ_BUF_LAYOUT: "QZ-BUF-004", Spec,
+        "a quantization-parameter buffer index names none of the layout's own buffers (sparse indices and pointers, block table, seq_ptr)",
+        "quantization.md § Buffer Table Placement Rules";
     QZ_DEVICE: "QZ-DEV-001", Spec,
         "a quantization-parameter buffer has the data buffer's device_tag",
         "quantization.md § Buffer Table Placement Rules";
@@ -54,6 +57,9 @@ crate::declare_rules! {
     QT_RESERVED: "QT-RSV-001", Spec,
         "per-tensor _reserved bytes are zero",
         "quantization/per-tensor-affine.md § Validity Constraints";
+    QT_BUFFERS: "QT-BUF-001", Spec,
+        "a per-tensor affine tensor has no parameter buffer (exactly one buffer when dense, the layout's own buffers otherwise)",
+        "quantization/per-tensor-affine.md § Description";
 
     QC_STORAGE: "QC-TYP-001", Spec,
         "per-channel affine storage is int8/16/32, uint8/16/32, int4, uint4, int2 or uint2",
@@ -114,8 +120,8 @@ crate::declare_rules! {
         "per-block scale (and zero-point) buffer index < buffer_count",
         "quantization/per-block-affine.md § Referenced Buffers";
     QB_SIZE: "QB-SIZ-001", Spec,
-        "an unshared per-block scale buffer is num_blocks * sizeof(scale type) bytes, a zero-point buffer num_blocks * 4",
-        "quantization/per-block-affine.md § Referenced Buffers";
+        "an unshared per-block scale buffer is num_blocks * sizeof(scale type) bytes, a zero-point buffer num_blocks * 4 (block-paged: num_pages * page_size entries)",
+        "quantization/per-block-affine.md § Referenced Buffers; layouts/block-paged.md § Scale-buffer size";
     QB_PADDING: "QB-PAD-001", Spec,
         "padding elements of a partial final block are zero",
         "quantization/per-block-affine.md § Padding";

@@ -92,6 +92,9 @@ crate::declare_rules! {
     TR_DSC_LENGTH: "TR-DSC-002", Spec,
         "a TENSOR_PUT's descriptor field holds exactly descriptor_length bytes",
         "interchange.md § TENSOR_PUT Payload";
+    TR_DSC_SYNC: "TR-DSC-003", Spec,
+        "every buffer handle on the wire declares sync_mode 0x00 (SYNC_PRODUCER_SYNCED): device events and streams do not cross machines",
+        "interchange.md § Completion";
     TR_PUT_ACK: "TR-PUT-001", Spec,
         "TENSOR_PUT_ACK answers a TENSOR_PUT whose TENSOR_DATA_END has arrived",
         "interchange.md § TENSOR_PUT Flow";

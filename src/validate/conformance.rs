@@ -1,0 +1,330 @@
+//! The conformance map: which rules enforce each spec file and section, and which
+//! requirements of the spec no rule checks, with the reason. `hrry rules --markdown`
+//! prints [`markdown`]; `docs/conformance.md` is that output, kept current by a test.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use super::{all_rules, Level, Rule};
+
+/// Why a requirement has no rule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Reason {
+    /// It binds what a program does with the bytes (a reader's or consumer's
+    /// behaviour at run time), not the bytes themselves. Where hrry is that program,
+    /// its own code keeps it.
+    Runtime,
+    /// It binds a writer's intent or knowledge, which the bytes do not record.
+    WriterOnly,
+    /// It binds a transport conversation (interchange.md), not a file.
+    Transport,
+    /// It holds by construction of the encoding: no byte sequence can break it.
+    ByConstruction,
+    /// It binds the specification's own evolution, not implementations' data.
+    SpecProcess,
+    /// A reading of the team (INTERPRETATIONS.md or docs/interpretations.md)
+    /// decides that it is not a rejection.
+    Reading,
+}
+
+impl Reason {
+    /// The heading the doc lists these requirements under.
+    pub fn title(self) -> &'static str {
+        match self {
+            Reason::Runtime => "Behaviour at run time",
+            Reason::WriterOnly => "A writer's intent, not recorded in the bytes",
+            Reason::Transport => "Transport conversations",
+            Reason::ByConstruction => "True of every encodable file",
+            Reason::SpecProcess => "The specification's own evolution",
+            Reason::Reading => "Settled by a reading of the team",
+        }
+    }
+}
+
+/// A requirement of the spec that no rule checks.
+#[derive(Clone, Copy, Debug)]
+pub struct Unchecked {
+    /// Spec file and section, as in [`Rule::spec`].
+    pub spec: &'static str,
+    /// What is required, in our words.
+    pub requirement: &'static str,
+    /// Why no rule checks it.
+    pub reason: Reason,
+    /// Detail on the reason (what covers it instead, if anything).
+    pub note: &'static str,
+}
+
+macro_rules! unchecked {
+    ($($reason:ident, $spec:literal, $req:literal, $note:literal;)+) => {
+        &[$(Unchecked { spec: $spec, requirement: $req, reason: Reason::$reason, note: $note }),+]
+    };
+}
+
+/// Every requirement deliberately left without a rule.
+pub static UNCHECKED: &[Unchecked] = unchecked! {
+    ByConstruction, "file-format.md § File Layout; metadata.md § Overall Descriptor Structure; element-types.md § Byte Order",
+        "multi-byte fields and element data are little-endian",
+        "every byte sequence has a little-endian reading; hrry reads and writes little-endian only";
+    ByConstruction, "metadata.md § shape; data-model.md § Shape",
+        "every dimension is at least 0",
+        "dimensions are unsigned";
+    ByConstruction, "metadata.md § byte_offset; memory-layout.md § byte_offset; element-types.md § Type Properties Summary",
+        "sub-byte data starts on a byte boundary",
+        "byte_offset counts bytes";
+    ByConstruction, "metadata.md § Shard Section",
+        "parent_shape has the tensor's rank",
+        "the section holds exactly rank entries of each array";
+    ByConstruction, "layouts/row-major.md § Description; layouts/column-major.md § Description",
+        "row- and column-major descriptors carry no strides",
+        "the layout has no stride field; extra bytes inside descriptor_length are minor-version growth";
+    ByConstruction, "memory-layout.md § Extension Layouts",
+        "an extension layout descriptor holds an id and length-prefixed data",
+        "the schema reads exactly those fields; a descriptor too short for them breaks TD-HDR-004";
+    ByConstruction, "quantization.md § Descriptor Header",
+        "quantization_length covers header, scheme fields and writer padding",
+        "it is the length of what follows by definition; shorter than the scheme's fields is QZ-LEN-001";
+    ByConstruction, "metadata.md § Buffer Table",
+        "more than 255 buffers need several descriptors",
+        "buffer_count is one byte";
+    WriterOnly, "file-format.md § File Header",
+        "a writer that does not know the tensor count writes 0xFFFFFFFFFFFFFFFF as tensor_count_hint",
+        "whether the writer knew is not recorded; the hint is advisory and never judged (INTERPRETATIONS.md § Container)";
+    WriterOnly, "metadata.md § Statistics Section",
+        "a streaming writer omits statistics it has not computed, and marks fields it did not compute as not valid",
+        "the bytes do not say what the writer computed; statistics are advisory, only their encoded ranges are checked (TD-STA-*)";
+    WriterOnly, "quantization/per-tensor-affine.md § Binary Encoding",
+        "a symmetric per-tensor tensor has zero_point 0",
+        "per-tensor affine has no SYMMETRIC flag, so symmetry is not recorded; the zero point's range is QT-ZPT-001";
+    WriterOnly, "versioning.md § Writer Requirements",
+        "a writer emits the lowest versions whose features it uses",
+        "which features a writer meant to use is not recorded; readers skip unknown trailing bytes";
+    WriterOnly, "file-format.md § Writer Protocol",
+        "a writer never seeks backward",
+        "a property of how the file was produced; hrry's writer is single-pass";
+    WriterOnly, "layouts/block-paged.md § Framework Compliance",
+        "a producer transposes kernel-internal caches to the interchange layout",
+        "the bytes of either arrangement are a valid pool";
+    WriterOnly, "buffer-protocol.md § Page Alignment for GPU and IPC",
+        "writers targeting GPU, IPC or RDMA transport declare alignment of at least 4096",
+        "a file does not say which transport it targets; in a file every buffer sits on a data_buffer_alignment (>= 4096) boundary anyway";
+    WriterOnly, "metadata.md § Extension Type Section",
+        "a portable non-power-of-two sub-byte type is requested as a built-in tag",
+        "a process requirement; an extension type of such a width breaks TD-EXT-003";
+    Runtime, "file-format.md § Sequential Reader (No Seek)",
+        "a sequential reader follows offsets, never data content, and never treats the trailer as tensor data",
+        "hrry's SequentialReader does so; nothing in a file can break it";
+    Runtime, "file-format.md § Composite Tensors; layouts/composite.md § Torn composite",
+        "a permissive reader never presents a torn composite as complete",
+        "hrry's reader API reports the composite incomplete; a torn composite is HF-CMP-001 in every mode";
+    Runtime, "metadata.md § Fixed Header; quantization.md § Descriptor Header",
+        "a reader never reads past descriptor_length or quantization_length",
+        "hrry parses each from a slice of exactly that length; fields that do not fit are TD-HDR-004 or QZ-LEN-001";
+    Runtime, "data-model.md § Dynamic Dimensions; metadata.md § shape",
+        "a reader computes no size from a dynamic dimension, and the value is resolved before data moves",
+        "hrry never does; a stored dynamic dimension is TD-SHP-002 (hardening), on a quantization axis QC/QB/QN/QM-AXS-002";
+    Runtime, "element-types.md § Type Identifier Encoding; memory-layout.md § Layout Taxonomy; quantization.md § Descriptor Header; layouts/composite.md § Head Descriptor",
+        "in permissive mode a reader does not interpret data of unknown types, layouts or schemes",
+        "hrry's permissive allowances skip such data (QZ-TAG-003 becomes a note)";
+    Runtime, "element-types.md § Tier 1 -- Core Types; quantization.md § Scheme Tag Space",
+        "implementations support every Tier 1 type and scheme",
+        "hrry reads every built-in type, layout and scheme";
+    Runtime, "element-types.md § Float8 Variants (and every type's section)",
+        "bit patterns are preserved exactly in zero-copy interchange",
+        "hrry returns buffers as borrowed bytes; its writer copies bytes unchanged";
+    Runtime, "element-types.md § Sub-Byte Floating-Point Types",
+        "hardware clamps float4_e2m1 values outside [-6, 6]",
+        "a property of computation, not of stored codes";
+    Runtime, "metadata.md § computed_mask; metadata.md § Statistics Section",
+        "a reader uses a statistic only when its bit is set, and never for correctness",
+        "hrry uses statistics for nothing but the LY-SPR-002 cross-check";
+    Runtime, "metadata.md § Extension Type Section",
+        "a reader sizes buffers of extension types from bit_width and packing_factor",
+        "hrry does (TD-BUF-005 and the layout size rules use them)";
+    Runtime, "memory-layout.md § Sub-Byte Types; layouts/hilbert.md § Normative Index Mapping; layouts/tiled.md § Boundary Padding",
+        "addressing follows the normative formulas (6-bit types by group, Hilbert by the reference algorithm) and never reads tile padding",
+        "implementation properties, tested against the spec's examples (tests/layout_dense.rs, tests/layout_props.rs)";
+    Runtime, "layouts/coo.md § Storage Order; layouts/csf.md § Mode Ordering",
+        "unsorted COO is searched linearly; any valid mode_order is honoured and not rejected",
+        "reader behaviour; hrry's sparse readers do both (tests/layout_sparse.rs)";
+    Runtime, "layouts/block-paged.md § Storage Invariants",
+        "a reader never reads past a sequence's valid token count",
+        "token counts are not stored, so hrry exposes the page pool (dequantization included) and no logical view";
+    Runtime, "quantization.md § Partial Block Policy; quantization/per-block-affine.md § Dequantization Formula; quantization/nf4.md § Lookup Table",
+        "dequantization applies each scheme's formula, partial-block rule, scale widening and NF4 table exactly",
+        "properties of hrry's dequantizer, tested against the scalar reference and the upstream vectors";
+    Runtime, "buffer-protocol.md § Empty Buffers; § Per-Device Memory Model",
+        "empty buffers and device pointers are never dereferenced from the host",
+        "pointer handling in a process, not file content";
+    Runtime, "buffer-protocol.md § Buffer Ownership and Lifetime; § Release Callback; § Reference Counting; § Zero-Copy Invariants",
+        "ownership, release callbacks, immutability and pointer stability during a handoff",
+        "in-process and IPC handoff semantics (the C ABI's concern), not file content";
+    Runtime, "buffer-protocol.md § Producer Requirement; § Consumer Requirement; § Relationship to the Release Callback",
+        "producers synchronise device writes before handoff; consumers honour sync_mode",
+        "run-time synchronisation; the declared sync_mode is checked (TD-BUF-007, TD-BUF-008)";
+    Runtime, "buffer-protocol.md § Backward Compatibility; § Per-Device Validity",
+        "consumers never treat an unknown memory class as STANDARD; producers verify hardware before declaring UNIFIED",
+        "run-time decisions; unknown classes are rejected (TD-BUF-009, TD-BUF-010)";
+    Runtime, "metadata.md § Version Compatibility; versioning.md § Compatibility Matrix",
+        "a reader of an older minor version ignores later optional fields",
+        "hrry keeps bytes after the known fields as trailing data and interprets none of them";
+    Transport, "interchange.md § Server Layout Selection; § On-the-Fly Transcoding; § Device Negotiation",
+        "a server serves the first satisfiable preferred layout, transcodes element-preserving within its memory limit, and places buffers on the preferred device or refuses",
+        "server decisions that depend on what it stores and can do; a conversation shows only their outcome, whose messages the TR- rules check";
+    Transport, "interchange.md § Message Framing; § Message Types; § Error Handling",
+        "a receiver answers an oversized, unknown or malformed message with ERROR and closes the stream",
+        "receiver behaviour; the conversation validator reports the fault (TR-LIM-001, TR-FRM-002, TR-MSG-001, TR-MSG-004) and stream::message::error_code_for names the code to send";
+    Transport, "interchange.md § GPUDirect Destination Registration; § TENSOR_PUT with RDMA",
+        "a registered region's memory is on the device the descriptor names; RDMA completes before TENSOR_DATA_END",
+        "facts of the peers' memory and RDMA hardware, absent from the messages; their order and lengths are TR-RDM-001 to TR-RDM-003";
+    Transport, "buffer-protocol.md § Device Colocation; § Per-Transport Constraints",
+        "a server never moves a TENSOR_PUT's buffers to another device",
+        "server behaviour; within a descriptor colocation is TD-BUF-013, and cross-machine sync_mode 0 is TR-DSC-003";
+    SpecProcess, "versioning.md (amendment, stability and registry sections); quantization.md § Version Compatibility",
+        "how future versions allocate tags, fields and version numbers",
+        "binds the specification's authors";
+    SpecProcess, "element-types.md § Type Identifier Encoding; versioning.md § Stability Commitments",
+        "implementations assign no meaning to reserved tag ranges",
+        "reserved tags in a file are rejected by their rules (TD-TYP-001, TD-LAY-001, QZ-TAG-002, HF-KV-006, TD-BUF-009, TD-BUF-011)";
+    SpecProcess, "memory-layout.md § Custom Layouts",
+        "opaque custom layouts use extension tags with an out-of-band agreement",
+        "a design rule; unrecognised extension layouts are TD-LAY-003";
+    Reading, "element-types.md § Type Identifier Encoding",
+        "tensors with private element types are not exchanged without agreement",
+        "INTERPRETATIONS.md § Descriptor: a private type described by an extension type section is accepted";
+    Reading, "layouts/morton.md § Buffer Size; layouts/block-paged.md § Storage Invariants; layouts/*.md § Buffer Size",
+        "buffers hold the stated number of elements",
+        "read as minimums (INTERPRETATIONS.md § Descriptor, docs/interpretations.md § Layouts), except Hilbert's \"exactly\" (LY-HIL-005) and parameter buffers";
+    ByConstruction, "layouts/block-paged.md § Storage Invariants",
+        "seq_ptr[num_seqs] equals the total logical pages",
+        "total_logical_pages is defined by seq_ptr[num_seqs]; what is checkable is LY-BP-008 to LY-BP-011 and LY-BP-014";
+};
+
+/// One section of one spec file, as named by rule spec references.
+type Sections = BTreeMap<String, Vec<&'static Rule>>;
+
+/// Splits a rule's `spec` text into (file, section) pairs: references are
+/// separated by `; `, a file's further sections by `, § `.
+fn references(spec: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for part in spec.split("; ") {
+        let (file, sections) = part.split_once(" § ").unwrap_or((part, ""));
+        for section in sections.split(", § ") {
+            out.push((file.to_string(), section.to_string()));
+        }
+    }
+    out
+}
+
+/// Where a reference's file is listed: spec files first, then our own sources.
+fn group(file: &str) -> (u8, String) {
+    let own = file.starts_with("INTERPRETATIONS") || file.starts_with("README");
+    let holo = file.starts_with("archive-format");
+    (u8::from(own) + 2 * u8::from(holo), file.to_string())
+}
+
+/// The conformance map in Markdown: the rule table grouped by spec file and
+/// section, then the requirements no rule checks.
+pub fn markdown() -> String {
+    let rules: Vec<&'static Rule> = all_rules().collect();
+    let mut by_file: BTreeMap<(u8, String), Sections> = BTreeMap::new();
+    for &r in &rules {
+        for (file, section) in references(r.spec) {
+            by_file
+                .entry(group(&file))
+                .or_default()
+                .entry(section)
+                .or_default()
+                .push(r);
+        }
+    }
+    let count = |level| rules.iter().filter(|r| r.level == level).count();
+    let mut s = String::new();
+    // Writing to a String cannot fail.
+    let _ = writeln!(s, "# Conformance map\n");
+    let _ = writeln!(
+        s,
+        "Generated by `hrry rules --markdown` from the rule table; `cargo test` fails when \
+         this file differs from that output. For each file and section of the Hurray spec, \
+         the rules that enforce it; then the requirements no rule checks, and why.\n"
+    );
+    let _ = writeln!(
+        s,
+        "{} rules: {} `spec` (strict and permissive mode), {} `hardening` (strict mode only), \
+         {} `limit` (every mode). A rule may enforce several sections and is listed under each.\n",
+        rules.len(),
+        count(Level::Spec),
+        count(Level::Hardening),
+        count(Level::Limit)
+    );
+    let _ = writeln!(s, "## Rules by spec section\n");
+    let mut last_group = 0;
+    for ((g, file), sections) in &by_file {
+        if *g != last_group {
+            let title = if *g == 1 {
+                "Our own readings and limits"
+            } else {
+                "The .holo archive"
+            };
+            let _ = writeln!(s, "## {title}\n");
+            last_group = *g;
+        }
+        let _ = writeln!(s, "### {file}\n");
+        for (section, list) in sections {
+            let name = if section.is_empty() {
+                "(whole file)"
+            } else {
+                section
+            };
+            let _ = writeln!(s, "- **{name}**");
+            for r in list {
+                let _ = writeln!(s, "  - `{}` ({}) {}", r.id, r.level.name(), r.summary);
+            }
+        }
+        let _ = writeln!(s);
+    }
+    let _ = writeln!(s, "## Requirements no rule checks\n");
+    let _ = writeln!(
+        s,
+        "A validator judges bytes. These requirements bind something else, or hold for every \
+         encodable file, or are settled by a reading; each says what keeps it instead.\n"
+    );
+    let mut reasons: Vec<Reason> = UNCHECKED.iter().map(|u| u.reason).collect();
+    reasons.sort();
+    reasons.dedup();
+    for reason in reasons {
+        let _ = writeln!(s, "### {}\n", reason.title());
+        for u in UNCHECKED.iter().filter(|u| u.reason == reason) {
+            let _ = writeln!(s, "- {} — {}: {}.", u.spec, u.requirement, u.note);
+        }
+        let _ = writeln!(s);
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn references_split_files_and_sections() {
+        assert_eq!(
+            references("a.md § X, § Y; b.md § Z"),
+            [
+                ("a.md".to_string(), "X".to_string()),
+                ("a.md".to_string(), "Y".to_string()),
+                ("b.md".to_string(), "Z".to_string())
+            ]
+        );
+    }
+
+    #[test]
+    fn every_rule_appears_in_the_map() {
+        let doc = markdown();
+        for r in all_rules() {
+            assert!(doc.contains(&format!("`{}`", r.id)), "{} missing", r.id);
+        }
+        for u in UNCHECKED {
+            assert!(doc.contains(u.requirement), "{} missing", u.requirement);
+        }
+    }
+}
