@@ -60,3 +60,5 @@ printf "  to a file: %.2f   through /dev/null: %.2f   vs reading alone: %.2f\n" 
     "$(echo "$(m cat_null) / $(m pipeline_null)" | bc -l)" \
     "$(echo "$(m read) / $(m pipeline_null)" | bc -l)"
 echo "peak RSS (last run): pack $(rss "$work/pack.time") KiB, unpack $(rss "$work/unpack.time") KiB"
+rm -f "$G" "$C"
+echo "(left $F for further runs; remove $work when done)"

@@ -89,11 +89,18 @@ fn validate_has_the_shape_and_exit_codes_of_hrry_validate() {
         "corpus/stream/valid/basic.hrrys",
     ]);
     assert_eq!(code, 0, "{out}");
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc["format_version"], 1);
+    assert_eq!(doc["valid"], true);
+    let v = &doc["files"][0];
     assert_eq!(v["valid"], true);
     assert_eq!(v["format"], "stream");
     assert_eq!(v["mode"], "strict");
     assert!(v["violations"].as_array().unwrap().is_empty());
+    // `hrry validate` gives the same object for a file named .hrrys.
+    let (_, same, _) = run(&["validate", "--json", "corpus/stream/valid/basic.hrrys"]);
+    let same: serde_json::Value = serde_json::from_str(&same).unwrap();
+    assert_eq!(same["files"][0], *v);
 
     let (code, out, _) = run(&[
         "stream",
@@ -104,13 +111,29 @@ fn validate_has_the_shape_and_exit_codes_of_hrry_validate() {
         "corpus/messages/valid/request.hrrymsg",
     ]);
     assert_eq!(code, 1);
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    let list = v.as_array().expect("an array for two inputs");
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc["valid"], false);
+    let list = doc["files"].as_array().expect("one object per input");
     assert_eq!(list[0]["format"], "messages");
     assert_eq!(list[0]["violations"][0]["rule"], "TR-ORD-003");
     assert_eq!(list[0]["violations"][0]["level"], "spec");
     assert!(list[0]["violations"][0]["offset"].as_u64().is_some());
     assert_eq!(list[1]["valid"], true);
+    let (code, out, _) = run(&[
+        "stream",
+        "validate",
+        "--jsonl",
+        "corpus/stream/valid/basic.hrrys",
+        "no/such/file.hrrys",
+    ]);
+    assert_eq!(code, 2, "an unreadable input");
+    let lines: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[1]["valid"], false);
+    assert!(lines[1]["error"].as_str().unwrap().contains("no/such/file"));
 
     // Hardening rules are not reported in permissive mode.
     let file = "corpus/messages/invalid/TR-PNG-001.hrrymsg";

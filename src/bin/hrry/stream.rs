@@ -4,7 +4,7 @@
 use std::io::{IsTerminal, Read};
 use std::path::{Path, PathBuf};
 
-use hrry::file::{HrryWriter, WriterOptions};
+use hrry::file::{HrryWriter, Output, WriterOptions};
 use hrry::limits::Limits;
 use hrry::model::ElementType;
 use hrry::stream::message::read_frame;
@@ -52,7 +52,8 @@ pub struct PackArgs {
     /// The HRRYFILE to pack (`-` for standard input, read whole first since a
     /// file's index is at its end).
     file: PathBuf,
-    /// Output stream (`-` for standard output, which must not be a terminal).
+    /// Output stream (`-` for standard output, which must not be a terminal). A
+    /// file is written under a temporary name and renamed when complete.
     #[arg(short, long, value_name = "OUT")]
     output: PathBuf,
 }
@@ -78,10 +79,15 @@ pub struct ValidateArgs {
     /// Streams (or captures) to check; `-` reads standard input.
     #[arg(required = true)]
     inputs: Vec<PathBuf>,
-    /// Print one JSON object per input (an array when several are given), in the
-    /// shape of `hrry validate --json`.
-    #[arg(long)]
+    /// Print one JSON document for all inputs, as `hrry validate --json` does:
+    /// {"format_version": 1, "valid", "files": [{"file", "valid", "format", "mode",
+    /// "violations": [{"rule", "level", "offset", "message"}], "notes"}, ...]} (an
+    /// input that cannot be read is {"file", "valid": false, "error"}).
+    #[arg(long, conflicts_with = "jsonl")]
     json: bool,
+    /// Print one JSON object per input per line, as each is checked.
+    #[arg(long)]
+    jsonl: bool,
     /// The inputs are captured transport conversations: framed messages (12-byte
     /// header, then payload) back to back, both directions, in the order they
     /// crossed the connection.
@@ -164,18 +170,18 @@ fn pack(args: PackArgs) -> Result<Outcome, Failure> {
         let mut w = StreamWriter::new(out);
         pack_into(&args.file, piped.as_deref(), &mut w).and_then(|_| w.finish().map(drop))
     } else {
-        let file = hrry::file::AtomicFile::create(&args.output)
-            .map_err(|e| Failure(format!("cannot write {}: {e}", text::path(&args.output))))?;
-        let mut w = StreamWriter::new(file);
+        let inputs: &[&Path] = if piped.is_some() { &[] } else { &[&args.file] };
+        let out = Output::create(&args.output, inputs).map_err(crate::output_failure)?;
+        let mut w = StreamWriter::new(out);
         pack_into(&args.file, piped.as_deref(), &mut w)
             .and_then(|_| w.finish())
-            .and_then(|f| f.commit().map_err(Into::into))
+            .and_then(|out| out.commit().map_err(|e| hrry::stream::Error::Io(e.into())))
     };
     match result {
         Ok(()) => Ok(Outcome::Ok),
-        Err(hrry::stream::Error::Io(e)) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-            Err(Failure(format!("cannot pack {}: {e}", args.file.display())))
-        }
+        Err(hrry::stream::Error::Io(e)) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(
+            Failure(format!("cannot pack {}: {e}", text::path(&args.file))),
+        ),
         Err(e) => stream_error(&args.file, e),
     }
 }
@@ -220,7 +226,12 @@ fn unpack(args: UnpackArgs) -> Result<Outcome, Failure> {
         hrry::stream::unpack(&mut reader, &mut w)
             .and_then(|_| w.finish().map(drop).map_err(Into::into))
     } else {
-        let mut w = HrryWriter::create(&args.output, options)?;
+        let inputs: &[&Path] = if is_dash(&args.input) {
+            &[]
+        } else {
+            &[&args.input]
+        };
+        let mut w = HrryWriter::create_from(&args.output, inputs, options)?;
         hrry::stream::unpack(&mut reader, &mut w).and_then(|_| w.finish_file().map_err(Into::into))
     };
     match result {
@@ -240,9 +251,7 @@ fn validate(args: ValidateArgs) -> Result<Outcome, Failure> {
     } else {
         hrry::Format::Stream
     };
-    let mut all_valid = true;
-    let mut results = Vec::new();
-    for path in &args.inputs {
+    let check = |path: &Path| -> Result<hrry::validate::Report, Failure> {
         let source = open_input(path)?;
         let report = if args.messages {
             let options = ConversationOptions {
@@ -257,25 +266,46 @@ fn validate(args: ValidateArgs) -> Result<Outcome, Failure> {
                 limits: Limits::default(),
             };
             hrry::stream::validate_stream(source, &options)
-        }
-        .map_err(|e| Failure(format!("cannot read {}: {e}", text::path(path))))?;
-        all_valid &= report.is_valid();
+        };
+        report.map_err(|e| Failure(format!("cannot read {}: {e}", text::path(path))))
+    };
+    let (mut all_valid, mut any_error) = (true, false);
+    let mut files = Vec::new();
+    for path in &args.inputs {
         let name = path.to_string_lossy().into_owned();
-        if args.json {
-            results.push(hrry::report::validate_json(&name, format.name(), &report));
-        } else {
-            crate::validate::print_report(&text::safe(&name), &report);
+        let object = match check(path) {
+            Ok(report) => {
+                all_valid &= report.is_valid();
+                if !args.json && !args.jsonl {
+                    crate::validate::print_report(&text::safe(&name), &report);
+                }
+                hrry::report::validate_json(&name, format.name(), &report)
+            }
+            Err(Failure(message)) => {
+                any_error = true;
+                if !args.json && !args.jsonl {
+                    eprintln!("hrry: {}", text::safe(&message));
+                }
+                json!({"file": name, "valid": false, "error": message})
+            }
+        };
+        if args.jsonl {
+            outln!("{object}");
+        } else if args.json {
+            files.push(object);
         }
     }
     if args.json {
-        let out = if results.len() == 1 {
-            results.pop().unwrap_or_default()
-        } else {
-            Value::Array(results)
-        };
-        outln!("{}", serde_json::to_string_pretty(&out)?);
+        let doc = json!({
+            "format_version": 1,
+            "valid": all_valid && !any_error,
+            "files": files,
+        });
+        outln!("{}", serde_json::to_string_pretty(&doc)?);
     }
-    Ok(if all_valid {
+    Ok(if any_error {
+        Outcome::Error
+    } else if all_valid {
         Outcome::Ok
     } else {
         Outcome::Invalid
