@@ -2,8 +2,6 @@
 //! conversation validator gives the same verdict fed one message at a time as over
 //! a whole capture.
 
-use std::io::Read;
-
 use hrry::corpus::all_cases;
 use hrry::schema::transport::*;
 use hrry::schema::LenBytes;
@@ -224,16 +222,11 @@ fn one_message_at_a_time_gives_the_whole_capture_verdict() {
         }
         assert_eq!(found, whole.violations, "{path}");
         // Short reads do not change anything either.
-        struct Trickle<'a>(&'a [u8]);
-        impl Read for Trickle<'_> {
-            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-                let n = buf.len().min(5).min(self.0.len());
-                buf[..n].copy_from_slice(&self.0[..n]);
-                self.0 = &self.0[n..];
-                Ok(n)
-            }
-        }
-        let trickled = validate_messages_from(Trickle(&bytes), &options).unwrap();
+        let trickle = hrry::testing::targets::Trickle {
+            data: &bytes,
+            chunk: 5,
+        };
+        let trickled = validate_messages_from(trickle, &options).unwrap();
         assert_eq!(trickled.violations, whole.violations, "{path}");
     }
 }

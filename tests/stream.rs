@@ -11,22 +11,8 @@ use hrry::model::ElementType;
 use hrry::stream::{
     pack, unpack, validate_stream, validate_stream_bytes, StreamReader, StreamWriter, TensorNames,
 };
+use hrry::testing::targets::Trickle;
 use hrry::validate::Options;
-
-/// A reader returning at most `chunk` bytes per call, like a pipe or a socket.
-struct Trickle<'a> {
-    data: &'a [u8],
-    chunk: usize,
-}
-
-impl Read for Trickle<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = buf.len().min(self.chunk).min(self.data.len());
-        buf[..n].copy_from_slice(&self.data[..n]);
-        self.data = &self.data[n..];
-        Ok(n)
-    }
-}
 
 fn valid_files() -> Vec<(String, Vec<u8>)> {
     all_cases()

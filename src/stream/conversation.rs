@@ -472,10 +472,7 @@ impl Conversation {
         at: u64,
         found: &mut Found<'_>,
     ) {
-        let putting = matches!(
-            self.streams.get(&stream).map(|s| &s.phase),
-            Some(Phase::Putting(_))
-        );
+        let putting = matches!(self.phase(stream), Some(Phase::Putting(_)));
         let client_max = self.client_hello.as_ref().map(|h| h.max_message_size);
         let server_max = self.server_hello.as_ref().map(|h| h.max_message_size);
         use MessageType as T;
@@ -499,6 +496,19 @@ impl Conversation {
                     ty.name()
                 ),
             );
+        }
+    }
+
+    /// The phase of `stream`, if it carried a message.
+    fn phase(&self, stream: u32) -> Option<&Phase> {
+        self.streams.get(&stream).map(|s| &s.phase)
+    }
+
+    /// Data frames and ends on a stream receiving a response come from the server:
+    /// they wait for SERVER_HELLO too.
+    fn check_response_data(&self, stream: u32, name: &str, at: u64, found: &mut Found<'_>) {
+        if matches!(self.phase(stream), Some(Phase::Sending(_))) {
+            self.check_server_may_speak(name, at, found);
         }
     }
 
@@ -897,13 +907,7 @@ impl Conversation {
     }
 
     fn on_data(&mut self, stream: u32, payload: Option<Payload>, at: u64, found: &mut Found<'_>) {
-        let sending = matches!(
-            self.streams.get(&stream).map(|s| &s.phase),
-            Some(Phase::Sending(_))
-        );
-        if sending {
-            self.check_server_may_speak("TENSOR_DATA", at, found);
-        }
+        self.check_response_data(stream, "TENSOR_DATA", at, found);
         let s = self.stream(stream);
         let t = match &mut s.phase {
             Phase::Sending(t) | Phase::Putting(t) => t,
@@ -979,13 +983,7 @@ impl Conversation {
     }
 
     fn on_data_end(&mut self, stream: u32, at: u64, found: &mut Found<'_>) {
-        let sending = matches!(
-            self.streams.get(&stream).map(|s| &s.phase),
-            Some(Phase::Sending(_))
-        );
-        if sending {
-            self.check_server_may_speak("TENSOR_DATA_END", at, found);
-        }
+        self.check_response_data(stream, "TENSOR_DATA_END", at, found);
         let s = self.stream(stream);
         let phase = std::mem::replace(&mut s.phase, Phase::Idle);
         let (t, putting) = match phase {

@@ -88,9 +88,11 @@ pub fn index_section(data: &[u8]) {
 }
 
 /// A reader returning at most `chunk` bytes per call, like a socket or a pipe.
-struct Trickle<'a> {
-    data: &'a [u8],
-    chunk: usize,
+pub struct Trickle<'a> {
+    /// What is left to read.
+    pub data: &'a [u8],
+    /// Most bytes one `read` returns.
+    pub chunk: usize,
 }
 
 impl Read for Trickle<'_> {

@@ -295,21 +295,7 @@ fn validate(args: ValidateArgs) -> Result<Outcome, Failure> {
             files.push(object);
         }
     }
-    if args.json {
-        let doc = json!({
-            "format_version": 1,
-            "valid": all_valid && !any_error,
-            "files": files,
-        });
-        outln!("{}", serde_json::to_string_pretty(&doc)?);
-    }
-    Ok(if any_error {
-        Outcome::Error
-    } else if all_valid {
-        Outcome::Ok
-    } else {
-        Outcome::Invalid
-    })
+    crate::validate::conclude(args.json.then_some(files), all_valid, any_error)
 }
 
 /// True when `head` (a file's first bytes) starts a bare stream: a version 1

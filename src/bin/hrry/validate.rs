@@ -152,7 +152,18 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
             }
         }
     });
-    if args.json {
+    conclude(args.json.then_some(files), all_valid, any_error)
+}
+
+/// Ends a run over several inputs: prints the `--json` document when `files` holds
+/// the inputs' objects, and gives the outcome (an unreadable input beats an
+/// invalid one). Also used by `hrry stream validate`.
+pub fn conclude(
+    files: Option<Vec<Value>>,
+    all_valid: bool,
+    any_error: bool,
+) -> Result<Outcome, Failure> {
+    if let Some(files) = files {
         let doc = json!({
             "format_version": FORMAT_VERSION,
             "valid": all_valid && !any_error,
