@@ -226,6 +226,21 @@ pub fn composite_members<'f>(
     Ok(members)
 }
 
+/// The stored bytes of `tensor` when they already are exactly the data
+/// [`export_npy`] writes after the header (what [`write_row_major`] writes), with
+/// their dtype: an unquantized dense tensor of a type NumPy holds natively (see
+/// [`npy::is_native`]) whose buffer 0 is contiguous and row-major. A reader can hand
+/// these bytes out without copying; `None` means the tensor must be exported.
+pub fn stored_row_major<'f>(tensor: &Tensor<'f>) -> Option<(npy::Dtype, &'f [u8])> {
+    let desc = &tensor.descriptor;
+    if desc.quantization.is_some() || !is_dense(desc.layout_tag) {
+        return None;
+    }
+    let ty = ElementType::from_tag(desc.type_tag).filter(|t| npy::is_native(*t))?;
+    let bytes = DenseView::new(desc, &tensor.buffers).ok()?.contiguous()?;
+    Some((npy::dtype(ty)?, bytes))
+}
+
 /// Writes tensor `name` of `file` to `sink` as a `.npy` array in logical row-major
 /// order.
 pub fn export_npy<W: Write>(

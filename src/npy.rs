@@ -52,6 +52,46 @@ pub fn dtype(ty: ElementType) -> Option<Dtype> {
     Some(Dtype { descr, item_size })
 }
 
+/// The element type that stores the values of NumPy dtype `descr` exactly: the
+/// inverse of [`dtype`] for the types NumPy has natively (see [`is_native`]) and
+/// `|b1` (bool). `None` for every other dtype (big-endian ones included: convert
+/// them to little-endian first).
+pub fn import_type(descr: &str) -> Option<ElementType> {
+    use ElementType::*;
+    let ty = match descr {
+        "|b1" => Bool,
+        "|i1" => Int8,
+        "|u1" => Uint8,
+        "<i2" => Int16,
+        "<u2" => Uint16,
+        "<i4" => Int32,
+        "<u4" => Uint32,
+        "<i8" => Int64,
+        "<u8" => Uint64,
+        "<f2" => Float16,
+        "<f4" => Float32,
+        "<f8" => Float64,
+        "<c8" => Complex64,
+        "<c16" => Complex128,
+        _ => return None,
+    };
+    Some(ty)
+}
+
+/// The stored bytes of elements of `ty` given as C-order NumPy data of
+/// [`dtype`]`(ty)`: the same bytes for native types, booleans (one byte each,
+/// non-zero = true) packed eight per byte LSB-first. `None` for types
+/// [`import_type`] does not return.
+pub fn stored_bytes(ty: ElementType, data: &[u8]) -> Option<std::borrow::Cow<'_, [u8]>> {
+    if is_native(ty) {
+        return Some(std::borrow::Cow::Borrowed(data));
+    }
+    (ty == ElementType::Bool).then(|| {
+        let bits = data.iter().map(|&b| u128::from(b != 0));
+        std::borrow::Cow::Owned(crate::layout::bits::pack(1, bits))
+    })
+}
+
 /// True when `ty`'s stored bytes already are its exported bytes, so whole runs can
 /// be copied.
 pub fn is_native(ty: ElementType) -> bool {
@@ -340,6 +380,28 @@ mod tests {
             f128_to_f64(((16383 - 1073) << 112) | 1 << 111),
             f64::from_bits(3)
         );
+    }
+
+    #[test]
+    fn import_inverts_export() {
+        for ty in crate::model::BUILTIN_TYPES.iter().copied() {
+            let d = dtype(ty).map(|d| d.descr);
+            match import_type(d.unwrap_or("")) {
+                Some(back) if back == ty => assert!(is_native(ty) || ty == ElementType::Bool),
+                _ => assert!(!is_native(ty) && ty != ElementType::Bool, "{ty:?}"),
+            }
+        }
+        assert_eq!(import_type(">f4"), None);
+        let data = [1u8, 0, 2, 1, 0, 0, 0, 0, 1];
+        assert_eq!(
+            stored_bytes(ElementType::Bool, &data).as_deref(),
+            Some(&[0b1101u8, 1][..])
+        );
+        assert_eq!(
+            stored_bytes(ElementType::Int8, &data).as_deref(),
+            Some(&data[..])
+        );
+        assert_eq!(stored_bytes(ElementType::Bfloat16, &data), None);
     }
 
     #[test]

@@ -95,14 +95,24 @@ impl HrryFile<'static> {
         Self::map(path, limits, Crc::Skip)
     }
 
-    fn map(path: &Path, limits: Limits, crc: Crc) -> Result<Self, Error> {
-        let file = File::open(path)?;
-        // SAFETY: the map is read-only and private to this value; as with every
-        // mmap-based reader, another process truncating or rewriting the file while it
-        // is mapped is outside what we can guard against (documented in the README).
-        let map = unsafe { Mmap::map(&file)? };
-        Self::from_source(Source::Mapped(map), limits, crc)
+    /// Opens a file already mapped with [`map_file`] (so that a caller can validate
+    /// the bytes first and keep them when opening fails), with `limits`.
+    pub fn from_mmap(map: Mmap, limits: Limits) -> Result<Self, Error> {
+        Self::from_source(Source::Mapped(map), limits, Crc::Verify)
     }
+
+    fn map(path: &Path, limits: Limits, crc: Crc) -> Result<Self, Error> {
+        Self::from_source(Source::Mapped(map_file(path)?), limits, crc)
+    }
+}
+
+/// Maps the file at `path` read-only.
+pub fn map_file(path: &Path) -> std::io::Result<Mmap> {
+    let file = File::open(path)?;
+    // SAFETY: the map is read-only; as with every mmap-based reader, another process
+    // truncating or rewriting the file while it is mapped is outside what we can
+    // guard against (documented in the README).
+    unsafe { Mmap::map(&file) }
 }
 
 /// Whether opening verifies the index CRC-32C.

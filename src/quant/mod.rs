@@ -483,15 +483,22 @@ impl<'a> Dequantizer<'a> {
     /// (a 2-bit element becomes 4 bytes: 16 per byte), plus 1 MiB.
     const EXPANSION: u128 = 16;
 
+    /// The number of values of the whole output, refused (with
+    /// [`QuantError::TooLarge`]) as [`Dequantizer::to_vec`] refuses it: a caller
+    /// allocating its own output for [`Dequantizer::dequantize_into`] keeps the
+    /// same bound.
+    pub fn checked_len(&self) -> Result<usize, QuantError> {
+        let bytes = u128::from(self.len) * 4;
+        let limit = self.data.len() as u128 * Self::EXPANSION + (1 << 20);
+        let n = usize::try_from(self.len).ok().filter(|_| bytes <= limit);
+        n.ok_or(QuantError::TooLarge { bytes, limit })
+    }
+
     /// Dequantizes the whole tensor into a new vector. Refuses (with
     /// [`QuantError::TooLarge`]) outputs more than 16 times the data buffer plus 1 MiB,
     /// which only broadcasting strides produce; use the row API for those.
     pub fn to_vec(&self) -> Result<Vec<f32>, QuantError> {
-        let bytes = u128::from(self.len) * 4;
-        let limit = self.data.len() as u128 * Self::EXPANSION + (1 << 20);
-        let n = usize::try_from(self.len).ok().filter(|_| bytes <= limit);
-        let n = n.ok_or(QuantError::TooLarge { bytes, limit })?;
-        let mut out = vec![0.0f32; n];
+        let mut out = vec![0.0f32; self.checked_len()?];
         // Fresh pages are zeroed into the cache as they fault in: ordinary stores
         // then beat non-temporal ones.
         self.run(0, &mut out, false);

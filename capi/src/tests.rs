@@ -1,0 +1,4 @@
+//! Unit tests of the exported functions, called from Rust as C would call them.
+
+mod ffi;
+mod header;

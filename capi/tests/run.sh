@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# The C ABI from C and C++: builds libhrry in release, runs the crate's Rust tests
+# (which include the check that include/hrry.h is current), installs the library
+# with hrry.h and hrry.pc into a prefix under target/, compiles tests/capi_test.c
+# with the system C compiler (linked to libhrry.so through pkg-config) and as C++
+# (linked to libhrry.a), both under AddressSanitizer and UndefinedBehaviorSanitizer,
+# and runs them against the corpus and the release `hrry` binary (for `hrry
+# export`). Then compiles and runs the README's example with `cc app.c -lhrry`.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+root="$PWD"
+target="${CARGO_TARGET_DIR:-$root/target}"
+out="$target/capi-test"
+prefix="$out/prefix"
+
+# The machine has cc and c++ with the sanitizer runtimes; pkg-config may be missing.
+if ! command -v pkg-config >/dev/null; then
+    apt-get update -qq && apt-get install -y -qq pkgconf >/dev/null
+fi
+
+cargo build --release --quiet --bin hrry
+cargo build --release --quiet -p hrry-capi
+# Release, so that the core built just above is reused.
+cargo test --release --quiet -p hrry-capi
+capi/install.sh --no-build "$prefix" >/dev/null
+mkdir -p "$out/work"
+
+export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
+cflags="$(pkg-config --cflags hrry)"
+libs="$(pkg-config --libs hrry)"
+static_libs="$(pkg-config --static --libs-only-l hrry | sed 's/-lhrry//')"
+libdir="$(pkg-config --variable=libdir hrry)"
+sanitize=(-fsanitize=address,undefined -fno-sanitize-recover=undefined
+    -fno-omit-frame-pointer -g -O1 -Wall -Wextra -Werror -Wno-format-truncation)
+
+# shellcheck disable=SC2086 # pkg-config output is a list of flags
+cc -std=c99 "${sanitize[@]}" $cflags capi/tests/capi_test.c -o "$out/capi_test_c" \
+    $libs -lpthread -Wl,-rpath,"$libdir"
+# shellcheck disable=SC2086
+c++ -x c++ -std=c++11 "${sanitize[@]}" $cflags capi/tests/capi_test.c -x none \
+    -o "$out/capi_test_cpp" "$libdir/libhrry.a" $static_libs
+
+export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:halt_on_error=1"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+status=0
+for lang in c cpp; do
+    echo "capi_test ($lang):"
+    "$out/capi_test_$lang" "$root/corpus" "$target/release/hrry" "$out/work" || status=1
+done
+
+echo "README example:"
+awk '/^```c$/ { if (!done) { on = 1; next } } /^```$/ { if (on) { on = 0; done = 1 } } on' \
+    capi/README.md > "$out/app.c"
+# shellcheck disable=SC2086
+cc "${sanitize[@]}" $cflags "$out/app.c" -o "$out/app" -L"$libdir" -lhrry -Wl,-rpath,"$libdir"
+"$out/app" corpus/valid/quant-per-block-int4-f16.hrry
+"$out/app" corpus/valid/all_element_types.hrry >/dev/null
+if "$out/app" corpus/invalid/HF-CRC-001.hrry 2>"$out/app.err"; then
+    echo "the example opened an invalid file" >&2
+    status=1
+fi
+grep -q "HRRY_INVALID: .*HF-CRC-001 at offset" "$out/app.err" || { cat "$out/app.err" >&2; status=1; }
+exit $status

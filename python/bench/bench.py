@@ -1,0 +1,202 @@
+#!/usr/bin/env python3
+"""Loading speed of the `hrry` package against safetensors and gguf, in one run.
+
+Builds a ~1 GiB model of realistic tensors (a LLaMA-like stack: float16 embeddings,
+attention and MLP weights, float32 norms), saves it as a HRRYFILE with
+`hrry.save_file` and as safetensors with `safetensors.numpy.save_file`, then times
+(best of --repeat, files in the page cache for both):
+
+  1. `hrry.load_file`            vs `safetensors.numpy.load_file`
+  2. `hrry.open` + `get_tensor` for every tensor
+                                 vs `safe_open(framework="np")` + `get_tensor`
+  3. `File.dequantize` of int4 / int8 block-32 tensors (GGUF Q4_0 / Q8_0 converted by
+     `hrry convert`), into a new array and into a preallocated `out=`
+                                 vs `gguf.quants.dequantize` on the same blocks
+     (outputs checked equal, bit for bit)
+
+and prints each time and the ratio baseline / hrry (above 1: hrry is faster). Row 1
+also shows both sides after touching one byte of every page of every array, since
+`hrry.load_file` returns views whose pages are read on first use.
+
+Needs numpy, safetensors, gguf and hrry installed, and the `hrry` binary (for
+`hrry convert`): $HRRY_BIN, else target/release/hrry. `python/run_tests.sh` makes a
+venv with all of them; then, from the repository root:
+
+    target/py-hrry/venv/bin/python python/bench/bench.py [--size-mib 1024] [--repeat 5] [--dir DIR]
+"""
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+import hrry
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PAGE = 4096
+
+
+def model(size_mib, rng):
+    """A LLaMA-like set of tensors of about `size_mib` MiB."""
+    hidden, inter, vocab = 2048, 5632, 32000
+
+    def w(*shape):
+        return (rng.standard_normal(shape, dtype=np.float32) * 0.02).astype(np.float16)
+
+    tensors = {"model.embed_tokens.weight": w(vocab, hidden)}
+    per_layer = (4 * hidden * hidden + 3 * hidden * inter) * 2
+    budget = size_mib * 2**20 - 2 * vocab * hidden * 2
+    layers = max(1, round(budget / per_layer))
+    for i in range(layers):
+        p = f"model.layers.{i}."
+        for name in ("q_proj", "k_proj", "v_proj", "o_proj"):
+            tensors[p + f"self_attn.{name}.weight"] = w(hidden, hidden)
+        tensors[p + "mlp.gate_proj.weight"] = w(inter, hidden)
+        tensors[p + "mlp.up_proj.weight"] = w(inter, hidden)
+        tensors[p + "mlp.down_proj.weight"] = w(hidden, inter)
+        tensors[p + "input_layernorm.weight"] = np.ones(hidden, np.float32)
+        tensors[p + "post_attention_layernorm.weight"] = np.ones(hidden, np.float32)
+    tensors["model.norm.weight"] = np.ones(hidden, np.float32)
+    tensors["lm_head.weight"] = w(vocab, hidden)
+    return tensors
+
+
+def best(fn, repeat):
+    """Best wall time of `repeat` calls of `fn` (the result of the last is returned)."""
+    times, result = [], None
+    for _ in range(repeat):
+        result = None
+        t = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - t)
+    return min(times), result
+
+
+def touch(arrays):
+    """Reads one byte of every page of every array."""
+    total = 0
+    for a in arrays:
+        flat = a.reshape(-1).view(np.uint8)
+        total += int(flat[::PAGE].sum())
+    return total
+
+
+def row(label, ours, theirs):
+    ratio = theirs / ours if ours > 0 else float("inf")
+    print(f"  {label:<52} hrry {ours * 1e3:9.2f} ms   baseline {theirs * 1e3:9.2f} ms   ratio {ratio:8.1f}x")
+    return ratio
+
+
+def bench_loading(work, size_mib, repeat):
+    import safetensors.numpy
+    from safetensors import safe_open
+
+    rng = np.random.default_rng(0)
+    tensors = model(size_mib, rng)
+    nbytes = sum(a.nbytes for a in tensors.values())
+    h_path = os.path.join(work, "model.hrry")
+    s_path = os.path.join(work, "model.safetensors")
+    hrry.save_file(tensors, h_path, metadata={"format": "pt"})
+    safetensors.numpy.save_file(tensors, s_path, metadata={"format": "pt"})
+    del tensors
+    print(f"model: {nbytes / 2**30:.2f} GiB of tensor data; "
+          f"{os.path.getsize(h_path) / 2**30:.3f} GiB HRRYFILE, "
+          f"{os.path.getsize(s_path) / 2**30:.3f} GiB safetensors")
+    # Both files in the page cache before timing.
+    for p in (h_path, s_path):
+        with open(p, "rb") as f:
+            while f.read(1 << 24):
+                pass
+
+    ours, loaded = best(lambda: hrry.load_file(h_path), repeat)
+    theirs, reference = best(lambda: safetensors.numpy.load_file(s_path), repeat)
+    assert sorted(loaded) == sorted(reference)
+    for k in reference:
+        assert loaded[k].dtype == reference[k].dtype and np.array_equal(loaded[k], reference[k])
+    del loaded, reference
+    results = {"load_file": row("1. load_file", ours, theirs)}
+    ours_t, _ = best(lambda: touch(hrry.load_file(h_path).values()), repeat)
+    theirs_t, _ = best(lambda: touch(safetensors.numpy.load_file(s_path).values()), repeat)
+    results["load_file+touch"] = row("   load_file, then touch every page", ours_t, theirs_t)
+
+    def ours_each():
+        with hrry.open(h_path) as f:
+            return [f.get_tensor(k) for k in f.keys()]
+
+    def theirs_each():
+        with safe_open(s_path, framework="np") as f:
+            return [f.get_tensor(k) for k in f.keys()]
+
+    ours, _ = best(ours_each, repeat)
+    theirs, _ = best(theirs_each, repeat)
+    results["get_tensor"] = row("2. open + get_tensor (every tensor)", ours, theirs)
+    return results
+
+
+def bench_dequant(work, repeat, hrry_bin):
+    from gguf import GGMLQuantizationType as Q
+    from gguf import GGUFWriter
+    from gguf.quants import dequantize, quantize
+
+    rng = np.random.default_rng(1)
+    shape = (4096, 4096)
+    g_path = os.path.join(work, "q.gguf")
+    h_path = os.path.join(work, "q.hrry")
+    w = GGUFWriter(g_path, arch="llama")
+    blocks = {}
+    for qt in (Q.Q4_0, Q.Q8_0):
+        x = (rng.standard_normal(shape, dtype=np.float32) * 0.02).astype(np.float32)
+        blocks[qt] = quantize(x, qt)
+        w.add_tensor(qt.name.lower(), blocks[qt], raw_dtype=qt)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    subprocess.run([hrry_bin, "convert", g_path, h_path], check=True, capture_output=True)
+    results = {}
+    with hrry.open(h_path) as f:
+        for qt, label in ((Q.Q4_0, "int4"), (Q.Q8_0, "int8")):
+            name = qt.name.lower()
+            info = f.info(name)["quantization"]
+            assert info["scheme"] == "per-block affine" and info["block_size"] == 32
+            ours, got = best(lambda: f.dequantize(name), repeat)
+            theirs, want = best(lambda: dequantize(blocks[qt], qt), repeat)
+            assert got.shape == want.shape and got.tobytes() == want.astype(np.float32).tobytes()
+            results[label] = row(
+                f"3. dequantize {label} block-32 {shape} ({qt.name})", ours, theirs
+            )
+            buf = np.empty(shape, np.float32)
+            ours_out, _ = best(lambda: f.dequantize(name, out=buf), repeat)
+            assert buf.tobytes() == got.tobytes()
+            results[label + " out="] = row("   the same into a preallocated out=", ours_out, theirs)
+    return results
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--size-mib", type=int, default=1024, help="model size (default 1024)")
+    parser.add_argument("--repeat", type=int, default=5, help="timed runs per case; the best counts")
+    parser.add_argument("--dir", help="where to write the files (default: a temporary folder)")
+    args = parser.parse_args()
+    hrry_bin = os.environ.get("HRRY_BIN") or os.path.join(ROOT, "target", "release", "hrry")
+    if not os.path.exists(hrry_bin):
+        sys.exit(f"{hrry_bin} missing: cargo build --release --bin hrry")
+    work = args.dir or tempfile.mkdtemp(prefix="hrry-bench-")
+    os.makedirs(work, exist_ok=True)
+    try:
+        print(f"hrry {hrry.__version__}, numpy {np.__version__}, best of {args.repeat}; "
+              "ratio = baseline time / hrry time")
+        bench_loading(work, args.size_mib, args.repeat)
+        bench_dequant(work, args.repeat, hrry_bin)
+    finally:
+        if not args.dir:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,54 @@
+"""Strict, zero-copy loading of Hurray tensor files (HRRYFILE) and ``.holo``
+archives into NumPy.
+
+    import hrry
+    with hrry.open("model.hrry") as f:          # maps and validates (strict)
+        w = f.get_tensor("weights")            # read-only view, no copy
+        q = f.dequantize("blk.0.attn_q")       # float32, GIL released
+    tensors = hrry.load_file("model.hrry")     # like safetensors.numpy.load_file
+    hrry.save_file({"w": w}, "copy.hrry", metadata={"producer": "me"})
+
+Arrays returned by ``get_tensor`` and ``load_file`` view the file mapping when the
+stored bytes already are the array; they are read-only and keep the mapping alive
+after ``File.close()``. For PyTorch, ``torch.from_numpy(array)`` shares the memory
+(PyTorch warns that the array is not writeable; ``array.copy()`` gives a writeable
+tensor).
+"""
+
+from . import holo
+from ._hrry import (
+    File,
+    HrryError,
+    InternalError,
+    InvalidFileError,
+    Quantized,
+    Report,
+    Rule,
+    Violation,
+    __version__,
+    load_file,
+    open,
+    quantize,
+    rules,
+    save_file,
+    validate,
+)
+
+__all__ = [
+    "File",
+    "HrryError",
+    "InternalError",
+    "InvalidFileError",
+    "Quantized",
+    "Report",
+    "Rule",
+    "Violation",
+    "__version__",
+    "holo",
+    "load_file",
+    "open",
+    "quantize",
+    "rules",
+    "save_file",
+    "validate",
+]

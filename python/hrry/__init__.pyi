@@ -1,0 +1,144 @@
+"""Type stubs of the hrry package (the extension module is hrry._hrry)."""
+
+import os
+from types import TracebackType
+from typing import Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Type, Union
+
+import numpy as np
+import numpy.typing as npt
+
+from . import holo as holo
+
+__version__: str
+
+_Path = Union[str, "os.PathLike[str]"]
+MetadataValue = Union[str, int, float, bool, bytes, List[str], List[int], List[float], List[bool], List[bytes]]
+
+class HrryError(ValueError):
+    """Base class of the errors hrry raises for a file or an argument it cannot accept."""
+
+class InvalidFileError(HrryError):
+    """The file breaks rules of the format; ``violations`` lists each one."""
+    violations: List[Violation]
+
+class InternalError(HrryError):
+    """A bug in hrry (a Rust panic caught at the boundary)."""
+
+class Violation:
+    """One broken rule, at the absolute byte offset of the offending field."""
+    @property
+    def rule(self) -> str: ...
+    @property
+    def level(self) -> str: ...
+    @property
+    def offset(self) -> int: ...
+    @property
+    def message(self) -> str: ...
+
+class Rule:
+    """One rule of the rule table."""
+    @property
+    def id(self) -> str: ...
+    @property
+    def level(self) -> str: ...
+    @property
+    def summary(self) -> str: ...
+    @property
+    def spec(self) -> str: ...
+
+class Report:
+    """The result of ``validate``."""
+    @property
+    def valid(self) -> bool: ...
+    @property
+    def format(self) -> str:
+        """``"hrryfile"`` or ``"holo"``."""
+    @property
+    def mode(self) -> str:
+        """``"strict"`` or ``"permissive"``."""
+    @property
+    def violations(self) -> List[Violation]: ...
+    @property
+    def notes(self) -> List[str]: ...
+    @property
+    def suppressed(self) -> int: ...
+    def rule_ids(self) -> List[str]: ...
+    def __bool__(self) -> bool: ...
+
+class File:
+    """An open HRRYFILE (from ``hrry.open``); a context manager."""
+    def keys(self) -> List[str]:
+        """Tensor names in index order."""
+    def __len__(self) -> int: ...
+    def __contains__(self, name: object) -> bool: ...
+    def __iter__(self) -> Iterator[str]: ...
+    def __getitem__(self, name: str) -> np.ndarray: ...
+    @property
+    def metadata(self) -> Dict[str, MetadataValue]:
+        """The KV metadata."""
+    @property
+    def path(self) -> str: ...
+    @property
+    def closed(self) -> bool: ...
+    def info(self, name: str) -> dict:
+        """``dtype``, ``shape``, ``layout``, ``quantization`` and ``buffers`` of a tensor."""
+    def get_tensor(self, name: str) -> np.ndarray:
+        """The array ``hrry export`` writes; a read-only view when no conversion is needed."""
+    def dequantize(self, name: str, *, out: Optional[npt.NDArray[np.float32]] = None) -> npt.NDArray[np.float32]:
+        """Float32 values of a quantized tensor (``hrry dequant -o``)."""
+    def close(self) -> None: ...
+    def __enter__(self) -> "File": ...
+    def __exit__(
+        self,
+        exc_type: Optional[Type[BaseException]],
+        exc: Optional[BaseException],
+        tb: Optional[TracebackType],
+    ) -> bool: ...
+
+class Quantized:
+    """A per-block affine quantized tensor (from ``quantize``), for ``save_file``."""
+    @property
+    def shape(self) -> Tuple[int, ...]: ...
+    @property
+    def scheme(self) -> str: ...
+    @property
+    def block_size(self) -> int: ...
+    @property
+    def axis(self) -> int: ...
+    @property
+    def symmetric(self) -> bool: ...
+    @property
+    def scale_dtype(self) -> str: ...
+    @property
+    def nbytes(self) -> int: ...
+    def dequantize(self, *, out: Optional[npt.NDArray[np.float32]] = None) -> npt.NDArray[np.float32]: ...
+
+def open(path: _Path, *, permissive: bool = False) -> File:
+    """Map, validate (strict by default) and open a HRRYFILE."""
+
+def load_file(path: _Path) -> Dict[str, np.ndarray]:
+    """Every tensor of a HRRYFILE, like ``safetensors.numpy.load_file``."""
+
+def save_file(
+    tensors: Mapping[str, Union[np.ndarray, Quantized]],
+    path: _Path,
+    metadata: Optional[Mapping[str, MetadataValue]] = None,
+) -> None:
+    """Write tensors (and metadata) as a HRRYFILE, atomically, like ``safetensors.numpy.save_file``."""
+
+def validate(source: Union[_Path, bytes, bytearray, memoryview], *, permissive: bool = False) -> Report:
+    """Check a HRRYFILE or .holo archive against every rule; never raises for a bad file."""
+
+def rules() -> List[Rule]:
+    """The rule table."""
+
+def quantize(
+    array: npt.ArrayLike,
+    scheme: str = "int4",
+    block_size: int = 32,
+    *,
+    axis: int = -1,
+    symmetric: bool = True,
+    scale_dtype: str = "float16",
+) -> Quantized:
+    """Per-block affine quantization (int4/int8/... storage) for ``save_file``."""

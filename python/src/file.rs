@@ -1,0 +1,410 @@
+//! `hrry.open`, `hrry.File` and `hrry.load_file`: a validated, mapped HRRYFILE whose
+//! tensors come out as NumPy arrays (read-only views into the mapping when the stored
+//! bytes already are the array).
+
+use std::path::{Path, PathBuf};
+
+use hrry::export::{self, ExportError, ExportOptions};
+use hrry::file::{HrryFile, Tensor};
+use hrry::limits::Limits;
+use hrry::quant::{Dequantizer, QuantError};
+use hrry::schema::{layout_name, scheme_name, QuantScheme, TensorDescriptor, FLAG_SYMMETRIC};
+use hrry::Format;
+use numpy::{PyArrayDyn, PyArrayMethods, PyUntypedArrayMethods};
+use pyo3::exceptions::{PyKeyError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+
+use crate::array::{borrowed_array, owned_array, shape_tuple};
+use crate::errors::{detached, file_error, guard, invalid_file, io_error, HrryError};
+use crate::kv;
+use crate::report::{check, Violation};
+use crate::slot::Slot;
+
+/// The mapped, validated file. Arrays viewing the mapping hold a reference to this
+/// object as their NumPy base, so the mapping outlives `File.close()` while any of
+/// them is alive.
+#[pyclass(module = "hrry", frozen)]
+pub struct Mapping {
+    file: HrryFile<'static>,
+}
+
+/// An open HRRYFILE (from `hrry.open`): tensor names, metadata, descriptors, and
+/// tensors as NumPy arrays. A context manager; closing it while arrays still view it
+/// is safe (they keep the mapping alive).
+#[pyclass(module = "hrry", frozen)]
+pub struct File {
+    path: PathBuf,
+    mapping: Slot<Mapping>,
+}
+
+/// Maps `path`, validates it and opens it; `InvalidFileError` lists the
+/// violations. The work runs with the interpreter released.
+fn open_mapping(py: Python<'_>, path: &Path, permissive: bool) -> PyResult<Mapping> {
+    let what = path.display().to_string();
+    let map = hrry::file::map_file(path).map_err(|e| io_error(path, e))?;
+    let report = check(py, &map, Format::HrryFile, permissive)?;
+    if !report.valid {
+        return Err(report.into_error(py, &what));
+    }
+    let file = detached(py, || HrryFile::from_mmap(map, Limits::default()))?
+        .map_err(|e| file_error(py, &what, e))?;
+    Ok(Mapping { file })
+}
+
+/// The error for a tensor that cannot be exported or dequantized.
+fn tensor_error(py: Python<'_>, what: &str, name: &str, e: ExportError) -> PyErr {
+    match e {
+        ExportError::File(e) => file_error(py, what, e),
+        ExportError::NotFound(_) => PyKeyError::new_err(name.to_string()),
+        other => HrryError::new_err(format!("{what}: tensor {name:?}: {other}")),
+    }
+}
+
+fn quant_error(py: Python<'_>, what: &str, name: &str, e: QuantError) -> PyErr {
+    match e {
+        QuantError::Invalid(v) => invalid_file(
+            py,
+            &format!("{what}: tensor {name:?}"),
+            vec![Violation::from(&v)],
+            0,
+        ),
+        other => HrryError::new_err(format!("{what}: tensor {name:?}: {other}")),
+    }
+}
+
+impl Mapping {
+    /// The tensor `name`, or `KeyError`.
+    fn tensor(&self, py: Python<'_>, what: &str, name: &str) -> PyResult<Tensor<'_>> {
+        match guard(|| self.file.tensor(name))? {
+            Ok(Some(t)) => Ok(t),
+            Ok(None) => Err(PyKeyError::new_err(name.to_string())),
+            Err(e) => Err(file_error(py, what, e)),
+        }
+    }
+}
+
+/// `get_tensor` on the mapping `this`: a view when the stored bytes are the array,
+/// else the exported array.
+fn tensor_array<'py>(
+    this: &Bound<'py, Mapping>,
+    what: &str,
+    name: &str,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = this.py();
+    let mapping = this.get();
+    let tensor = mapping.tensor(py, what, name)?;
+    if let Some((dtype, bytes)) = guard(|| export::stored_row_major(&tensor))? {
+        // SAFETY: `bytes` lies in the read-only mapping `this` owns, which lives (and
+        // stays unchanged) as long as `this`, the array's base object.
+        return unsafe {
+            borrowed_array(
+                this.clone().into_any(),
+                dtype.descr,
+                &tensor.descriptor.shape,
+                bytes,
+            )
+        };
+    }
+    let file = &mapping.file;
+    let desc = &tensor.descriptor;
+    let dtype = export::export_dtype(desc).map_err(|e| tensor_error(py, what, name, e))?;
+    let data = detached(py, || {
+        export::row_major_bytes(file, name, &ExportOptions::default())
+    })?
+    .map_err(|e| tensor_error(py, what, name, e))?;
+    owned_array(py, data, dtype.descr, &desc.shape)
+}
+
+/// The `"quantization"` entry of `File.info`: `None`, or the scheme's name and
+/// fields.
+fn quantization_info<'py>(
+    py: Python<'py>,
+    desc: &TensorDescriptor,
+) -> PyResult<Option<Bound<'py, PyDict>>> {
+    let Some(section) = &desc.quantization else {
+        return Ok(None);
+    };
+    let bytes = &section.quantization_descriptor;
+    let d = PyDict::new(py);
+    let tag = bytes.first().copied().unwrap_or(0);
+    d.set_item("scheme", scheme_name(tag))?;
+    let Some(scheme) = QuantScheme::decode(bytes) else {
+        d.set_item("scheme_tag", tag)?;
+        return Ok(Some(d));
+    };
+    let header = scheme.header();
+    d.set_item("scheme_version", header.scheme_version)?;
+    d.set_item("symmetric", header.flags & FLAG_SYMMETRIC != 0)?;
+    let type_name =
+        |tag: u8| hrry::model::ElementType::from_tag(tag).map_or("unknown", |t| t.name());
+    match scheme {
+        QuantScheme::PerTensorAffine(s) => {
+            d.set_item("scale", s.scale)?;
+            d.set_item("zero_point", s.zero_point)?;
+        }
+        QuantScheme::PerChannelAffine(s) => {
+            d.set_item("axis", s.axis)?;
+            d.set_item("scale_buffer_index", s.scale_buffer_index)?;
+            d.set_item("zero_point_buffer_index", s.zero_point_buffer_index)?;
+            d.set_item("scale_type", type_name(s.scale_type_tag))?;
+        }
+        QuantScheme::PerBlockAffine(s) => {
+            d.set_item("axis", s.axis)?;
+            d.set_item("block_size", s.block_size)?;
+            d.set_item("scale_buffer_index", s.scale_buffer_index)?;
+            d.set_item("zero_point_buffer_index", s.zero_point_buffer_index)?;
+            d.set_item("scale_type", type_name(s.scale_type_tag))?;
+        }
+        QuantScheme::Nf4(s) | QuantScheme::Mxfp(s) => {
+            d.set_item("axis", s.axis)?;
+            d.set_item("block_size", s.block_size)?;
+            d.set_item("scale_buffer_index", s.scale_buffer_index)?;
+        }
+    }
+    Ok(Some(d))
+}
+
+impl File {
+    /// The mapping, or `ValueError` once closed.
+    fn mapping<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, Mapping>> {
+        self.mapping.get(py, &self.what())
+    }
+
+    fn what(&self) -> String {
+        self.path.display().to_string()
+    }
+}
+
+#[pymethods]
+impl File {
+    /// Tensor names in index order (a list of ``str``).
+    fn keys(&self, py: Python<'_>) -> PyResult<Vec<String>> {
+        let m = self.mapping(py)?;
+        Ok(m.get()
+            .file
+            .entries()
+            .map(|e| e.name().to_string())
+            .collect())
+    }
+
+    fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
+        Ok(self.mapping(py)?.get().file.len())
+    }
+
+    fn __contains__(&self, py: Python<'_>, name: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let m = self.mapping(py)?;
+        Ok(match name.extract::<String>() {
+            Ok(n) => m.get().file.find(&n).is_some(),
+            Err(_) => false,
+        })
+    }
+
+    fn __iter__(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let names = PyList::new(py, self.keys(py)?)?;
+        Ok(names.try_iter()?.into_any().unbind())
+    }
+
+    fn __getitem__<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
+        self.get_tensor(py, name)
+    }
+
+    /// The KV metadata as a ``dict``: ``str`` (``bytes`` when not UTF-8), ``int``,
+    /// ``float``, ``bool``, ``bytes`` and ``list`` values, in file order.
+    #[getter]
+    fn metadata<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let m = self.mapping(py)?;
+        let d = PyDict::new(py);
+        for e in m.get().file.kv() {
+            d.set_item(
+                String::from_utf8_lossy(&e.key).as_ref(),
+                kv::to_python(py, &e.value)?,
+            )?;
+        }
+        Ok(d)
+    }
+
+    /// The path the file was opened from.
+    #[getter]
+    fn path(&self) -> String {
+        self.what()
+    }
+
+    /// True once `close()` was called.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.mapping.is_closed()
+    }
+
+    /// What the descriptor of tensor `name` says, as a ``dict``: ``"dtype"`` (the
+    /// element type's name, as ``hrry inspect --json`` prints it), ``"shape"`` (a
+    /// tuple), ``"layout"`` (``"row-major"``, ``"csr"``, …), ``"quantization"``
+    /// (``None`` or a dict with ``"scheme"`` and the scheme's fields) and
+    /// ``"buffers"`` (the byte size of each buffer). ``KeyError`` if there is no such
+    /// tensor.
+    fn info<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyDict>> {
+        let m = self.mapping(py)?;
+        let file = &m.get().file;
+        let entry = file
+            .find(name)
+            .ok_or_else(|| PyKeyError::new_err(name.to_string()))?;
+        let desc =
+            guard(|| file.descriptor(entry))?.map_err(|e| file_error(py, &self.what(), e))?;
+        let d = PyDict::new(py);
+        let ty = hrry::model::ElementType::from_tag(desc.type_tag);
+        d.set_item("dtype", ty.map_or("unknown", |t| t.name()))?;
+        d.set_item("shape", shape_tuple(py, &desc.shape)?)?;
+        d.set_item("layout", layout_name(desc.layout_tag))?;
+        d.set_item("quantization", quantization_info(py, &desc)?)?;
+        let sizes: Vec<u64> = desc.buffers.iter().map(|b| b.byte_size).collect();
+        d.set_item("buffers", sizes)?;
+        Ok(d)
+    }
+
+    /// Tensor `name` as a NumPy array: exactly the array ``hrry export`` writes (same
+    /// dtype rules: bfloat16 and narrow floats widen to float32, sub-byte integers to
+    /// int8/uint8, quantized tensors dequantize to float32, any layout comes out in
+    /// logical row-major order). When the stored bytes already are that array (a
+    /// row-major tensor of a type NumPy has), the result is a read-only view into the
+    /// mapping, no copy; otherwise a new array. ``KeyError`` if there is no such
+    /// tensor.
+    fn get_tensor<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
+        let m = self.mapping(py)?;
+        tensor_array(&m, &self.what(), name)
+    }
+
+    /// Dequantizes tensor `name` to float32 in logical row-major order: the values
+    /// ``hrry dequant -o`` writes. The SIMD kernels run with the interpreter released,
+    /// so threads dequantize in parallel. With ``out`` (a writeable C-contiguous
+    /// float32 array of the tensor's shape) the values are written there and ``out``
+    /// is returned; otherwise a new array. For repeated calls on large tensors pass
+    /// ``out``: a fresh output's first touch (page faults) can cost more than the
+    /// dequantization itself. ``HrryError`` if the tensor is not quantized.
+    #[pyo3(signature = (name, *, out = None))]
+    fn dequantize<'py>(
+        &self,
+        py: Python<'py>,
+        name: &str,
+        out: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let what = self.what();
+        let m = self.mapping(py)?;
+        let tensor = m.get().tensor(py, &what, name)?;
+        let dq = guard(|| Dequantizer::new(&tensor.descriptor, &tensor.buffers))?
+            .map_err(|e| quant_error(py, &what, name, e))?;
+        dequantize_to(py, &dq, out, &what, name)
+    }
+
+    /// Closes the file. Arrays already returned stay valid (they keep the mapping
+    /// alive); any further call on the file raises ``ValueError``.
+    fn close(&self) {
+        self.mapping.close();
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_args))]
+    fn __exit__(&self, _args: &Bound<'_, pyo3::types::PyTuple>) -> bool {
+        self.close();
+        false
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> String {
+        match self.mapping(py) {
+            Ok(m) => format!(
+                "<hrry.File {:?}, {} tensor(s)>",
+                self.what(),
+                m.get().file.len()
+            ),
+            Err(_) => format!("<hrry.File {:?}, closed>", self.what()),
+        }
+    }
+}
+
+/// Dequantizes `dq` into `out` (checked to be a writeable C-contiguous float32
+/// array of its shape) or into a new array.
+pub(crate) fn dequantize_to<'py>(
+    py: Python<'py>,
+    dq: &Dequantizer<'_>,
+    out: Option<Bound<'py, PyAny>>,
+    what: &str,
+    name: &str,
+) -> PyResult<Bound<'py, PyAny>> {
+    let out = match out {
+        Some(out) => out,
+        None => {
+            // NumPy allocates (advising huge pages for large arrays, which makes the
+            // first touch of a fresh output much cheaper); the bound is the core's.
+            dq.checked_len()
+                .map_err(|e| quant_error(py, what, name, e))?;
+            let dims: Vec<usize> = dq
+                .shape()
+                .iter()
+                .map(|&d| usize::try_from(d))
+                .collect::<Result<_, _>>()
+                .map_err(|_| HrryError::new_err("shape too large"))?;
+            // SAFETY: an uninitialised array, every element of which
+            // `dequantize_into` writes below before it is returned.
+            unsafe { PyArrayDyn::<f32>::new(py, dims, false) }.into_any()
+        }
+    };
+    let array = out.cast::<PyArrayDyn<f32>>().map_err(|_| {
+        PyTypeError::new_err("out must be a numpy.ndarray of dtype float32 (native byte order)")
+    })?;
+    let shape: Vec<u64> = array.shape().iter().map(|&d| d as u64).collect();
+    if shape != dq.shape() {
+        return Err(PyValueError::new_err(format!(
+            "out has shape {shape:?}, the tensor {:?}",
+            dq.shape()
+        )));
+    }
+    // as_slice_mut also accepts Fortran order, whose memory order is not the
+    // logical row-major order the values come in.
+    if !array.is_c_contiguous() {
+        return Err(PyValueError::new_err("out must be C-contiguous"));
+    }
+    let mut guard = array
+        .try_readwrite()
+        .map_err(|e| PyValueError::new_err(format!("out is not writeable: {e}")))?;
+    let slice = guard
+        .as_slice_mut()
+        .map_err(|_| PyValueError::new_err("out must be C-contiguous"))?;
+    detached(py, || dq.dequantize_into(slice))?.map_err(|e| quant_error(py, what, name, e))?;
+    drop(guard);
+    Ok(out)
+}
+
+/// Opens the HRRYFILE at ``path``: maps it, validates it (strict by default) and
+/// returns a `File`.
+///
+/// Raises ``InvalidFileError`` (whose ``.violations`` lists every broken rule) when
+/// validation fails — ``permissive=True`` applies the spec's rules only, with its
+/// permissive allowances — and ``OSError`` when the file cannot be read. Validation
+/// runs with the interpreter released.
+#[pyfunction]
+#[pyo3(signature = (path, *, permissive = false))]
+pub fn open(py: Python<'_>, path: PathBuf, permissive: bool) -> PyResult<File> {
+    let mapping = open_mapping(py, &path, permissive)?;
+    Ok(File {
+        path,
+        mapping: Slot::new(Py::new(py, mapping)?),
+    })
+}
+
+/// Loads every tensor of the HRRYFILE at ``path`` into a ``dict`` of NumPy arrays,
+/// in index order — like ``safetensors.numpy.load_file``, so switching is one import.
+/// The file is validated strictly first (``InvalidFileError``); arrays are read-only
+/// views into the mapping where the stored bytes allow (see `File.get_tensor`).
+#[pyfunction]
+pub fn load_file<'py>(py: Python<'py>, path: PathBuf) -> PyResult<Bound<'py, PyDict>> {
+    let what = path.display().to_string();
+    let mapping = Bound::new(py, open_mapping(py, &path, false)?)?;
+    let out = PyDict::new(py);
+    for entry in mapping.get().file.entries() {
+        let name = entry.name();
+        out.set_item(name, tensor_array(&mapping, &what, name)?)?;
+    }
+    Ok(out)
+}

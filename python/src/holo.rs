@@ -1,0 +1,249 @@
+//! `hrry.holo.open`: a verified `.holo` archive whose sections, weights and
+//! extensions come out as read-only `memoryview`s of the mapping.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use hrry::file::Mmap;
+use hrry::holo::{hex, HoloError, HoloLoader, PortDescriptor};
+use hrry::Format;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList, PyMemoryView};
+
+use crate::array::{borrowed_array, shape_tuple};
+use crate::errors::{detached, io_error, HrryError};
+use crate::report::check;
+use crate::slot::Slot;
+
+/// A shared read-only mapping, so the bytes stay at hand when verification fails.
+struct Shared(Arc<Mmap>);
+
+impl AsRef<[u8]> for Shared {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+/// The verified archive; views of it hold a reference to this object, so the
+/// mapping outlives `Archive.close()` while any of them is alive.
+#[pyclass(module = "hrry.holo", frozen)]
+pub struct HoloMapping {
+    loader: HoloLoader<Shared>,
+}
+
+/// One section of the archive: its kind, where its payload is, and the payload.
+#[pyclass(module = "hrry.holo", name = "Section", frozen)]
+pub struct Section {
+    /// The kind's name (``"Weights"``, ``"Extension"``, …).
+    #[pyo3(get)]
+    kind: &'static str,
+    /// The kind's number in the section table (1–16).
+    #[pyo3(get)]
+    number: u8,
+    /// Absolute offset of the payload.
+    #[pyo3(get)]
+    offset: u64,
+    /// Payload length in bytes.
+    #[pyo3(get)]
+    length: u64,
+    data: Py<PyAny>,
+}
+
+#[pymethods]
+impl Section {
+    /// The payload, a read-only ``memoryview`` of the mapping (no copy).
+    #[getter]
+    fn data(&self, py: Python<'_>) -> Py<PyAny> {
+        self.data.clone_ref(py)
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<hrry.holo.Section {} ({} bytes at {})>",
+            self.kind, self.length, self.offset
+        )
+    }
+}
+
+/// A read-only `memoryview` of `bytes`, which lie in `owner`'s mapping.
+fn view<'py>(owner: &Bound<'py, HoloMapping>, bytes: &[u8]) -> PyResult<Bound<'py, PyAny>> {
+    // SAFETY: `bytes` lies in the read-only mapping `owner` holds, alive and
+    // unchanged as long as `owner`, which the array (and the memoryview over it)
+    // keeps as its base.
+    let array = unsafe {
+        borrowed_array(
+            owner.clone().into_any(),
+            "|u1",
+            &[bytes.len() as u64],
+            bytes,
+        )?
+    };
+    Ok(PyMemoryView::from(&array)?.into_any())
+}
+
+/// Model inputs or outputs as a list of ``dict``.
+fn ports<'py>(py: Python<'py>, ports: &[PortDescriptor]) -> PyResult<Bound<'py, PyList>> {
+    let dicts = ports
+        .iter()
+        .map(|p| {
+            let d = PyDict::new(py);
+            d.set_item("name", &p.name)?;
+            d.set_item("slot", p.slot)?;
+            d.set_item("element_count", p.element_count)?;
+            d.set_item("dtype", p.dtype)?;
+            d.set_item("shape", shape_tuple(py, &p.shape)?)?;
+            Ok(d)
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    PyList::new(py, dicts)
+}
+
+/// An opened `.holo` archive (from `hrry.holo.open`). A context manager; views
+/// returned stay valid after `close()`.
+#[pyclass(module = "hrry.holo", name = "Archive", frozen)]
+pub struct Archive {
+    path: PathBuf,
+    mapping: Slot<HoloMapping>,
+}
+
+impl Archive {
+    fn mapping<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, HoloMapping>> {
+        self.mapping.get(py, &self.path.display().to_string())
+    }
+}
+
+#[pymethods]
+impl Archive {
+    /// ``format_version`` (2 or 3).
+    #[getter]
+    fn format_version(&self, py: Python<'_>) -> PyResult<u16> {
+        Ok(self.mapping(py)?.get().loader.format_version())
+    }
+
+    /// The header ``flags``.
+    #[getter]
+    fn flags(&self, py: Python<'_>) -> PyResult<u16> {
+        Ok(self.mapping(py)?.get().loader.flags())
+    }
+
+    /// The BLAKE3 hash closing the archive (32 ``bytes``).
+    #[getter]
+    fn fingerprint<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        Ok(PyBytes::new(
+            py,
+            &self.mapping(py)?.get().loader.fingerprint(),
+        ))
+    }
+
+    /// Every section in table order (a list of `Section`).
+    #[getter]
+    fn sections(&self, py: Python<'_>) -> PyResult<Vec<Section>> {
+        let m = self.mapping(py)?;
+        let loader = &m.get().loader;
+        loader
+            .sections()
+            .iter()
+            .map(|s| {
+                Ok(Section {
+                    kind: s.kind.name(),
+                    number: s.kind.number(),
+                    offset: s.offset,
+                    length: s.length,
+                    data: view(&m, loader.section_payload(s))?.unbind(),
+                })
+            })
+            .collect()
+    }
+
+    /// The weight bodies: a ``dict`` from the hexadecimal BLAKE3 fingerprint to a
+    /// read-only ``memoryview``, in archive order.
+    #[getter]
+    fn weights<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let m = self.mapping(py)?;
+        let d = PyDict::new(py);
+        for (fingerprint, body) in m.get().loader.weights() {
+            d.set_item(hex(fingerprint), view(&m, body)?)?;
+        }
+        Ok(d)
+    }
+
+    /// The Extension sections: a ``dict`` from key to a read-only ``memoryview``.
+    #[getter]
+    fn extensions<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let m = self.mapping(py)?;
+        let loader = &m.get().loader;
+        let d = PyDict::new(py);
+        for key in loader.extension_keys() {
+            if let Some(body) = loader.extension(key) {
+                d.set_item(key, view(&m, body)?)?;
+            }
+        }
+        Ok(d)
+    }
+
+    /// The model inputs (a list of ``dict`` with ``name``, ``slot``,
+    /// ``element_count``, ``dtype`` and ``shape``).
+    #[getter]
+    fn inputs<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        ports(py, self.mapping(py)?.get().loader.inputs())
+    }
+
+    /// The model outputs (like `inputs`).
+    #[getter]
+    fn outputs<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        ports(py, self.mapping(py)?.get().loader.outputs())
+    }
+
+    /// The path the archive was opened from.
+    #[getter]
+    fn path(&self) -> String {
+        self.path.display().to_string()
+    }
+
+    /// Closes the archive; views already returned stay valid.
+    fn close(&self) {
+        self.mapping.close();
+    }
+
+    /// True once `close()` was called.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.mapping.is_closed()
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_args))]
+    fn __exit__(&self, _args: &Bound<'_, pyo3::types::PyTuple>) -> bool {
+        self.close();
+        false
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<hrry.holo.Archive {:?}>", self.path.display().to_string())
+    }
+}
+
+/// Opens the `.holo` archive at ``path``: maps it and verifies every rule (strict),
+/// the closing BLAKE3 hash included. Raises ``InvalidFileError`` (with
+/// ``.violations``) for an invalid archive and ``OSError`` when it cannot be read.
+#[pyfunction]
+#[pyo3(name = "open")]
+pub fn open_holo(py: Python<'_>, path: PathBuf) -> PyResult<Archive> {
+    let what = path.display().to_string();
+    let map = Arc::new(hrry::file::map_file(&path).map_err(|e| io_error(&path, e))?);
+    let storage = Shared(Arc::clone(&map));
+    match detached(py, || HoloLoader::from_storage(storage))? {
+        Ok(loader) => Ok(Archive {
+            path,
+            mapping: Slot::new(Py::new(py, HoloMapping { loader })?),
+        }),
+        Err(HoloError::Invalid { .. }) => {
+            let report = check(py, &map, Format::Holo, false)?;
+            Err(report.into_error(py, &what))
+        }
+        Err(e) => Err(HrryError::new_err(format!("{what}: {e}"))),
+    }
+}

@@ -1,0 +1,322 @@
+//! `hrry.save_file` and `hrry.quantize`: NumPy arrays (and per-block quantized
+//! tensors) written as a HRRYFILE by the core's writer.
+
+use std::path::PathBuf;
+
+use hrry::file::{HrryWriter, WriterOptions};
+use hrry::model::{build::dense, ElementType};
+use hrry::quant::{quantize_per_block, Dequantizer, PerBlockOptions};
+use hrry::schema::KvValue;
+use numpy::{PyArray1, PyArrayDyn, PyArrayMethods, PyReadonlyArray1, PyUntypedArrayMethods};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyString, PyTuple};
+
+use crate::array::shape_tuple;
+use crate::errors::{detached, file_error, guard, io_error, HrryError};
+use crate::file::dequantize_to;
+use crate::kv;
+
+/// A tensor quantized with per-block affine quantization (from `hrry.quantize`),
+/// ready for `hrry.save_file`; `dequantize()` gives back its float32 values.
+#[pyclass(module = "hrry", frozen)]
+pub struct Quantized {
+    inner: hrry::quant::Quantized,
+    options: PerBlockOptions,
+}
+
+#[pymethods]
+impl Quantized {
+    /// The tensor's shape.
+    #[getter]
+    fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        shape_tuple(py, &self.inner.descriptor.shape)
+    }
+
+    /// The storage element type (``"int4"``, ``"int8"``, …).
+    #[getter]
+    fn scheme(&self) -> &'static str {
+        self.options.storage.name()
+    }
+
+    /// Elements per block.
+    #[getter]
+    fn block_size(&self) -> u32 {
+        self.options.block_size
+    }
+
+    /// The blocked axis.
+    #[getter]
+    fn axis(&self) -> usize {
+        self.options.axis
+    }
+
+    /// True for symmetric (absmax) quantization without zero points.
+    #[getter]
+    fn symmetric(&self) -> bool {
+        self.options.symmetric
+    }
+
+    /// The scale type (``"float16"``, ``"bfloat16"`` or ``"float32"``).
+    #[getter]
+    fn scale_dtype(&self) -> &'static str {
+        self.options.scale_type.name()
+    }
+
+    /// Bytes of the data, scale and zero-point buffers together.
+    #[getter]
+    fn nbytes(&self) -> usize {
+        self.inner.buffers.iter().map(Vec::len).sum()
+    }
+
+    /// The dequantized float32 values (what `File.dequantize` returns once saved).
+    #[pyo3(signature = (*, out = None))]
+    fn dequantize<'py>(
+        &self,
+        py: Python<'py>,
+        out: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let buffers = self.inner.buffer_slices();
+        let dq = guard(|| Dequantizer::new(&self.inner.descriptor, &buffers))?
+            .map_err(|e| HrryError::new_err(e.to_string()))?;
+        dequantize_to(py, &dq, out, "quantized tensor", "")
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<hrry.Quantized {} shape={:?} block_size={} axis={} symmetric={} scale_dtype={}>",
+            self.scheme(),
+            self.inner.descriptor.shape,
+            self.options.block_size,
+            self.options.axis,
+            self.options.symmetric,
+            self.scale_dtype()
+        )
+    }
+}
+
+/// Quantizes ``array`` (converted to float32) with per-block affine quantization,
+/// for `save_file`: ``scheme`` is the storage type (``"int4"``, ``"int8"``,
+/// ``"uint4"``, ``"uint8"``, ``"int2"``, ``"uint2"``), ``block_size`` the elements
+/// per block (a power of two, at most the axis length) along ``axis`` (the last by
+/// default). Symmetric (absmax, no zero points) by default — ``"int4"`` and
+/// ``"int8"`` with blocks of 32 and float16 scales are GGUF ``Q4_0``/``Q8_0``'s
+/// equivalents; ``symmetric=False`` stores min/max zero points. ``scale_dtype`` is
+/// ``"float16"``, ``"bfloat16"`` or ``"float32"``.
+#[pyfunction]
+#[pyo3(signature = (array, scheme = "int4", block_size = 32, *, axis = -1, symmetric = true, scale_dtype = "float16"))]
+pub fn quantize(
+    py: Python<'_>,
+    array: &Bound<'_, PyAny>,
+    scheme: &str,
+    block_size: u32,
+    axis: isize,
+    symmetric: bool,
+    scale_dtype: &str,
+) -> PyResult<Quantized> {
+    let np = py.import("numpy")?;
+    let kwargs = PyDict::new(py);
+    kwargs.set_item("dtype", np.getattr("float32")?)?;
+    kwargs.set_item("order", "C")?;
+    let values = np.call_method("asarray", (array,), Some(&kwargs))?;
+    let values = values.cast::<PyArrayDyn<f32>>()?.readonly();
+    let shape: Vec<u64> = values.shape().iter().map(|&d| d as u64).collect();
+    let rank = shape.len() as isize;
+    if rank == 0 {
+        return Err(PyValueError::new_err("cannot quantize a scalar (rank 0)"));
+    }
+    let axis = if axis < 0 { axis + rank } else { axis };
+    if !(0..rank).contains(&axis) {
+        return Err(PyValueError::new_err(format!(
+            "axis out of range for a rank-{rank} array"
+        )));
+    }
+    let type_named = |name: &str, what: &str| {
+        ElementType::from_name(name)
+            .ok_or_else(|| PyValueError::new_err(format!("unknown {what} {name:?}")))
+    };
+    let options = PerBlockOptions {
+        storage: type_named(scheme, "scheme")?,
+        scale_type: type_named(scale_dtype, "scale_dtype")?,
+        block_size,
+        axis: axis as usize,
+        symmetric,
+    };
+    let slice = values
+        .as_slice()
+        .map_err(|_| PyValueError::new_err("array is not contiguous"))?;
+    let inner = detached(py, || quantize_per_block(slice, &shape, &options))?
+        .map_err(|e| HrryError::new_err(e.to_string()))?;
+    Ok(Quantized { inner, options })
+}
+
+/// A tensor given to `save_file`, held while it is written.
+enum Pending<'py> {
+    Array(String, ElementType, Vec<u64>, PyReadonlyArray1<'py, u8>),
+    Quantized(String, Bound<'py, Quantized>),
+}
+
+/// One tensor to write, its bytes borrowed from a NumPy array or a `Quantized`.
+enum Item<'a> {
+    Array {
+        name: &'a str,
+        ty: ElementType,
+        shape: &'a [u64],
+        data: &'a [u8],
+    },
+    Quantized {
+        name: &'a str,
+        quantized: &'a hrry::quant::Quantized,
+    },
+}
+
+/// `value` as a C-contiguous little-endian NumPy array with its element type, or
+/// `TypeError` for dtypes the format cannot hold.
+fn normalized<'py>(
+    np: &Bound<'py, PyModule>,
+    name: &str,
+    value: &Bound<'py, PyAny>,
+) -> PyResult<(Bound<'py, PyAny>, ElementType)> {
+    let py = np.py();
+    let kwargs = PyDict::new(py);
+    kwargs.set_item("order", "C")?;
+    let mut array = np.call_method("asarray", (value,), Some(&kwargs))?;
+    let mut dtype = array.getattr("dtype")?;
+    if dtype.getattr("byteorder")?.extract::<String>()? == ">" {
+        let little = dtype.call_method1("newbyteorder", ("<",))?;
+        array = array.call_method1("astype", (little,))?;
+        dtype = array.getattr("dtype")?;
+    }
+    let descr: String = dtype.getattr("str")?.extract()?;
+    let ty = hrry::npy::import_type(&descr).ok_or_else(|| {
+        PyTypeError::new_err(format!(
+            "tensor {name:?}: cannot store dtype {} (supported: bool, int8-64, uint8-64, float16/32/64, complex64/128, or hrry.quantize output)",
+            dtype.str().map_or_else(|_| descr.clone(), |s| s.to_string())
+        ))
+    })?;
+    Ok((array, ty))
+}
+
+/// Writes ``tensors`` (a ``dict`` of names to NumPy arrays or `Quantized` tensors)
+/// to ``path`` as a HRRYFILE, with optional ``metadata`` (a ``dict`` of ``str`` keys
+/// to ``str``, ``int`` — beyond 2^63 as uint64 —, ``float``, ``bool``, ``bytes`` or
+/// lists of one of them) — like ``safetensors.numpy.save_file``.
+///
+/// The file is written to a temporary file renamed into place (atomic). Every NumPy
+/// dtype the format has maps to its element type (complex included, bool packed to
+/// bits); big-endian arrays are converted to little-endian and non-contiguous ones
+/// made contiguous. ``TypeError`` for what cannot be stored (object arrays, ``None``
+/// metadata, non-``str`` names).
+#[pyfunction]
+#[pyo3(signature = (tensors, path, metadata = None))]
+pub fn save_file(
+    py: Python<'_>,
+    tensors: &Bound<'_, PyDict>,
+    path: PathBuf,
+    metadata: Option<&Bound<'_, PyDict>>,
+) -> PyResult<()> {
+    let what = path.display().to_string();
+    let mut kv: Vec<(String, KvValue)> = Vec::new();
+    if let Some(metadata) = metadata {
+        for (key, value) in metadata.iter() {
+            let key: String = key
+                .cast::<PyString>()
+                .map_err(|_| PyTypeError::new_err("metadata keys must be str"))?
+                .to_cow()?
+                .to_string();
+            let value = kv::from_python(&key, &value)?;
+            kv.push((key, value));
+        }
+    }
+
+    let np = py.import("numpy")?;
+    let uint8 = np.getattr("uint8")?;
+    // The arrays and their borrows stay alive here while the bytes are written.
+    let mut pending = Vec::new();
+    for (name, value) in tensors.iter() {
+        let name: String = name
+            .cast::<PyString>()
+            .map_err(|_| PyTypeError::new_err("tensor names must be str"))?
+            .to_cow()?
+            .to_string();
+        if let Ok(q) = value.cast::<Quantized>() {
+            pending.push(Pending::Quantized(name, q.clone()));
+            continue;
+        }
+        let (array, ty) = normalized(&np, &name, &value)?;
+        let shape: Vec<u64> = array
+            .getattr("shape")?
+            .extract::<Vec<usize>>()?
+            .into_iter()
+            .map(|d| d as u64)
+            .collect();
+        // A flat uint8 view of the same memory (no copy: the array is C-contiguous).
+        let bytes = array
+            .call_method1("reshape", (-1,))?
+            .call_method1("view", (&uint8,))?
+            .cast_into::<PyArray1<u8>>()?
+            .readonly();
+        pending.push(Pending::Array(name, ty, shape, bytes));
+    }
+    let items = pending
+        .iter()
+        .map(|p| match p {
+            Pending::Array(name, ty, shape, bytes) => Ok(Item::Array {
+                name,
+                ty: *ty,
+                shape,
+                data: bytes
+                    .as_slice()
+                    .map_err(|_| PyValueError::new_err("array is not contiguous"))?,
+            }),
+            Pending::Quantized(name, q) => Ok(Item::Quantized {
+                name,
+                quantized: &q.get().inner,
+            }),
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+
+    let result = detached(py, || write_items(&path, &kv, &items))?;
+    result.map_err(|e| match e {
+        WriteError::File(hrry::file::Error::Io(io)) => io_error(&path, io),
+        WriteError::File(e) => file_error(py, &what, e),
+        WriteError::Shape(name) => HrryError::new_err(format!("tensor {name:?}: shape too large")),
+    })
+}
+
+enum WriteError {
+    File(hrry::file::Error),
+    Shape(String),
+}
+
+fn write_items(
+    path: &std::path::Path,
+    kv: &[(String, KvValue)],
+    items: &[Item<'_>],
+) -> Result<(), WriteError> {
+    let mut w = HrryWriter::create(path, WriterOptions::default()).map_err(WriteError::File)?;
+    for (key, value) in kv {
+        w.add_kv(key, value.clone()).map_err(WriteError::File)?;
+    }
+    for item in items {
+        match item {
+            Item::Array {
+                name,
+                ty,
+                shape,
+                data,
+            } => {
+                let desc = dense(*ty, shape).ok_or_else(|| WriteError::Shape(name.to_string()))?;
+                let stored = hrry::npy::stored_bytes(*ty, data)
+                    .ok_or_else(|| WriteError::Shape(name.to_string()))?;
+                w.write_tensor(name, &desc, &[&stored])
+                    .map_err(WriteError::File)?;
+            }
+            Item::Quantized { name, quantized } => {
+                w.write_tensor(name, &quantized.descriptor, &quantized.buffer_slices())
+                    .map_err(WriteError::File)?;
+            }
+        }
+    }
+    w.finish_file().map_err(WriteError::File)
+}
