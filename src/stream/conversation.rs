@@ -182,6 +182,13 @@ struct StreamState {
     pings: u64,
 }
 
+impl StreamState {
+    /// True when nothing distinguishes the stream from one never used.
+    fn is_fresh(&self) -> bool {
+        matches!(self.phase, Phase::Idle) && self.binder.is_idle() && self.pings == 0
+    }
+}
+
 impl Default for StreamState {
     fn default() -> Self {
         StreamState {
@@ -280,6 +287,12 @@ impl Conversation {
             },
         );
         self.messages += 1;
+        // A stream back where it started needs no memory: a long connection cycling
+        // through stream IDs holds only the streams with something open.
+        let id = frame.header.stream_id;
+        if self.streams.get(&id).is_some_and(StreamState::is_fresh) {
+            self.streams.remove(&id);
+        }
         report.violations
     }
 
@@ -1402,7 +1415,8 @@ fn check_cover(g: &ParallelTransfer, found: &mut Found<'_>) {
 }
 
 impl Conversation {
-    /// The stream IDs that carried at least one message, ascending.
+    /// The stream IDs with something open (an exchange, unanswered PINGs) or closed
+    /// by an ERROR, ascending; a stream whose exchange ended cleanly is forgotten.
     pub fn stream_ids(&self) -> Vec<u32> {
         self.streams.keys().copied().collect()
     }
