@@ -158,7 +158,7 @@ impl Write for AtomicFile {
 }
 
 impl CopyFrom for AtomicFile {
-    /// Lets the kernel copy (see [`super::copy::copy_into_file`]).
+    /// Lets the kernel copy (see `copy::copy_into_file`).
     fn copy_from(&mut self, file: &File, offset: u64, len: u64) -> io::Result<()> {
         super::copy::copy_into_file(file, offset, len, &mut self.temp)
     }

@@ -4,7 +4,7 @@
 //! (`general.alignment`, default 32) and is addressed by each info's `offset`.
 //!
 //! Every count is checked against the bytes that remain before anything is allocated
-//! (see [`counted`]); nested arrays are refused past [`MAX_ARRAY_DEPTH`], so a hostile
+//! (see `counted`); nested arrays are refused past [`MAX_ARRAY_DEPTH`], so a hostile
 //! file can neither exhaust memory nor the stack.
 
 use binrw::binrw;
