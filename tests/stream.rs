@@ -93,6 +93,37 @@ fn every_valid_file_round_trips_through_a_stream() {
     }
 }
 
+/// The same round trip through an operating-system pipe: `pack` writes into it
+/// from one thread while `unpack` reads from the other end, as
+/// `hrry stream pack F -o - | hrry stream unpack - -o G` does.
+#[test]
+fn every_valid_file_round_trips_through_a_pipe() {
+    for (path, bytes) in valid_files() {
+        let (reader, writer) = std::io::pipe().expect("a pipe");
+        let file = bytes.clone();
+        let packer = std::thread::spawn(move || {
+            let f = HrryFile::from_bytes(&file).expect("opens");
+            let mut w = StreamWriter::new(writer);
+            pack(&f, &mut w).expect("packs");
+            // `finish` hands back the write end; dropping it closes the pipe, so
+            // the reader sees the end of the stream.
+            w.finish().expect("finishes");
+        });
+        let back = unpack_bytes(reader);
+        packer.join().expect("the packing thread");
+        assert_eq!(
+            tensors_in_file_order(&back),
+            tensors_in_file_order(&bytes),
+            "{path}: descriptors and bytes survive a pipe"
+        );
+        assert_eq!(
+            pack_bytes(&back),
+            pack_bytes(&bytes),
+            "{path}: re-packing is byte-identical"
+        );
+    }
+}
+
 #[test]
 fn pack_path_writes_what_pack_writes() {
     let dir = tempfile::tempdir().unwrap();
