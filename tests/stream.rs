@@ -14,20 +14,21 @@ use hrry::stream::{
 use hrry::testing::targets::Trickle;
 use hrry::validate::Options;
 
-fn valid_files() -> Vec<(String, Vec<u8>)> {
+/// The valid corpus cases of one format: path and bytes.
+fn valid_cases(format: hrry::Format) -> Vec<(String, Vec<u8>)> {
     all_cases()
         .into_iter()
-        .filter(|c| c.format == hrry::Format::HrryFile && c.expect == Expect::Valid)
+        .filter(|c| c.format == format && c.expect == Expect::Valid)
         .map(|c| (c.path, c.bytes))
         .collect()
 }
 
+fn valid_files() -> Vec<(String, Vec<u8>)> {
+    valid_cases(hrry::Format::HrryFile)
+}
+
 fn valid_streams() -> Vec<(String, Vec<u8>)> {
-    all_cases()
-        .into_iter()
-        .filter(|c| c.format == hrry::Format::Stream && c.expect == Expect::Valid)
-        .map(|c| (c.path, c.bytes))
-        .collect()
+    valid_cases(hrry::Format::Stream)
 }
 
 fn pack_bytes(file: &[u8]) -> Vec<u8> {
