@@ -4,7 +4,9 @@
 //!
 //! Whole HRRYFILEs seed `open_file` (and `sequential`, behind its control byte);
 //! the descriptors, index sections and KV sections cut out of them seed
-//! `descriptor`, `index_section` and `kv_section`; `.holo` archives seed `holo`.
+//! `descriptor`, `index_section` and `kv_section`; `.holo` archives seed `holo`;
+//! bare streams (`corpus/stream/`) seed `stream`, behind its control byte, and
+//! captured conversations (`corpus/messages/`) seed `messages`.
 //! `gguf` gets a small hand-built GGUF preamble. The structure-aware targets
 //! (`roundtrip`, `simd_dequant`) start from nothing. Nothing here is committed:
 //! `fuzz/run.sh` runs it before fuzzing, so the seeds always match `corpus/`.
@@ -28,7 +30,7 @@ fn put(out: &Path, target: &str, name: &str, bytes: &[u8]) {
 
 fn files(corpus: &Path) -> Vec<PathBuf> {
     let mut all = Vec::new();
-    for sub in ["valid", "invalid"] {
+    for sub in hrry::corpus::FOLDERS {
         let Ok(dir) = fs::read_dir(corpus.join(sub)) else {
             continue;
         };
@@ -90,6 +92,17 @@ fn main() {
         );
         if bytes.starts_with(b"HOLO") {
             put(out, "holo", &stem, &bytes);
+        }
+        let in_folder = |name: &str| path.components().any(|c| c.as_os_str() == name);
+        if in_folder("stream") {
+            for control in [0u8, 1, 2] {
+                let mut framed = vec![control];
+                framed.extend_from_slice(&bytes);
+                put(out, "stream", &format!("stream-{stem}-{control}"), &framed);
+            }
+        }
+        if in_folder("messages") {
+            put(out, "messages", &format!("messages-{stem}"), &bytes);
         }
         let is_hrry = bytes.starts_with(b"HRRYFILE");
         if is_hrry {

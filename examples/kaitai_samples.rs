@@ -1,5 +1,6 @@
 //! Writes sample HRRYFILEs covering every layout, every optional descriptor section,
-//! every quantization scheme and every KV value type, and a `.holo` archive, for the
+//! every quantization scheme and every KV value type (each also packed as a bare
+//! stream, `.hrrys`), and a `.holo` archive, for the
 //! Kaitai Struct cross-check (`tests/kaitai/run.sh`) to parse and compare with `hrry inspect --json`.
 //!
 //! usage: `cargo run --release --example kaitai_samples -- OUT_DIR`
@@ -31,6 +32,24 @@ fn main() {
     upstream_descriptors(&out);
     tail_at_alignment(&out);
     holo(&out);
+    streams(&out);
+}
+
+/// Every sample HRRYFILE packed as a bare stream (`NAME.hrrys`), so the stream
+/// description meets every layout and section too.
+fn streams(dir: &Path) {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .expect("read OUT_DIR")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "hrry"))
+        .collect();
+    files.sort();
+    for path in files {
+        let mut w = hrry::stream::StreamWriter::new(Vec::new());
+        hrry::stream::pack_path(&path, &mut w)
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        std::fs::write(path.with_extension("hrrys"), w.finish().expect("finish")).expect("write");
+    }
 }
 
 /// A descriptor with no optional sections and no buffers yet; `fix_length` is

@@ -117,6 +117,9 @@
 //! 6. [`quant`] — dequantization (scalar reference and SIMD kernels) and a per-block
 //!    quantizer.
 //! 7. [`holo`] — `.holo` archives: [`holo::HoloLoader`], [`holo::HoloWriter`].
+//! 8. [`stream`] — Hurray streams (interchange.md): bare streams
+//!    ([`stream::StreamReader`], [`stream::StreamWriter`], `pack` / `unpack`) and the
+//!    transport messages ([`stream::message`], [`stream::Conversation`]).
 //!
 //! Beside them: [`limits`] (caps on what a file may ask for), [`diagnose`] (what
 //! bytes that are not a HRRYFILE most likely are), [`export`] and [`npy`] (a tensor
@@ -163,6 +166,7 @@ pub mod quant;
 pub mod report;
 pub mod schema;
 pub mod source;
+pub mod stream;
 #[cfg(feature = "arbitrary-model")]
 #[doc(hidden)]
 pub mod testing;
@@ -178,6 +182,10 @@ pub enum Format {
     HrryFile,
     /// A `.holo` compiled-model archive.
     Holo,
+    /// A bare Hurray stream: descriptors and data back to back (interchange.md).
+    Stream,
+    /// A captured transport conversation: framed messages back to back.
+    Messages,
 }
 
 impl Format {
@@ -186,12 +194,17 @@ impl Format {
         match self {
             Format::HrryFile => "hrryfile",
             Format::Holo => "holo",
+            Format::Stream => "stream",
+            Format::Messages => "messages",
         }
     }
 
-    /// Recognises a format by its magic, else by the file name's extension
-    /// (`.holo`), else assumes a HRRYFILE (whose validator then explains what the
-    /// bytes look like).
+    /// Recognises a container by its magic, else by the file name's extension
+    /// (`.holo`; `.hrrys` a bare stream, `.hrrymsg` a captured conversation, as in
+    /// `corpus/`), else assumes a HRRYFILE (whose validator then explains what the
+    /// bytes look like). Streams and conversations are never guessed from their
+    /// bytes: a bare descriptor without its extension is diagnosed as not being a
+    /// HRRYFILE (`hrry stream validate` reads it as a stream).
     pub fn detect(bytes: &[u8], path: Option<&std::path::Path>) -> Format {
         Self::detect_head(bytes, path)
     }
@@ -211,12 +224,15 @@ impl Format {
 
     /// Recognition from the first bytes (8 are enough).
     fn detect_head(bytes: &[u8], path: Option<&std::path::Path>) -> Format {
+        let extension = |ext: &str| path.is_some_and(|p| p.extension().is_some_and(|e| e == ext));
         if bytes.starts_with(&schema::FILE_MAGIC) {
             Format::HrryFile
-        } else if holo::is_holo(bytes)
-            || path.is_some_and(|p| p.extension().is_some_and(|e| e == "holo"))
-        {
+        } else if holo::is_holo(bytes) || extension("holo") {
             Format::Holo
+        } else if extension("hrrys") {
+            Format::Stream
+        } else if extension("hrrymsg") {
+            Format::Messages
         } else {
             Format::HrryFile
         }
@@ -228,20 +244,37 @@ pub fn validate_as(bytes: &[u8], format: Format, options: &validate::Options) ->
     match format {
         Format::HrryFile => validate::validate_file(bytes, options),
         Format::Holo => holo::validate(bytes, options.mode),
+        Format::Stream => stream::validate_stream_bytes(bytes, options),
+        Format::Messages => stream::validate_messages(bytes, &conversation_options(options)),
+    }
+}
+
+/// How a captured conversation is validated under `options`.
+fn conversation_options(options: &validate::Options) -> stream::ConversationOptions {
+    stream::ConversationOptions {
+        mode: options.mode,
+        limits: options.limits,
+        ..Default::default()
     }
 }
 
 /// Validates `source` as `format`, reading only what the rules need (see
-/// [`validate::validate_source`] and [`holo::validate_source`]): the report
+/// [`validate::validate_source`] and [`holo::validate_source`]; a bare stream or a
+/// conversation is read front to back, one tensor or message at a time): the report
 /// [`validate_as`] gives for the same bytes, or the error of a failed read.
 pub fn validate_source_as(
     source: &dyn source::ReadAt,
     format: Format,
     options: &validate::Options,
 ) -> std::io::Result<validate::Report> {
+    let sequential = || std::io::BufReader::new(source::Sequential::new(source));
     match format {
         Format::HrryFile => validate::validate_source(source, options),
         Format::Holo => holo::validate_source(source, options.mode),
+        Format::Stream => stream::validate_stream(sequential(), options),
+        Format::Messages => {
+            stream::validate_messages_from(sequential(), &conversation_options(options))
+        }
     }
 }
 

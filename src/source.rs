@@ -92,6 +92,33 @@ impl ReadAt for Vec<u8> {
     }
 }
 
+/// A source read front to back as an [`io::Read`], for readers that take one (a bare
+/// stream, a conversation).
+pub struct Sequential<'a> {
+    source: &'a dyn ReadAt,
+    position: u64,
+}
+
+impl<'a> Sequential<'a> {
+    /// Reads `source` from its first byte.
+    pub fn new(source: &'a dyn ReadAt) -> Self {
+        Sequential {
+            source,
+            position: 0,
+        }
+    }
+}
+
+impl io::Read for Sequential<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let left = self.source.len().saturating_sub(self.position);
+        let n = buf.len().min(usize::try_from(left).unwrap_or(usize::MAX));
+        self.source.read_at(self.position, &mut buf[..n])?;
+        self.position += n as u64;
+        Ok(n)
+    }
+}
+
 /// A file read with positioned reads (`pread` on Unix, `ReadFile` at an offset on
 /// Windows). Its length is taken when it is opened: like a memory map, the file
 /// must not be truncated or rewritten while it is read (a read past the new end
@@ -169,6 +196,22 @@ fn read_exact_at(_file: &File, _offset: u64, _buf: &mut [u8]) -> io::Result<()> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sequential_reads_the_whole_source_in_order() {
+        let bytes: Vec<u8> = (0..=255u8).cycle().take(10_000).collect();
+        let mut out = Vec::new();
+        let mut reader = Sequential::new(&bytes);
+        let mut piece = [0u8; 333];
+        loop {
+            let n = io::Read::read(&mut reader, &mut piece).expect("read");
+            if n == 0 {
+                break;
+            }
+            out.extend_from_slice(&piece[..n]);
+        }
+        assert_eq!(out, bytes);
+    }
 
     #[test]
     fn slices_and_files_read_the_same_bytes() {

@@ -20,6 +20,7 @@ use hrry::schema::{
     to_bytes, FileFlags, FileHeader, IndexEntry, IndexSection, KvArray, KvEntry, KvScalar,
     KvSection, KvValue, Trailer, TRAILER_MAGIC,
 };
+use hrry::stream::{ConversationOptions, StreamReader};
 use hrry::testing::Piecemeal;
 use hrry::validate::{Mode, Options};
 
@@ -118,6 +119,27 @@ fn open_and_validate(bytes: &[u8], limits: Limits) {
             while let Ok(Some(_)) = r.next_tensor() {}
         }
     }
+    read_as_stream_and_messages(bytes, limits);
+}
+
+/// The same bytes as a bare stream (reader and validator) and as a captured
+/// conversation (validator), in both modes.
+fn read_as_stream_and_messages(bytes: &[u8], limits: Limits) {
+    for mode in [Mode::Strict, Mode::Permissive] {
+        let _ = hrry::stream::validate_stream_bytes(bytes, &Options { mode, limits });
+        let options = ConversationOptions {
+            mode,
+            limits,
+            max_message_size: if limits == Limits::default() {
+                ConversationOptions::default().max_message_size
+            } else {
+                u32::MAX
+            },
+        };
+        let _ = hrry::stream::validate_messages(bytes, &options);
+    }
+    let mut r = StreamReader::with_limits(bytes, limits);
+    while let Ok(Some(_)) = r.next_tensor() {}
 }
 
 /// Every limit at the most the wire format can express.
@@ -485,4 +507,134 @@ fn holo_claiming_huge_counts_is_rejected_before_allocating() {
         let archive = holo_archive(1, &[(kind, claim(1 << 31))]);
         assert_holo_rejected_small(&format!("section kind {kind} claiming 2^31"), &archive);
     }
+}
+
+/// Asserts a stream or capture is refused while holding at most `REJECT_CONSTANT`
+/// bytes, with each limit at its default and at the wire maximum.
+fn assert_stream_rejected_small(name: &str, bytes: &[u8], rules: &[&str]) {
+    for limits in [Limits::default(), wire_maximum()] {
+        let mut got = Vec::new();
+        let peak = peak_of(|| {
+            got = if rules[0].starts_with("TR-") {
+                let options = ConversationOptions {
+                    limits,
+                    max_message_size: u32::MAX,
+                    ..Default::default()
+                };
+                hrry::stream::validate_messages(bytes, &options).rule_ids()
+            } else {
+                let options = Options {
+                    mode: Mode::Strict,
+                    limits,
+                };
+                hrry::stream::validate_stream_bytes(bytes, &options).rule_ids()
+            };
+        });
+        assert!(peak <= REJECT_CONSTANT, "{name}: held {peak} bytes");
+        assert!(
+            got.iter().any(|id| rules.contains(id)),
+            "{name}: expected one of {rules:?}, got {got:?}"
+        );
+    }
+}
+
+#[test]
+fn streams_claiming_huge_sizes_are_rejected_before_allocating() {
+    // A descriptor claiming 4 GiB (the most descriptor_length can say).
+    let mut d = minimal_descriptor();
+    d[6..10].copy_from_slice(&u32::MAX.to_le_bytes());
+    assert_stream_rejected_small("4 GiB descriptor", &d, &["ST-TRN-002", "HF-LIM-001"]);
+    // A descriptor claiming rank 2^32 - 1.
+    assert_stream_rejected_small(
+        "rank 2^32",
+        &descriptor_claiming_rank(u32::MAX),
+        &["TD-SHP-001"],
+    );
+    // A buffer of 2^63 bytes behind a 45-byte descriptor.
+    let mut big = minimal_descriptor();
+    big[6..10].copy_from_slice(&45u32.to_le_bytes());
+    big[28] = 1; // buffer_count
+    big.extend_from_slice(&(1u64 << 63).to_le_bytes());
+    big.extend_from_slice(&[64, 0, 0, 0, 0, 0, 0, 0]);
+    big.extend_from_slice(&[7; 100]);
+    assert_stream_rejected_small("2^63-byte buffer", &big, &["ST-TRN-003"]);
+}
+
+#[test]
+fn messages_claiming_huge_sizes_are_rejected_before_allocating() {
+    let frame = |ty: u32, payload: &[u8], claimed: u32| {
+        let mut f = ty.to_le_bytes().to_vec();
+        f.extend_from_slice(&1u32.to_le_bytes());
+        f.extend_from_slice(&claimed.to_le_bytes());
+        f.extend_from_slice(payload);
+        f
+    };
+    // A PING announcing a 4 GiB payload, with 16 bytes of it present.
+    assert_stream_rejected_small(
+        "4 GiB payload",
+        &frame(0x0A, &[0; 16], u32::MAX),
+        &["TR-FRM-001"],
+    );
+    // A HELLO whose layout list claims 65 535 entries, in a payload of 20 bytes.
+    let mut hello = vec![1, 0, 0, 0, 0, 16, 0, 0];
+    hello.extend_from_slice(&[0; 8]);
+    hello.extend_from_slice(&u16::MAX.to_le_bytes());
+    hello.extend_from_slice(&[1, 2]);
+    assert_stream_rejected_small(
+        "65535 layout entries",
+        &frame(0x01, &hello, hello.len() as u32),
+        &["TR-MSG-004"],
+    );
+    // A TENSOR_PUT whose key and descriptor claim 4 GiB each.
+    let mut put = u32::MAX.to_le_bytes().to_vec();
+    put.extend_from_slice(b"key");
+    assert_stream_rejected_small(
+        "4 GiB tensor_key",
+        &frame(0x07, &put, put.len() as u32),
+        &["TR-MSG-004"],
+    );
+    // A TENSOR_DESCRIPTOR whose descriptor claims 4 GiB.
+    let mut d = minimal_descriptor();
+    d[6..10].copy_from_slice(&u32::MAX.to_le_bytes());
+    assert_stream_rejected_small(
+        "4 GiB descriptor in a message",
+        &frame(0x04, &d, d.len() as u32),
+        &["TR-MSG-004", "HF-LIM-001"],
+    );
+}
+
+/// Truncating a valid stream at every offset and flipping every bit of its
+/// descriptors: each variant is read and validated as a stream within the bound.
+#[test]
+fn truncated_and_bit_flipped_streams_are_bounded() {
+    let streams = all_cases()
+        .into_iter()
+        .filter(|c| c.format == hrry::Format::Stream && c.expect == hrry::corpus::Expect::Valid);
+    let mut variants = 0;
+    for case in streams {
+        let bytes = &case.bytes;
+        let check = |variant: &[u8], what: &str| {
+            let peak = peak_of(|| read_as_stream_and_messages(variant, Limits::default()));
+            let bound = ALLOC_FACTOR * variant.len() + ALLOC_CONSTANT;
+            assert!(peak <= bound, "{} {what}: held {peak} bytes", case.path);
+        };
+        for n in 0..bytes.len() {
+            check(&bytes[..n], &format!("cut at {n}"));
+            variants += 1;
+        }
+        let mut r = StreamReader::new(&bytes[..]);
+        let mut descriptors = Vec::new();
+        while let Some(t) = r.next_tensor().expect("valid stream") {
+            descriptors.push(t.descriptor_offset as usize..t.data_offset as usize);
+        }
+        for i in descriptors.into_iter().flatten() {
+            for bit in 0..8 {
+                let mut flipped = bytes.clone();
+                flipped[i] ^= 1 << bit;
+                check(&flipped, &format!("byte {i} bit {bit} flipped"));
+                variants += 1;
+            }
+        }
+    }
+    eprintln!("{variants} truncated or flipped streams checked");
 }

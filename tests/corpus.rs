@@ -94,7 +94,7 @@ fn corpus_on_disk_is_current() {
     let on_disk: serde_json::Value = serde_json::from_str(&text).expect("manifest JSON");
     assert_eq!(on_disk, manifest(&cases), "manifest.json is stale");
     let mut listed = 0;
-    for sub in ["valid", "invalid"] {
+    for sub in hrry::corpus::FOLDERS {
         listed += std::fs::read_dir(dir.join(sub))
             .expect("corpus folder")
             .count();

@@ -73,7 +73,12 @@ fn every_corpus_file_gives_the_same_report_from_its_file() {
             case.path
         );
         for mode in [Mode::Strict, Mode::Permissive] {
-            for format in [Format::HrryFile, Format::Holo] {
+            for format in [
+                Format::HrryFile,
+                Format::Holo,
+                Format::Stream,
+                Format::Messages,
+            ] {
                 let memory = hrry::validate_as(&case.bytes, format, &options(mode));
                 let from_file =
                     hrry::validate_source_as(&file, format, &options(mode)).expect("readable");

@@ -27,10 +27,11 @@ pub struct Case {
 }
 
 impl Case {
-    /// A valid case at `valid/<name>`.
+    /// A valid case at `valid/<name>` (under `stream/` or `messages/` for those
+    /// formats).
     pub fn valid(format: Format, name: &str, description: &str, bytes: Vec<u8>) -> Self {
         Case {
-            path: format!("valid/{name}"),
+            path: format!("{}valid/{name}", folder(format)),
             format,
             expect: Expect::Valid,
             description: description.to_string(),
@@ -49,6 +50,8 @@ impl Case {
         let ext = match format {
             Format::HrryFile => "hrry",
             Format::Holo => "holo",
+            Format::Stream => "hrrys",
+            Format::Messages => "hrrymsg",
         };
         let stem = if suffix.is_empty() {
             rule.to_string()
@@ -56,11 +59,21 @@ impl Case {
             format!("{rule}-{suffix}")
         };
         Case {
-            path: format!("invalid/{stem}.{ext}"),
+            path: format!("{}invalid/{stem}.{ext}", folder(format)),
             format,
             expect: Expect::Invalid(rule),
             description: description.to_string(),
             bytes,
         }
+    }
+}
+
+/// The folder a format's cases live in: files and archives at the top, bare
+/// streams under `stream/`, captured conversations under `messages/`.
+fn folder(format: Format) -> &'static str {
+    match format {
+        Format::HrryFile | Format::Holo => "",
+        Format::Stream => "stream/",
+        Format::Messages => "messages/",
     }
 }

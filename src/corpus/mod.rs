@@ -9,15 +9,27 @@ mod case;
 mod container;
 pub mod holo;
 mod layout;
+mod messages;
 pub mod patch;
 mod quant;
 pub mod quant_layouts;
+mod stream;
 
 use std::io;
 use std::path::Path;
 
 pub use crate::Format;
 pub use case::{Case, Expect};
+
+/// The folders holding cases, relative to the corpus root.
+pub const FOLDERS: &[&str] = &[
+    "valid",
+    "invalid",
+    "stream/valid",
+    "stream/invalid",
+    "messages/valid",
+    "messages/invalid",
+];
 
 /// Every corpus case of every area, in manifest order.
 pub fn all_cases() -> Vec<Case> {
@@ -26,6 +38,9 @@ pub fn all_cases() -> Vec<Case> {
     cases.extend(holo::cases());
     cases.extend(quant::cases());
     cases.extend(quant_layouts::cases());
+    let streams = stream::cases(&cases);
+    cases.extend(streams);
+    cases.extend(messages::cases());
     cases.sort_by(|a, b| a.path.cmp(&b.path));
     cases
 }
@@ -54,9 +69,9 @@ pub fn manifest(cases: &[Case]) -> serde_json::Value {
 }
 
 /// Writes every case and `manifest.json` under `dir`, removing stale files from its
-/// `valid/` and `invalid/` folders.
+/// case folders ([`FOLDERS`]).
 pub fn write_corpus(dir: &Path, cases: &[Case]) -> io::Result<()> {
-    for sub in ["valid", "invalid"] {
+    for sub in FOLDERS {
         let d = dir.join(sub);
         if d.exists() {
             std::fs::remove_dir_all(&d)?;

@@ -16,6 +16,7 @@ pub mod layout;
 pub mod placement;
 pub mod quant;
 pub mod sections;
+pub mod transport;
 
 pub use container::*;
 pub use descriptor::*;
@@ -174,4 +175,35 @@ where
         .write_le(&mut cursor)
         .expect("writing to a Vec cannot fail");
     cursor.into_inner()
+}
+
+/// A decode error as one plain line for a violation message: the reason (an input
+/// that ends inside a field, a failed count check, …) and the innermost field
+/// being read, without binrw's multi-line, colored backtrace.
+pub fn error_text(e: &binrw::Error) -> String {
+    match e {
+        binrw::Error::Backtrace(b) => {
+            let reason = error_text(&b.error);
+            let field = b.frames.iter().find_map(|f| match f {
+                binrw::error::BacktraceFrame::Full { message, .. }
+                | binrw::error::BacktraceFrame::Message(message) => Some(message.clone()),
+                binrw::error::BacktraceFrame::Custom(_) => None,
+            });
+            match field {
+                Some(m) => {
+                    // binrw says "While parsing …": continue the sentence.
+                    let m = m
+                        .strip_prefix("While")
+                        .map_or(m.to_string(), |r| format!("while{r}"));
+                    format!("{reason} ({m})")
+                }
+                None => reason,
+            }
+        }
+        binrw::Error::Io(io) if io.kind() == std::io::ErrorKind::UnexpectedEof => {
+            "the bytes end inside a field".to_string()
+        }
+        binrw::Error::AssertFail { message, .. } => message.clone(),
+        other => other.to_string(),
+    }
 }

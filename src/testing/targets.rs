@@ -34,6 +34,8 @@ pub const TARGETS: &[(&str, Body)] = &[
     ("holo", holo),
     ("simd_dequant", simd_dequant),
     ("gguf", gguf),
+    ("stream", stream),
+    ("messages", messages),
 ];
 
 /// Whole-file open: every reader, cross-checked ([`super::exercise_file`]).
@@ -86,9 +88,11 @@ pub fn index_section(data: &[u8]) {
 }
 
 /// A reader returning at most `chunk` bytes per call, like a socket or a pipe.
-struct Trickle<'a> {
-    data: &'a [u8],
-    chunk: usize,
+pub struct Trickle<'a> {
+    /// What is left to read.
+    pub data: &'a [u8],
+    /// Most bytes one `read` returns.
+    pub chunk: usize,
 }
 
 impl Read for Trickle<'_> {
@@ -264,4 +268,134 @@ pub fn gguf(data: &[u8]) {
         &data[..used as usize],
         "GGUF preamble re-encodes"
     );
+}
+
+/// A bare stream read through short reads (the first byte picks the read size and
+/// how the data is consumed: pieces, a caller's slice, or skipped), then
+/// validated. Every tensor moves the reader forward; a stream the validator
+/// passes must unpack to a HRRYFILE that packs back to the same bytes.
+pub fn stream(data: &[u8]) {
+    use crate::stream::{validate_stream_bytes, StreamReader};
+    let Some((&control, bytes)) = data.split_first() else {
+        return;
+    };
+    let chunk = 1 + usize::from(control >> 2) * 61;
+    let mut reader = StreamReader::new(Trickle { data: bytes, chunk });
+    let mut last = 0;
+    let mut buf = [0u8; 97];
+    while let Ok(Some(t)) = reader.next_tensor() {
+        assert!(
+            t.descriptor_offset >= last && reader.position() > t.descriptor_offset,
+            "the stream reader advances"
+        );
+        let mut taken = 0u64;
+        let consumed = match control & 3 {
+            0 => loop {
+                match reader.next_piece() {
+                    Ok(Some(p)) => taken += p.bytes.len() as u64,
+                    Ok(None) => break true,
+                    Err(_) => break false,
+                }
+            },
+            1 => loop {
+                match reader.read_data(&mut buf) {
+                    Ok(0) => break true,
+                    Ok(n) => taken += n as u64,
+                    Err(_) => break false,
+                }
+            },
+            _ => {
+                taken = t.data_length;
+                reader.skip_data().is_ok()
+            }
+        };
+        if consumed {
+            assert_eq!(
+                taken, t.data_length,
+                "the data handed out is the data declared"
+            );
+        }
+        last = reader.position();
+    }
+    let options = crate::validate::Options::default();
+    if validate_stream_bytes(bytes, &options).is_valid() {
+        let file = unpack_to_file(bytes);
+        let back = crate::file::HrryFile::from_bytes(&file).expect("an unpacked file opens");
+        let mut w = crate::stream::StreamWriter::new(Vec::new());
+        crate::stream::pack(&back, &mut w).expect("an unpacked file packs");
+        assert_eq!(
+            w.finish().expect("finishes"),
+            bytes,
+            "unpack then pack is the identity"
+        );
+    }
+}
+
+/// A valid bare stream written as a HRRYFILE.
+fn unpack_to_file(stream: &[u8]) -> Vec<u8> {
+    let mut reader = crate::stream::StreamReader::new(stream);
+    let mut w = crate::file::HrryWriter::new(Vec::new(), crate::file::WriterOptions::default())
+        .expect("default options");
+    crate::stream::unpack(&mut reader, &mut w).expect("a valid stream unpacks");
+    w.finish().expect("finishes")
+}
+
+/// A captured transport conversation: validated whole (strict and permissive) and
+/// message by message, which must agree; every payload that decodes re-encodes to
+/// the same bytes.
+pub fn messages(data: &[u8]) {
+    use crate::stream::message::{read_frame, Frame};
+    use crate::stream::{validate_messages, Conversation, ConversationOptions};
+    let options = ConversationOptions::default();
+    let whole = validate_messages(data, &options);
+    let _ = validate_messages(
+        data,
+        &ConversationOptions {
+            mode: Mode::Permissive,
+            ..options
+        },
+    );
+    let mut conversation = Conversation::new(options);
+    let mut found = Vec::new();
+    let mut source = data;
+    let mut fatal = false;
+    loop {
+        let at = conversation.position();
+        match read_frame(&mut source, at, options.max_message_size) {
+            Ok(Some(frame)) => {
+                if let Ok((payload, used)) = frame.decode(at) {
+                    if used == frame.payload.len() as u64 {
+                        let again = Frame::new(frame.header.stream_id, &payload)
+                            .expect("a decoded payload fits");
+                        assert_eq!(again, frame, "a decoded message re-encodes");
+                    }
+                }
+                found.extend(conversation.accept(&frame));
+            }
+            Ok(None) => break,
+            Err(e) => {
+                found.extend(e.violation().cloned());
+                fatal = true;
+                break;
+            }
+        }
+    }
+    if !fatal {
+        found.extend(conversation.finish());
+    }
+    let listed: Vec<_> = whole
+        .violations
+        .iter()
+        .map(|v| (v.rule.id, v.offset))
+        .collect();
+    let fed: Vec<_> = found.iter().map(|v| (v.rule.id, v.offset)).collect();
+    if whole.suppressed == 0 {
+        assert_eq!(
+            listed, fed,
+            "one message at a time agrees with the whole capture"
+        );
+    } else {
+        // The whole-capture report lists at most MAX_VIOLATIONS_PER_RULE per rule.
+        assert_eq!(listed.len() as u64 + whole.suppressed, fed.len() as u64);
+    }
 }

@@ -167,12 +167,18 @@ pub static UNCHECKED: &[Unchecked] = unchecked! {
     Runtime, "metadata.md § Version Compatibility; versioning.md § Compatibility Matrix",
         "a reader of an older minor version ignores later optional fields",
         "hrry keeps bytes after the known fields as trailing data and interprets none of them";
-    Transport, "interchange.md (every section)",
-        "message framing, handshakes, negotiation, ordering, RDMA, errors and shard consistency across messages",
-        "conversation rules for the stream module's validator, not the file rule table";
+    Transport, "interchange.md § Server Layout Selection; § On-the-Fly Transcoding; § Device Negotiation",
+        "a server serves the first satisfiable preferred layout, transcodes element-preserving within its memory limit, and places buffers on the preferred device or refuses",
+        "server decisions that depend on what it stores and can do; a conversation shows only their outcome, whose messages the TR- rules check";
+    Transport, "interchange.md § Message Framing; § Message Types; § Error Handling",
+        "a receiver answers an oversized, unknown or malformed message with ERROR and closes the stream",
+        "receiver behaviour; the conversation validator reports the fault (TR-LIM-001, TR-FRM-002, TR-MSG-001, TR-MSG-004) and stream::message::error_code_for names the code to send";
+    Transport, "interchange.md § GPUDirect Destination Registration; § TENSOR_PUT with RDMA",
+        "a registered region's memory is on the device the descriptor names; RDMA completes before TENSOR_DATA_END",
+        "facts of the peers' memory and RDMA hardware, absent from the messages; their order and lengths are TR-RDM-001 to TR-RDM-003";
     Transport, "buffer-protocol.md § Device Colocation; § Per-Transport Constraints",
-        "a server never moves a TENSOR_PUT's buffers to another device; cross-machine buffers use sync_mode 0",
-        "transport rules (interchange.md); within a file colocation is TD-BUF-013";
+        "a server never moves a TENSOR_PUT's buffers to another device",
+        "server behaviour; within a descriptor colocation is TD-BUF-013, and cross-machine sync_mode 0 is TR-DSC-003";
     SpecProcess, "versioning.md (amendment, stability and registry sections); quantization.md § Version Compatibility",
         "how future versions allocate tags, fields and version numbers",
         "binds the specification's authors";

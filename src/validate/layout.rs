@@ -14,8 +14,8 @@ use crate::layout::addressing::{morton_decode, DenseMap, TiledMap};
 use crate::layout::dense::{
     is_dense, lowest_bit_address, packed_run, required_buffer_size, DenseView,
 };
+use crate::layout::element_bits;
 use crate::layout::sparse::IndexArray;
-use crate::layout::{checked_count, element_bits};
 use crate::model::packed_size;
 use crate::model::ElementType;
 use crate::schema::{
@@ -1324,60 +1324,21 @@ fn check_partition(
     all_placed: bool,
     report: &mut Report,
 ) {
-    // Empty boxes hold no index, so they neither overlap nor cover anything.
-    let mut live: Vec<&(usize, &[u64], &[u64])> =
-        boxes.iter().filter(|(_, _, s)| !s.contains(&0)).collect();
-    let rank = head.shape.len();
-    let overlaps = |a: &(usize, &[u64], &[u64]), b: &(usize, &[u64], &[u64])| {
-        (0..rank).all(|k| a.1[k] < b.1[k] + b.2[k] && b.1[k] < a.1[k] + a.2[k])
-    };
-    if rank == 0 {
-        // Every rank-0 box is the single index.
-        if live.len() > 1 {
-            let (m, _, _) = *live[1];
-            report.violation(
-                &LY_CMP_OVERLAP,
-                members[m].1 + members[m].0.shard_pos(),
-                format!("member {m} overlaps member {}", live[0].0),
-            );
-            return;
-        }
-    } else {
-        // Sweep along dimension 0: only boxes still open at a box's start can meet it.
-        live.sort_by_key(|b| (b.1[0], b.0));
-        let mut open: Vec<&(usize, &[u64], &[u64])> = Vec::new();
-        for b in &live {
-            open.retain(|a| a.1[0] + a.2[0] > b.1[0]);
-            if let Some(a) = open.iter().find(|a| overlaps(a, b)) {
-                let (first, second) = if a.0 < b.0 { (a.0, b.0) } else { (b.0, a.0) };
-                report.violation(
-                    &LY_CMP_OVERLAP,
-                    members[second].1 + members[second].0.shard_pos(),
-                    format!("member {second}'s box overlaps member {first}'s box"),
-                );
-                return;
-            }
-            open.push(b);
-        }
-    }
-    if !all_placed {
-        return;
-    }
-    let volume = |shape: &[u64]| {
-        shape
-            .iter()
-            .try_fold(1u128, |acc, &n| acc.checked_mul(u128::from(n)))
-    };
-    let covered = live
-        .iter()
-        .try_fold(0u128, |acc, b| acc.checked_add(volume(b.2)?));
-    let total = checked_count(&head.shape).map(u128::from).ok();
-    if let (Some(covered), Some(total)) = (covered, total) {
-        report.check(covered == total, &LY_CMP_COVER, head_pos, || {
+    use crate::layout::composite::{partition_fault, PartitionFault};
+    match partition_fault(&head.shape, boxes, all_placed) {
+        Some(PartitionFault::Overlap { first, second }) => report.violation(
+            &LY_CMP_OVERLAP,
+            members[second].1 + members[second].0.shard_pos(),
+            format!("member {second}'s box overlaps member {first}'s box"),
+        ),
+        Some(PartitionFault::Cover { covered, total }) => report.violation(
+            &LY_CMP_COVER,
+            head_pos,
             format!(
                 "the {} member boxes cover {covered} of the head's {total} indices",
                 members.len()
-            )
-        });
+            ),
+        ),
+        None => {}
     }
 }

@@ -5,8 +5,10 @@
 //! [`Report`]. [`all_rules`] is the rule table `hrry rules` prints.
 
 mod buffer;
+pub mod composite;
 pub mod conformance;
 mod container;
+pub mod decode;
 pub mod descriptor;
 pub(crate) mod input;
 pub mod layout;

@@ -6,8 +6,8 @@ use std::collections::HashMap;
 use crate::schema::{
     descriptor_offsets as off,
     placement::{align_up, place_buffers},
-    read_from, DescriptorHeader, LayoutFields, TensorDescriptor, DESCRIPTOR_HEADER_LEN,
-    DESCRIPTOR_MAGIC, LAYOUT_COMPOSITE, MAX_RANK,
+    read_from, DescriptorHeader, TensorDescriptor, DESCRIPTOR_HEADER_LEN, DESCRIPTOR_MAGIC,
+    LAYOUT_COMPOSITE,
 };
 
 use super::container::{check_zero, Frame};
@@ -163,45 +163,12 @@ fn read_descriptor(
         return None;
     }
     let (h, _) = read_from::<DescriptorHeader>(&input.bytes(pos, DESCRIPTOR_HEADER_LEN)?).ok()?;
-    if h.magic != DESCRIPTOR_MAGIC {
-        report.violation(
-            &TD_HDR_MAGIC,
-            pos,
-            format!("descriptor magic is {:02x?}, expected \"HRRY\"", h.magic),
-        );
-        return None;
-    }
-    if h.version_major != 1 {
-        report.violation(
-            &TD_HDR_VERSION,
-            pos + off::VERSION_MAJOR,
-            format!(
-                "descriptor version_major {} is not supported (1)",
-                h.version_major
-            ),
-        );
+    let checked = super::decode::check_fixed_header(&h, pos, &frame.limits);
+    if let Err(v) = checked {
+        report.violation(v.rule, v.offset, v.message);
         return None;
     }
     let length = u64::from(h.descriptor_length);
-    if length < DESCRIPTOR_HEADER_LEN {
-        report.violation(
-            &TD_HDR_LENGTH,
-            pos + off::DESCRIPTOR_LENGTH,
-            format!("descriptor_length {length} is below 20"),
-        );
-        return None;
-    }
-    if h.descriptor_length > frame.limits.max_descriptor_bytes {
-        report.violation(
-            &HF_LIM,
-            pos + off::DESCRIPTOR_LENGTH,
-            format!(
-                "descriptor_length {length} exceeds max_descriptor_bytes {}",
-                frame.limits.max_descriptor_bytes
-            ),
-        );
-        return None;
-    }
     if pos + length > end {
         report.violation(
             &HF_PLC_DATA_BOUNDS,
@@ -210,38 +177,10 @@ fn read_descriptor(
         );
         return None;
     }
-    if h.rank > MAX_RANK {
-        report.violation(
-            &TD_SHP_RANK,
-            pos + off::RANK,
-            format!("rank {} exceeds 64", h.rank),
-        );
-        return None;
-    }
-    if h.rank > frame.limits.max_rank {
-        report.violation(
-            &HF_LIM,
-            pos + off::RANK,
-            format!("rank {} exceeds max_rank {}", h.rank, frame.limits.max_rank),
-        );
-        return None;
-    }
-    if !crate::schema::layout_tag_known(h.layout_tag) {
-        report.violation(
-            &TD_LAY_TAG,
-            pos + off::LAYOUT_TAG,
-            format!("layout_tag {:#04x} is not an assigned layout", h.layout_tag),
-        );
-        return None;
-    }
-    match read_from::<TensorDescriptor>(&input.bytes(pos, length)?) {
-        Ok((d, _)) => Some(d),
-        Err(e) => {
-            report.violation(
-                &TD_HDR_FIT,
-                pos,
-                format!("descriptor fields do not fit in descriptor_length {length}: {e}"),
-            );
+    match super::decode::decode_body(&input.bytes(pos, length)?, pos) {
+        Ok(d) => Some(d),
+        Err(v) => {
+            report.violation(v.rule, v.offset, v.message);
             None
         }
     }
@@ -421,104 +360,34 @@ fn check_index_agreement(
 /// Recovers composites by descriptor order: a head's members are the next
 /// `member_count` tensors (pre-order for nested heads).
 fn check_composites(frame: &Frame<'_>, walked: &[Walked], complete: bool, report: &mut Report) {
-    struct Open {
-        at: u64,
-        rule: u8,
-        left: u32,
-        /// Walk index of the head.
-        head: usize,
-        /// Walk indices of the direct members seen so far.
-        members: Vec<usize>,
-    }
-    // Close-time checks of a composite whose members have all arrived.
-    let close = |head: usize, members: &[usize], report: &mut Report| {
-        let list: Vec<(&TensorDescriptor, u64)> = members
-            .iter()
-            .map(|&m| (&walked[m].descriptor, walked[m].descriptor_offset))
-            .collect();
-        let h = &walked[head];
-        super::layout::check_composite(&h.descriptor, h.descriptor_offset, &list, report);
-    };
-    let mut stack: Vec<Open> = Vec::new();
+    let mut binder = crate::layout::composite::Binder::new();
     for (index, w) in walked.iter().enumerate() {
-        let d = &w.descriptor;
-        let at = w.descriptor_offset;
-        let has_member = d.composite_member.is_some();
-        let is_head = matches!(d.layout, LayoutFields::Composite(_));
-        match stack.last_mut() {
-            Some(top) => {
-                let overlay = top.rule == 2;
-                report.check(
-                    has_member == overlay || (is_head && !has_member),
-                    &HF_CMP_MEMBER_SECTION,
-                    at + off::FLAGS,
-                    || {
-                        if overlay {
-                            "a member of an overlay composite must carry a composite member section"
-                                .into()
-                        } else {
-                            "a partition or group member must not carry a composite member section"
-                                .into()
-                        }
-                    },
-                );
-                top.left -= 1;
-                top.members.push(index);
-            }
-            None => {
-                report.check(!has_member, &HF_CMP_MEMBER_SECTION, at + off::FLAGS, || {
-                    "a tensor outside any composite carries a composite member section".into()
-                });
-            }
-        }
-        if let LayoutFields::Composite(c) = &d.layout {
-            if has_member && stack.is_empty() {
-                // Already reported above; a head never carries the section.
-            } else if has_member {
-                report.violation(
-                    &HF_CMP_MEMBER_SECTION,
-                    at + off::FLAGS,
-                    "a composite head must not carry a composite member section",
-                );
-            }
-            if c.member_count != u32::MAX && c.member_count > 0 {
-                stack.push(Open {
-                    at,
-                    rule: c.composition_rule,
-                    left: c.member_count,
-                    head: index,
-                    members: Vec::new(),
-                });
-                if stack.len() as u32 > frame.limits.max_composite_depth {
-                    report.violation(
-                        &HF_CMP_DEPTH,
-                        at,
-                        format!(
-                            "composite nesting depth {} exceeds {}",
-                            stack.len(),
-                            frame.limits.max_composite_depth
-                        ),
-                    );
-                }
-            }
-            if c.member_count == 0 {
-                close(index, &[], report);
-            }
-        }
-        while stack.last().is_some_and(|t| t.left == 0) {
-            if let Some(done) = stack.pop() {
-                close(done.head, &done.members, report);
-            }
+        let bound = binder.bind(index, &w.descriptor, w.descriptor_offset);
+        super::composite::check_binding(
+            &w.descriptor,
+            w.descriptor_offset,
+            &bound,
+            frame.limits.max_composite_depth,
+            report,
+        );
+        for done in &bound.closed {
+            let members: Vec<(&TensorDescriptor, u64)> = done
+                .members
+                .iter()
+                .map(|&m| (&walked[m].descriptor, walked[m].descriptor_offset))
+                .collect();
+            let h = &walked[done.head];
+            super::layout::check_composite(&h.descriptor, h.descriptor_offset, &members, report);
         }
     }
     if complete {
-        if let Some(open) = stack.first() {
+        if let Some(open) = binder.outermost_open() {
             report.violation(
                 &HF_CMP_TORN,
-                open.at,
+                open.head_offset,
                 format!(
                     "the composite head at {} is followed by too few members ({} missing)",
-                    open.at, open.left
+                    open.head_offset, open.remaining
                 ),
             );
         }

@@ -354,6 +354,115 @@ def holo_json(a, file_size):
     }
 
 
+def stream_names(descriptors):
+    """The names and depths `hrry stream unpack` gives a stream's tensors
+    (src/stream/pack.rs `TensorNames`): tN outside composites, H.j for member j of
+    head H; binding is positional, member_count tensors after each head."""
+    stack = []  # [head name, members still due, members named so far]
+    top = 0
+    out = []
+    for d in descriptors:
+        depth = len(stack)
+        if stack:
+            head = stack[-1]
+            name = f"{head[0]}.{head[2]}"
+            head[1] -= 1
+            head[2] += 1
+        else:
+            name = f"t{top}"
+            top += 1
+        if d.layout_tag == 0x0B:
+            n = d.body.layout_fields.member_count
+            if n not in (0, 0xFFFFFFFF):
+                stack.append([name, n, 0])
+        while stack and stack[-1][1] == 0:
+            stack.pop()
+        out.append((name, depth))
+    return out
+
+
+def stream_json(s, stream_size):
+    """`hrry inspect --json` of a bare stream (src/report.rs `stream_tensor_json`)."""
+    tensors = []
+    named = stream_names([t.descriptor for t in s.tensors])
+    for i, (t, (name, depth)) in enumerate(zip(s.tensors, named)):
+        v = descriptor_json(t.descriptor)
+        v.update({"name": name, "index": i, "descriptor_offset": t.descriptor_offset,
+                  "descriptor_length": t.descriptor.descriptor_length,
+                  "data_offset": t.data_offset,
+                  "data_length": sum(len(b.data) for b in t.buffers), "depth": depth})
+        tensors.append(v)
+    return {"format": "stream", "stream_size": stream_size, "tensors": tensors}
+
+
+def layouts_json(entries):
+    out = []
+    for e in entries:
+        if e.is_extension:
+            out.append({"layout_tag": e.layout_tag, "ext_metadata": hex_(e.ext_metadata)})
+        else:
+            out.append({"layout_tag": e.layout_tag})
+    return out
+
+
+def payload_json(m):
+    """src/report.rs `payload_json` for a parsed message."""
+    name = enum_name(m.message_type)
+    p = m.payload
+    raw = p if isinstance(p, (bytes, bytearray)) else None
+    if name in ("client_hello", "server_hello"):
+        classes = getattr(p, "supported_memory_classes", None)
+        return {
+            "protocol_version": p.protocol_version,
+            "max_message_size": p.max_message_size,
+            "capability_flags": p.capability_flags,
+            "supported_layouts": layouts_json(p.supported_layouts.entries),
+            "supported_devices": list(p.supported_devices.items),
+            "supported_memory_classes": None if classes is None else list(classes.items),
+        }
+    if name == "tensor_request":
+        return {
+            "tensor_key": bytes(p.tensor_key.value).decode("utf-8", "replace"),
+            "preferred_layouts": layouts_json(p.preferred_layouts.entries),
+            "preferred_device": p.preferred_device,
+            "min_alignment": p.min_alignment,
+            "request_flags": p.request_flags,
+        }
+    if name == "tensor_descriptor":
+        return {"descriptor": descriptor_json(p.descriptor),
+                "total_data_bytes": p.total_data_bytes, "shard_index": p.shard_index,
+                "total_shards": p.total_shards}
+    if name == "tensor_data":
+        return {"byte_offset_in_buffer": p.byte_offset_in_buffer, "data_length": len(p.data)}
+    if name == "tensor_put":
+        return {"tensor_key": bytes(p.tensor_key.value).decode("utf-8", "replace"),
+                "descriptor": descriptor_json(p.descriptor),
+                "total_data_bytes": p.total_data_bytes}
+    if name == "error":
+        return {"error_code": enum_value(p.error_code),
+                "message": bytes(p.message.value).decode("utf-8", "replace")}
+    if name == "rdma_register":
+        return {"remote_addr": p.remote_addr, "length": p.length, "rkey": hex_(p.rkey.value)}
+    if name in ("tensor_data_end", "tensor_put_ack", "rdma_ready") and raw == b"":
+        return {}
+    if name in ("ping", "pong") or 0xF0 <= enum_value(m.message_type) <= 0xFE:
+        return {"bytes": hex_(raw)}
+    return {"error": f"no rendering for message type {enum_value(m.message_type):#x}"}
+
+
+def messages_json(c, size):
+    """`hrry stream inspect --messages --json` (src/report.rs `message_json`)."""
+    out = []
+    at = 0
+    for m in c.messages:
+        name = enum_name(m.message_type)
+        out.append({"offset": at, "message_type": enum_value(m.message_type),
+                    "type_name": name.upper() if name else None, "stream_id": m.stream_id,
+                    "payload_length": m.payload_length, "payload": payload_json(m)})
+        at += 12 + m.payload_length
+    return {"format": "messages", "size": size, "messages": out}
+
+
 # ---------------------------------------------------------------------------
 # Checks beyond the inspect output.
 # ---------------------------------------------------------------------------
@@ -499,8 +608,14 @@ def check_file(path, hrry, parsers):
     with open(path, "rb") as fh:
         head = fh.read(8)
     size = os.path.getsize(path)
+    kind = file_format(path)
+    inspect = [hrry, "inspect", "--json", path]
+    if kind == "stream":
+        inspect = [hrry, "stream", "inspect", "--json", path]
+    if kind == "messages":
+        inspect = [hrry, "stream", "inspect", "--messages", "--json", path]
     try:
-        expected = run_json([hrry, "inspect", "--json", path])
+        expected = run_json(inspect)
     except Exception as e:  # noqa: BLE001 - reported as a problem of this file
         return None, [f"hrry inspect: {e}"]
     problems = []
@@ -514,6 +629,14 @@ def check_file(path, hrry, parsers):
             kind = "holo"
             parsed = parsers["holo"].Holo.from_file(path)
             actual = holo_json(parsed, size)
+            extra = []
+        elif kind == "stream":
+            parsed = parsers["hrry_stream"].HrryStream.from_file(path)
+            actual = stream_json(parsed, size)
+            extra = []
+        elif kind == "messages":
+            parsed = parsers["hrry_messages"].HrryMessages.from_file(path)
+            actual = messages_json(parsed, size)
             extra = []
         else:
             return None, [f"unknown magic {head!r}"]
@@ -530,7 +653,8 @@ def check_file(path, hrry, parsers):
 
 def load_parsers(gen):
     sys.path.insert(0, os.path.abspath(gen))
-    return {name: importlib.import_module(name) for name in ("hrryfile", "holo")}
+    return {name: importlib.import_module(name)
+            for name in ("hrryfile", "holo", "hrry_stream", "hrry_messages")}
 
 
 def cmd_compare(args):
@@ -613,6 +737,31 @@ MUTATIONS = [
         type: u8""",
      """      - id: tensor_count_hint
         type: s8"""),
+    ("stream", "hrry_stream.ksy", "stream_tensor: data_offset one byte late",
+     """        value: descriptor_offset + descriptor.descriptor_length
+""",
+     """        value: descriptor_offset + descriptor.descriptor_length + 1
+"""),
+    ("messages", "hrry_messages.ksy", "message: payload_length read before stream_id",
+     """      - id: stream_id
+        type: u4
+        doc: interchange.md "Message Framing", offset 4 (`stream_id`; 0 is reserved).
+      - id: payload_length
+        type: u4
+        doc: interchange.md "Message Framing", offset 8 (`payload_length`, header not included).
+""",
+     """      - id: payload_length
+        type: u4
+        doc: interchange.md "Message Framing", offset 8 (`payload_length`, header not included).
+      - id: stream_id
+        type: u4
+        doc: interchange.md "Message Framing", offset 4 (`stream_id`; 0 is reserved).
+"""),
+    ("messages", "hrry_messages.ksy", "hello: memory classes never read",
+     """        if: not _io.eof
+""",
+     """        if: false
+"""),
     ("holo", "holo.ksy", "port: dtype read before slot",
      """      - id: slot
         type: u4
@@ -637,7 +786,18 @@ MUTATIONS = [
 ]
 
 
+# The schema files every parser set is generated from.
+SCHEMAS = ("hrryfile.ksy", "holo.ksy", "hrry_stream.ksy", "hrry_messages.ksy")
+
+
 def file_format(path):
+    """By magic for files and archives; bare streams (which may be empty) and
+    captured conversations have none of their own, so by extension (.hrrys,
+    .hrrymsg), as in corpus/."""
+    if path.endswith(".hrrys"):
+        return "stream"
+    if path.endswith(".hrrymsg"):
+        return "messages"
     with open(path, "rb") as fh:
         head = fh.read(8)
     return "hrryfile" if head == b"HRRYFILE" else "holo" if head[:4] == b"HOLO" else None
@@ -649,7 +809,7 @@ def cmd_self_test(args):
         # The unedited schema first: an edit only counts as caught when the same
         # files agree without it.
         baseline = os.path.join(tmp, "gen-baseline")
-        compile_args = [baseline] + [os.path.join(args.schema, n) for n in ("hrryfile.ksy", "holo.ksy")]
+        compile_args = [baseline] + [os.path.join(args.schema, n) for n in SCHEMAS]
         mutants = []
         skipped = 0
         for i, (fmt, file, what, old, new) in enumerate(MUTATIONS):
@@ -669,7 +829,7 @@ def cmd_self_test(args):
                 fh.write(text.replace(old, new))
             gen = os.path.join(tmp, f"gen{i}")
             mutants.append((what, gen))
-            compile_args += ["::", gen] + [os.path.join(schema, n) for n in ("hrryfile.ksy", "holo.ksy")]
+            compile_args += ["::", gen] + [os.path.join(schema, n) for n in SCHEMAS]
         subprocess.run(["node", os.path.join(HERE, "compile.js"), "python", *compile_args],
                        check=True, stdout=subprocess.DEVNULL)
 

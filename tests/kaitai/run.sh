@@ -8,7 +8,8 @@
 # every field with `hrry inspect --json`; then proves that deliberate single-field
 # edits of the schema are caught. Exits non-zero on any mismatch.
 #
-# Default PATHs: corpus/valid/, the sample files written by
+# Default PATHs: corpus/valid/, corpus/stream/valid/, corpus/messages/valid/, the
+# sample files written by
 # `cargo run --release --example kaitai_samples`, and ../shared/vectors/files/
 # when present.
 #
@@ -71,14 +72,15 @@ rm -rf "$samples"
 # Generated parsers (never committed).
 gen="$work/gen"
 rm -rf "$gen"
-node "$here/compile.js" python "$gen" schema/hrryfile.ksy schema/holo.ksy >/dev/null
+node "$here/compile.js" python "$gen" schema/hrryfile.ksy schema/holo.ksy \
+    schema/hrry_stream.ksy schema/hrry_messages.ksy >/dev/null
 
 if [[ ${#args[@]} -gt 0 ]]; then
     paths=("${args[@]}")
 else
     paths=()
     if [[ -d corpus/valid ]]; then
-        paths+=(corpus/valid)
+        paths+=(corpus/valid corpus/stream/valid corpus/messages/valid)
     else
         echo "kaitai: corpus/valid/ does not exist yet; checking the samples only" >&2
     fi

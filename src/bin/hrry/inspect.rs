@@ -63,6 +63,13 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
     if holo {
         return crate::holo::inspect(&args.file, stdin.as_deref(), args.json);
     }
+    let stream = match &stdin {
+        Some(bytes) => crate::stream::is_stream(bytes),
+        None => crate::stream::is_stream_file(&args.file)?,
+    };
+    if stream {
+        return crate::stream::inspect(&args.file, stdin.as_deref(), args.json);
+    }
     let opened = match &stdin {
         Some(bytes) if args.permissive => HrryFile::from_bytes_unverified(bytes, Limits::default()),
         Some(bytes) => HrryFile::from_bytes(bytes),
@@ -287,7 +294,7 @@ fn print_violations(violations: &Value) {
 }
 
 /// "3 tensors, 1234 parameters, 4.5 KiB of data: float32 ×2, int4 per-block affine ×1"
-fn summary_line(s: &Value) -> String {
+pub fn summary_line(s: &Value) -> String {
     let types: Vec<String> = s["by_type"]
         .as_object()
         .map(|m| m.iter().map(|(k, n)| format!("{} ×{n}", safe(k))).collect())
@@ -385,7 +392,8 @@ fn kv_value(e: &Value, full: bool) -> String {
     }
 }
 
-fn print_tensors(tensors: &[Value], total: u64) {
+/// The tensor table of an inspect document (files and bare streams alike).
+pub fn print_tensors(tensors: &[Value], total: u64) {
     if tensors.len() as u64 == total {
         outln!("tensors ({total}):");
     } else {

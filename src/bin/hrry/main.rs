@@ -34,6 +34,7 @@ mod dequant;
 mod export;
 mod holo;
 mod inspect;
+mod stream;
 mod text;
 mod validate;
 
@@ -74,6 +75,9 @@ enum Command {
     /// Work with .holo archives (extract an extension or a section).
     #[command(subcommand)]
     Holo(holo::Command),
+    /// Bare Hurray streams and transport conversations: pack, unpack, validate.
+    #[command(subcommand)]
+    Stream(stream::Command),
     /// List the rule table: stable IDs, levels, summaries and spec sections.
     #[command(after_help = EXIT_CODES)]
     Rules {
@@ -176,6 +180,7 @@ fn main() -> ExitCode {
         Command::Export(args) => export::run(args),
         Command::Validate(args) => validate::run(args),
         Command::Holo(command) => holo::run(command),
+        Command::Stream(command) => stream::run(command),
         Command::Rules { json, markdown } => rules(json, markdown),
         Command::Convert(args) => convert::run(args),
     };

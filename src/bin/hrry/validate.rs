@@ -152,7 +152,18 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
             }
         }
     });
-    if args.json {
+    conclude(args.json.then_some(files), all_valid, any_error)
+}
+
+/// Ends a run over several inputs: prints the `--json` document when `files` holds
+/// the inputs' objects, and gives the outcome (an unreadable input beats an
+/// invalid one). Also used by `hrry stream validate`.
+pub fn conclude(
+    files: Option<Vec<Value>>,
+    all_valid: bool,
+    any_error: bool,
+) -> Result<Outcome, Failure> {
+    if let Some(files) = files {
         let doc = json!({
             "format_version": FORMAT_VERSION,
             "valid": all_valid && !any_error,
@@ -213,13 +224,14 @@ fn walk(dir: &Path, recursive: bool, inputs: &mut Vec<Input>) {
     }
 }
 
-/// Whether a file found in a directory is one to check: named like a HRRYFILE or
-/// `.holo` archive, or starting with one of their magics.
+/// Whether a file found in a directory is one to check: named like a HRRYFILE,
+/// `.holo` archive, bare stream or captured conversation, or starting with a
+/// HRRYFILE's or an archive's magic.
 fn looks_checkable(path: &Path) -> bool {
     let by_name = path.extension().and_then(|e| e.to_str()).is_some_and(|e| {
         matches!(
             e.to_ascii_lowercase().as_str(),
-            "hrry" | "hrryfile" | "holo"
+            "hrry" | "hrryfile" | "holo" | "hrrys" | "hrrymsg"
         )
     });
     by_name || {
@@ -345,6 +357,11 @@ fn print_human(done: &Checked) {
         }
         Verdict::Checked { report, .. } => report,
     };
+    print_report(&name, report);
+}
+
+/// Prints one report for people (also used by `hrry stream validate`).
+pub fn print_report(name: &str, report: &Report) {
     if report.is_valid() {
         outln!("{name}: valid");
     } else {

@@ -1,0 +1,421 @@
+//! `hrry stream`: bare Hurray streams and captured transport conversations
+//! (pack, unpack, validate), and `hrry inspect` of a bare stream.
+
+use std::io::{IsTerminal, Read};
+use std::path::{Path, PathBuf};
+
+use hrry::file::{HrryWriter, Output, WriterOptions};
+use hrry::limits::Limits;
+use hrry::stream::message::read_frame;
+use hrry::stream::{ConversationOptions, StreamReader, StreamWriter, TensorNames};
+use hrry::validate::{Mode, Options};
+use serde_json::{json, Value};
+
+use crate::{is_dash, text, Failure, Outcome};
+
+/// Subcommands of `hrry stream`.
+#[derive(clap::Subcommand)]
+pub enum Command {
+    /// Write every tensor of a HRRYFILE as a bare stream: each descriptor followed by
+    /// its buffers back to back, in file order (by descriptor offset, so composite
+    /// members follow their head), without names, KV metadata or index.
+    Pack(PackArgs),
+    /// Write the tensors of a bare stream as a HRRYFILE, in stream order. Streams
+    /// carry no names, so tensors are named t0, t1, … in order, and the members of a
+    /// composite named H are H.0, H.1, … (nested composites recursively).
+    Unpack(UnpackArgs),
+    /// Check bare streams (or, with --messages, captured transport conversations)
+    /// against every rule and report each violation, as `hrry validate` does.
+    Validate(ValidateArgs),
+    /// List a bare stream's tensors (as `hrry inspect` does) or, with --messages,
+    /// a captured conversation's messages and their decoded fields.
+    Inspect(InspectArgs),
+}
+
+/// Arguments of `hrry stream inspect`.
+#[derive(clap::Args)]
+pub struct InspectArgs {
+    /// The stream or capture (`-` for standard input).
+    input: PathBuf,
+    /// The input is a captured transport conversation.
+    #[arg(long)]
+    messages: bool,
+    /// Print JSON (what the Kaitai cross-check compares against).
+    #[arg(long)]
+    json: bool,
+}
+
+/// Arguments of `hrry stream pack`.
+#[derive(clap::Args)]
+pub struct PackArgs {
+    /// The HRRYFILE to pack (`-` for standard input, read whole first since a
+    /// file's index is at its end).
+    file: PathBuf,
+    /// Output stream (`-` for standard output, which must not be a terminal). A
+    /// file is written under a temporary name and renamed when complete.
+    #[arg(short, long, value_name = "OUT")]
+    output: PathBuf,
+}
+
+/// Arguments of `hrry stream unpack`.
+#[derive(clap::Args)]
+pub struct UnpackArgs {
+    /// The stream to read (`-` for standard input).
+    input: PathBuf,
+    /// Output HRRYFILE (`-` for standard output, which must not be a terminal).
+    /// A file is written under a temporary name and renamed when complete.
+    #[arg(short, long, value_name = "OUT.hrry")]
+    output: PathBuf,
+    /// Alignment of every data buffer in the file: a power of two from 4096 to
+    /// 2097152.
+    #[arg(long, value_name = "BYTES", default_value_t = 4096)]
+    data_buffer_alignment: u32,
+}
+
+/// Arguments of `hrry stream validate`.
+#[derive(clap::Args)]
+pub struct ValidateArgs {
+    /// Streams (or captures) to check; `-` reads standard input.
+    #[arg(required = true)]
+    inputs: Vec<PathBuf>,
+    /// Print one JSON document for all inputs, as `hrry validate --json` does:
+    /// {"format_version": 1, "valid", "files": [{"file", "valid", "format", "mode",
+    /// "violations": [{"rule", "level", "offset", "message"}], "notes"}, ...]} (an
+    /// input that cannot be read is {"file", "valid": false, "error"}).
+    #[arg(long, conflicts_with = "jsonl")]
+    json: bool,
+    /// Print one JSON object per input per line, as each is checked.
+    #[arg(long)]
+    jsonl: bool,
+    /// The inputs are captured transport conversations: framed messages (12-byte
+    /// header, then payload) back to back, both directions, in the order they
+    /// crossed the connection.
+    #[arg(long)]
+    messages: bool,
+    /// Apply only the spec's rules (hardening rules are not reported).
+    #[arg(long)]
+    permissive: bool,
+    /// With --messages: the largest payload read (bigger ones are a TR-LIM-001
+    /// violation).
+    #[arg(long, value_name = "BYTES", default_value_t = hrry::stream::message::DEFAULT_MAX_MESSAGE_SIZE)]
+    max_message_size: u32,
+}
+
+/// Runs `hrry stream …`.
+pub fn run(command: Command) -> Result<Outcome, Failure> {
+    match command {
+        Command::Pack(args) => pack(args),
+        Command::Unpack(args) => unpack(args),
+        Command::Validate(args) => validate(args),
+        Command::Inspect(args) if args.messages => inspect_messages(&args.input, args.json),
+        Command::Inspect(args) => inspect(&args.input, None, args.json),
+    }
+}
+
+/// Bytes gathered before a write to standard output: small descriptors and
+/// padding go out together; large data passes straight through.
+const OUT_BUFFER: usize = 1 << 20;
+
+/// Standard output for binary data, refused when it is a terminal. A file handle
+/// on the same descriptor, not the line-buffered `Stdout`: no scanning for
+/// newlines, and `std::io::copy` from a file can hand the copy to the kernel
+/// (`sendfile` / `splice` into a pipe).
+fn stdout_for_binary() -> Result<std::fs::File, Failure> {
+    use std::os::fd::AsFd;
+    let out = std::io::stdout();
+    if out.is_terminal() {
+        return Err(Failure(
+            "standard output is a terminal; redirect it or give -o FILE".into(),
+        ));
+    }
+    let fd = out
+        .as_fd()
+        .try_clone_to_owned()
+        .map_err(|e| Failure(format!("cannot use standard output: {e}")))?;
+    Ok(std::fs::File::from(fd))
+}
+
+/// A stream error: a rule violation is the input's fault (exit 1, reported on
+/// standard error with its rule); anything else is a failure (exit 2).
+fn stream_error(what: &Path, e: hrry::stream::Error) -> Result<Outcome, Failure> {
+    match e {
+        hrry::stream::Error::Invalid(v) => {
+            eprintln!(
+                "{}: {} [{}] at offset {}: {}",
+                text::path(what),
+                v.rule.id,
+                v.rule.level.name(),
+                v.offset,
+                text::safe(&v.message)
+            );
+            Ok(Outcome::Invalid)
+        }
+        hrry::stream::Error::Io(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+            std::process::exit(crate::EXIT_BROKEN_PIPE)
+        }
+        other => Err(Failure(format!("{}: {other}", text::path(what)))),
+    }
+}
+
+fn pack(args: PackArgs) -> Result<Outcome, Failure> {
+    // A HRRYFILE's index is at its end: standard input is read whole first.
+    let piped = if is_dash(&args.file) {
+        Some(crate::read_input(&args.file).map_err(Failure)?)
+    } else {
+        None
+    };
+    let result = if is_dash(&args.output) {
+        let out = std::io::BufWriter::with_capacity(OUT_BUFFER, stdout_for_binary()?);
+        let mut w = StreamWriter::new(out);
+        pack_into(&args.file, piped.as_deref(), &mut w).and_then(|_| w.finish().map(drop))
+    } else {
+        let inputs: &[&Path] = if piped.is_some() { &[] } else { &[&args.file] };
+        let out = Output::create(&args.output, inputs).map_err(crate::output_failure)?;
+        let mut w = StreamWriter::new(out);
+        pack_into(&args.file, piped.as_deref(), &mut w)
+            .and_then(|_| w.finish())
+            .and_then(|out| out.commit().map_err(|e| hrry::stream::Error::Io(e.into())))
+    };
+    match result {
+        Ok(()) => Ok(Outcome::Ok),
+        Err(hrry::stream::Error::Io(e)) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(
+            Failure(format!("cannot pack {}: {e}", text::path(&args.file))),
+        ),
+        Err(e) => stream_error(&args.file, e),
+    }
+}
+
+/// Packs the file at `path`, or the bytes `piped` in from standard input.
+fn pack_into<W: std::io::Write>(
+    path: &Path,
+    piped: Option<&[u8]>,
+    w: &mut StreamWriter<W>,
+) -> Result<u64, hrry::stream::Error> {
+    match piped {
+        Some(bytes) => hrry::stream::pack(&hrry::file::HrryFile::from_bytes(bytes)?, w),
+        None => hrry::stream::pack_path(path, w),
+    }
+}
+
+/// Opens an input path, `-` meaning standard input (read through a file handle on
+/// its descriptor: the readers buffer themselves).
+fn open_input(path: &Path) -> Result<Box<dyn Read>, Failure> {
+    if is_dash(path) {
+        use std::os::fd::AsFd;
+        let fd = std::io::stdin()
+            .as_fd()
+            .try_clone_to_owned()
+            .map_err(|e| Failure(format!("cannot use standard input: {e}")))?;
+        return Ok(Box::new(std::fs::File::from(fd)));
+    }
+    let f = std::fs::File::open(path)
+        .map_err(|e| Failure(format!("cannot read {}: {e}", text::path(path))))?;
+    Ok(Box::new(f))
+}
+
+fn unpack(args: UnpackArgs) -> Result<Outcome, Failure> {
+    let options = WriterOptions {
+        data_buffer_alignment: args.data_buffer_alignment,
+        ..WriterOptions::default()
+    };
+    let mut reader = StreamReader::new(open_input(&args.input)?);
+    let result = if is_dash(&args.output) {
+        let out = std::io::BufWriter::with_capacity(OUT_BUFFER, stdout_for_binary()?);
+        let mut w = HrryWriter::new(out, options)?;
+        hrry::stream::unpack(&mut reader, &mut w)
+            .and_then(|_| w.finish().map(drop).map_err(Into::into))
+    } else {
+        let inputs: &[&Path] = if is_dash(&args.input) {
+            &[]
+        } else {
+            &[&args.input]
+        };
+        let mut w = HrryWriter::create_from(&args.output, inputs, options)?;
+        hrry::stream::unpack(&mut reader, &mut w).and_then(|_| w.finish_file().map_err(Into::into))
+    };
+    match result {
+        Ok(()) => Ok(Outcome::Ok),
+        Err(e) => stream_error(&args.input, e),
+    }
+}
+
+fn validate(args: ValidateArgs) -> Result<Outcome, Failure> {
+    let mode = if args.permissive {
+        Mode::Permissive
+    } else {
+        Mode::Strict
+    };
+    let format = if args.messages {
+        hrry::Format::Messages
+    } else {
+        hrry::Format::Stream
+    };
+    let check = |path: &Path| -> Result<hrry::validate::Report, Failure> {
+        let source = open_input(path)?;
+        let report = if args.messages {
+            let options = ConversationOptions {
+                mode,
+                max_message_size: args.max_message_size,
+                ..ConversationOptions::default()
+            };
+            hrry::stream::validate_messages_from(source, &options)
+        } else {
+            let options = Options {
+                mode,
+                limits: Limits::default(),
+            };
+            hrry::stream::validate_stream(source, &options)
+        };
+        report.map_err(|e| Failure(format!("cannot read {}: {e}", text::path(path))))
+    };
+    let (mut all_valid, mut any_error) = (true, false);
+    let mut files = Vec::new();
+    for path in &args.inputs {
+        let name = path.to_string_lossy().into_owned();
+        let object = match check(path) {
+            Ok(report) => {
+                all_valid &= report.is_valid();
+                if !args.json && !args.jsonl {
+                    crate::validate::print_report(&text::safe(&name), &report);
+                }
+                hrry::report::validate_json(&name, format.name(), &report)
+            }
+            Err(Failure(message)) => {
+                any_error = true;
+                if !args.json && !args.jsonl {
+                    eprintln!("hrry: {}", text::safe(&message));
+                }
+                json!({"file": name, "valid": false, "error": message})
+            }
+        };
+        if args.jsonl {
+            outln!("{object}");
+        } else if args.json {
+            files.push(object);
+        }
+    }
+    crate::validate::conclude(args.json.then_some(files), all_valid, any_error)
+}
+
+/// True when `head` (a file's first bytes) starts a bare stream: a version 1
+/// descriptor header (`HRRY`, then `version_major` 1). A damaged `HRRYFILE` magic
+/// (`HRRYFILX`) is not one, so it is still diagnosed as a broken file.
+pub fn is_stream(head: &[u8]) -> bool {
+    head.starts_with(b"HRRY") && head.get(4) == Some(&1)
+}
+
+/// True when the file at `path` is a bare stream: it starts like one
+/// ([`is_stream`]) or is named `.hrrys` (an empty stream has no magic).
+pub fn is_stream_file(path: &Path) -> Result<bool, Failure> {
+    if path.extension().is_some_and(|e| e == "hrrys") {
+        return Ok(true);
+    }
+    let mut head = Vec::with_capacity(8);
+    std::fs::File::open(path)
+        .and_then(|f| f.take(8).read_to_end(&mut head))
+        .map_err(|e| Failure(format!("cannot read {}: {e}", text::path(path))))?;
+    Ok(is_stream(&head))
+}
+
+/// `hrry inspect` of a bare stream: every tensor with the name `unpack` would give
+/// it, its placement in the stream and its descriptor. Reads the stream once,
+/// skipping the data.
+pub fn inspect(path: &Path, bytes: Option<&[u8]>, as_json: bool) -> Result<Outcome, Failure> {
+    let source: Box<dyn Read + '_> = match bytes {
+        Some(b) => Box::new(b),
+        None => open_input(path)?,
+    };
+    let mut reader = StreamReader::new(source);
+    let mut names = TensorNames::new();
+    let mut tensors = Vec::new();
+    let mut error = None;
+    loop {
+        match reader.next_tensor() {
+            Ok(Some(t)) => {
+                let name = names.next(&t.descriptor);
+                tensors.push(hrry::report::stream_tensor_json(&t, &name));
+            }
+            Ok(None) => break,
+            Err(e) => {
+                error = Some(e);
+                break;
+            }
+        }
+    }
+    let size = reader.position();
+    let v = json!({
+        "format": "stream",
+        "stream_size": size,
+        "tensors": tensors,
+    });
+    if as_json {
+        outln!("{}", serde_json::to_string_pretty(&v)?);
+    } else {
+        print_human(&text::path(path), &v);
+    }
+    match error {
+        None => Ok(Outcome::Ok),
+        Some(e) => stream_error(path, e),
+    }
+}
+
+/// The human listing of a stream: its size and totals, then the same tensor table
+/// as `hrry inspect` of a file (names as `hrry stream unpack` gives them).
+fn print_human(name: &str, v: &Value) {
+    let tensors = v["tensors"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    outln!("{name}: bare Hurray stream, {} bytes", v["stream_size"]);
+    let summary = hrry::report::summary_json(tensors);
+    outln!("  {}", crate::inspect::summary_line(&summary));
+    crate::inspect::print_tensors(tensors, tensors.len() as u64);
+}
+
+/// `hrry stream inspect --messages`: every message of a capture, its header and
+/// decoded payload; a capture cut short lists what it holds, then names the rule.
+fn inspect_messages(path: &Path, as_json: bool) -> Result<Outcome, Failure> {
+    let mut source = open_input(path)?;
+    let mut messages = Vec::new();
+    let mut at = 0u64;
+    let error = loop {
+        match read_frame(&mut source, at, u32::MAX) {
+            Ok(Some(frame)) => {
+                messages.push(hrry::report::message_json(&frame, at));
+                at += frame.encoded_len();
+            }
+            Ok(None) => break None,
+            Err(e) => break Some(e),
+        }
+    };
+    let v = json!({"format": "messages", "size": at, "messages": messages});
+    if as_json {
+        outln!("{}", serde_json::to_string_pretty(&v)?);
+    } else {
+        outln!(
+            "{}: transport conversation, {} bytes, {} message(s)",
+            text::path(path),
+            at,
+            messages.len()
+        );
+        let number = |v: &Value| v.as_u64().unwrap_or(0);
+        for m in &messages {
+            let name = m["type_name"].as_str().map_or_else(
+                || format!("type {:#x}", number(&m["message_type"])),
+                str::to_string,
+            );
+            outln!(
+                "  {:>8}  stream {:<6} {:<18} {:>8} bytes  {}",
+                number(&m["offset"]),
+                number(&m["stream_id"]),
+                name,
+                number(&m["payload_length"]),
+                m["payload"]
+            );
+        }
+    }
+    match error {
+        None => Ok(Outcome::Ok),
+        Some(e) => stream_error(path, e),
+    }
+}

@@ -1,0 +1,112 @@
+//! Converting between HRRYFILEs and bare streams: `hrry stream pack` and
+//! `hrry stream unpack`.
+
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::Path;
+
+use crate::file::{HrryFile, HrryWriter};
+use crate::layout::composite::Binder;
+use crate::schema::{placement::place_buffers, TensorDescriptor};
+
+use super::{Error, StreamReader, StreamWriter};
+
+/// Writes every tensor of `file` to `out` as a bare stream, in file order (by
+/// descriptor offset, so composite members follow their heads whatever order the
+/// index lists them in); names are dropped. Data is written from the file's
+/// bytes. Returns the number of tensors.
+pub fn pack<W: Write>(file: &HrryFile<'_>, out: &mut StreamWriter<W>) -> Result<u64, Error> {
+    pack_with(file, out, |out, _, data| out.write_data(data))
+}
+
+/// [`pack`] for a file on disk, reading the data with plain reads at its offsets
+/// (on Linux, copied by the kernel when `out` wraps a file or a pipe): the data
+/// is never mapped into memory, so the process holds only the index and one
+/// descriptor whatever the file's size.
+pub fn pack_path<W: Write>(path: &Path, out: &mut StreamWriter<W>) -> Result<u64, Error> {
+    let file = HrryFile::open(path)?;
+    let mut data = std::fs::File::open(path)?;
+    pack_with(&file, out, |out, offset, slice| {
+        data.seek(SeekFrom::Start(offset))?;
+        out.copy_data_from(&mut data, slice.len() as u64)
+    })
+}
+
+/// Walks `file` in descriptor order, writing each descriptor and handing each
+/// non-empty buffer (absolute offset and bytes) to `write_buffer`.
+fn pack_with<W: Write>(
+    file: &HrryFile<'_>,
+    out: &mut StreamWriter<W>,
+    mut write_buffer: impl FnMut(&mut StreamWriter<W>, u64, &[u8]) -> Result<(), Error>,
+) -> Result<u64, Error> {
+    let mut entries: Vec<_> = file.entries().collect();
+    entries.sort_by_key(|e| e.index_entry().descriptor_offset);
+    let alignment = u64::from(file.header().data_buffer_alignment);
+    for &entry in &entries {
+        let tensor = file.tensor_at(entry)?;
+        let d = &tensor.descriptor;
+        let descriptor_end = entry.index_entry().descriptor_offset + u64::from(d.descriptor_length);
+        // `tensor_at` checked this placement against the index and the file size.
+        let offsets = place_buffers(descriptor_end, &d.buffers, alignment)
+            .map(|p| p.buffer_offsets)
+            .unwrap_or_default();
+        out.begin_tensor(d)?;
+        for (&offset, data) in offsets.iter().zip(&tensor.buffers) {
+            if !data.is_empty() {
+                write_buffer(out, offset, data)?;
+            }
+        }
+    }
+    Ok(entries.len() as u64)
+}
+
+/// Reads every tensor of a bare stream and writes it to `out`, in stream order,
+/// under the names [`TensorNames`] generates. Data passes through in pieces, so
+/// memory stays bounded whatever the tensor sizes. Returns the number of tensors.
+pub fn unpack<R: Read, W: Write>(
+    reader: &mut StreamReader<R>,
+    out: &mut HrryWriter<W>,
+) -> Result<u64, Error> {
+    let mut names = TensorNames::new();
+    let mut count = 0;
+    while let Some(t) = reader.next_tensor()? {
+        let name = names.next(&t.descriptor);
+        out.begin_tensor(&name, &t.descriptor)?;
+        while let Some(piece) = reader.next_piece()? {
+            out.write_data(piece.bytes)?;
+        }
+        out.end_tensor()?;
+        count += 1;
+    }
+    Ok(count)
+}
+
+/// The names `unpack` gives a stream's tensors, which have none: the `k`-th
+/// tensor outside any composite (from 0) is `t{k}`; member `j` of a composite
+/// whose head is named `H` is `H.{j}`, recursively for nested composites. A stream
+/// of a tensor, a head with two members, the second a head with one member, and a
+/// tensor is named `t0`, `t1`, `t1.0`, `t1.1`, `t1.1.0`, `t2`.
+#[derive(Debug, Default)]
+pub struct TensorNames {
+    binder: Binder<String>,
+    top_level: u64,
+}
+
+impl TensorNames {
+    /// A generator for a new stream.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The name of the next tensor, whose descriptor is `d`.
+    pub fn next(&mut self, d: &TensorDescriptor) -> String {
+        let name = match self.binder.innermost_open() {
+            Some(open) => format!("{}.{}", open.head, open.members.len()),
+            None => {
+                self.top_level += 1;
+                format!("t{}", self.top_level - 1)
+            }
+        };
+        self.binder.bind(name.clone(), d, 0);
+        name
+    }
+}

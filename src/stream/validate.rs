@@ -1,0 +1,98 @@
+//! Validation of a bare stream: the reader's structure rules (`ST-…`, and the
+//! descriptor header rules it needs to follow the stream), then every descriptor,
+//! layout, quantization and composite rule a file's tensors answer to.
+
+use std::io::Read;
+
+use crate::layout::composite::Binder;
+use crate::schema::{placement::place_buffers, TensorDescriptor};
+use crate::validate::{
+    composite::check_binding, descriptor::check_descriptor, layout, quant, Options, Report,
+};
+
+use super::{Error, StreamReader};
+
+/// Validates a bare stream held in memory.
+pub fn validate_stream_bytes(bytes: &[u8], options: &Options) -> Report {
+    match validate_stream(bytes, options) {
+        Ok(report) => report,
+        // Reading a slice cannot fail.
+        Err(e) => {
+            let mut report = Report::new(options.mode);
+            report.note(format!("reading the stream failed: {e}"));
+            report.fatal = true;
+            report
+        }
+    }
+}
+
+/// Validates a bare stream read from `source`, reporting every violation found.
+/// Holds one tensor (descriptor and data, for the rules that look at stored values)
+/// at a time, plus the descriptors of composites still waiting for members.
+/// Only an I/O error of the source is an `Err`.
+pub fn validate_stream<R: Read>(source: R, options: &Options) -> std::io::Result<Report> {
+    let mut report = Report::new(options.mode);
+    let mut reader = StreamReader::with_limits(source, options.limits);
+    let mut binder: Binder<(u64, TensorDescriptor)> = Binder::new();
+    loop {
+        let tensor = match reader.next_tensor() {
+            Ok(Some(t)) => t,
+            Ok(None) => break,
+            Err(e) => {
+                stop(e, &mut report)?;
+                break;
+            }
+        };
+        let (d, at) = (&tensor.descriptor, tensor.descriptor_offset);
+        check_descriptor(d, at, &mut report);
+        let buffers = match reader.read_buffers() {
+            Ok(b) => b,
+            Err(e) => {
+                stop(e, &mut report)?;
+                break;
+            }
+        };
+        let slices: Vec<&[u8]> = buffers.iter().map(Vec::as_slice).collect();
+        // Back to back: each buffer starts where the previous one ends.
+        let offsets = place_buffers(tensor.data_offset, &d.buffers, 1)
+            .map(|p| p.buffer_offsets)
+            .unwrap_or_default();
+        layout::check_with_limits(
+            d,
+            at,
+            Some(&slices),
+            Some(&offsets),
+            &options.limits,
+            &mut report,
+        );
+        quant::check(d, at, Some(&slices), &mut report);
+        let bound = binder.bind((at, tensor.descriptor.clone()), d, at);
+        check_binding(
+            d,
+            at,
+            &bound,
+            options.limits.max_composite_depth,
+            &mut report,
+        );
+        for done in &bound.closed {
+            let members: Vec<(&TensorDescriptor, u64)> =
+                done.members.iter().map(|(o, m)| (m, *o)).collect();
+            layout::check_composite(&done.head.1, done.head.0, &members, &mut report);
+        }
+    }
+    Ok(report)
+}
+
+/// Records the error that stopped the reader: a violation ends the walk; an I/O
+/// error is passed up.
+fn stop(e: Error, report: &mut Report) -> std::io::Result<()> {
+    match e {
+        Error::Invalid(v) => {
+            report.violation(v.rule, v.offset, v.message);
+            report.fatal = true;
+            Ok(())
+        }
+        Error::Io(e) => Err(e),
+        Error::Usage(m) => Err(std::io::Error::other(m)),
+    }
+}
