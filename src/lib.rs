@@ -127,7 +127,7 @@
 //! | feature   | default | what it adds |
 //! |-----------|---------|--------------|
 //! | `cli`     | yes     | the `hrry` binary (clap, indicatif); implies `convert` and `json` |
-//! | `convert` | yes     | `hrry::convert`: safetensors ↔ HRRYFILE, GGUF → HRRYFILE (safetensors, serde_json) |
+//! | `convert` | yes     | `hrry::convert`: safetensors ↔ HRRYFILE, GGUF ↔ HRRYFILE, whole checkpoints in (safetensors, serde_json) |
 //! | `json`    | no      | JSON summaries of `.holo` archives (`holo::inspect_json`) and of the CLI's output |
 //! | `kappa`   | no      | `holo::kappa`: κ-labels of archives (uor-addr) |
 //!

@@ -1,16 +1,22 @@
-//! Conversion between HRRYFILE and other model formats: safetensors in both
-//! directions, GGUF to HRRYFILE.
+//! Conversion between HRRYFILE and other model formats: safetensors and GGUF in
+//! both directions, whole checkpoints (sharded safetensors, GGUF split files) in.
 //!
-//! Conversions stream: the input is read one tensor at a time (never mapped, so the
-//! resident set stays near the largest tensor however large the file), and the
-//! output appears under its name only once complete (a temporary file beside it is
-//! renamed into place).
+//! Conversions stream in constant memory: tensor data goes through buffers of a
+//! fixed size (or is copied by the kernel, `copy_file_range`), never a whole tensor
+//! at a time, so the resident set does not grow with the largest tensor. The output
+//! appears under its name only once complete (a temporary file beside it is renamed
+//! into place).
 
+pub mod checkpoint;
 mod dispatch;
 mod ggml;
 pub mod gguf;
+mod hrry_source;
+mod output;
+mod qblocks;
 pub mod safetensors;
 mod source;
+mod to_gguf;
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -19,7 +25,7 @@ use crate::file::WriterOptions;
 use crate::model::ElementType;
 
 pub use dispatch::{convert, detect};
-pub(crate) use source::FileSource;
+pub(crate) use source::{FileSource, CHUNK};
 
 /// A file format `convert` knows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,7 +34,7 @@ pub enum Format {
     Hrry,
     /// A safetensors file.
     Safetensors,
-    /// A GGUF file (read only).
+    /// A GGUF file.
     Gguf,
 }
 
@@ -223,6 +229,14 @@ pub enum Error {
         /// The tensor name.
         name: String,
         /// Why, and what to do about it.
+        message: String,
+    },
+    /// A sharded checkpoint's index or split files are malformed or inconsistent.
+    #[error("{}: {message}", path.display())]
+    Checkpoint {
+        /// The index, split file or directory at fault.
+        path: PathBuf,
+        /// What was expected and found.
         message: String,
     },
     /// The formats or options cannot be used together.
