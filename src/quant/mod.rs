@@ -472,14 +472,7 @@ impl<'a> Dequantizer<'a> {
 
     /// Dequantizes the whole tensor into `out` (exactly one value per element).
     pub fn dequantize_into(&self, out: &mut [f32]) -> Result<(), QuantError> {
-        if out.len() as u64 != self.len {
-            return Err(QuantError::OutputLength {
-                expected: self.len,
-                found: out.len(),
-            });
-        }
-        self.run(0, out, true);
-        Ok(())
+        self.whole(out, true)
     }
 
     /// [`Dequantizer::dequantize_into`] for an output that was just allocated and
@@ -488,13 +481,18 @@ impl<'a> Dequantizer<'a> {
     /// ones `dequantize_into` uses for large outputs (those would evict the zeroed
     /// lines to memory before overwriting them). The values are the same.
     pub fn dequantize_into_fresh(&self, out: &mut [f32]) -> Result<(), QuantError> {
+        self.whole(out, false)
+    }
+
+    /// The whole tensor into `out`, once its length is checked.
+    fn whole(&self, out: &mut [f32], stream: bool) -> Result<(), QuantError> {
         if out.len() as u64 != self.len {
             return Err(QuantError::OutputLength {
                 expected: self.len,
                 found: out.len(),
             });
         }
-        self.run(0, out, false);
+        self.run(0, out, stream);
         Ok(())
     }
 
