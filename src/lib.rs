@@ -21,6 +21,8 @@ pub mod quant;
 #[cfg(feature = "json")]
 pub mod report;
 pub mod schema;
+#[cfg(feature = "serve")]
+pub mod serve;
 pub mod stream;
 #[cfg(feature = "arbitrary-model")]
 pub mod testing;
