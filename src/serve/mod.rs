@@ -27,7 +27,7 @@ use std::time::Duration;
 
 pub use catalog::{Catalog, CatalogError};
 pub use net::{Server, ServerHandle, ServerStats};
-pub use respond::{ERROR_REFUSED, SERVED_LAYOUTS};
+pub use respond::{for_wire, standalone, ERROR_REFUSED, SERVED_LAYOUTS};
 pub use session::Session;
 
 /// A server's limits and timeouts.

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use crate::export::composite_members;
-use crate::file::Tensor;
+use crate::file::{HrryFile, Tensor};
 use crate::layout::composite::{assemble, Member};
 use crate::layout::dense::is_dense;
 use crate::layout::sparse::is_sparse;
@@ -81,15 +81,16 @@ pub fn respond(
                 .entry(*position)
                 .ok_or_else(|| Refusal::new(error_code::UNKNOWN_TENSOR, "no such index entry"))?;
             let tensor = file.tensor_at(entry).map_err(unreadable)?;
-            let members = if tensor.descriptor.layout_tag == LAYOUT_COMPOSITE {
-                composite_members(file, &tensor).map_err(|e| {
-                    Refusal::new(
-                        ERROR_REFUSED,
-                        format!("the composite cannot be served: {e}"),
-                    )
-                })?
+            // Streamed: the whole subtree, pre-order. Assembled: the direct members.
+            let (subtree, direct) = if tensor.descriptor.layout_tag == LAYOUT_COMPOSITE {
+                let direct = composite_members(file, &tensor).unwrap_or_default();
+                (subtree(file, &tensor)?, direct)
             } else {
-                Vec::new()
+                (Vec::new(), Vec::new())
+            };
+            let members = Members {
+                subtree: &subtree,
+                direct: &direct,
             };
             answer(
                 &owner,
@@ -103,8 +104,63 @@ pub fn respond(
         Source::Stored(stored) => {
             let owner = Owner::Memory(Arc::clone(&stored.data));
             let buffers = stored.buffers();
-            answer(&owner, &stored.descriptor, &buffers, &[], request, context)
+            let none = Members {
+                subtree: &[],
+                direct: &[],
+            };
+            answer(
+                &owner,
+                &stored.descriptor,
+                &buffers,
+                &none,
+                request,
+                context,
+            )
         }
+    }
+}
+
+/// A composite head's members.
+struct Members<'a, 'f> {
+    /// Every tensor the head binds on a stream, nested members included, pre-order.
+    subtree: &'a [Tensor<'f>],
+    /// Its own `member_count` members.
+    direct: &'a [Tensor<'f>],
+}
+
+/// The tensors a composite head binds on a stream, pre-order: the tensors after
+/// it in file order, a nested head's own members included, until every member
+/// count is met.
+fn subtree<'f>(file: &'f HrryFile<'f>, head: &Tensor<'f>) -> Result<Vec<Tensor<'f>>, Refusal> {
+    let mut order: Vec<_> = file.entries().collect();
+    order.sort_by_key(|e| e.index_entry().descriptor_offset);
+    let start = order
+        .iter()
+        .position(|e| e.position() == head.entry.position())
+        .ok_or_else(|| Refusal::new(error_code::UNKNOWN_TENSOR, "no such index entry"))?;
+    let mut pending = member_count(&head.descriptor);
+    let mut out = Vec::new();
+    for &entry in &order[start + 1..] {
+        if pending == 0 {
+            break;
+        }
+        let member = file.tensor_at(entry).map_err(unreadable)?;
+        pending = pending - 1 + member_count(&member.descriptor);
+        out.push(member);
+    }
+    if pending > 0 {
+        return Err(Refusal::new(
+            ERROR_REFUSED,
+            "the composite is torn: fewer tensors follow its head than it binds",
+        ));
+    }
+    Ok(out)
+}
+
+fn member_count(d: &TensorDescriptor) -> u64 {
+    match &d.layout {
+        LayoutFields::Composite(c) => u64::from(c.member_count),
+        _ => 0,
     }
 }
 
@@ -126,7 +182,7 @@ fn answer(
     owner: &Owner,
     desc: &TensorDescriptor,
     buffers: &[&[u8]],
-    members: &[Tensor<'_>],
+    members: &Members<'_, '_>,
     request: &TensorRequest,
     context: &Context<'_>,
 ) -> Result<Vec<Outgoing>, Refusal> {
@@ -140,7 +196,7 @@ fn answer(
         if tag != LAYOUT_ROW_MAJOR || !allow {
             continue;
         }
-        match to_row_major(desc, buffers, members, context.transcode_limit) {
+        match to_row_major(desc, buffers, members.direct, context.transcode_limit) {
             Transcoded::Bytes(bytes) => {
                 return Ok(vec![row_major_tensor(desc, bytes, request.min_alignment)])
             }
@@ -174,8 +230,13 @@ fn answer(
             ),
         ));
     }
-    let mut out = vec![native(owner, desc, buffers, request.min_alignment)?];
-    for m in members {
+    let mut out = vec![native(
+        owner,
+        &standalone(desc),
+        buffers,
+        request.min_alignment,
+    )?];
+    for m in members.subtree {
         out.push(native(
             owner,
             &m.descriptor,
@@ -186,7 +247,8 @@ fn answer(
     Ok(out)
 }
 
-/// A tensor as stored; buffer alignments below `min_alignment` are raised to it.
+/// A tensor as stored, its buffer handles made true of the bytes on the wire
+/// ([`for_wire`]).
 fn native(
     owner: &Owner,
     desc: &TensorDescriptor,
@@ -194,7 +256,7 @@ fn native(
     min_alignment: u32,
 ) -> Result<Outgoing, Refusal> {
     let mut d = desc.clone();
-    raise_alignment(&mut d, min_alignment);
+    for_wire(&mut d, min_alignment);
     let mut data = Vec::new();
     let mut total = 0u64;
     for b in buffers.iter().filter(|b| !b.is_empty()) {
@@ -210,8 +272,28 @@ fn native(
     })
 }
 
-fn raise_alignment(d: &mut TensorDescriptor, min_alignment: u32) {
+/// `desc` sent on its own: a composite member requested by its key leaves its
+/// composite behind, so its composite member section goes (a tensor outside any
+/// composite may not carry one, HF-CMP-004). Everything else is kept.
+pub fn standalone(desc: &TensorDescriptor) -> TensorDescriptor {
+    let mut d = desc.clone();
+    if d.composite_member.is_some() {
+        d.composite_member = None;
+        d.sync_sections();
+    }
+    d
+}
+
+/// The buffer handles of a descriptor sent from this server: the data is in CPU
+/// host memory (`device_tag` 0, STANDARD memory class), producer-synced as every
+/// cross-machine buffer must be (`sync_mode` 0, interchange.md § Completion), and
+/// aligned at least as the request asks. A file may record other placements for
+/// its tensors; they describe where the writer kept them, not these bytes.
+pub fn for_wire(d: &mut TensorDescriptor, min_alignment: u32) {
     for b in &mut d.buffers {
+        b.device_tag = crate::schema::DEVICE_CPU;
+        b.memory_class = 0;
+        b.sync_mode = crate::schema::SYNC_PRODUCER_SYNCED;
         if b.byte_size > 0 && b.alignment < min_alignment {
             b.alignment = min_alignment;
         }
@@ -254,7 +336,7 @@ fn to_row_major(
 /// The row-major tensor carrying `bytes`, described as `desc` with the layout
 /// replaced: same type, shape and optional sections, one CPU buffer.
 fn row_major_tensor(desc: &TensorDescriptor, bytes: Vec<u8>, min_alignment: u32) -> Outgoing {
-    let mut d = desc.clone();
+    let mut d = standalone(desc);
     d.layout_tag = LAYOUT_ROW_MAJOR;
     d.layout = LayoutFields::Implicit;
     d.byte_offset = 0;

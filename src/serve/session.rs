@@ -19,6 +19,7 @@ use crate::schema::{LenBytes, DEVICE_CPU, LAYOUT_COMPOSITE};
 use crate::stream::message::{error_code_for, Frame, MessageType, Payload};
 use crate::stream::{Conversation, ConversationOptions};
 use crate::validate::decode::decode_body;
+use crate::validate::rules::transport::TR_ERR_CLOSED;
 use crate::validate::{Mode, Violation};
 
 use super::catalog::{Catalog, Chunk, Reservation, StoredTensor};
@@ -262,6 +263,16 @@ impl Session {
         }
         if self.phase == Phase::AwaitHello {
             return self.hello(frame, &violations);
+        }
+        let in_flight = matches!(
+            ty,
+            Some(MessageType::TensorData | MessageType::TensorDataEnd)
+        ) && !violations.is_empty()
+            && violations.iter().all(|v| v.rule.id == TR_ERR_CLOSED.id);
+        if in_flight {
+            // Data of a push this server refused, sent before the client read the
+            // ERROR: the stream is closed already, nothing to answer.
+            return Reply::default();
         }
         if let Some(v) = violations.first() {
             let code = error_code_for(v.rule);
