@@ -60,7 +60,7 @@ impl Default for ExportOptions {
 
 /// Float32 value of a code of one of the narrow float formats (the decoders of
 /// [`crate::quant::element`]).
-pub fn narrow_float(ty: ElementType, code: u32) -> Option<f32> {
+pub(crate) fn narrow_float(ty: ElementType, code: u32) -> Option<f32> {
     crate::quant::element::float_value(ty, code)
 }
 
@@ -101,7 +101,7 @@ fn write_packed<W: Write>(
 }
 
 /// Writes the dense tensor `desc` over `buffers` as `.npy`, streaming.
-pub fn write_dense<W: Write>(
+pub(crate) fn write_dense<W: Write>(
     desc: &TensorDescriptor,
     buffers: &[&[u8]],
     sink: W,

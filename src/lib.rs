@@ -1,13 +1,155 @@
-//! `hrry`: read, write, validate and dequantize Hurray tensor files (`HRRYFILE`) and
+//! Read, write, validate and dequantize [Hurray] tensor files (`HRRYFILE`) and
 //! `.holo` compiled-model archives.
 //!
-//! Layers, each calling only the ones before it: [`schema`] (the wire), [`validate`]
-//! (the rules), [`model`] (typed values), [`file`] (reading and writing containers),
-//! [`quant`] (dequantization), [`holo`] (the archive).
+//! `hrry` is written for three jobs:
+//!
+//! - **Taking in untrusted files.** Opening, validating or dequantizing any bytes
+//!   never panics, never reads out of bounds and never allocates more than the input
+//!   justifies; every count read from a file is checked against the bytes that
+//!   remain, and [`limits::Limits`] caps what a file may ask for. Errors are values
+//!   that name the field, the byte offset and the rule broken.
+//! - **Checking conformance.** [`validate`] enforces every MUST of the [Hurray
+//!   specification] as a rule with a stable ID (`HF-HDR-003`, `TD-BUF-002`,
+//!   `QB-SCALE-001`, …) and reports each violation at the absolute offset of the
+//!   offending field; [`validate::all_rules`] is the rule table.
+//! - **Loading models.** [`file::HrryFile`] maps a file, finds tensors by name
+//!   without touching the rest, and lends their bytes (or typed slices) without
+//!   copying; [`quant::Dequantizer`] turns quantized weights into `f32` with SIMD
+//!   kernels where the CPU has them.
+//!
+//! # Reading
+//!
+//! ```
+//! use hrry::file::HrryFile;
+//! # let bytes = {
+//! #     let mut w = hrry::file::HrryWriter::new(Vec::new(), Default::default())?;
+//! #     w.add_kv("producer", "example")?;
+//! #     w.write_row_major::<f32>("weights", &[2, 2], &[1.0, 2.0, 3.0, 4.0])?;
+//! #     w.finish()?
+//! # };
+//! // HrryFile::open(path) maps a file instead of reading bytes held in memory.
+//! let file = HrryFile::from_bytes(&bytes)?;
+//! assert_eq!(file.kv_value("producer").and_then(|v| v.as_str()), Some("example"));
+//! let weights = file.tensor("weights")?.expect("the file has a tensor `weights`");
+//! assert_eq!(weights.descriptor.shape, [2, 2]);
+//! // A typed view of a row-major float32 tensor, borrowed from the file.
+//! let values: &[f32] = weights.as_slice()?;
+//! assert_eq!(values, [1.0, 2.0, 3.0, 4.0]);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Writing
+//!
+//! [`file::HrryWriter`] writes in one forward pass over any [`std::io::Write`]; to a
+//! path ([`file::HrryWriter::create`]) it writes a temporary file renamed into place
+//! on success.
+//!
+//! ```
+//! use hrry::file::{HrryWriter, WriterOptions};
+//!
+//! let mut w = HrryWriter::new(Vec::new(), WriterOptions::default())?;
+//! w.add_kv("architecture", "mlp")?; // KV values from Rust values
+//! w.add_kv("layers", 2)?;
+//! w.write_row_major::<f32>("layer0.weight", &[2, 3], &[0.5; 6])?;
+//! w.write_row_major::<i64>("positions", &[4], &[0, 1, 2, 3])?;
+//! let bytes: Vec<u8> = w.finish()?;
+//! assert_eq!(&bytes[..8], b"HRRYFILE");
+//! # Ok::<(), hrry::file::Error>(())
+//! ```
+//!
+//! # Validating
+//!
+//! ```
+//! use hrry::validate::Mode;
+//!
+//! # let mut bytes = {
+//! #     let mut w = hrry::file::HrryWriter::new(Vec::new(), Default::default())?;
+//! #     w.write_row_major::<u8>("t", &[1], &[7])?;
+//! #     w.finish()?
+//! # };
+//! let (format, report) = hrry::validate_any(&bytes, Mode::Strict);
+//! assert_eq!(format, hrry::Format::HrryFile);
+//! assert!(report.is_valid());
+//!
+//! bytes[10] = 0xFF; // a reserved header byte
+//! let (_, report) = hrry::validate_any(&bytes, Mode::Strict);
+//! let v = &report.violations[0];
+//! assert_eq!((v.rule.id, v.offset), ("HF-HDR-003", 10));
+//! println!("{v}"); // HF-HDR-003 at offset 10: …
+//! # Ok::<(), hrry::file::Error>(())
+//! ```
+//!
+//! # Dequantizing
+//!
+//! ```
+//! use hrry::file::{HrryFile, HrryWriter, WriterOptions};
+//! use hrry::quant::{quantize_per_block, Dequantizer, PerBlockOptions};
+//!
+//! // Quantize 4 × 64 values to int4 in blocks of 32 with float16 scales, and store them.
+//! let values: Vec<f32> = (0..256).map(|i| (i as f32 - 128.0) / 64.0).collect();
+//! let q = quantize_per_block(&values, &[4, 64], &PerBlockOptions::default())?;
+//! let mut w = HrryWriter::new(Vec::new(), WriterOptions::default())?;
+//! w.write_tensor("w", &q.descriptor, &q.buffer_slices())?;
+//! let bytes = w.finish()?;
+//!
+//! let file = HrryFile::from_bytes(&bytes)?;
+//! let t = file.tensor("w")?.unwrap();
+//! let restored = Dequantizer::new(&t.descriptor, &t.buffers)?.to_vec()?;
+//! assert_eq!(restored.len(), 256);
+//! assert!(values.iter().zip(&restored).all(|(a, b)| (a - b).abs() < 0.2));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Layers
+//!
+//! Each module calls only the ones listed before it (`tests/module_graph.rs` checks
+//! that the library has no import cycle):
+//!
+//! 1. [`schema`] — the wire: one `binrw` declaration per on-disk structure, which
+//!    reads and writes bytes but decides nothing.
+//! 2. [`model`] — typed values: [`model::ElementType`], Rust numbers for element
+//!    types ([`model::Element`]), KV values from Rust values, descriptor builders.
+//! 3. [`layout`] — where each element of each layout lives; row-major copies of
+//!    dense and sparse tensors.
+//! 4. [`validate`] — the rule table and the checks that report violations.
+//! 5. [`mod@file`] — [`file::HrryFile`] (random access), [`file::SequentialReader`]
+//!    (no seeking), [`file::HrryWriter`] (single pass).
+//! 6. [`quant`] — dequantization (scalar reference and SIMD kernels) and a per-block
+//!    quantizer.
+//! 7. [`holo`] — `.holo` archives: [`holo::HoloLoader`], [`holo::HoloWriter`].
+//! 8. [`stream`] — Hurray streams (interchange.md): bare streams
+//!    ([`stream::StreamReader`], [`stream::StreamWriter`], `pack` / `unpack`) and the
+//!    transport messages ([`stream::message`], [`stream::Conversation`]).
+//!
+//! Beside them: [`limits`] (caps on what a file may ask for), [`diagnose`] (what
+//! bytes that are not a HRRYFILE most likely are), [`export`] and [`npy`] (a tensor
+//! as a NumPy array), and with the `convert` feature `convert` (safetensors and GGUF).
+//!
+//! # Features
+//!
+//! | feature   | default | what it adds |
+//! |-----------|---------|--------------|
+//! | `cli`     | yes     | the `hrry` binary (clap, indicatif); implies `convert` and `json` |
+//! | `convert` | yes     | `hrry::convert`: safetensors ↔ HRRYFILE, GGUF ↔ HRRYFILE, whole checkpoints in (safetensors, serde_json) |
+//! | `json`    | no      | JSON summaries of `.holo` archives (`holo::inspect_json`) and of the CLI's output |
+//! | `kappa`   | no      | `holo::kappa`: κ-labels of archives (uor-addr) |
+//!
+//! A library that only reads, validates, dequantizes or writes files depends on
+//! `hrry` with `default-features = false`, which builds the core alone: binrw,
+//! modular-bitfield, crc32c, half, bytemuck, memmap2, blake3, tempfile and thiserror.
+//!
+//! [Hurray]: https://github.com/pgillet/hurray
+//! [Hurray specification]: https://github.com/pgillet/hurray/tree/main/docs/spec
+
+#![warn(missing_docs)]
 
 #[cfg(feature = "convert")]
 pub mod convert;
+// Test-data generation (the conformance corpus, random models and fuzz target
+// bodies) is for this crate's own tests, examples and fuzz targets: behind
+// features and hidden from the documentation, not part of the API.
 #[cfg(feature = "corpus")]
+#[doc(hidden)]
 pub mod corpus;
 pub mod diagnose;
 pub mod export;
@@ -18,15 +160,21 @@ pub mod limits;
 pub mod model;
 pub mod npy;
 pub mod quant;
+// The CLI's `--json` renderings; their format is documented by the CLI.
 #[cfg(feature = "json")]
+#[doc(hidden)]
 pub mod report;
 pub mod schema;
 #[cfg(feature = "serve")]
 pub mod serve;
 pub mod stream;
 #[cfg(feature = "arbitrary-model")]
+#[doc(hidden)]
 pub mod testing;
 pub mod validate;
+
+// `crate::declare_rules!`, for the rule table modules.
+pub(crate) use validate::declare_rules;
 
 /// The container formats `hrry` understands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -147,11 +147,11 @@ pub fn header(descr: &str, shape: &[u64]) -> Vec<u8> {
 }
 
 /// Decodes a sub-32-bit float code of type `ty` to float32; `None` for other types.
-pub type FloatDecoder = fn(ElementType, u32) -> Option<f32>;
+pub(crate) type FloatDecoder = fn(ElementType, u32) -> Option<f32>;
 
 /// IEEE binary128 bits to the nearest float64 (ties to even; overflow to infinity,
 /// NaN kept NaN with its sign and the top of its payload).
-pub fn f128_to_f64(bits: u128) -> f64 {
+pub(crate) fn f128_to_f64(bits: u128) -> f64 {
     let sign = ((bits >> 127) as u64) << 63;
     let exp = ((bits >> 112) & 0x7FFF) as i32;
     let man = bits & ((1u128 << 112) - 1);
@@ -203,7 +203,12 @@ pub fn f128_to_f64(bits: u128) -> f64 {
 /// Appends the exported bytes of one element of `ty` with raw bits `raw`;
 /// `decode` supplies the narrow float formats. Returns `false` (appending nothing)
 /// when the type cannot be exported.
-pub fn push_element(ty: ElementType, raw: u128, decode: FloatDecoder, out: &mut Vec<u8>) -> bool {
+pub(crate) fn push_element(
+    ty: ElementType,
+    raw: u128,
+    decode: FloatDecoder,
+    out: &mut Vec<u8>,
+) -> bool {
     use ElementType::*;
     match ty {
         Bfloat16 => out.extend_from_slice(&((raw as u32) << 16).to_le_bytes()),

@@ -349,7 +349,7 @@ pub fn inspect_json_with(file: &HrryFile<'_>, options: &InspectOptions) -> Value
 /// Totals over the tensors of an inspect document: tensors, parameters (elements of
 /// every tensor but composite heads, whose members hold the data), data bytes, and a
 /// count per element type (`"int4 per-block affine"` for a quantized one).
-fn summary_json(tensors: &[Value]) -> Value {
+pub fn summary_json(tensors: &[Value]) -> Value {
     let mut parameters: Option<u64> = Some(0);
     let mut data_bytes = 0u64;
     let mut by_type: Map<String, Value> = Map::new();

@@ -15,7 +15,8 @@
 #   read alone           cat F > /dev/null
 # and prints the medians, the speed of each pipeline relative to its baseline
 # (1.0 = as fast as cat; the target is at least 0.5) and the peak RSS of pack and
-# unpack. Checks that packing G gives the same stream as packing F.
+# unpack, with the load average before and after the runs. Checks that packing G
+# gives the same stream as packing F.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work=${1:-/tmp/hrry-stream}
@@ -27,6 +28,9 @@ hrry=target/release/hrry
 F=$work/model.hrry G=$work/unpacked.hrry C=$work/copy.bin
 [[ -f $F ]] || target/release/examples/big_model "$F" "$mib"
 cat "$F" > /dev/null
+# The machine may be shared: say how busy it was while the timings were taken.
+load() { cut -d' ' -f1-3 /proc/loadavg; }
+load_start=$(load)
 
 now() { date +%s.%N; }
 declare -A times
@@ -42,6 +46,7 @@ for _ in $(seq "$runs"); do
     run cat_null "cat $F | cat > /dev/null"
     run read "cat $F > /dev/null"
 done
+load_end=$(load)
 median() { tr ' ' '\n' | grep . | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 m() { echo "${times[$1]}" | median; }
 rss() { awk -F': ' '/Maximum resident/ {print $2}' "$1"; }
@@ -49,6 +54,7 @@ rss() { awk -F': ' '/Maximum resident/ {print $2}' "$1"; }
     || { echo "measure_stream: G does not pack to F's stream" >&2; exit 1; }
 size=$(stat -c %s "$F")
 echo "file: $F, $size bytes; $runs runs, medians"
+echo "load average (1, 5, 15 min): $load_start at the start, $load_end at the end"
 printf "  %-58s %6.2f s\n" "hrry stream pack F -o - | hrry stream unpack - -o G" "$(m pipeline)"
 printf "  %-58s %6.2f s\n" "cat F | cat > C; sync C" "$(m cat_file)"
 printf "  %-58s %6.2f s\n" "hrry stream pack F -o - | hrry stream unpack - -o - >/dev/null" "$(m pipeline_null)"

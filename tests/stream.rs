@@ -14,20 +14,21 @@ use hrry::stream::{
 use hrry::testing::targets::Trickle;
 use hrry::validate::Options;
 
-fn valid_files() -> Vec<(String, Vec<u8>)> {
+/// The valid corpus cases of one format: path and bytes.
+fn valid_cases(format: hrry::Format) -> Vec<(String, Vec<u8>)> {
     all_cases()
         .into_iter()
-        .filter(|c| c.format == hrry::Format::HrryFile && c.expect == Expect::Valid)
+        .filter(|c| c.format == format && c.expect == Expect::Valid)
         .map(|c| (c.path, c.bytes))
         .collect()
 }
 
+fn valid_files() -> Vec<(String, Vec<u8>)> {
+    valid_cases(hrry::Format::HrryFile)
+}
+
 fn valid_streams() -> Vec<(String, Vec<u8>)> {
-    all_cases()
-        .into_iter()
-        .filter(|c| c.format == hrry::Format::Stream && c.expect == Expect::Valid)
-        .map(|c| (c.path, c.bytes))
-        .collect()
+    valid_cases(hrry::Format::Stream)
 }
 
 fn pack_bytes(file: &[u8]) -> Vec<u8> {
@@ -90,6 +91,37 @@ fn every_valid_file_round_trips_through_a_stream() {
                 "{path}: re-packing is byte-identical"
             );
         }
+    }
+}
+
+/// The same round trip through an operating-system pipe: `pack` writes into it
+/// from one thread while `unpack` reads from the other end, as
+/// `hrry stream pack F -o - | hrry stream unpack - -o G` does.
+#[test]
+fn every_valid_file_round_trips_through_a_pipe() {
+    for (path, bytes) in valid_files() {
+        let (reader, writer) = std::io::pipe().expect("a pipe");
+        let file = bytes.clone();
+        let packer = std::thread::spawn(move || {
+            let f = HrryFile::from_bytes(&file).expect("opens");
+            let mut w = StreamWriter::new(writer);
+            pack(&f, &mut w).expect("packs");
+            // `finish` hands back the write end; dropping it closes the pipe, so
+            // the reader sees the end of the stream.
+            w.finish().expect("finishes");
+        });
+        let back = unpack_bytes(reader);
+        packer.join().expect("the packing thread");
+        assert_eq!(
+            tensors_in_file_order(&back),
+            tensors_in_file_order(&bytes),
+            "{path}: descriptors and bytes survive a pipe"
+        );
+        assert_eq!(
+            pack_bytes(&back),
+            pack_bytes(&bytes),
+            "{path}: re-packing is byte-identical"
+        );
     }
 }
 

@@ -185,6 +185,15 @@ fn inspect_lists_a_streams_tensors() {
         out.contains("bare Hurray stream") && out.contains("float32"),
         "{out}"
     );
+    // The same table as `hrry inspect` of a file: layout names, element counts.
+    let (_, table, _) = run(&[
+        "inspect",
+        "corpus/stream/valid/composite_nested_group.hrrys",
+    ]);
+    assert!(
+        table.contains("ELEMENTS") && table.contains("composite") && table.contains("t0.0.0"),
+        "{table}"
+    );
     // A broken stream lists what it could read, then names the rule (exit 1).
     let (code, _, err) = run(&["inspect", "corpus/stream/invalid/ST-TRN-002.hrrys"]);
     assert_eq!(code, 1);

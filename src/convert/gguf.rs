@@ -1,35 +1,54 @@
-//! GGUF → HRRYFILE.
+//! GGUF → HRRYFILE, from one file or a whole split set.
 //!
 //! Metadata: every pair becomes a KV entry under the same key. Integers widen to
 //! int64 (signed types) or uint64 (unsigned), floats to float64 (exactly), bools to
 //! bool, strings to strings (byte sequences when not UTF-8); arrays to typed KV
 //! arrays of the widened type. KV arrays cannot nest, so an array of arrays is
-//! stored as a string holding its JSON text.
+//! stored as a string holding its JSON text. The original GGUF types are recorded
+//! under [`GGUF_VALUE_TYPES_KEY`] so that the way back restores them.
 //!
 //! Tensors: GGUF lists dimensions fastest-varying first; the Hurray shape is the
-//! reverse, row-major. Plain types (F32, F16, BF16, F64, I8–I64) are copied. `Q8_0`
-//! and `Q4_0` become per-block affine int8 / int4 tensors (blocks of 32 along the
-//! last axis, float16 scales, symmetric). Other block types are refused unless
-//! [`Options::dequantize_unsupported`] asks to store them dequantized.
+//! reverse, row-major. Plain types (F32, F16, BF16, F64, I8–I64) are copied (by the
+//! kernel where it can). `Q8_0` and `Q4_0` become per-block affine int8 / int4
+//! tensors (blocks of 32 along the last axis, float16 scales, symmetric): codes
+//! stream out a piece at a time, then the scales, kept in memory up to
+//! 8 MiB per tensor and in a temporary file beyond it. Other block types are
+//! refused unless [`Options::dequantize_unsupported`] asks to store them
+//! dequantized.
+//!
+//! Split sets (`NAME-0000N-of-0000M.gguf`, with `split.no`, `split.count` and
+//! `split.tensors.count` in their KV): given any one of the files, all are read and
+//! checked against each other, and the output's KV records which file each tensor
+//! came from (see [`super::checkpoint`]).
 
-use std::io::{Seek, SeekFrom};
-use std::path::Path;
+use std::collections::{HashMap, HashSet};
+use std::io::{Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
 
 use binrw::BinRead;
 
-use super::{ggml, Error, FileSource, Format, Options, Progress, Summary};
-use crate::file::{HrryWriter, WriterOptions};
+use super::checkpoint::{self, Provenance};
+use super::{
+    ggml, output, qblocks, Error, FileSource, FloatType, Format, Options, Progress, Summary, CHUNK,
+};
+use crate::file::{CopyFrom, HrryWriter, WriterOptions};
 use crate::model::build::dense;
 use crate::model::ElementType;
 use crate::quant::quantize::quantized_descriptor;
 use crate::schema::gguf::{
-    GgmlType, GgufArray, GgufArrayValues, GgufHeader, GgufPreamble, GgufValue, GGUF_ALIGNMENT_KEY,
-    GGUF_DEFAULT_ALIGNMENT,
+    gguf_type_name, GgmlType, GgufArray, GgufArrayValues, GgufHeader, GgufKv, GgufPreamble,
+    GgufValue, GGUF_ALIGNMENT_KEY, GGUF_DEFAULT_ALIGNMENT, GGUF_SPLIT_COUNT_KEY, GGUF_SPLIT_NO_KEY,
+    GGUF_SPLIT_PREFIX, GGUF_SPLIT_TENSORS_COUNT_KEY,
 };
 use crate::schema::{
     KvArray, KvScalar, KvValue, LenBytes, PerBlockAffine, QuantScheme, QuantizationHeader,
     TensorDescriptor, FLAG_SYMMETRIC, NO_ZERO_POINT_BUFFER, SCHEME_PER_BLOCK_AFFINE,
 };
+
+/// KV key of a JSON object giving each GGUF metadata key's original GGUF type
+/// (`"uint32"`, `"array<int32>"`, …), so that HRRYFILE → GGUF restores the types
+/// llama.cpp checks instead of the widened KV types.
+pub const GGUF_VALUE_TYPES_KEY: &str = "hrry.gguf.value_types";
 
 /// Largest `general.alignment` accepted.
 const MAX_ALIGNMENT: u64 = 1 << 30;
@@ -197,18 +216,34 @@ fn plain_type(ty: GgmlType) -> Option<ElementType> {
     })
 }
 
-/// One tensor ready to read: name, type, Hurray shape, absolute offset and size.
+/// What happens to a tensor's bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Treatment {
+    /// Copied as they are, under this element type.
+    Plain(ElementType),
+    /// `Q8_0` / `Q4_0` split into codes and scales.
+    Blocks(qblocks::Kind),
+    /// Dequantized to the requested float type (`--dequantize-unsupported`).
+    Dequantize,
+}
+
+/// One tensor ready to read: name, type, Hurray shape, which file, absolute
+/// offset and size.
 struct TensorPlan {
     name: String,
     ty: GgmlType,
+    treatment: Treatment,
     shape: Vec<u64>,
+    source: usize,
     offset: u64,
     size: u64,
 }
 
-/// Checks every tensor info against the file before anything is written.
+/// Checks every tensor info of one file (`source` of the input) against it before
+/// anything is written.
 fn plan_tensors(
     preamble: &GgufPreamble,
+    source: usize,
     data_start: u64,
     file_len: u64,
     options: &Options,
@@ -221,29 +256,29 @@ fn plan_tensors(
         let ty = GgmlType::from_code(info.ggml_type).ok_or_else(|| {
             Error::tensor(&name, format!("unknown ggml type code {}", info.ggml_type))
         })?;
-        if plain_type(ty).is_none()
-            && !matches!(ty, GgmlType::Q8_0 | GgmlType::Q4_0)
-            && !options.dequantize_unsupported
-        {
-            let hint = if ggml::supported(ty) {
-                "; rerun with --dequantize-unsupported to store it dequantized (float32, or --dtype f16/bf16)"
-            } else {
-                " and hrry has no dequantizer for it"
-            };
-            return Err(Error::tensor(
-                &name,
-                format!("GGUF type {} has no Hurray equivalent{hint}", ty.name()),
-            ));
-        }
-        if plain_type(ty).is_none() && !ggml::supported(ty) {
-            return Err(Error::tensor(
-                &name,
-                format!(
-                    "GGUF type {} cannot be converted: hrry has no dequantizer for it",
-                    ty.name()
-                ),
-            ));
-        }
+        let treatment = match (plain_type(ty), qblocks::Kind::of(ty)) {
+            (Some(t), _) => Treatment::Plain(t),
+            (None, Some(kind)) => Treatment::Blocks(kind),
+            (None, None) if !ggml::supported(ty) => {
+                return Err(Error::tensor(
+                    &name,
+                    format!(
+                        "GGUF type {} cannot be converted: hrry has no dequantizer for it",
+                        ty.name()
+                    ),
+                ))
+            }
+            (None, None) if !options.dequantize_unsupported => {
+                return Err(Error::tensor(
+                    &name,
+                    format!(
+                        "GGUF type {} has no Hurray equivalent; rerun with --dequantize-unsupported to store it dequantized (float32, or --dtype f16/bf16)",
+                        ty.name()
+                    ),
+                ))
+            }
+            (None, None) => Treatment::Dequantize,
+        };
         let ne0 = info.dimensions.first().copied().unwrap_or(1);
         let rows = info
             .dimensions
@@ -278,7 +313,9 @@ fn plan_tensors(
         plans.push(TensorPlan {
             name,
             ty,
+            treatment,
             shape: info.dimensions.iter().rev().copied().collect(),
+            source,
             offset,
             size,
         });
@@ -286,19 +323,20 @@ fn plan_tensors(
     Ok(plans)
 }
 
-/// Converts the GGUF file `input` into the HRRYFILE `output`.
-pub fn to_hrry(
-    input: &Path,
-    output: &Path,
-    options: &Options,
-    progress: &mut dyn Progress,
-) -> Result<Summary, Error> {
-    let mut src = FileSource::open(input)?;
+/// One GGUF file, parsed: its source, preamble and where its data starts.
+struct GgufInput {
+    src: FileSource,
+    preamble: GgufPreamble,
+    data_start: u64,
+}
+
+/// Opens and parses the GGUF file `path`.
+fn open_gguf(path: &Path) -> Result<GgufInput, Error> {
+    let mut src = FileSource::open(path)?;
     read_header(&mut src)?;
     src.seek(SeekFrom::Start(0)).map_err(|e| src.io_error(e))?;
     let preamble = GgufPreamble::read_le(&mut src).map_err(parse_error)?;
     let end_of_infos = src.stream_position().map_err(|e| src.io_error(e))?;
-
     let alignment = match preamble.value(GGUF_ALIGNMENT_KEY) {
         None => u64::from(GGUF_DEFAULT_ALIGNMENT),
         Some(v) => v
@@ -314,11 +352,186 @@ pub fn to_hrry(
     let data_start = end_of_infos
         .checked_next_multiple_of(alignment)
         .ok_or_else(|| gguf_error(end_of_infos, "the data section offset overflows"))?;
-    let plans = plan_tensors(&preamble, data_start, src.len(), options)?;
+    Ok(GgufInput {
+        src,
+        preamble,
+        data_start,
+    })
+}
 
-    let mut writer = HrryWriter::create_from(
+/// `split.no`, `split.count` and `split.tensors.count` of a file, when it is part
+/// of a split set (a `split.count` above 1).
+fn split_keys(path: &Path, p: &GgufPreamble) -> Result<Option<(u64, u64, Option<u64>)>, Error> {
+    let count = match p.value(GGUF_SPLIT_COUNT_KEY) {
+        None => return Ok(None),
+        Some(v) => v.as_u64(),
+    };
+    let bad = |m: String| Error::Checkpoint {
+        path: path.to_path_buf(),
+        message: m,
+    };
+    let count = count.ok_or_else(|| bad(format!("{GGUF_SPLIT_COUNT_KEY} is not an integer")))?;
+    if count <= 1 {
+        return Ok(None);
+    }
+    if count > MAX_SPLITS {
+        return Err(bad(format!(
+            "{GGUF_SPLIT_COUNT_KEY} is {count}; split file names hold at most {MAX_SPLITS}"
+        )));
+    }
+    let no = p
+        .value(GGUF_SPLIT_NO_KEY)
+        .and_then(GgufValue::as_u64)
+        .filter(|&n| n < count)
+        .ok_or_else(|| {
+            bad(format!(
+                "{GGUF_SPLIT_COUNT_KEY} is {count} but {GGUF_SPLIT_NO_KEY} is missing or not below it"
+            ))
+        })?;
+    let tensors = p
+        .value(GGUF_SPLIT_TENSORS_COUNT_KEY)
+        .and_then(GgufValue::as_u64);
+    Ok(Some((no, count, tensors)))
+}
+
+/// Most split files accepted (five-digit split numbers).
+const MAX_SPLITS: u64 = 99_999;
+
+/// The input files: `input` alone, or every file of its split set, checked to
+/// agree with each other (split numbers, counts, total tensor count).
+fn open_inputs(input: &Path) -> Result<(Vec<GgufInput>, Option<Vec<PathBuf>>), Error> {
+    let first = open_gguf(input)?;
+    let Some((no, count, tensors)) = split_keys(input, &first.preamble)? else {
+        return Ok((vec![first], None));
+    };
+    let paths = checkpoint::gguf_split_paths(input, no, count)?;
+    let mut inputs = Vec::with_capacity(paths.len());
+    let mut first = Some(first);
+    for (i, path) in paths.iter().enumerate() {
+        let file = if i as u64 == no {
+            first
+                .take()
+                .ok_or_else(|| Error::Unsupported("split listed twice".into()))?
+        } else {
+            open_gguf(path).map_err(|e| match e {
+                Error::Io { source, .. } => Error::Checkpoint {
+                    path: path.clone(),
+                    message: format!("split {} of {count} cannot be opened: {source}", i + 1),
+                },
+                other => other,
+            })?
+        };
+        let keys = split_keys(path, &file.preamble)?;
+        if keys.map(|(n, c, _)| (n, c)) != Some((i as u64, count)) {
+            return Err(Error::Checkpoint {
+                path: path.clone(),
+                message: format!(
+                    "expected split {} of {count}, its KV says {}",
+                    i + 1,
+                    keys.map_or("it is not a split".to_string(), |(n, c, _)| format!(
+                        "split {} of {c}",
+                        n + 1
+                    ))
+                ),
+            });
+        }
+        if keys.and_then(|k| k.2) != tensors {
+            return Err(Error::Checkpoint {
+                path: path.clone(),
+                message: format!(
+                    "{GGUF_SPLIT_TENSORS_COUNT_KEY} differs from {}'s",
+                    input.display()
+                ),
+            });
+        }
+        inputs.push(file);
+    }
+    let total: u64 = inputs.iter().map(|f| f.preamble.tensors.len() as u64).sum();
+    if let Some(expected) = tensors.filter(|&t| t != total) {
+        return Err(Error::Checkpoint {
+            path: input.to_path_buf(),
+            message: format!(
+                "{GGUF_SPLIT_TENSORS_COUNT_KEY} is {expected} but the {count} splits hold {total} tensors"
+            ),
+        });
+    }
+    Ok((inputs, Some(paths)))
+}
+
+/// The metadata of a split set: the first file's, then any key a later file adds;
+/// the `split.*` keys (which describe the set, not the model) are left out. A key
+/// with different values in two files is an error.
+fn merged_metadata<'a>(
+    inputs: &'a [GgufInput],
+    paths: Option<&[PathBuf]>,
+) -> Result<Vec<&'a GgufKv>, Error> {
+    let mut merged: Vec<&GgufKv> = Vec::new();
+    // Key -> (position in `merged`, file it came from).
+    let mut seen: HashMap<&[u8], (usize, usize)> = HashMap::new();
+    for (i, input) in inputs.iter().enumerate() {
+        for kv in &input.preamble.metadata {
+            if paths.is_some() && kv.key.bytes.starts_with(GGUF_SPLIT_PREFIX.as_bytes()) {
+                continue;
+            }
+            match seen.get(kv.key.bytes.as_slice()) {
+                None => {
+                    seen.insert(&kv.key.bytes, (merged.len(), i));
+                    merged.push(kv);
+                }
+                Some(&(at, _)) if merged[at].value == kv.value => {}
+                Some(&(_, first)) => {
+                    let path = |j: usize| paths.map_or_else(PathBuf::new, |p| p[j].clone());
+                    return Err(Error::Checkpoint {
+                        path: path(i),
+                        message: format!(
+                            "metadata {:?} differs from its value in {}",
+                            kv.key.lossy(),
+                            path(first).display()
+                        ),
+                    });
+                }
+            }
+        }
+    }
+    Ok(merged)
+}
+
+/// Converts the GGUF file `input` (or the split set it belongs to) into the
+/// HRRYFILE `output`, streaming tensor data through fixed-size buffers.
+pub fn to_hrry(
+    input: &Path,
+    output: &Path,
+    options: &Options,
+    progress: &mut dyn Progress,
+) -> Result<Summary, Error> {
+    let (mut inputs, split_paths) = open_inputs(input)?;
+    let mut plans = Vec::new();
+    for (i, f) in inputs.iter().enumerate() {
+        plans.extend(plan_tensors(
+            &f.preamble,
+            i,
+            f.data_start,
+            f.src.len(),
+            options,
+        )?);
+    }
+    if split_paths.is_some() {
+        let mut names = HashSet::new();
+        if let Some(dup) = plans.iter().find(|p| !names.insert(p.name.as_str())) {
+            return Err(Error::Checkpoint {
+                path: input.to_path_buf(),
+                message: format!("tensor {:?} is in more than one split", dup.name),
+            });
+        }
+    }
+
+    let read: Vec<&Path> = match &split_paths {
+        Some(paths) => paths.iter().map(|p| p.as_path()).collect(),
+        None => vec![input],
+    };
+    let mut writer = output::hrry_writer(
         output,
-        &[input],
+        &read,
         WriterOptions {
             tensor_count_hint: Some(plans.len() as u64),
             ..options.writer
@@ -326,7 +539,9 @@ pub fn to_hrry(
     )?;
     let mut notes = Vec::new();
     let mut nested = 0usize;
-    for kv in &preamble.metadata {
+    let metadata = merged_metadata(&inputs, split_paths.as_deref())?;
+    let mut value_types = serde_json::Map::new();
+    for kv in &metadata {
         let key = std::str::from_utf8(&kv.key.bytes).map_err(|_| {
             gguf_error(
                 0,
@@ -338,41 +553,88 @@ pub fn to_hrry(
             nested += 1;
         }
         writer.add_kv(key, kv_value(&kv.value))?;
+        value_types.insert(key.to_string(), value_type_name(&kv.value).into());
+    }
+    let mut kv_count = metadata.len();
+    if !value_types.is_empty() {
+        writer.add_kv(
+            GGUF_VALUE_TYPES_KEY,
+            checkpoint::kv_string(&serde_json::Value::Object(value_types).to_string()),
+        )?;
+        kv_count += 1;
     }
     if nested > 0 {
         notes.push(format!(
             "{nested} nested metadata array(s) stored as JSON strings (KV arrays cannot nest)"
         ));
     }
-    let metadata = preamble.metadata.len();
-    drop(preamble);
+    if let Some(paths) = &split_paths {
+        let provenance = Provenance {
+            files: paths.iter().map(|p| checkpoint::file_name(p)).collect(),
+            extra: Vec::new(),
+        };
+        for (key, value) in provenance.entries(plans.iter().map(|p| (p.name.as_str(), p.source))) {
+            writer.add_kv(&key, value)?;
+            kv_count += 1;
+        }
+        notes.push(format!(
+            "{} split files read; their split.* keys describe the split set and are not kept",
+            paths.len()
+        ));
+    }
+    for f in &mut inputs {
+        // The metadata is written: only the sources are needed from here on.
+        f.preamble = GgufPreamble {
+            version: f.preamble.version,
+            metadata: Vec::new(),
+            tensors: Vec::new(),
+        };
+    }
 
     progress.begin(plans.iter().map(|p| p.size).sum());
     let mut dequantized = 0usize;
-    // Every tensor is read into the same buffer: memory stays at the largest tensor
-    // whatever the order of the tensors. Block scales (1/17 or 1/9 of a block
-    // tensor) get a buffer of their own, freed after each tensor.
-    let mut bytes = Vec::new();
+    let mut scratch = Scratch::default();
+    let output_dir = checkpoint::parent_dir(output);
     for plan in &plans {
         progress.tensor(&plan.name);
-        src.read_range_into(plan.offset, plan.size, Some(&mut *progress), &mut bytes)?;
-        if let Some(ty) = plain_type(plan.ty) {
-            let desc = dense(ty, &plan.shape)
-                .ok_or_else(|| Error::tensor(&plan.name, "the shape overflows"))?;
-            writer.write_tensor(&plan.name, &desc, &[&bytes])?;
-            continue;
+        let src = &mut inputs[plan.source].src;
+        match plan.treatment {
+            Treatment::Plain(ty) => {
+                let desc = dense(ty, &plan.shape)
+                    .ok_or_else(|| Error::tensor(&plan.name, "the shape overflows"))?;
+                writer.begin_tensor(&plan.name, &desc)?;
+                output::copy_into_tensor(&mut writer, src, plan.offset, plan.size, progress)?;
+            }
+            Treatment::Blocks(kind) => {
+                let scales = ScaleStore {
+                    budget: SCALE_BUDGET,
+                    spill_dir: output_dir,
+                };
+                write_blocks(
+                    &mut writer,
+                    src,
+                    plan,
+                    kind,
+                    &scales,
+                    &mut scratch,
+                    progress,
+                )?;
+            }
+            Treatment::Dequantize => {
+                dequantized += 1;
+                write_dequantized(
+                    &mut writer,
+                    src,
+                    plan,
+                    options.dtype,
+                    &mut scratch,
+                    progress,
+                )?;
+            }
         }
-        if let GgmlType::Q8_0 | GgmlType::Q4_0 = plan.ty {
-            let mut scales = Vec::new();
-            let desc = per_block(plan.ty, &plan.name, &plan.shape, &mut bytes, &mut scales)?;
-            writer.write_tensor(&plan.name, &desc, &[&bytes, &scales])?;
-            continue;
-        }
-        dequantized += 1;
-        let (desc, values) = dequantized_tensor(plan, &bytes, options)?;
-        writer.write_tensor(&plan.name, &desc, &[&values])?;
+        writer.end_tensor()?;
     }
-    writer.finish_file()?;
+    output::finish_hrry(writer)?;
     if dequantized > 0 {
         notes.push(format!(
             "{dequantized} tensor(s) dequantized to {}",
@@ -383,213 +645,193 @@ pub fn to_hrry(
         from: Format::Gguf,
         to: Format::Hrry,
         tensors: plans.len(),
-        metadata,
+        metadata: kv_count,
         notes,
     })
 }
 
-/// Float32 values produced per piece by [`dequantized_tensor`].
-const DEQUANTIZE_PIECE: usize = 1 << 18;
-
-/// A tensor of a block type without Hurray equivalent, dequantized to the
-/// requested float type a piece of blocks at a time (no whole float32 copy).
-fn dequantized_tensor(
-    plan: &TensorPlan,
-    bytes: &[u8],
-    options: &Options,
-) -> Result<(TensorDescriptor, Vec<u8>), Error> {
-    let unsupported = || {
-        Error::tensor(
-            &plan.name,
-            format!("hrry has no dequantizer for GGUF type {}", plan.ty.name()),
-        )
-    };
-    let (block_len, block_bytes) = plan.ty.block_geometry();
-    let (block_len, block_bytes) = (block_len as usize, block_bytes as usize);
-    if block_len == 0 || block_bytes == 0 {
-        return Err(unsupported());
+/// The GGUF type of a metadata value, by name: `uint32`, `string`,
+/// `array<float32>`, `array<array>` (nested arrays, whose inner types vary).
+pub fn value_type_name(value: &GgufValue) -> String {
+    match value {
+        GgufValue::Array(a) => format!("array<{}>", gguf_type_name(a.values.value_type())),
+        v => gguf_type_name(v.value_type()).to_string(),
     }
-    let dtype = options.dtype;
-    let mut out = Vec::new();
-    out.try_reserve_exact(bytes.len() / block_bytes * block_len * dtype.size())
-        .map_err(|_| Error::tensor(&plan.name, "the dequantized tensor does not fit in memory"))?;
-    let mut values = Vec::new();
-    let piece = (DEQUANTIZE_PIECE / block_len).max(1) * block_bytes;
-    for blocks in bytes.chunks(piece) {
-        values.clear();
-        if !ggml::dequantize(plan.ty, blocks, &mut values) {
-            return Err(unsupported());
-        }
-        dtype.encode(&values, &mut out);
-    }
-    let desc = dense(dtype.element_type(), &plan.shape)
-        .ok_or_else(|| Error::tensor(&plan.name, "the shape overflows"))?;
-    Ok((desc, out))
 }
 
-/// Q8_0 / Q4_0 as per-block affine: `data` becomes the codes (int8, or int4
-/// repacked: buffer 0) and `scales` the float16 block scales (buffer 1), blocks of
-/// 32 along the last axis.
-fn per_block(
-    ty: GgmlType,
-    name: &str,
-    shape: &[u64],
-    data: &mut Vec<u8>,
-    scales: &mut Vec<u8>,
-) -> Result<TensorDescriptor, Error> {
-    let (split, storage) = match ty {
-        GgmlType::Q8_0 => (split_q8_0(data, scales), ElementType::Int8),
-        _ => (split_q4_0(data, scales), ElementType::Int4),
-    };
-    split.map_err(|block| {
+/// Buffers reused from tensor to tensor.
+#[derive(Default)]
+struct Scratch {
+    input: Vec<u8>,
+    codes: Vec<u8>,
+    scales: Vec<u8>,
+    values: Vec<f32>,
+}
+
+/// Largest scale buffer kept in memory while a block tensor's codes stream out;
+/// beyond it the scales wait in a temporary file (the writer emits a tensor's
+/// buffers in order, codes first, and never seeks back).
+const SCALE_BUDGET: u64 = 8 << 20;
+
+/// Where a block tensor's scales wait while its codes are written: in memory up to
+/// `budget` bytes, else in an unnamed temporary file in `spill_dir` (the output's
+/// directory, so that the kernel can copy them on from there).
+struct ScaleStore<'a> {
+    budget: u64,
+    spill_dir: &'a Path,
+}
+
+/// Writes a `Q8_0` / `Q4_0` tensor as per-block affine codes then scales, a piece
+/// of blocks at a time.
+#[allow(clippy::too_many_arguments)]
+fn write_blocks<W: CopyFrom>(
+    writer: &mut HrryWriter<W>,
+    src: &mut FileSource,
+    plan: &TensorPlan,
+    kind: qblocks::Kind,
+    store: &ScaleStore<'_>,
+    scratch: &mut Scratch,
+    progress: &mut dyn Progress,
+) -> Result<(), Error> {
+    let block_bytes = kind.block_bytes();
+    let blocks = plan.size / block_bytes as u64;
+    let desc = per_block(kind, &plan.shape, blocks)
+        .ok_or_else(|| Error::tensor(&plan.name, "the shape overflows"))?;
+    writer.begin_tensor(&plan.name, &desc)?;
+    let bad_scale = |b: u64| {
         Error::tensor(
-            name,
+            &plan.name,
             format!(
-                "{} block {block} has a NaN or infinite scale, which Hurray cannot store",
-                ty.name()
+                "{} block {b} has a NaN or infinite scale, which Hurray cannot store",
+                plan.ty.name()
             ),
         )
-    })?;
+    };
+    let spill_error = |source| Error::Io {
+        path: store.spill_dir.to_path_buf(),
+        source,
+    };
+    let mut spill = match blocks * 2 <= store.budget {
+        true => None,
+        // Beside the output when that directory takes files (not for `-` or a
+        // device, say), else in the temporary directory.
+        false => Some(
+            tempfile::tempfile_in(store.spill_dir)
+                .or_else(|_| tempfile::tempfile())
+                .map_err(spill_error)?,
+        ),
+    };
+    let Scratch {
+        input,
+        codes,
+        scales,
+        ..
+    } = scratch;
+    scales.clear();
+    let mut first = 0u64;
+    src.for_each_piece(
+        plan.offset,
+        plan.size,
+        block_bytes,
+        CHUNK,
+        input,
+        progress,
+        |piece| {
+            let n = piece.len() / block_bytes;
+            qblocks::size_to(codes, n * kind.code_bytes());
+            qblocks::split(kind, piece, codes, Some(&mut *scales))
+                .map_err(|b| bad_scale(first + b as u64))?;
+            first += n as u64;
+            if let Some(file) = spill.as_mut() {
+                file.write_all(scales).map_err(spill_error)?;
+                scales.clear();
+            }
+            Ok(writer.write_data(codes)?)
+        },
+    )?;
+    match spill {
+        None => writer.write_data(scales)?,
+        Some(file) => writer.copy_data(&file, 0, blocks * 2)?,
+    }
+    Ok(())
+}
+
+/// Float32 values produced per piece when dequantizing.
+const DEQUANTIZE_PIECE: usize = 1 << 18;
+
+/// Writes a tensor of a block type without Hurray equivalent dequantized to
+/// `dtype`, a piece of blocks at a time.
+fn write_dequantized(
+    writer: &mut HrryWriter<output::Output>,
+    src: &mut FileSource,
+    plan: &TensorPlan,
+    dtype: FloatType,
+    scratch: &mut Scratch,
+    progress: &mut dyn Progress,
+) -> Result<(), Error> {
+    let (block_len, block_bytes) = plan.ty.block_geometry();
+    let (block_len, block_bytes) = (block_len as usize, block_bytes as usize);
+    let desc = dense(dtype.element_type(), &plan.shape)
+        .ok_or_else(|| Error::tensor(&plan.name, "the shape overflows"))?;
+    writer.begin_tensor(&plan.name, &desc)?;
+    let piece = (DEQUANTIZE_PIECE / block_len.max(1)).max(1) * block_bytes;
+    let Scratch {
+        input,
+        codes: out,
+        values,
+        ..
+    } = scratch;
+    src.for_each_piece(
+        plan.offset,
+        plan.size,
+        block_bytes,
+        piece,
+        input,
+        progress,
+        |blocks| {
+            values.clear();
+            if !ggml::dequantize(plan.ty, blocks, values) {
+                return Err(Error::tensor(
+                    &plan.name,
+                    format!("hrry has no dequantizer for GGUF type {}", plan.ty.name()),
+                ));
+            }
+            out.clear();
+            dtype.encode(values, out);
+            Ok(writer.write_data(out)?)
+        },
+    )
+}
+
+/// The per-block affine descriptor of a `Q8_0` / `Q4_0` tensor of `blocks` blocks:
+/// int8 or int4 codes (buffer 0) and float16 scales (buffer 1), blocks of 32 along
+/// the last axis, symmetric.
+fn per_block(kind: qblocks::Kind, shape: &[u64], blocks: u64) -> Option<TensorDescriptor> {
+    let storage = match kind {
+        qblocks::Kind::Q8_0 => ElementType::Int8,
+        qblocks::Kind::Q4_0 => ElementType::Int4,
+    };
     let scheme = QuantScheme::PerBlockAffine(PerBlockAffine {
         header: QuantizationHeader::version1(SCHEME_PER_BLOCK_AFFINE, FLAG_SYMMETRIC),
         axis: shape.len().saturating_sub(1) as u32,
-        block_size: 32,
+        block_size: qblocks::BLOCK as u32,
         scale_buffer_index: 1,
         zero_point_buffer_index: NO_ZERO_POINT_BUFFER,
         scale_type_tag: ElementType::Float16.tag(),
         reserved: [0; 3],
     });
-    Ok(quantized_descriptor(
+    let codes = blocks.checked_mul(kind.code_bytes() as u64)?;
+    Some(quantized_descriptor(
         storage.tag(),
         shape,
-        &[data.len() as u64, scales.len() as u64],
+        &[codes, blocks.checked_mul(2)?],
         scheme.encode(),
     ))
-}
-
-/// Splits Q8_0 blocks (`d: f16`, `qs: [i8; 32]`) in place into the int8 codes
-/// (compacted at the front of `data`) and puts the float16 scales in `scales`. A
-/// zero scale (which Hurray forbids) is replaced by the smallest float16 subnormal
-/// of the same sign and its block's codes by zeros: every value of the block is
-/// still a zero. `Err(b)`: block `b` has a NaN or infinite scale.
-pub(crate) fn split_q8_0(data: &mut Vec<u8>, scales: &mut Vec<u8>) -> Result<(), usize> {
-    split_blocks(data, scales, 32, |qs, codes| codes.copy_from_slice(qs))
-}
-
-/// Splits Q4_0 blocks (`d: f16`, `qs: [u8; 16]` holding elements `j` in the low
-/// nibble of byte `j` and `j + 16` in its high nibble, as unsigned codes offset by 8)
-/// in place into Hurray int4 codes (element `2k` in the low nibble of byte `k`,
-/// two's complement) and puts the float16 scales in `scales`. Zero scales as in
-/// [`split_q8_0`].
-pub(crate) fn split_q4_0(data: &mut Vec<u8>, scales: &mut Vec<u8>) -> Result<(), usize> {
-    split_blocks(data, scales, 16, |qs, codes| {
-        // Element e: GGUF code c (value c - 8); int4 two's complement of c - 8 is c ^ 8.
-        let code = |e: usize| ((qs[e % 16] >> (4 * (e / 16))) & 0x0F) ^ 0x08;
-        for (k, byte) in codes.iter_mut().enumerate() {
-            *byte = code(2 * k) | (code(2 * k + 1) << 4);
-        }
-    })
-}
-
-/// The shared loop of the GGUF block splits: blocks of a float16 scale followed by
-/// `code_bytes` bytes, rewritten in place as `code_bytes` bytes of Hurray codes per
-/// block (by `repack`, or zeros for a zero scale) with the scales moved to `scales`.
-/// Block `b`'s output `[b·code_bytes, (b+1)·code_bytes)` ends before block `b + 1`
-/// starts, so no unread input is overwritten.
-fn split_blocks(
-    data: &mut Vec<u8>,
-    scales: &mut Vec<u8>,
-    code_bytes: usize,
-    repack: impl Fn(&[u8], &mut [u8]),
-) -> Result<(), usize> {
-    let block = code_bytes + 2;
-    let blocks = data.len() / block;
-    scales.clear();
-    scales.reserve(blocks * 2);
-    let mut qs = [0u8; 32];
-    let qs = &mut qs[..code_bytes];
-    for b in 0..blocks {
-        let at = b * block;
-        let mut d = [data[at], data[at + 1]];
-        let zero = fix_scale(&mut d).map_err(|()| b)?;
-        scales.extend_from_slice(&d);
-        qs.copy_from_slice(&data[at + 2..at + block]);
-        let codes = &mut data[b * code_bytes..(b + 1) * code_bytes];
-        if zero {
-            codes.fill(0);
-        } else {
-            repack(qs, codes);
-        }
-    }
-    data.truncate(blocks * code_bytes);
-    Ok(())
-}
-
-/// Makes a float16 scale acceptable to Hurray: a zero becomes the smallest subnormal
-/// of the same sign (returns `Ok(true)`: the block's codes must be zeroed); NaN and
-/// infinities are refused.
-fn fix_scale(d: &mut [u8; 2]) -> Result<bool, ()> {
-    let bits = u16::from_le_bytes(*d);
-    if bits & 0x7C00 == 0x7C00 {
-        return Err(());
-    }
-    if bits & 0x7FFF == 0 {
-        // Keep the zero's sign: a block quantized from zeros with a -0.0 scale
-        // dequantizes to -0.0 in GGUF, and 0 * -min_subnormal is -0.0 too.
-        *d = ((bits & 0x8000) | 1).to_le_bytes();
-        return Ok(true);
-    }
-    Ok(false)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn q8_block(d: u16, first: i8) -> Vec<u8> {
-        let mut b = d.to_le_bytes().to_vec();
-        b.extend((0..32).map(|i| (first.wrapping_add(i)) as u8));
-        b
-    }
-
-    #[test]
-    fn q8_0_splits_in_place() {
-        let mut data = q8_block(0x3C00, -5);
-        data.extend(q8_block(0x8000, 3)); // -0.0 scale
-        data.extend(q8_block(0x4000, 100));
-        let mut scales = vec![0xAA; 3]; // replaced, not appended to
-        split_q8_0(&mut data, &mut scales).unwrap();
-        assert_eq!(scales, vec![0x00, 0x3C, 0x01, 0x80, 0x00, 0x40]);
-        assert_eq!(data.len(), 96);
-        assert_eq!(data[0] as i8, -5);
-        assert_eq!(data[31] as i8, 26);
-        assert!(data[32..64].iter().all(|&q| q == 0));
-        assert_eq!(data[64] as i8, 100);
-        assert_eq!(data[95] as i8, 100i8.wrapping_add(31));
-        let mut nan = q8_block(0x7E00, 0);
-        assert_eq!(split_q8_0(&mut nan, &mut scales), Err(0));
-    }
-
-    #[test]
-    fn q4_0_repacks_nibbles() {
-        // Byte j: low nibble = code of element j, high = code of element j + 16.
-        let mut data = 0x3C00u16.to_le_bytes().to_vec();
-        data.extend((0..16u8).map(|j| j | ((15 - j) << 4)));
-        let mut expected_values = [0i8; 32];
-        for j in 0..16 {
-            expected_values[j] = j as i8 - 8;
-            expected_values[j + 16] = (15 - j) as i8 - 8;
-        }
-        let mut scales = Vec::new();
-        split_q4_0(&mut data, &mut scales).unwrap();
-        assert_eq!(scales, vec![0x00, 0x3C]);
-        assert_eq!(data.len(), 16);
-        for (e, &want) in expected_values.iter().enumerate() {
-            let nibble = (data[e / 2] >> (4 * (e % 2))) & 0x0F;
-            let value = ((nibble << 4) as i8) >> 4;
-            assert_eq!(value, want, "element {e}");
-        }
-    }
 
     #[test]
     fn metadata_values_widen() {
@@ -629,5 +871,72 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn block_scales_kept_or_spilled_give_the_same_file() {
+        // Q4_0 [2, 96]: six blocks, the third with a zero scale.
+        let mut blocks = Vec::new();
+        for b in 0..6u8 {
+            let d = if b == 2 { 0.0 } else { 0.5 + f32::from(b) };
+            blocks.extend(half::f16::from_f32(d).to_bits().to_le_bytes());
+            blocks.extend((0..16).map(|j| b.wrapping_mul(37).wrapping_add(j * 11)));
+        }
+        let preamble = GgufPreamble {
+            version: 3,
+            metadata: Vec::new(),
+            tensors: vec![crate::schema::gguf::GgufTensorInfo {
+                name: "q".into(),
+                dimensions: vec![96, 2],
+                ggml_type: 2,
+                offset: 0,
+            }],
+        };
+        let mut bytes = crate::schema::to_bytes(&preamble);
+        bytes.resize(bytes.len().next_multiple_of(32), 0);
+        bytes.extend(&blocks);
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("q.gguf");
+        std::fs::write(&path, &bytes).unwrap();
+        let mut input = open_gguf(&path).unwrap();
+        let plans = plan_tensors(
+            &input.preamble,
+            0,
+            input.data_start,
+            input.src.len(),
+            &Options::default(),
+        )
+        .unwrap();
+        let files: Vec<Vec<u8>> = [0, u64::MAX]
+            .into_iter()
+            .map(|budget| {
+                let store = ScaleStore {
+                    budget,
+                    spill_dir: tmp.path(),
+                };
+                let mut w = HrryWriter::new(Vec::new(), WriterOptions::default()).unwrap();
+                let kind = qblocks::Kind::Q4_0;
+                let mut scratch = Scratch::default();
+                let mut progress = crate::convert::NoProgress;
+                write_blocks(
+                    &mut w,
+                    &mut input.src,
+                    &plans[0],
+                    kind,
+                    &store,
+                    &mut scratch,
+                    &mut progress,
+                )
+                .unwrap();
+                w.end_tensor().unwrap();
+                w.finish().unwrap()
+            })
+            .collect();
+        assert_eq!(files[0], files[1]);
+        let file = crate::file::HrryFile::from_bytes(&files[0]).unwrap();
+        let t = file.tensor("q").unwrap().unwrap();
+        let (mut codes, mut scales) = (vec![0; 6 * 16], Vec::new());
+        qblocks::split(qblocks::Kind::Q4_0, &blocks, &mut codes, Some(&mut scales)).unwrap();
+        assert_eq!(t.buffers, vec![codes.as_slice(), scales.as_slice()]);
     }
 }

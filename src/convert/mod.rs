@@ -1,15 +1,22 @@
-//! Conversion between HRRYFILE and other model formats: safetensors in both
-//! directions, GGUF to HRRYFILE.
+//! Conversion between HRRYFILE and other model formats: safetensors and GGUF in
+//! both directions, whole checkpoints (sharded safetensors, GGUF split files) in.
 //!
-//! Conversions stream: the input is read one tensor at a time (never mapped, so the
-//! resident set stays near the largest tensor however large the file), and the
-//! output appears under its name only once complete (a temporary file beside it is
-//! renamed into place).
+//! Conversions stream in constant memory: tensor data goes through buffers of a
+//! fixed size (or is copied by the kernel, `copy_file_range`), never a whole tensor
+//! at a time, so the resident set does not grow with the largest tensor. The output
+//! appears under its name only once complete (a temporary file beside it is renamed
+//! into place).
 
+pub mod checkpoint;
+mod dispatch;
 mod ggml;
 pub mod gguf;
+mod hrry_source;
+mod output;
+mod qblocks;
 pub mod safetensors;
 mod source;
+mod to_gguf;
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -17,7 +24,8 @@ use std::path::{Path, PathBuf};
 use crate::file::WriterOptions;
 use crate::model::ElementType;
 
-pub(crate) use source::FileSource;
+pub use dispatch::{convert, detect};
+pub(crate) use source::{FileSource, CHUNK};
 
 /// A file format `convert` knows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,7 +34,7 @@ pub enum Format {
     Hrry,
     /// A safetensors file.
     Safetensors,
-    /// A GGUF file (read only).
+    /// A GGUF file.
     Gguf,
 }
 
@@ -223,6 +231,14 @@ pub enum Error {
         /// Why, and what to do about it.
         message: String,
     },
+    /// A sharded checkpoint's index or split files are malformed or inconsistent.
+    #[error("{}: {message}", path.display())]
+    Checkpoint {
+        /// The index, split file or directory at fault.
+        path: PathBuf,
+        /// What was expected and found.
+        message: String,
+    },
     /// The formats or options cannot be used together.
     #[error("{0}")]
     Unsupported(String),
@@ -234,53 +250,6 @@ impl Error {
             name: name.to_string(),
             message: message.into(),
         }
-    }
-}
-
-/// Reads the first bytes of `path` and tells its format by magic.
-pub fn detect(path: &Path) -> Result<Format, Error> {
-    let mut source = FileSource::open(path)?;
-    let prefix = source.read_prefix(16)?;
-    Format::sniff(&prefix, source.len()).ok_or_else(|| {
-        Error::Unsupported(format!(
-            "{}: not a HRRYFILE, safetensors or GGUF file (first bytes {:02x?})",
-            path.display(),
-            &prefix[..prefix.len().min(8)]
-        ))
-    })
-}
-
-/// Converts `input` into `output`. The input format is recognised by its magic; the
-/// output format is `options.to`, else the output's extension.
-pub fn convert(
-    input: &Path,
-    output: &Path,
-    options: &Options,
-    progress: &mut dyn Progress,
-) -> Result<Summary, Error> {
-    let from = detect(input)?;
-    let to = match options.to.or_else(|| Format::from_extension(output)) {
-        Some(f) => f,
-        None => {
-            return Err(Error::Unsupported(format!(
-                "cannot tell the output format from {:?}: use a .hrry or .safetensors extension or --to",
-                output.display().to_string()
-            )))
-        }
-    };
-    match (from, to) {
-        (Format::Safetensors, Format::Hrry) => {
-            safetensors::to_hrry(input, output, options, progress)
-        }
-        (Format::Gguf, Format::Hrry) => gguf::to_hrry(input, output, options, progress),
-        (Format::Hrry, Format::Safetensors) => {
-            safetensors::from_hrry(input, output, options, progress)
-        }
-        (from, to) => Err(Error::Unsupported(format!(
-            "conversion from {} to {} is not supported (supported: safetensors -> hrryfile, gguf -> hrryfile, hrryfile -> safetensors)",
-            from.name(),
-            to.name()
-        ))),
     }
 }
 

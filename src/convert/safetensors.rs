@@ -11,23 +11,21 @@
 //! (offsets contiguous, sizes matching dtype and shape); tensor data is then read one
 //! tensor at a time.
 
-use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::path::Path;
 
 use safetensors::tensor::{Metadata, TensorInfo};
 use safetensors::Dtype;
 
-use super::Summary;
-use super::{pack_bools, unpack_bools, Error, FileSource, FloatType, Format, Options, Progress};
-use crate::file::{HrryFile, HrryWriter, Output, WriterOptions};
+use super::checkpoint::{self, Provenance, SafetensorsIndex};
+use super::hrry_source::{self, render, HrryInput, Render, RenderScratch};
+use super::{output, Summary};
+use super::{pack_bools, Error, FileSource, FloatType, Format, Options, Progress, CHUNK};
+use crate::file::WriterOptions;
 use crate::model::build::{dense, descriptor};
 use crate::model::{element_count, ElementType};
-use crate::quant::Dequantizer;
-use crate::schema::{
-    ExtensionType, KvValue, LayoutFields, LenBytes, TensorDescriptor, LAYOUT_ROW_MAJOR,
-};
+use crate::schema::{ExtensionType, KvValue, LayoutFields, TensorDescriptor, LAYOUT_ROW_MAJOR};
 
 /// Largest header the reader accepts (the `safetensors` crate's own limit).
 pub const MAX_HEADER_SIZE: u64 = 100_000_000;
@@ -147,13 +145,14 @@ fn read_header(src: &mut FileSource) -> Result<(Metadata, u64), Error> {
     Ok((metadata, data_start))
 }
 
-/// The Hurray descriptor and data buffer for one safetensors tensor.
-fn to_hurray_tensor<'b>(
+/// The Hurray descriptor for one safetensors tensor of `len` data bytes, and how
+/// its bytes are stored.
+fn hurray_descriptor(
     name: &str,
     dtype: Dtype,
     shape: &[u64],
-    bytes: &'b [u8],
-) -> Result<(TensorDescriptor, Cow<'b, [u8]>), Error> {
+    len: u64,
+) -> Result<(TensorDescriptor, Mapping), Error> {
     let mapping = mapping_of(dtype).ok_or_else(|| {
         Error::tensor(
             name,
@@ -161,123 +160,274 @@ fn to_hurray_tensor<'b>(
         )
     })?;
     let overflow = || Error::tensor(name, "shape overflows a 64-bit size");
-    let (desc, data): (TensorDescriptor, Cow<[u8]>) = match mapping {
-        Mapping::Builtin(ty) => (dense(ty, shape).ok_or_else(overflow)?, bytes.into()),
+    let (desc, input_len) = match mapping {
+        Mapping::Builtin(ty) => {
+            let d = dense(ty, shape).ok_or_else(overflow)?;
+            let size = d.buffers[0].byte_size;
+            (d, size)
+        }
         Mapping::Bool => (
             dense(ElementType::Bool, shape).ok_or_else(overflow)?,
-            pack_bools(bytes).into(),
+            element_count(shape).ok_or_else(overflow)?,
         ),
         Mapping::Extension(tag, ext) => {
-            let mut d = descriptor(
-                tag,
-                LAYOUT_ROW_MAJOR,
-                shape,
-                LayoutFields::Implicit,
-                &[bytes.len() as u64],
-            );
+            let mut d = descriptor(tag, LAYOUT_ROW_MAJOR, shape, LayoutFields::Implicit, &[len]);
             d.extension_type = Some(ext);
             d.sync_sections();
-            (d, bytes.into())
+            (d, len)
         }
     };
-    if desc.buffers[0].byte_size != data.len() as u64 {
+    if input_len != len {
         return Err(Error::tensor(
             name,
-            format!(
-                "{} data bytes for dtype {dtype} and shape {shape:?}, {} expected",
-                data.len(),
-                desc.buffers[0].byte_size
-            ),
+            format!("{len} data bytes for dtype {dtype} and shape {shape:?}, {input_len} expected"),
         ));
     }
-    Ok((desc, data))
+    Ok((desc, mapping))
 }
 
-/// Converts the safetensors file `input` into the HRRYFILE `output`.
+/// One tensor of a safetensors input: where its bytes are and what they hold.
+struct InputTensor {
+    name: String,
+    /// Index of the file holding it.
+    shard: usize,
+    dtype: Dtype,
+    shape: Vec<u64>,
+    /// Absolute offset of its data in that file.
+    offset: u64,
+    len: u64,
+}
+
+/// The files of a safetensors input, their tensors in output order (file by file,
+/// each in data order) and their merged `__metadata__`.
+struct Shards {
+    /// Every file read (the index too), which the output must not be.
+    paths: Vec<std::path::PathBuf>,
+    sources: Vec<FileSource>,
+    tensors: Vec<InputTensor>,
+    metadata: Vec<(String, String)>,
+    /// Set for a checkpoint given by its index.
+    provenance: Option<Provenance>,
+}
+
+/// Opens `input`: one safetensors file, or the shards its index lists (checked
+/// against each shard's header: every tensor where the index says, and nowhere
+/// else).
+fn open_shards(input: &Path) -> Result<Shards, Error> {
+    let index = if checkpoint::is_index(input)? {
+        Some(checkpoint::read_index(input)?)
+    } else {
+        None
+    };
+    let paths = match &index {
+        Some(ix) => ix.shards.clone(),
+        None => vec![input.to_path_buf()],
+    };
+    let mut sources = Vec::with_capacity(paths.len());
+    let mut tensors = Vec::new();
+    let mut metadata: Vec<(String, String, usize)> = Vec::new();
+    for (shard, path) in paths.iter().enumerate() {
+        let named = |e: Error| match (&index, e) {
+            (Some(_), Error::Safetensors(m)) => {
+                Error::Safetensors(format!("{}: {m}", path.display()))
+            }
+            (_, e) => e,
+        };
+        let mut src = match (FileSource::open(path), &index) {
+            (Ok(src), _) => src,
+            (Err(Error::Io { source, .. }), Some(ix)) => {
+                let tensor = ix
+                    .weight_map
+                    .iter()
+                    .find(|(_, &s)| s == shard)
+                    .map_or("", |(t, _)| t.as_str());
+                return Err(Error::Checkpoint {
+                    path: ix.path.clone(),
+                    message: format!(
+                        "shard {:?} (holding {tensor:?}) cannot be opened: {source}",
+                        ix.shard_names[shard]
+                    ),
+                });
+            }
+            (Err(e), _) => return Err(e),
+        };
+        let (header, data_start) = read_header(&mut src).map_err(named)?;
+        for name in header.offset_keys() {
+            let info = header.info(&name).ok_or_else(|| {
+                Error::Safetensors(format!("tensor {name:?} vanished from the header"))
+            })?;
+            if let Some(ix) = &index {
+                check_placement(ix, &name, shard)?;
+            }
+            let (start, end) = info.data_offsets;
+            tensors.push(InputTensor {
+                shape: info.shape.iter().map(|&d| d as u64).collect(),
+                dtype: info.dtype,
+                offset: data_start + start as u64,
+                len: (end - start) as u64,
+                shard,
+                name,
+            });
+        }
+        let mut kv: Vec<(&String, &String)> = header.metadata().iter().flatten().collect();
+        kv.sort();
+        for (key, value) in kv {
+            match metadata.iter().find(|(k, _, _)| k == key) {
+                None => metadata.push((key.clone(), value.clone(), shard)),
+                Some((_, v, _)) if v == value => {}
+                Some((_, v, first)) => {
+                    return Err(Error::Checkpoint {
+                        path: path.clone(),
+                        message: format!(
+                            "__metadata__ {key:?} is {value:?} here but {v:?} in {}",
+                            paths[*first].display()
+                        ),
+                    })
+                }
+            }
+        }
+        sources.push(src);
+    }
+    let provenance = match &index {
+        None => None,
+        Some(ix) => {
+            if ix.weight_map.len() != tensors.len() {
+                let held: HashSet<&str> = tensors.iter().map(|t| t.name.as_str()).collect();
+                let (missing, shard) = ix
+                    .weight_map
+                    .iter()
+                    .find(|(t, _)| !held.contains(t.as_str()))
+                    .map_or(("", 0), |(t, &s)| (t.as_str(), s));
+                return Err(Error::Checkpoint {
+                    path: ix.path.clone(),
+                    message: format!(
+                        "the index maps tensor {missing:?} to {:?}, which does not hold it",
+                        ix.shard_names[shard]
+                    ),
+                });
+            }
+            let mut extra = vec![(
+                checkpoint::SOURCE_INDEX_KEY.to_string(),
+                checkpoint::kv_string(&checkpoint::file_name(&ix.path)),
+            )];
+            if let Some(m) = &ix.metadata {
+                extra.push((
+                    checkpoint::SOURCE_INDEX_METADATA_KEY.to_string(),
+                    checkpoint::kv_string(m),
+                ));
+            }
+            Some(Provenance {
+                files: ix.shard_names.clone(),
+                extra,
+            })
+        }
+    };
+    let mut all_paths = paths;
+    if let Some(ix) = &index {
+        all_paths.push(ix.path.clone());
+    }
+    Ok(Shards {
+        paths: all_paths,
+        sources,
+        tensors,
+        metadata: metadata.into_iter().map(|(k, v, _)| (k, v)).collect(),
+        provenance,
+    })
+}
+
+/// Refuses a tensor found in shard `shard` that the index puts elsewhere or omits.
+fn check_placement(ix: &SafetensorsIndex, name: &str, shard: usize) -> Result<(), Error> {
+    let message = match ix.weight_map.get(name) {
+        Some(&s) if s == shard => return Ok(()),
+        Some(&s) => format!(
+            "tensor {name:?} is in {:?} but the index maps it to {:?}",
+            ix.shard_names[shard], ix.shard_names[s]
+        ),
+        None => format!(
+            "tensor {name:?} is in {:?} but the index does not list it",
+            ix.shard_names[shard]
+        ),
+    };
+    Err(Error::Checkpoint {
+        path: ix.path.clone(),
+        message,
+    })
+}
+
+/// Converts the safetensors file, or the sharded checkpoint whose
+/// `*.index.json` is `input`, into the HRRYFILE `output`. Tensor data is copied
+/// (by the kernel where it can) or repacked a piece at a time, never held whole.
 pub fn to_hrry(
     input: &Path,
     output: &Path,
     options: &Options,
     progress: &mut dyn Progress,
 ) -> Result<Summary, Error> {
-    let mut src = FileSource::open(input)?;
-    let (metadata, data_start) = read_header(&mut src)?;
-    let names = metadata.offset_keys();
-    let mut writer = HrryWriter::create_from(
+    let Shards {
+        paths,
+        mut sources,
+        tensors,
+        metadata,
+        provenance,
+    } = open_shards(input)?;
+    // Every descriptor is built (and every tensor refused) before a byte is written.
+    let descriptors = tensors
+        .iter()
+        .map(|t| hurray_descriptor(&t.name, t.dtype, &t.shape, t.len))
+        .collect::<Result<Vec<_>, _>>()?;
+    let inputs: Vec<&Path> = paths.iter().map(|p| p.as_path()).collect();
+    let mut writer = output::hrry_writer(
         output,
-        &[input],
+        &inputs,
         WriterOptions {
-            tensor_count_hint: Some(names.len() as u64),
+            tensor_count_hint: Some(tensors.len() as u64),
             ..options.writer
         },
     )?;
-    let mut kv: Vec<(&String, &String)> = metadata.metadata().iter().flatten().collect();
-    kv.sort();
-    for (key, value) in &kv {
-        writer.add_kv(
-            key,
-            KvValue::String(LenBytes {
-                bytes: value.as_bytes().to_vec(),
-            }),
-        )?;
+    let mut kv_count = 0;
+    for (key, value) in &metadata {
+        writer.add_kv(key, checkpoint::kv_string(value))?;
+        kv_count += 1;
     }
-    progress.begin(metadata.data_len() as u64);
-    // One read buffer for every tensor: memory stays at the largest.
-    let mut bytes = Vec::new();
-    for name in &names {
-        progress.tensor(name);
-        let info = metadata.info(name).ok_or_else(|| {
-            Error::Safetensors(format!("tensor {name:?} vanished from the header"))
-        })?;
-        let (start, end) = info.data_offsets;
-        src.read_range_into(
-            data_start + start as u64,
-            (end - start) as u64,
-            Some(&mut *progress),
-            &mut bytes,
-        )?;
-        let shape: Vec<u64> = info.shape.iter().map(|&d| d as u64).collect();
-        let (desc, data) = to_hurray_tensor(name, info.dtype, &shape, &bytes)?;
-        writer.write_tensor(name, &desc, &[&data])?;
+    if let Some(p) = &provenance {
+        for (key, value) in p.entries(tensors.iter().map(|t| (t.name.as_str(), t.shard))) {
+            writer.add_kv(&key, value)?;
+            kv_count += 1;
+        }
     }
-    writer.finish_file()?;
+    progress.begin(tensors.iter().map(|t| t.len).sum());
+    let mut buf = Vec::new();
+    for (t, (desc, mapping)) in tensors.iter().zip(&descriptors) {
+        progress.tensor(&t.name);
+        let src = &mut sources[t.shard];
+        writer.begin_tensor(&t.name, desc)?;
+        if *mapping == Mapping::Bool {
+            // Eight input bytes make one output byte: pieces of whole output bytes.
+            src.for_each_piece(t.offset, t.len, 8, CHUNK, &mut buf, progress, |piece| {
+                Ok(writer.write_data(&pack_bools(piece))?)
+            })?;
+        } else {
+            output::copy_into_tensor(&mut writer, src, t.offset, t.len, progress)?;
+        }
+        writer.end_tensor()?;
+    }
+    output::finish_hrry(writer)?;
     Ok(Summary {
         from: Format::Safetensors,
         to: Format::Hrry,
-        tensors: names.len(),
-        metadata: kv.len(),
+        tensors: tensors.len(),
+        metadata: kv_count,
         notes: Vec::new(),
     })
 }
 
-/// How one Hurray tensor becomes safetensors bytes.
-#[derive(Clone, Debug)]
-enum Plan {
-    /// Copy `len` bytes at file offset `offset`.
-    Copy { offset: u64, len: u64 },
-    /// Unpack `n` bits at `offset` (`len` bytes) to one byte each.
-    Bools { offset: u64, len: u64, n: usize },
-    /// Widen `n` packed sub-byte integers at `offset` to one byte each.
-    Widen {
-        offset: u64,
-        len: u64,
-        n: usize,
-        ty: ElementType,
-    },
-    /// Dequantize (buffers at these file offsets and sizes) to the float type.
-    Dequantize {
-        descriptor: Box<TensorDescriptor>,
-        buffers: Vec<(u64, u64)>,
-    },
-}
-
+/// One tensor of the output: its header entry and how its bytes are made.
 struct Planned {
     name: String,
     dtype: Dtype,
     shape: Vec<usize>,
     out_len: usize,
-    in_len: u64,
-    plan: Plan,
+    render: Render,
 }
 
 /// The safetensors dtype matching a Hurray extension section, if any.
@@ -289,15 +439,19 @@ fn extension_dtype(d: &TensorDescriptor) -> Option<Dtype> {
     })
 }
 
-/// Decides how tensor `name` (descriptor `d`, buffer `i` at file offset `offsets[i]`)
-/// is written.
+/// Decides how tensor `index` of the input is written.
 fn plan_tensor(
-    name: &str,
-    d: &TensorDescriptor,
-    offsets: &[u64],
+    input: &HrryInput,
+    index: usize,
     dtype: FloatType,
     notes: &mut Vec<String>,
 ) -> Result<Planned, Error> {
+    let hrry_source::InputTensor {
+        name,
+        descriptor: d,
+        offsets,
+    } = &input.tensors[index];
+    let name = name.as_str();
     let bad = |m: String| Error::tensor(name, m);
     let n =
         element_count(&d.shape).ok_or_else(|| bad("the shape is dynamic or overflows".into()))?;
@@ -313,20 +467,14 @@ fn plan_tensor(
         let out_len = n_usize
             .checked_mul(dtype.size())
             .ok_or_else(|| bad("the dequantized size overflows".into()))?;
-        let buffers: Vec<(u64, u64)> = offsets
-            .iter()
-            .zip(&d.buffers)
-            .map(|(&o, h)| (o, h.byte_size))
-            .collect();
         return Ok(Planned {
             name: name.to_string(),
             dtype: float_dtype(dtype),
             shape,
             out_len,
-            in_len: buffers.iter().map(|b| b.1).sum(),
-            plan: Plan::Dequantize {
-                descriptor: Box::new(d.clone()),
-                buffers,
+            render: Render::Dequantize {
+                tensor: index,
+                dtype,
             },
         });
     }
@@ -392,11 +540,11 @@ fn plan_tensor(
     }
     let out_len = usize::try_from(out_bits / 8)
         .map_err(|_| bad("the output size does not fit in memory".into()))?;
-    let plan = match ty {
-        ElementType::Bool => Plan::Bools {
+    let render = match ty {
+        ElementType::Bool => Render::Bools {
             offset,
             len: stored,
-            n: n_usize,
+            n,
         },
         ElementType::Int4 | ElementType::Int2 | ElementType::Uint4 | ElementType::Uint2 => {
             notes.push(format!(
@@ -404,14 +552,14 @@ fn plan_tensor(
                 ty.name(),
                 ty.bit_width().unwrap_or(0)
             ));
-            Plan::Widen {
+            Render::Widen {
                 offset,
                 len: stored,
-                n: n_usize,
+                n,
                 ty,
             }
         }
-        _ => Plan::Copy {
+        _ => Render::Copy {
             offset,
             len: stored,
         },
@@ -421,154 +569,30 @@ fn plan_tensor(
         dtype: target,
         shape,
         out_len,
-        in_len: stored,
-        plan,
+        render,
     })
 }
 
-/// Sign-extends or zero-extends `n` packed `ty` integers to one byte each.
-fn widen(bits: &[u8], n: usize, ty: ElementType) -> Vec<u8> {
-    let width = ty.bit_width().unwrap_or(8) as usize;
-    let mask = (1u8 << width) - 1;
-    let signed = ty.is_signed_int();
-    (0..n)
-        .map(|i| {
-            let bit = i * width;
-            let code = bits.get(bit / 8).map_or(0, |b| (b >> (bit % 8)) & mask);
-            if signed && code >> (width - 1) == 1 {
-                code | !mask
-            } else {
-                code
-            }
-        })
-        .collect()
-}
-
-/// Buffers reused from tensor to tensor by [`write_rendered`].
-#[derive(Default)]
-struct Scratch {
-    /// The input bytes of a tensor (one per data buffer when dequantizing).
-    inputs: Vec<Vec<u8>>,
-    /// Values of one piece.
-    values: Vec<f32>,
-    /// Encoded output of one piece.
-    out: Vec<u8>,
-}
-
-/// Writes the safetensors bytes of one planned tensor to `sink`, checking their
-/// count against the plan.
-/// Dequantized tensors are written a piece at a time, so only their (quantized)
-/// input is held whole.
-fn write_rendered(
-    p: &Planned,
-    src: &mut FileSource,
-    dtype: FloatType,
-    progress: &mut dyn Progress,
-    scratch: &mut Scratch,
-    sink: &mut dyn FnMut(&[u8]) -> Result<(), Error>,
-) -> Result<(), Error> {
-    let Scratch {
-        inputs,
-        values,
-        out,
-    } = scratch;
-    let mut read = |i: usize, offset: u64, len: u64, progress: &mut dyn Progress| {
-        if inputs.len() <= i {
-            inputs.resize_with(i + 1, Vec::new);
-        }
-        src.read_range_into(offset, len, Some(progress), &mut inputs[i])
-    };
-    let written = match &p.plan {
-        Plan::Copy { offset, len } => {
-            read(0, *offset, *len, progress)?;
-            sink(&inputs[0])?;
-            inputs[0].len()
-        }
-        Plan::Bools { offset, len, n } => {
-            read(0, *offset, *len, progress)?;
-            let bytes = unpack_bools(&inputs[0], *n);
-            sink(&bytes)?;
-            bytes.len()
-        }
-        Plan::Widen { offset, len, n, ty } => {
-            read(0, *offset, *len, progress)?;
-            let bytes = widen(&inputs[0], *n, *ty);
-            sink(&bytes)?;
-            bytes.len()
-        }
-        Plan::Dequantize {
-            descriptor,
-            buffers,
-        } => {
-            for (i, &(offset, len)) in buffers.iter().enumerate() {
-                read(i, offset, len, &mut *progress)?;
-            }
-            let slices: Vec<&[u8]> = inputs[..buffers.len()].iter().map(Vec::as_slice).collect();
-            let dq = Dequantizer::new(descriptor, &slices)
-                .map_err(|e| Error::tensor(&p.name, format!("cannot dequantize: {e}")))?;
-            let mut chunks = dq
-                .row_chunks(DEQUANTIZE_CHUNK)
-                .map_err(|e| Error::tensor(&p.name, format!("cannot dequantize: {e}")))?;
-            let mut total = 0;
-            while chunks.next_into(values).is_some() {
-                out.clear();
-                dtype.encode(values, out);
-                sink(out)?;
-                total += out.len();
-            }
-            // Only the data buffer is kept for the next tensor; parameter buffers go.
-            inputs.truncate(1);
-            total
-        }
-    };
-    if written != p.out_len {
-        return Err(Error::tensor(
-            &p.name,
-            format!("produced {written} bytes, {} planned", p.out_len),
-        ));
-    }
-    Ok(())
-}
-
-/// Values dequantized per piece, so the float32 copy never exceeds this many.
-const DEQUANTIZE_CHUNK: usize = 1 << 18;
-
-/// Converts the HRRYFILE `input` into the safetensors file `output`.
+/// Converts the HRRYFILE `input` into the safetensors file `output`, a piece of a
+/// tensor at a time (dense data copied by the kernel where it can, quantized
+/// tensors dequantized a slab at a time).
 pub fn from_hrry(
-    input: &Path,
+    input_path: &Path,
     output: &Path,
     options: &Options,
     progress: &mut dyn Progress,
 ) -> Result<Summary, Error> {
-    let file = HrryFile::open(input)?;
-    let mut src = FileSource::open(input)?;
-    let base = file.bytes().as_ptr() as usize;
+    let mut input = hrry_source::open(input_path)?;
     let mut notes = Vec::new();
-    let mut planned = Vec::with_capacity(file.len());
-    for entry in file.entries() {
-        let name = entry.name().to_string();
-        let tensor = file.tensor_at(entry)?;
-        // Offsets of the (bounds-checked) buffers in the file; their bytes are read
-        // later, one tensor at a time, instead of through the map.
-        let offsets: Vec<u64> = tensor
-            .buffers
-            .iter()
-            .map(|b| (b.as_ptr() as usize - base) as u64)
-            .collect();
-        planned.push(plan_tensor(
-            &name,
-            &tensor.descriptor,
-            &offsets,
-            options.dtype,
-            &mut notes,
-        )?);
-    }
+    let mut planned = (0..input.tensors.len())
+        .map(|i| plan_tensor(&input, i, options.dtype, &mut notes))
+        .collect::<Result<Vec<_>, _>>()?;
     // The `safetensors` crate's order: descending dtype alignment, then name.
     planned.sort_by(|a, b| b.dtype.cmp(&a.dtype).then_with(|| a.name.cmp(&b.name)));
 
     let mut strings = HashMap::new();
     let mut dropped = Vec::new();
-    for kv in file.kv() {
+    for kv in &input.kv {
         let key = String::from_utf8_lossy(&kv.key).into_owned();
         match &kv.value {
             KvValue::String(s) => match std::str::from_utf8(&s.bytes) {
@@ -589,9 +613,6 @@ pub fn from_hrry(
         ));
     }
     let kv_count = strings.len();
-    // Everything needed from the map is copied out: unmapping now keeps the pages
-    // planning touched (descriptors, KV, scale checks) out of the resident set.
-    drop(file);
 
     let mut offset = 0usize;
     let mut infos = Vec::with_capacity(planned.len());
@@ -621,7 +642,7 @@ pub fn from_hrry(
         )));
     }
 
-    let mut out = Output::create(output, &[input]).map_err(crate::file::Error::from)?;
+    let mut out = output::create(output, &[input_path])?;
     let io = |e| Error::Io {
         path: output.to_path_buf(),
         source: e,
@@ -629,21 +650,26 @@ pub fn from_hrry(
     out.write_all(&(header.len() as u64).to_le_bytes())
         .map_err(io)?;
     out.write_all(&header).map_err(io)?;
-    progress.begin(planned.iter().map(|p| p.in_len).sum());
-    let mut scratch = Scratch::default();
+    progress.begin(planned.iter().map(|p| p.render.input_len(&input)).sum());
+    let mut scratch = RenderScratch::default();
     for p in &planned {
         progress.tensor(&p.name);
-        let mut sink = |bytes: &[u8]| out.write_all(bytes).map_err(io);
-        write_rendered(
-            p,
-            &mut src,
-            options.dtype,
-            progress,
+        let written = render(
+            &p.render,
+            &mut input,
+            &mut out,
+            output,
             &mut scratch,
-            &mut sink,
+            progress,
         )?;
+        if written != p.out_len as u64 {
+            return Err(Error::tensor(
+                &p.name,
+                format!("produced {written} bytes, {} planned", p.out_len),
+            ));
+        }
     }
-    out.commit().map_err(crate::file::Error::from)?;
+    output::commit(out)?;
     Ok(Summary {
         from: Format::Hrry,
         to: Format::Safetensors,
@@ -710,20 +736,5 @@ mod tests {
             Some(Mapping::Builtin(ElementType::Float32))
         );
         assert_eq!(mapping_of(Dtype::BOOL), Some(Mapping::Bool));
-    }
-
-    #[test]
-    fn widening_sign_extends() {
-        // int4 [-8, 7, -1] packed LSB-first: 0x78, 0x0F
-        assert_eq!(
-            widen(&[0x78, 0x0F], 3, ElementType::Int4),
-            vec![0xF8, 7, 0xFF]
-        );
-        assert_eq!(widen(&[0x78, 0x0F], 3, ElementType::Uint4), vec![8, 7, 15]);
-        // int2 [1, -2, -1, 0]: 0b00_11_10_01
-        assert_eq!(
-            widen(&[0b0011_1001], 4, ElementType::Int2),
-            vec![1, 0xFE, 0xFF, 0]
-        );
     }
 }

@@ -9,12 +9,14 @@
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
+use std::sync::mpsc;
 
 use super::{Error, Progress};
 
 const BUFFER: usize = 64 << 10;
-/// Tensor data is read in pieces of this size, reporting progress after each.
-const CHUNK: usize = 8 << 20;
+/// Tensor data is read (and copied) in pieces of at most this size, reporting
+/// progress after each: the bound on the memory a conversion holds for tensor data.
+pub(crate) const CHUNK: usize = 4 << 20;
 
 /// A read-only input file: buffered `Read + Seek` for headers, and whole-range reads
 /// for tensor data.
@@ -49,6 +51,82 @@ impl FileSource {
     /// The file length in bytes.
     pub fn len(&self) -> u64 {
         self.len
+    }
+
+    /// The file, for copies the kernel makes (its cursor is not relied on here).
+    pub fn file(&self) -> &File {
+        &self.file
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Reads the `len` bytes at `offset` a piece at a time into `buf` (reused) and
+    /// hands each piece to `f`. Pieces hold a whole number of `unit` bytes (the last
+    /// one excepted when `len` is not a multiple) and at most `max` bytes, or one
+    /// `unit` when that is larger. With more than one piece, a second thread reads
+    /// the next piece while `f` works on the current one (two buffers in all).
+    #[allow(clippy::too_many_arguments)]
+    pub fn for_each_piece(
+        &mut self,
+        offset: u64,
+        len: u64,
+        unit: usize,
+        max: usize,
+        buf: &mut Vec<u8>,
+        progress: &mut dyn Progress,
+        mut f: impl FnMut(&[u8]) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        let unit = unit.max(1) as u64;
+        let piece = (max as u64 / unit).max(1) * unit;
+        let pieces = (0..len.div_ceil(piece)).map(move |i| {
+            let at = i * piece;
+            (offset + at, piece.min(len - at))
+        });
+        if len <= piece {
+            for (at, n) in pieces {
+                self.read_range_into(at, n, Some(&mut *progress), buf)?;
+                f(buf)?;
+            }
+            return Ok(());
+        }
+        let (file, path, file_len) = (&self.file, self.path.as_path(), self.len);
+        std::thread::scope(|scope| {
+            // Empty buffers go to the reader, full ones come back; dropping either
+            // end (an error on this side) ends the reader.
+            let (to_reader, empties) = mpsc::sync_channel::<Vec<u8>>(2);
+            let (from_reader, fulls) = mpsc::sync_channel::<Result<Vec<u8>, Error>>(1);
+            let _ = to_reader.send(std::mem::take(buf));
+            let _ = to_reader.send(Vec::new());
+            let ranges = pieces.clone();
+            scope.spawn(move || {
+                for (at, n) in ranges {
+                    let Ok(mut b) = empties.recv() else { return };
+                    let read = fill(file, path, file_len, at, n, &mut b).map(|()| b);
+                    let failed = read.is_err();
+                    if from_reader.send(read).is_err() || failed {
+                        return;
+                    }
+                }
+            });
+            let count = len.div_ceil(piece) as usize;
+            for (i, (_, n)) in pieces.enumerate() {
+                let full = fulls
+                    .recv()
+                    .map_err(|_| Error::Unsupported("the reading thread stopped".into()))??;
+                progress.advance(n);
+                f(&full)?;
+                if i + 1 == count {
+                    // The last buffer stays with the caller, for the next tensor.
+                    *buf = full;
+                } else {
+                    let _ = to_reader.send(full);
+                }
+            }
+            Ok(())
+        })
     }
 
     /// Wraps an I/O error with the file name.
@@ -86,45 +164,63 @@ impl FileSource {
         &mut self,
         offset: u64,
         len: u64,
-        mut progress: Option<&mut dyn Progress>,
+        progress: Option<&mut dyn Progress>,
         out: &mut Vec<u8>,
     ) -> Result<(), Error> {
-        let end = offset.checked_add(len).filter(|&e| e <= self.len);
-        let Some(_) = end else {
-            return Err(self.io_error(io::Error::new(
-                io::ErrorKind::UnexpectedEof,
-                format!(
-                    "{len} bytes at offset {offset} run past the end of the file ({} bytes)",
-                    self.len
-                ),
-            )));
-        };
-        let too_large = || Error::Unsupported(format!("{len} bytes do not fit in memory"));
-        let n = usize::try_from(len).map_err(|_| too_large())?;
-        out.clear();
-        out.try_reserve_exact(n).map_err(|_| too_large())?;
-        self.file
-            .seek(SeekFrom::Start(offset))
-            .map_err(|e| self.io_error(e))?;
-        // `read_to_end` fills the reserved capacity without zeroing it first.
-        while out.len() < n {
-            let piece = (n - out.len()).min(CHUNK) as u64;
-            let got = (&mut self.file)
-                .take(piece)
-                .read_to_end(out)
-                .map_err(|e| self.io_error(e))?;
-            if got as u64 != piece {
-                return Err(self.io_error(io::Error::new(
-                    io::ErrorKind::UnexpectedEof,
-                    format!("the file ended inside the {len} bytes at offset {offset}"),
-                )));
-            }
-            if let Some(p) = progress.as_deref_mut() {
-                p.advance(piece);
-            }
+        fill(&self.file, &self.path, self.len, offset, len, out)?;
+        if let Some(p) = progress {
+            p.advance(len);
         }
         Ok(())
     }
+}
+
+/// Replaces the contents of `out` with the `len` bytes at `offset` of `file` (of
+/// `file_len` bytes, named `path` in errors), reusing its allocation. The range
+/// must lie inside the file (checked before allocating).
+fn fill(
+    file: &File,
+    path: &Path,
+    file_len: u64,
+    offset: u64,
+    len: u64,
+    out: &mut Vec<u8>,
+) -> Result<(), Error> {
+    let io_error = |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let end = offset.checked_add(len).filter(|&e| e <= file_len);
+    if end.is_none() {
+        return Err(io_error(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            format!(
+                "{len} bytes at offset {offset} run past the end of the file ({file_len} bytes)"
+            ),
+        )));
+    }
+    let too_large = || Error::Unsupported(format!("{len} bytes do not fit in memory"));
+    let n = usize::try_from(len).map_err(|_| too_large())?;
+    // Only bytes beyond the current length are zeroed (once, as the buffer grows);
+    // every byte kept is then overwritten by the read.
+    if out.len() >= n {
+        out.truncate(n);
+    } else {
+        out.try_reserve_exact(n - out.len())
+            .map_err(|_| too_large())?;
+        out.resize(n, 0);
+    }
+    let mut reader = file;
+    reader.seek(SeekFrom::Start(offset)).map_err(io_error)?;
+    reader.read_exact(out).map_err(|e| {
+        io_error(match e.kind() {
+            io::ErrorKind::UnexpectedEof => io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                format!("the file ended inside the {len} bytes at offset {offset}"),
+            ),
+            _ => e,
+        })
+    })
 }
 
 impl Read for FileSource {
@@ -203,5 +299,71 @@ mod tests {
         assert_eq!(buf.capacity(), capacity);
         s.read_range_into(0, 0, None, &mut buf).unwrap();
         assert!(buf.is_empty());
+    }
+
+    #[derive(Default)]
+    struct Count(u64);
+    impl Progress for Count {
+        fn advance(&mut self, bytes: u64) {
+            self.0 += bytes;
+        }
+    }
+
+    #[test]
+    fn pieces_come_in_order_whole_units_and_stop_on_errors() {
+        let mut tmp = tempfile::NamedTempFile::new().unwrap();
+        let data: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
+        tmp.write_all(&data).unwrap();
+        let mut s = FileSource::open(tmp.path()).unwrap();
+        for (max, unit) in [(1000usize, 7usize), (1 << 20, 7), (5, 7), (4096, 1)] {
+            let mut buf = Vec::new();
+            let mut got = Vec::new();
+            let mut progress = Count::default();
+            s.for_each_piece(3, 199_990, unit, max, &mut buf, &mut progress, |p| {
+                let last = got.len() as u64 + p.len() as u64 == 199_990;
+                assert!(p.len() % unit == 0 || last, "{} bytes", p.len());
+                assert!(p.len() <= max.max(unit));
+                got.extend_from_slice(p);
+                Ok(())
+            })
+            .unwrap();
+            assert_eq!(got, data[3..199_993], "max {max} unit {unit}");
+            assert_eq!(progress.0, 199_990);
+        }
+        // An error from the callback ends the reading (no hang), and is returned.
+        let mut calls = 0;
+        let e = s.for_each_piece(
+            0,
+            200_000,
+            1,
+            100,
+            &mut Vec::new(),
+            &mut Count::default(),
+            |_| {
+                calls += 1;
+                match calls {
+                    3 => Err(Error::Unsupported("stop".into())),
+                    _ => Ok(()),
+                }
+            },
+        );
+        assert!(matches!(e, Err(Error::Unsupported(m)) if m == "stop"));
+        assert_eq!(calls, 3);
+        // A range past the end fails when its piece is read, after the earlier ones.
+        let mut seen = 0;
+        let e = s.for_each_piece(
+            150_000,
+            60_000,
+            1,
+            1000,
+            &mut Vec::new(),
+            &mut Count::default(),
+            |p| {
+                seen += p.len();
+                Ok(())
+            },
+        );
+        assert!(e.is_err());
+        assert!(seen <= 50_000);
     }
 }

@@ -18,7 +18,7 @@ pub trait CopyFrom: Write {
 }
 
 /// Appends the `len` bytes of `file` at `offset` to `sink` through a buffer of
-/// [`FALLBACK_BUFFER`] bytes. Moves `file`'s cursor.
+/// `FALLBACK_BUFFER` bytes. Moves `file`'s cursor.
 pub fn copy_through_buffer<W: Write + ?Sized>(
     file: &File,
     offset: u64,

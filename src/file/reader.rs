@@ -8,6 +8,7 @@ use std::sync::OnceLock;
 use memmap2::Mmap;
 
 use crate::limits::Limits;
+use crate::model::view::{typed_slice, typed_vec, Element, ViewError};
 use crate::schema::{
     container::{header_offsets, trailer_offsets, FILE_HEADER_LEN, MIN_INDEX_ENTRY_LEN},
     placement::place_buffers,
@@ -28,6 +29,32 @@ enum Source<'a> {
 ///
 /// Opening checks what reading needs (magic, versions, trailer, bounds, CRC,
 /// limits). Full conformance is [`crate::validate::validate_file`]'s job.
+///
+/// # Examples
+///
+/// ```
+/// use hrry::file::{HrryFile, HrryWriter, WriterOptions};
+///
+/// let path = std::env::temp_dir().join(format!("hrry-doc-{}.hrry", std::process::id()));
+/// let mut w = HrryWriter::create(&path, WriterOptions::default())?;
+/// w.write_row_major::<f32>("embed", &[3, 2], &[0.0, 0.1, 1.0, 1.1, 2.0, 2.1])?;
+/// w.write_row_major::<u8>("mask", &[4], &[1, 1, 0, 1])?;
+/// w.finish_file()?;
+///
+/// // Maps the file; only the header, trailer, index and KV are read now.
+/// let file = HrryFile::open(&path)?;
+/// let names: Vec<&str> = file.entries().map(|e| e.name()).collect();
+/// assert_eq!(names, ["embed", "mask"]);
+/// // Lookup by name (binary search when the index is sorted), data borrowed
+/// // from the mapping.
+/// let embed = file.tensor("embed")?.expect("present");
+/// assert_eq!(embed.descriptor.shape, [3, 2]);
+/// assert_eq!(embed.as_slice::<f32>()?[2..4], [1.0, 1.1]);
+/// assert!(file.tensor("missing")?.is_none());
+/// # drop(file);
+/// # std::fs::remove_file(&path)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct HrryFile<'a> {
     source: Source<'a>,
     header: FileHeader,
@@ -76,7 +103,31 @@ pub struct Tensor<'f> {
     pub buffers: Vec<&'f [u8]>,
 }
 
-/// A view used by [`HrryFile::index`]; iterates entries in index order.
+impl Tensor<'_> {
+    /// The values of a row-major, unquantized tensor as a `&[T]` borrowed from the
+    /// file, in row-major order: `tensor.as_slice::<f32>()` for a float32 tensor.
+    ///
+    /// Fails, saying why, when the tensor holds another element type, uses another
+    /// layout, is quantized, or its data is not aligned for `T` (see
+    /// [`crate::model::view::typed_slice`]); [`Tensor::to_vec`] copies instead.
+    pub fn as_slice<T: Element>(&self) -> Result<&[T], ViewError> {
+        typed_slice(
+            &self.descriptor,
+            self.buffers.first().copied().unwrap_or_default(),
+        )
+    }
+
+    /// The values of a row-major, unquantized tensor copied into a vector, at any
+    /// alignment and byte order (see [`crate::model::view::typed_vec`]).
+    pub fn to_vec<T: Element>(&self) -> Result<Vec<T>, ViewError> {
+        typed_vec(
+            &self.descriptor,
+            self.buffers.first().copied().unwrap_or_default(),
+        )
+    }
+}
+
+/// A boxed iterator over index entries, in index order.
 pub type IndexView<'f> = Box<dyn ExactSizeIterator<Item = TensorEntry<'f>> + 'f>;
 
 impl HrryFile<'static> {

@@ -5,6 +5,7 @@
 use std::io::Read;
 
 use crate::limits::Limits;
+use crate::model::view::{typed_slice, typed_vec, Element, ViewError};
 use crate::schema::{
     container::{FILE_HEADER_LEN, TRAILER_LEN},
     placement::{align_up, place_buffers},
@@ -38,7 +39,53 @@ pub struct SequentialTensor {
     pub buffers: Vec<Vec<u8>>,
 }
 
+impl SequentialTensor {
+    /// The values of a row-major, unquantized tensor as a `&[T]`, like
+    /// [`super::Tensor::as_slice`]. The buffers are plain heap vectors, whose
+    /// alignment the allocator chooses; [`SequentialTensor::to_vec`] never depends
+    /// on it.
+    pub fn as_slice<T: Element>(&self) -> Result<&[T], ViewError> {
+        typed_slice(
+            &self.descriptor,
+            self.buffers.first().map_or(&[], Vec::as_slice),
+        )
+    }
+
+    /// The values of a row-major, unquantized tensor copied into a vector.
+    pub fn to_vec<T: Element>(&self) -> Result<Vec<T>, ViewError> {
+        typed_vec(
+            &self.descriptor,
+            self.buffers.first().map_or(&[], Vec::as_slice),
+        )
+    }
+}
+
 /// Reads tensors in file order from a stream that cannot seek.
+///
+/// # Examples
+///
+/// ```
+/// use hrry::file::{HrryWriter, SequentialReader, TensorRegionEnd, WriterOptions};
+/// use hrry::limits::Limits;
+///
+/// // Told the tensor count up front, the writer records it in the header.
+/// let options = WriterOptions { tensor_count_hint: Some(2), ..WriterOptions::default() };
+/// let mut w = HrryWriter::new(Vec::new(), options)?;
+/// w.write_row_major::<i32>("a", &[2], &[1, 2])?;
+/// w.write_row_major::<i32>("b", &[3], &[3, 4, 5])?;
+/// let bytes = w.finish()?;
+///
+/// // Any `Read` will do: a socket, a pipe, a decompressor. With the count known,
+/// // the reader holds one tensor at a time (`BufferToEof` works without it, holding
+/// // the rest of the stream).
+/// let mut r = SequentialReader::new(&bytes[..], TensorRegionEnd::CountHint, Limits::default())?;
+/// let mut total = 0;
+/// while let Some(t) = r.next_tensor()? {
+///     total += t.to_vec::<i32>()?.iter().sum::<i32>();
+/// }
+/// assert_eq!(total, 15);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct SequentialReader<R: Read> {
     source: Source<R>,
     header: FileHeader,

@@ -6,6 +6,9 @@ use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
 use crate::layout::dense::{TailWindow, UnusedTail};
+use crate::model::build::dense;
+use crate::model::element_count;
+use crate::model::view::{le_bytes, Element};
 
 use crate::schema::{
     placement::{align_up, place_buffers},
@@ -60,6 +63,30 @@ impl Default for WriterOptions {
 /// KV entries added before the first tensor set `HAS_KV_METADATA` in the header;
 /// later ones are still written (found through the trailer) with the flag clear,
 /// since the header is already out.
+///
+/// # Examples
+///
+/// ```
+/// use hrry::file::{HrryFile, HrryWriter, WriterOptions};
+/// use hrry::model::{build::dense, ElementType};
+///
+/// let mut w = HrryWriter::new(Vec::new(), WriterOptions::default())?;
+/// w.add_kv("model.name", "tiny")?;
+/// w.add_kv("model.context", 2048u64)?;
+/// // From a slice of Rust values: the element type comes from the slice.
+/// w.write_row_major::<f32>("bias", &[4], &[0.0, 0.5, 1.0, 1.5])?;
+/// // From a descriptor and its buffers, here packed int4 (two per byte).
+/// let desc = dense(ElementType::Int4, &[4]).expect("fits");
+/// w.write_tensor("codes", &desc, &[&[0x21, 0x43]])?;
+/// // Writing the same name twice is refused, and the writer stays usable.
+/// assert!(w.write_row_major::<f32>("bias", &[1], &[0.0]).is_err());
+/// let bytes = w.finish()?;
+///
+/// let file = HrryFile::from_bytes(&bytes)?;
+/// assert_eq!(file.len(), 2);
+/// assert_eq!(file.tensor("codes")?.unwrap().buffers[0], [0x21, 0x43]);
+/// # Ok::<(), hrry::file::Error>(())
+/// ```
 pub struct HrryWriter<W: Write> {
     sink: W,
     options: WriterOptions,
@@ -157,8 +184,11 @@ impl<W: Write> HrryWriter<W> {
         })
     }
 
-    /// Adds a KV metadata entry; keys must be non-empty and unique.
-    pub fn add_kv(&mut self, key: &str, value: KvValue) -> Result<(), Error> {
+    /// Adds a KV metadata entry; keys must be non-empty and unique. The value is a
+    /// [`KvValue`] or anything that converts into one (`"text"`, `42`, `1.5`,
+    /// `true`, `vec![1u8, 2]`, `vec!["a", "b"]`; see [`crate::model::kv`]).
+    pub fn add_kv(&mut self, key: &str, value: impl Into<KvValue>) -> Result<(), Error> {
+        let value = value.into();
         let key = key.as_bytes().to_vec();
         if self.options.unchecked {
             self.kv.push(KvEntry { key, value });
@@ -222,6 +252,32 @@ impl<W: Write> HrryWriter<W> {
             self.write_data(data)?;
         }
         self.end_tensor()
+    }
+
+    /// Writes a dense row-major tensor of `shape` whose values, in row-major order,
+    /// are `data`: `w.write_row_major::<f32>("weights", &[2, 3], &values)`. The
+    /// element type comes from `T` (see [`Element`]); `data` must hold exactly one
+    /// value per element.
+    pub fn write_row_major<T: Element>(
+        &mut self,
+        name: &str,
+        shape: &[u64],
+        data: &[T],
+    ) -> Result<(), Error> {
+        let count = element_count(shape);
+        if count != Some(data.len() as u64) {
+            return Err(Error::Usage(match count {
+                Some(n) => format!(
+                    "tensor {name:?}: shape {shape:?} holds {n} elements, {} given",
+                    data.len()
+                ),
+                None => format!("tensor {name:?}: shape {shape:?} has no fixed element count"),
+            }));
+        }
+        let descriptor = dense(T::TYPE, shape).ok_or_else(|| {
+            Error::Usage(format!("tensor {name:?}: shape {shape:?} is too large"))
+        })?;
+        self.write_tensor(name, &descriptor, &[&le_bytes(data)])
     }
 
     /// Starts a tensor whose buffers are then given in pieces, in buffer-table

@@ -17,6 +17,36 @@ use super::HoloError;
 /// A verified `.holo` archive over storage `B` (a borrowed slice, a `Vec<u8>` or a
 /// file mapping). Construction checks every `HOLO-…` rule in strict mode (footer,
 /// section table, payloads); a loader exists only for a valid archive.
+///
+/// # Examples
+///
+/// ```
+/// use hrry::holo::{HoloLoader, HoloWriter, PortDescriptor, SectionKind, WeightStore};
+///
+/// let mut weights = WeightStore::new();
+/// let fingerprint = weights.insert(vec![7u8; 64]);
+/// let mut writer = HoloWriter::new();
+/// writer.set_weights(weights).set_outputs(vec![PortDescriptor {
+///     name: "logits".into(),
+///     slot: 1,
+///     element_count: 10,
+///     dtype: 1,
+///     shape: vec![1, 10],
+/// }]);
+/// let bytes = writer.finish()?;
+///
+/// // HoloLoader::open(path) maps a file instead.
+/// let archive = HoloLoader::from_bytes(&bytes)?;
+/// assert_eq!(archive.output_port_by_name("logits").map(|p| p.slot), Some(1));
+/// assert_eq!(archive.weight(&fingerprint), Some(&[7u8; 64][..]));
+/// assert!(archive.has_section(SectionKind::Weights));
+///
+/// // A flipped byte breaks the footer hash: no loader for that archive.
+/// let mut damaged = bytes.clone();
+/// damaged[20] ^= 1;
+/// assert!(HoloLoader::from_bytes(&damaged).is_err());
+/// # Ok::<(), hrry::holo::HoloError>(())
+/// ```
 #[derive(Debug)]
 pub struct HoloLoader<B> {
     storage: B,

@@ -117,6 +117,7 @@ pub struct ConstantView<'a> {
 }
 
 /// Lowercase hexadecimal of `bytes`.
+#[doc(hidden)]
 pub fn hex(bytes: &[u8]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut s = String::with_capacity(bytes.len() * 2);

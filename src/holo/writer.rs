@@ -24,6 +24,29 @@ use super::types::{
 use super::HoloError;
 
 /// Builder for a `.holo` archive.
+///
+/// # Examples
+///
+/// ```
+/// use hrry::holo::{Constant, HoloLoader, HoloWriter};
+///
+/// let mut writer = HoloWriter::new();
+/// writer
+///     .set_kernel_calls(vec![1, 2, 3])
+///     .set_schedule(vec![vec![0], vec![1, 2]])
+///     .set_constants(vec![Constant { slot: 4, dtype: 1, bytes: vec![0; 16] }])
+///     .add_extension("tokenizer", br#"{"vocab": 32000}"#.to_vec());
+/// let bytes = writer.finish()?;
+/// // The same sections always give the same bytes.
+/// assert_eq!(writer.finish()?, bytes);
+///
+/// let archive = HoloLoader::from_bytes(&bytes)?;
+/// assert_eq!(archive.schedule(), Some(&[vec![0], vec![1, 2]][..]));
+/// assert_eq!(archive.constant_for_slot(4).map(|c| c.bytes.len()), Some(16));
+/// // Re-encoding a loaded archive gives its bytes back.
+/// assert_eq!(HoloWriter::from_loader(&archive).finish()?, bytes);
+/// # Ok::<(), hrry::holo::HoloError>(())
+/// ```
 #[derive(Clone, Debug, Default)]
 pub struct HoloWriter {
     kernel_calls: Vec<u8>,

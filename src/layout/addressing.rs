@@ -9,7 +9,7 @@ use crate::schema::{
     LayoutFields, TiledFields, LAYOUT_COLUMN_MAJOR, LAYOUT_ROW_MAJOR, LAYOUT_STRIDED, LAYOUT_TILED,
 };
 
-use super::LayoutError;
+use super::error::LayoutError;
 
 /// Highest rank the addressing handles (the spec's cap, and the parser's).
 const MAX_RANK: usize = crate::schema::MAX_RANK as usize;

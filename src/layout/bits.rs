@@ -250,7 +250,7 @@ fn packing_tail_bytes(count: u64, width: u32) -> impl Iterator<Item = (u64, u32)
         .map(move |b| (b, if b == first_byte { (end % 8) as u32 } else { 0 }))
 }
 
-/// The first byte holding a set tail bit (see [`packing_tail_bits`]) of `count`
+/// The first byte holding a set tail bit (see `packing_tail_bits`) of `count`
 /// `width`-bit elements packed from bit 0 of `buf`. Bytes past the end of `buf` are
 /// not looked at. Returns `(byte index, byte)`; `None` when every such bit is zero,
 /// the type is not sub-byte, or nothing is left over.

@@ -5,7 +5,9 @@ use crate::schema::{TensorDescriptor, LAYOUT_COMPOSITE};
 
 use super::bits::{read_bits, write_bits};
 use super::dense::row_major_len;
-use super::{element_bits, logical_row_major, LayoutError};
+use super::element::element_bits;
+use super::error::LayoutError;
+use super::logical_row_major;
 
 /// `composition_rule` partition.
 pub const PARTITION: u8 = 0x01;

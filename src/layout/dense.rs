@@ -11,11 +11,13 @@ use crate::schema::{
 
 use super::addressing::{row_major_strides, DenseMap};
 use super::bits::{clear_packing_tail, nonzero_packing_tail, read_bits, write_bits, PackedWriter};
-use super::{checked_count, element_bits, LayoutError};
+use super::element::{checked_count, element_bits};
+use super::error::LayoutError;
 
 /// Output bytes gathered at a time by [`DenseView::write_row_major`].
 const SLAB_BYTES: u64 = 4 << 20;
 /// Columns gathered together per row within a slab.
+#[doc(hidden)]
 pub const BLOCK: u64 = 64;
 
 /// True for the dense layout tags (row-major, column-major, strided, tiled, Morton,
@@ -34,7 +36,7 @@ pub fn is_dense(layout_tag: u8) -> bool {
 
 /// True for the layouts whose elements are one contiguous packed run from
 /// `byte_offset`: row-major and column-major.
-pub fn is_contiguous(layout_tag: u8) -> bool {
+pub(crate) fn is_contiguous(layout_tag: u8) -> bool {
     matches!(layout_tag, LAYOUT_ROW_MAJOR | LAYOUT_COLUMN_MAJOR)
 }
 
@@ -75,7 +77,7 @@ impl std::fmt::Display for UnusedTail {
 
 /// The unused tail of `count` `width`-bit elements packed from byte `start` of
 /// `buffer0`, when it has a set bit.
-pub fn nonzero_tail_of_run(
+pub(crate) fn nonzero_tail_of_run(
     buffer0: &[u8],
     count: u64,
     width: u32,
@@ -94,12 +96,12 @@ pub fn nonzero_tail_of_run(
 /// For an unquantized row- or column-major sub-byte tensor, its unused tail when
 /// it has a set bit. Quantized tensors are judged on their storage shape by the
 /// quantization checks, through [`nonzero_tail_of_run`].
-pub fn nonzero_unused_tail(desc: &TensorDescriptor, buffer0: &[u8]) -> Option<UnusedTail> {
+pub(crate) fn nonzero_unused_tail(desc: &TensorDescriptor, buffer0: &[u8]) -> Option<UnusedTail> {
     let (count, width, start) = packed_run(desc)?;
     nonzero_tail_of_run(buffer0, count, width, start as u64)
 }
 
-/// The few bytes of buffer 0 that [`nonzero_unused_tail`] looks at: the packing unit
+/// The few bytes of buffer 0 that `nonzero_unused_tail` looks at: the packing unit
 /// (one byte, or three for 6-bit types) the last element of the run ends in. A writer
 /// that streams buffer 0 in pieces keeps a copy of these bytes as they pass and
 /// judges them at the end with [`TailWindow::check`].
@@ -146,7 +148,7 @@ impl TailWindow {
     /// The unused tail when it has a set bit, judged on `window`: the bytes of
     /// buffer 0 from [`TailWindow::start`] (fewer than [`TailWindow::len`] when the
     /// buffer ends early; missing bytes are not looked at, as in
-    /// [`nonzero_unused_tail`]).
+    /// `nonzero_unused_tail`).
     pub fn check(&self, window: &[u8]) -> Option<UnusedTail> {
         let tail = nonzero_tail_of_run(window, self.count_in_window, self.width, 0)?;
         Some(UnusedTail {
@@ -159,6 +161,7 @@ impl TailWindow {
 
 /// Clears the bits [`nonzero_unused_tail`] looks at: makes arbitrary bytes (a fill
 /// pattern, random data) a valid packing.
+#[doc(hidden)]
 pub fn clear_unused_tail(desc: &TensorDescriptor, buffer0: &mut [u8]) {
     if let Some((count, width, start)) = packed_run(desc) {
         if let Some(run) = buffer0.get_mut(start..) {
@@ -260,6 +263,7 @@ pub fn required_buffer_size(desc: &TensorDescriptor) -> Option<u64> {
 /// Lowest bit address (relative to the start of buffer 0, possibly negative) of any
 /// element a dense layout addresses: `byte_offset * 8 + min_offset * bit_width`.
 /// `None` for an empty tensor or when the addressing is undefined.
+#[doc(hidden)]
 pub fn lowest_bit_address(desc: &TensorDescriptor) -> Option<i128> {
     let width = element_bits(desc).ok()?;
     let map = DenseMap::new(desc.layout_tag, &desc.layout, &desc.shape).ok()?;

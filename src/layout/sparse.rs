@@ -12,7 +12,8 @@ use crate::schema::{
 
 use super::bits::{read_bits, write_bits};
 use super::dense::row_major_len;
-use super::{element_bits, LayoutError};
+use super::element::element_bits;
+use super::error::LayoutError;
 
 /// True for the sparse layout tags (COO, CSR, CSC, CSF).
 pub fn is_sparse(layout_tag: u8) -> bool {

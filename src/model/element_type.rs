@@ -1,5 +1,7 @@
 //! Element types (element-types.md): tags, names, widths and buffer sizes.
 
+use crate::schema::TensorDescriptor;
+
 /// Every built-in element type of element-types.md, plus private extension tags.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ElementType {
@@ -221,6 +223,24 @@ pub fn packed_size(bit_width: u32, n: u64) -> Option<u64> {
         1 | 2 | 4 => Some(n.div_ceil(u64::from(8 / bit_width))),
         w if w % 8 == 0 && w > 0 => n.checked_mul(u64::from(w / 8)),
         _ => None,
+    }
+}
+
+/// The element type of a descriptor, without going through tags.
+impl TensorDescriptor {
+    /// The element type its `type_tag` names; `None` for an unassigned tag.
+    pub fn element_type(&self) -> Option<ElementType> {
+        ElementType::from_tag(self.type_tag)
+    }
+
+    /// Bits per stored element: the built-in width of its type, or for an
+    /// extension type the `bit_width` of its extension-type section. `None` for
+    /// an unassigned tag or an extension type without that section.
+    pub fn element_bits(&self) -> Option<u32> {
+        match self.element_type()? {
+            Extension(_) => self.extension_type.map(|e| e.bit_width),
+            t => t.bit_width(),
+        }
     }
 }
 

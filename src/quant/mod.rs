@@ -16,9 +16,10 @@
 //! The hot cases — per-block affine, NF4 and MXFP blocks along the last axis of a
 //! row-major tensor — run block kernels: AVX2 on x86-64 when the CPU has AVX2 and
 //! F16C (detected at run time), portable scalar code elsewhere. Everything else runs
-//! the per-element reference ([`scalar`]). Every path gives bit-identical results.
+//! the per-element reference (`scalar`). Every path gives bit-identical results.
 
 pub mod element;
+mod params;
 pub mod quantize;
 pub(crate) mod scalar;
 #[cfg(target_arch = "x86_64")]
@@ -32,6 +33,7 @@ use crate::schema::{
 use crate::validate::quant::{block_scale_size, Addressing, BlockGeometry};
 use crate::validate::{Mode, Report, Violation};
 
+use params::{BlockKind, BlockRows, Params, StoredTensor};
 pub use quantize::{quantize_per_block, PerBlockOptions, Quantized};
 
 /// Why a tensor cannot be dequantized.
@@ -98,81 +100,41 @@ pub enum Kernel {
     Reference,
 }
 
-/// What a block kernel computes for each element.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum BlockKind {
-    /// Per-block affine `s * (q - z)` on integer storage.
-    Affine {
-        /// Storage type (int8, uint8, int4, uint4, int2, uint2).
-        storage: ElementType,
-        /// `scale_type_tag`.
-        scale_type: u8,
-    },
-    /// NF4 `s * nf4[q]`.
-    Nf4,
-    /// MXFP `2^(e - 127) * value(q)`.
-    Mxfp {
-        /// Storage type.
-        storage: ElementType,
-    },
-}
-
-/// Scale and zero-point parameters, borrowed from the tensor's buffers.
-#[derive(Clone, Debug)]
-pub(crate) enum Params<'a> {
-    /// Inline scale and zero point.
-    PerTensor { scale: f32, zero_point: i64 },
-    /// One float32 scale (and int32 zero point) per index along `axis`.
-    PerChannel {
-        axis: usize,
-        scales: &'a [u8],
-        zero_points: Option<&'a [u8]>,
-    },
-    /// Per-block affine on a block-paged tensor: one scale (and zero point) per
-    /// page slot, the slot being the pool's index along axis 0.
-    PerSlot {
-        /// `scale_type_tag`.
-        scale_type: u8,
-        scales: &'a [u8],
-        /// Empty when symmetric.
-        zero_points: &'a [u8],
-    },
-    /// One scale (and zero point) per block.
-    Blocks {
-        kind: BlockKind,
-        geometry: BlockGeometry,
-        scales: &'a [u8],
-        /// Empty when symmetric.
-        zero_points: &'a [u8],
-    },
-}
-
-/// A run of whole rows for a block kernel: blocks along the last axis of a row-major
-/// tensor, each starting on a byte boundary, so block `b` is bytes
-/// `[b * block_bytes, (b + 1) * block_bytes)` of `data`.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct BlockRows<'a> {
-    pub kind: BlockKind,
-    pub block_size: usize,
-    pub row_len: usize,
-    pub blocks_per_row: usize,
-    pub block_bytes: usize,
-    /// Storage bytes from the first row's first block.
-    pub data: &'a [u8],
-    /// Scale bytes from the first row's first block.
-    pub scales: &'a [u8],
-    /// Zero-point bytes from the first row's first block; empty when symmetric.
-    pub zero_points: &'a [u8],
-}
-
 /// A validated quantized tensor, ready to dequantize.
+///
+/// # Examples
+///
+/// ```
+/// use hrry::model::ElementType;
+/// use hrry::quant::{quantize_per_block, Dequantizer, PerBlockOptions};
+///
+/// // 2 rows of 64 values as int8 in blocks of 32, asymmetric, float32 scales.
+/// let values: Vec<f32> = (0..128).map(|i| (i % 64) as f32 * 0.25).collect();
+/// let options = PerBlockOptions {
+///     storage: ElementType::Int8,
+///     scale_type: ElementType::Float32,
+///     symmetric: false,
+///     ..PerBlockOptions::default()
+/// };
+/// let q = quantize_per_block(&values, &[2, 64], &options)?;
+///
+/// // In a real program the descriptor and buffers come from `HrryFile::tensor`.
+/// let dq = Dequantizer::new(&q.descriptor, &q.buffer_slices())?;
+/// assert_eq!((dq.rows(), dq.row_len()), (2, 64));
+/// let all = dq.to_vec()?;
+/// // Each block spans 0 to 7.75 in 255 steps: values come back within a step.
+/// let step = 7.75 / 255.0;
+/// assert!(values.iter().zip(&all).all(|(a, b)| (a - b).abs() <= step));
+///
+/// // Row by row, for tensors too large to expand at once.
+/// let mut row = vec![0.0f32; 64];
+/// dq.dequantize_rows(1, &mut row)?;
+/// assert_eq!(row, all[64..]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct Dequantizer<'a> {
-    pub(crate) shape: Vec<u64>,
-    pub(crate) storage: ElementType,
-    pub(crate) addressing: Addressing,
-    pub(crate) data: &'a [u8],
-    pub(crate) params: Params<'a>,
+    stored: StoredTensor<'a>,
     /// Set when the block kernels apply.
     fast: Option<BlockRows<'a>>,
     kernel: Kernel,
@@ -386,11 +348,13 @@ impl<'a> Dequantizer<'a> {
         }
         let row_len = shape.last().copied().unwrap_or(1);
         let mut dq = Dequantizer {
-            shape,
-            storage,
-            addressing,
-            data,
-            params,
+            stored: StoredTensor {
+                shape,
+                storage,
+                addressing,
+                data,
+                params,
+            },
             fast: None,
             kernel: Kernel::Auto,
             len,
@@ -408,15 +372,15 @@ impl<'a> Dequantizer<'a> {
             geometry: g,
             scales,
             zero_points,
-        } = self.params
+        } = self.stored.params
         else {
             return None;
         };
-        let rank = self.shape.len();
+        let rank = self.stored.shape.len();
         if desc.layout_tag != LAYOUT_ROW_MAJOR || g.axis + 1 != rank {
             return None;
         }
-        let width = u64::from(self.addressing.bit_width);
+        let width = u64::from(self.stored.addressing.bit_width);
         let block_bits = g.block_size.checked_mul(width)?;
         if block_bits % 8 != 0 {
             return None;
@@ -428,7 +392,7 @@ impl<'a> Dequantizer<'a> {
             row_len: usize::try_from(g.axis_len).ok()?,
             blocks_per_row: usize::try_from(g.blocks_per_axis).ok()?,
             block_bytes: usize::try_from(block_bits / 8).ok()?,
-            data: self.data.get(start..)?,
+            data: self.stored.data.get(start..)?,
             scales,
             zero_points,
         })
@@ -451,7 +415,7 @@ impl<'a> Dequantizer<'a> {
 
     /// The logical shape.
     pub fn shape(&self) -> &[u64] {
-        &self.shape
+        &self.stored.shape
     }
 
     /// Elements per row (the last dimension; 1 for a rank-0 tensor).
@@ -463,7 +427,9 @@ impl<'a> Dequantizer<'a> {
     pub fn rows(&self) -> u64 {
         match self.len.checked_div(self.row_len) {
             Some(rows) => rows,
-            None => self.shape[..self.shape.len() - 1].iter().product(),
+            None => self.stored.shape[..self.stored.shape.len() - 1]
+                .iter()
+                .product(),
         }
     }
 
@@ -489,7 +455,7 @@ impl<'a> Dequantizer<'a> {
     /// same bound.
     pub fn checked_len(&self) -> Result<usize, QuantError> {
         let bytes = u128::from(self.len) * 4;
-        let limit = self.data.len() as u128 * Self::EXPANSION + (1 << 20);
+        let limit = self.stored.data.len() as u128 * Self::EXPANSION + (1 << 20);
         let n = usize::try_from(self.len).ok().filter(|_| bytes <= limit);
         n.ok_or(QuantError::TooLarge { bytes, limit })
     }
@@ -535,7 +501,7 @@ impl<'a> Dequantizer<'a> {
     /// over the [`Dequantizer::to_vec`] limit, which only broadcasting strides make.
     pub fn row_chunks(&self, max_values: usize) -> Result<RowChunks<'_, 'a>, QuantError> {
         let row_bytes = u128::from(self.row_len) * 4;
-        let limit = self.data.len() as u128 * Self::EXPANSION + (1 << 20);
+        let limit = self.stored.data.len() as u128 * Self::EXPANSION + (1 << 20);
         if self.row_len > max_values as u64 && row_bytes > limit {
             return Err(QuantError::TooLarge {
                 bytes: row_bytes,
@@ -580,7 +546,7 @@ impl<'a> Dequantizer<'a> {
             scalar::block_rows(&job, out);
             return;
         }
-        scalar::reference(self, first_row * self.row_len, out);
+        scalar::reference(&self.stored, first_row * self.row_len, out);
     }
 }
 

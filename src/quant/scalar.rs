@@ -5,7 +5,7 @@
 use super::element::{
     float_value, int_value, FLOAT4_E2M1_LEVELS, FLOAT8_E4M3_TABLE, FLOAT8_E5M2_TABLE, NF4_LEVELS,
 };
-use super::{BlockKind, BlockRows, Dequantizer, Params};
+use super::params::{BlockKind, BlockRows, Params, StoredTensor};
 use crate::model::element_type::ElementType;
 use crate::validate::quant::{block_scale_size, element_bits, widen_scale};
 
@@ -139,7 +139,7 @@ fn fill(out: &mut [f32], f: impl Fn(usize) -> f32) {
 
 /// The reference: dequantizes the logical elements `[first, first + out.len())` in
 /// row-major order, each by the spec formula of its scheme.
-pub(crate) fn reference(dq: &Dequantizer<'_>, first: u64, out: &mut [f32]) {
+pub(crate) fn reference(dq: &StoredTensor<'_>, first: u64, out: &mut [f32]) {
     let shape = &dq.shape;
     let rank = shape.len();
     // The multi-index of element `first`, last dimension fastest.
@@ -164,7 +164,7 @@ pub(crate) fn reference(dq: &Dequantizer<'_>, first: u64, out: &mut [f32]) {
 }
 
 /// The value of the logical element at `index`.
-fn reference_value(dq: &Dequantizer<'_>, index: &[u64]) -> f32 {
+fn reference_value(dq: &StoredTensor<'_>, index: &[u64]) -> f32 {
     let a = &dq.addressing;
     // In range: the constructor checked every element's bits lie in the buffer.
     let code = a

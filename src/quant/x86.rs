@@ -9,8 +9,8 @@
 use std::arch::x86_64::*;
 
 use super::element::{FLOAT4_E2M1_LEVELS, FLOAT8_E4M3_TABLE, FLOAT8_E5M2_TABLE, NF4_LEVELS};
+use super::params::{BlockKind, BlockRows};
 use super::scalar;
-use super::{BlockKind, BlockRows};
 use crate::model::element_type::ElementType;
 
 /// Outputs at least this large are written with non-temporal stores (they do not

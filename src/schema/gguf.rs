@@ -4,7 +4,7 @@
 //! (`general.alignment`, default 32) and is addressed by each info's `offset`.
 //!
 //! Every count is checked against the bytes that remain before anything is allocated
-//! (see [`counted`]); nested arrays are refused past [`MAX_ARRAY_DEPTH`], so a hostile
+//! (see `counted`); nested arrays are refused past [`MAX_ARRAY_DEPTH`], so a hostile
 //! file can neither exhaust memory nor the stack.
 
 use binrw::binrw;
@@ -17,6 +17,15 @@ pub const GGUF_MAGIC: [u8; 4] = *b"GGUF";
 pub const GGUF_DEFAULT_ALIGNMENT: u32 = 32;
 /// Key of the metadata value that overrides the data alignment.
 pub const GGUF_ALIGNMENT_KEY: &str = "general.alignment";
+/// Prefix of the keys describing a split set (`gguf-split`); the first file holds the
+/// model's metadata, every file these keys.
+pub const GGUF_SPLIT_PREFIX: &str = "split.";
+/// Index of this file in its split set, from 0 (`uint16`).
+pub const GGUF_SPLIT_NO_KEY: &str = "split.no";
+/// Number of files in the split set (`uint16`).
+pub const GGUF_SPLIT_COUNT_KEY: &str = "split.count";
+/// Number of tensors in the whole split set (`int32`).
+pub const GGUF_SPLIT_TENSORS_COUNT_KEY: &str = "split.tensors.count";
 /// Deepest nesting of arrays inside arrays the parser follows.
 pub const MAX_ARRAY_DEPTH: u32 = 8;
 /// Most dimensions a tensor info may declare (ggml uses at most 4; Hurray caps
@@ -150,6 +159,32 @@ pub mod gguf_value_type {
     pub const INT64: u32 = 11;
     /// `float64`.
     pub const FLOAT64: u32 = 12;
+}
+
+/// The name of metadata value type `code` (`uint8` … `float64`), or `unknown`.
+pub fn gguf_type_name(code: u32) -> &'static str {
+    use gguf_value_type::*;
+    match code {
+        UINT8 => "uint8",
+        INT8 => "int8",
+        UINT16 => "uint16",
+        INT16 => "int16",
+        UINT32 => "uint32",
+        INT32 => "int32",
+        FLOAT32 => "float32",
+        BOOL => "bool",
+        STRING => "string",
+        ARRAY => "array",
+        UINT64 => "uint64",
+        INT64 => "int64",
+        FLOAT64 => "float64",
+        _ => "unknown",
+    }
+}
+
+/// The metadata value type code named `name` (as [`gguf_type_name`] gives it).
+pub fn gguf_type_code(name: &str) -> Option<u32> {
+    (0..=gguf_value_type::FLOAT64).find(|&c| gguf_type_name(c) == name)
 }
 
 /// A metadata value with its `uint32` type code. `depth` is the array nesting level

@@ -3,7 +3,7 @@
 //! Nothing here decides whether a value is *allowed* (that is [`crate::validate`]);
 //! it only says where the bytes are. Reading a value then writing it gives the same
 //! bytes back. Every variable-length count is checked against the bytes that remain
-//! before anything is allocated (see [`counted`]), so parsing is safe on any input as
+//! before anything is allocated (see `counted`), so parsing is safe on any input as
 //! long as the reader is a bounded cursor over the input.
 
 pub mod container;
@@ -29,7 +29,7 @@ use binrw::io::{Read, Seek, SeekFrom};
 use binrw::{BinRead, BinResult, Endian};
 
 /// Bytes left between the reader's position and its end.
-pub fn remaining<R: Read + Seek>(reader: &mut R) -> BinResult<u64> {
+pub(crate) fn remaining<R: Read + Seek>(reader: &mut R) -> BinResult<u64> {
     let here = reader.stream_position()?;
     let end = reader.seek(SeekFrom::End(0))?;
     reader.seek(SeekFrom::Start(here))?;
@@ -47,7 +47,7 @@ const RESERVE_PER_INPUT_BYTE: u64 = 4;
 /// bytes that remain, so untrusted counts stay bounded by the input), and byte vectors
 /// are filled with one `read_exact`: decoding a long index or a large opaque field
 /// neither regrows nor copies the vector.
-pub fn counted<T, R, A>(
+pub(crate) fn counted<T, R, A>(
     n: u64,
     min_item_size: u64,
 ) -> impl Fn(&mut R, Endian, A) -> BinResult<Vec<T>>

@@ -336,7 +336,7 @@ pub fn read_frame<R: Read>(
     max_payload: u32,
 ) -> Result<Option<Frame>, Error> {
     let mut head = [0u8; MESSAGE_HEADER_LEN as usize];
-    let got = super::read_up_to(source, &mut head)?;
+    let got = super::io::read_up_to(source, &mut head)?;
     if got == 0 {
         return Ok(None);
     }

@@ -15,6 +15,7 @@
 
 mod conversation;
 mod error;
+mod io;
 pub mod message;
 mod pack;
 mod reader;
@@ -29,18 +30,3 @@ pub use pack::{pack, pack_path, unpack, TensorNames};
 pub use reader::{Piece, StreamReader, StreamTensor};
 pub use validate::{validate_stream, validate_stream_bytes};
 pub use writer::StreamWriter;
-
-/// Fills `buf` from `source` as far as it goes; returns how many bytes it got
-/// (fewer only at the end of the source).
-fn read_up_to<R: std::io::Read>(source: &mut R, buf: &mut [u8]) -> std::io::Result<usize> {
-    let mut got = 0;
-    while got < buf.len() {
-        match source.read(&mut buf[got..]) {
-            Ok(0) => break,
-            Ok(n) => got += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(got)
-}

@@ -386,7 +386,7 @@ impl<R: Read> StreamReader<R> {
 
     /// Fills `buf` as far as the source allows; returns how many bytes it got.
     fn read_up_to(&mut self, buf: &mut [u8]) -> Result<usize, Error> {
-        let got = super::read_up_to(&mut self.source, buf)?;
+        let got = super::io::read_up_to(&mut self.source, buf)?;
         self.position += got as u64;
         Ok(got)
     }

@@ -14,7 +14,7 @@ use crate::schema::{
 };
 
 use super::rules::container::*;
-use super::{region, Mode, Report};
+use super::{Mode, Report};
 
 /// How to validate.
 #[derive(Clone, Copy, Debug, Default)]
@@ -39,17 +39,12 @@ pub(crate) struct Frame<'a> {
     pub limits: Limits,
 }
 
-/// Validates a HRRYFILE held in memory and reports every violation found.
-pub fn validate_file(bytes: &[u8], options: &Options) -> Report {
-    let mut report = Report::new(options.mode);
-    if let Some(frame) = check_frame(bytes, options.limits, &mut report) {
-        region::check_region(&frame, &mut report);
-    }
-    report
-}
-
 /// Header, trailer, index and KV; `None` when the tensor region cannot be found.
-fn check_frame<'a>(bytes: &'a [u8], limits: Limits, report: &mut Report) -> Option<Frame<'a>> {
+pub(crate) fn check_frame<'a>(
+    bytes: &'a [u8],
+    limits: Limits,
+    report: &mut Report,
+) -> Option<Frame<'a>> {
     let len = bytes.len() as u64;
     if bytes.len() < 8 || bytes[..8] != FILE_MAGIC {
         report.violation(

@@ -141,20 +141,12 @@ fn check_buffers(d: &TensorDescriptor, at: u64, report: &mut Report) {
     }
 }
 
-/// Bits per element of `d`'s type: built-in width, or the extension section's.
-pub fn element_bits(d: &TensorDescriptor) -> Option<u32> {
-    match ElementType::from_tag(d.type_tag)? {
-        ElementType::Extension(_) => d.extension_type.map(|e| e.bit_width),
-        t => t.bit_width(),
-    }
-}
-
 /// Smallest buffer 0 (byte_offset included) an unquantized dense tensor needs
 /// ([`crate::layout::required_buffer_size`]); `None` where this check does not apply
 /// (other layouts, quantized data, dynamic dimensions, unknown types, layout fields
 /// that the layout rules reject, and Hilbert buffers, whose exact size is
 /// `LY-HIL-005`'s).
-pub fn minimum_buffer_size(d: &TensorDescriptor) -> Option<u64> {
+pub(crate) fn minimum_buffer_size(d: &TensorDescriptor) -> Option<u64> {
     if d.quantization.is_some() || d.shape.contains(&u64::MAX) || d.layout_tag == LAYOUT_HILBERT {
         return None;
     }

@@ -111,7 +111,7 @@ pub fn check(
 /// file offsets of the buffers (`buffer_offsets[i]` for `buffers[i]`), which locate
 /// violations in stored data precisely; without them they point at the buffer
 /// handle.
-pub fn check_with_limits(
+pub(crate) fn check_with_limits(
     desc: &TensorDescriptor,
     desc_offset: u64,
     buffers: Option<&[&[u8]]>,

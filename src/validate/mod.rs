@@ -16,8 +16,20 @@ mod region;
 mod rule;
 pub mod rules;
 
-pub use container::{validate_file, Options};
+pub use container::Options;
+pub(crate) use rule::declare_rules;
 pub use rule::{Level, Mode, Report, Rule, Violation, MAX_VIOLATIONS_PER_RULE};
+
+/// Validates a HRRYFILE held in memory and reports every violation found: the
+/// header, trailer, index and KV metadata first, then the tensor region they
+/// locate.
+pub fn validate_file(bytes: &[u8], options: &Options) -> Report {
+    let mut report = Report::new(options.mode);
+    if let Some(frame) = container::check_frame(bytes, options.limits, &mut report) {
+        region::check_region(&frame, &mut report);
+    }
+    report
+}
 
 /// Every rule of every area, in table order.
 pub fn all_rules() -> impl Iterator<Item = &'static Rule> {

@@ -54,6 +54,7 @@ pub const MXFP_STORAGE: &[ElementType] = &[
 ];
 
 /// The representable range of an integer storage type, `None` for other types.
+#[doc(hidden)]
 pub fn int_range(ty: ElementType) -> Option<(i64, i64)> {
     Some(match ty {
         ElementType::Int2 => (-2, 1),
@@ -71,7 +72,7 @@ pub fn int_range(ty: ElementType) -> Option<(i64, i64)> {
 }
 
 /// Bytes of one scale of per-block affine `scale_type_tag`, `None` for other tags.
-pub fn block_scale_size(scale_type_tag: u8) -> Option<u64> {
+pub(crate) fn block_scale_size(scale_type_tag: u8) -> Option<u64> {
     match scale_type_tag {
         0x01 | 0x02 => Some(2),
         0x03 => Some(4),
@@ -221,7 +222,7 @@ impl Addressing {
 
 /// The `bit_width` bits (1–32, LSB-first) starting at `bit_addr` of `data`, or `None`
 /// when they are not all inside `data`.
-pub fn element_bits(data: &[u8], bit_addr: u64, bit_width: u32) -> Option<u32> {
+pub(crate) fn element_bits(data: &[u8], bit_addr: u64, bit_width: u32) -> Option<u32> {
     let first = usize::try_from(bit_addr / 8).ok()?;
     let shift = (bit_addr % 8) as u32;
     let span = (shift + bit_width).div_ceil(8) as usize;
@@ -276,7 +277,7 @@ pub fn check(
 /// [`check`] for a tensor inside a file: `file` is the whole file and
 /// `buffer_offsets` the absolute offset of each buffer (all inside `file`), so
 /// violations in buffer values are reported at the offending bytes.
-pub fn check_in_file(
+pub(crate) fn check_in_file(
     desc: &TensorDescriptor,
     desc_offset: u64,
     file: &[u8],
@@ -1128,6 +1129,7 @@ impl Ctx<'_, '_> {
 
 /// A per-block affine scale of `scale_type_tag` (1 float16, 2 bfloat16, 3 float32)
 /// from its little-endian bytes, widened losslessly to float32.
+#[doc(hidden)]
 pub fn widen_scale(scale_type_tag: u8, bytes: &[u8]) -> f32 {
     match (scale_type_tag, bytes) {
         (0x01, [a, b, ..]) => half::f16::from_bits(u16::from_le_bytes([*a, *b])).to_f32(),

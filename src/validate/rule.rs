@@ -40,15 +40,16 @@ pub struct Rule {
 
 /// Declares rule constants and a `RULES` slice listing them in order.
 ///
-/// ```ignore
+/// ```text
 /// declare_rules! {
 ///     HF_HDR_MAGIC: "HF-HDR-001", Spec, "magic is HRRYFILE", "file-format.md § File Header";
 /// }
 /// ```
-#[macro_export]
 macro_rules! declare_rules {
     ($($name:ident : $id:literal, $level:ident, $summary:literal, $spec:literal;)+) => {
         $(
+            // Summaries quote the spec's formulas (`shape[axis]`), not links.
+            #[allow(rustdoc::broken_intra_doc_links)]
             #[doc = concat!("`", $id, "`: ", $summary, " (", $spec, ").")]
             pub static $name: $crate::validate::Rule = $crate::validate::Rule {
                 id: $id,
@@ -61,6 +62,7 @@ macro_rules! declare_rules {
         pub static RULES: &[&$crate::validate::Rule] = &[$(&$name),+];
     };
 }
+pub(crate) use declare_rules;
 
 /// How strictly a file is judged.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -100,6 +102,31 @@ impl fmt::Display for Violation {
 pub const MAX_VIOLATIONS_PER_RULE: u32 = 1000;
 
 /// Collects violations and notes while a validator walks a file.
+///
+/// # Examples
+///
+/// ```
+/// use hrry::validate::{validate_file, Level, Mode, Options};
+///
+/// # let mut bytes = {
+/// #     let mut w = hrry::file::HrryWriter::new(Vec::new(), Default::default())?;
+/// #     w.write_row_major::<u8>("t", &[1], &[7])?;
+/// #     w.finish()?
+/// # };
+/// bytes[10] = 0xFF; // a reserved header byte
+/// let strict = validate_file(&bytes, &Options::default());
+/// assert!(!strict.is_valid());
+/// assert_eq!(strict.rule_ids(), ["HF-HDR-003"]);
+/// for v in &strict.violations {
+///     println!("{} ({}) at offset {}: {}", v.rule.id, v.rule.summary, v.offset, v.message);
+/// }
+///
+/// // A spec rule binds in permissive mode too; only hardening rules are dropped.
+/// assert_eq!(strict.violations[0].rule.level, Level::Spec);
+/// let permissive = Options { mode: Mode::Permissive, ..Options::default() };
+/// assert_eq!(validate_file(&bytes, &permissive).rule_ids(), ["HF-HDR-003"]);
+/// # Ok::<(), hrry::file::Error>(())
+/// ```
 #[derive(Clone, Debug, Default)]
 pub struct Report {
     /// The mode the report was made in.

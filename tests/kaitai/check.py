@@ -86,6 +86,7 @@ def kv_json(e):
         return {
             "type": "array",
             "element_type": enum_name(a.element_tag) or "unknown",
+            "count": len(a.elements),
             "value": [kv_scalar_json(a.element_tag, x) for x in a.elements],
         }
     return {"type": name, "value": kv_scalar_json(e.value_tag, e.value)}
@@ -147,6 +148,93 @@ def element_type_name(d):
     return "extension" if d.is_extension_type else "unknown"
 
 
+# The spec names of the layout tags (layouts/*.md) and quantization schemes
+# (quantization/*.md), as `hrry inspect` prints them.
+LAYOUT_NAMES = {0x01: "row-major", 0x02: "column-major", 0x03: "strided", 0x04: "tiled",
+                0x05: "morton", 0x06: "coo", 0x07: "csr", 0x08: "csc", 0x09: "csf",
+                0x0A: "block-paged", 0x0B: "composite", 0x40: "hilbert"}
+SCHEME_NAMES = {"per_tensor_affine": "per-tensor affine",
+                "per_channel_affine": "per-channel affine",
+                "per_block_affine": "per-block affine", "nf4": "NF4", "mxfp": "MXFP"}
+SCALE_TYPES = {0x01: "float16", 0x02: "bfloat16", 0x03: "float32"}
+NO_ZERO_POINT_BUFFER = 0xFFFFFFFF
+FLAG_SYMMETRIC = 0x01
+U64_MAX = (1 << 64) - 1
+
+
+def element_count(shape):
+    """The product of the dimensions, None when it exceeds uint64."""
+    n = 1
+    for dim in shape:
+        n *= dim
+        if n > U64_MAX:
+            return None
+    return n
+
+
+def quantization_json(d):
+    """report.rs `quantization_json`: the raw descriptor and its decoded fields, read
+    from the Kaitai parse of the scheme's binary encoding."""
+    b = d.body
+    q = b.quantization.quantization_descriptor
+    tag = enum_value(q.scheme_tag)
+    scheme = enum_name(q.scheme_tag)
+    total = sum(h.byte_size for h in b.buffers)
+    n = element_count(b.shape)
+    m = {
+        "descriptor": hex_(q.descriptor_bytes),
+        "scheme_tag": tag,
+        "scheme": SCHEME_NAMES.get(scheme, "unassigned"),
+        "storage_type": element_type_name(d),
+        "bits_per_weight": total * 8.0 / n if n and total <= U64_MAX else None,
+    }
+    f = getattr(q, "scheme_fields", None)
+    if scheme not in SCHEME_NAMES or f is None:
+        return m
+    m["scheme_version"] = q.scheme_version
+    m["flags"] = q.flags
+    symmetric = q.flags & FLAG_SYMMETRIC != 0
+
+    def zero_points(index):
+        return None if index == NO_ZERO_POINT_BUFFER else index
+
+    if scheme == "per_tensor_affine":
+        m.update({"scale": float_json(f.scale), "zero_point": f.zero_point,
+                  "symmetric": f.zero_point == 0})
+        return m
+    m["axis"] = f.axis
+    if scheme != "per_channel_affine":
+        m["block_size"] = f.block_size
+    if scheme in ("per_channel_affine", "per_block_affine"):
+        m["scale_type"] = SCALE_TYPES.get(f.scale_type_tag)
+        m["scale_buffer_index"] = f.scale_buffer_index
+        m["zero_point_buffer_index"] = zero_points(f.zero_point_buffer_index)
+        m["symmetric"] = symmetric
+    else:
+        m["scale_type"] = "float32" if scheme == "nf4" else "float8_e8m0"
+        m["scale_buffer_index"] = f.scale_buffer_index
+        m["symmetric"] = True
+    return m
+
+
+def summary_json(tensors):
+    """report.rs `summary_json`: totals over the rendered tensors."""
+    parameters, data_bytes, by_type = 0, 0, {}
+    for t in tensors:
+        data_bytes += t.get("data_length", 0)
+        ty = t.get("element_type")
+        if ty is None:
+            continue
+        scheme = t.get("quantization", {}).get("scheme")
+        key = f"{ty} {scheme}" if scheme else ty
+        by_type[key] = by_type.get(key, 0) + 1
+        if t["layout_tag"] != 0x0B and parameters is not None:
+            n = t["element_count"]
+            parameters = None if n is None or parameters + n > U64_MAX else parameters + n
+    return {"tensors": len(tensors), "parameters": parameters, "data_bytes": data_bytes,
+            "by_type": by_type}
+
+
 def descriptor_json(d):
     """report.rs `descriptor_json`."""
     b = d.body
@@ -165,8 +253,10 @@ def descriptor_json(d):
         "flags": d.flags,
     }
     if d.has_quantization:
-        v["quantization"] = {
-            "descriptor": hex_(b.quantization.quantization_descriptor.descriptor_bytes)}
+        v["quantization"] = quantization_json(d)
+    v["layout_name"] = LAYOUT_NAMES.get(d.layout_tag) or (
+        "extension" if 0xF0 <= d.layout_tag <= 0xFE else "unknown")
+    v["element_count"] = element_count(b.shape)
     if d.has_shard:
         v["shard"] = {"parent_shape": list(b.shard.parent_shape),
                       "shard_offset": list(b.shard.shard_offset)}
@@ -191,7 +281,7 @@ def descriptor_json(d):
     return v
 
 
-def hrryfile_json(f, file_size):
+def hrryfile_json(f, file_size, path):
     """report.rs `inspect_json`."""
     h, t = f.header, f.trailer
     tensors = []
@@ -202,6 +292,7 @@ def hrryfile_json(f, file_size):
                   "data_length": e.data_length})
         tensors.append(v)
     return {
+        "format_version": INSPECT_FORMAT_VERSION,
         "format": "hrryfile",
         "file_size": file_size,
         "header": {
@@ -222,6 +313,8 @@ def hrryfile_json(f, file_size):
         },
         "kv": {e.key: kv_json(e) for e in f.kv.entries} if f.has_kv else {},
         "tensors": tensors,
+        "summary": summary_json(tensors),
+        "file": path,
     }
 
 
@@ -451,6 +544,10 @@ def quantization_problems(f):
 # (the κ-labels a `kappa` build adds to a .holo's JSON), left out of the comparison.
 DERIVED_KEYS = {"holo": ("kappa",)}
 
+# The version of the inspect document this rendering follows (report.rs
+# `INSPECT_FORMAT_VERSION`).
+INSPECT_FORMAT_VERSION = 1
+
 
 # ---------------------------------------------------------------------------
 # Comparison.
@@ -526,7 +623,7 @@ def check_file(path, hrry, parsers):
         if head == b"HRRYFILE":
             kind = "hrryfile"
             parsed = parsers["hrryfile"].Hrryfile.from_file(path)
-            actual = hrryfile_json(parsed, size)
+            actual = hrryfile_json(parsed, size, path)
             extra = region_walk_problems(parsed) + quantization_problems(parsed)
         elif head[:4] == b"HOLO":
             kind = "holo"

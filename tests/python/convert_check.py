@@ -15,16 +15,28 @@ Usage: convert_check.py HRRY_BINARY
 3. A safetensors file written by the `safetensors` package with every dtype it
    writes, and `__metadata__`, round-trips through HRRYFILE to equal tensors and
    metadata.
+4. A 3-shard safetensors checkpoint (files written by `safetensors.numpy.save_file`,
+   index as Hugging Face writes it) converts, from its index or its directory, to one
+   HRRYFILE whose tensors equal the shards' and whose KV names each tensor's shard.
+5. The HRRYFILE of (1) converted to GGUF reads back with `gguf.GGUFReader` equal to
+   the original GGUF: same metadata (names, GGUF types, values), same tensors (type,
+   shape, bytes: Q8_0 / Q4_0 blocks bit for bit, zero blocks included).
+6. The GGUF of (1) written as split files by `gguf.GGUFWriter(split_max_tensors=…)`
+   converts, from its first split, to the same tensors and metadata as the unsplit
+   file.
 
 Prints one line per check and a final "N passed, N failed"; exits 1 on any failure.
 """
 
+import atexit
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
 
+import gguf
 import numpy as np
 from gguf import GGMLQuantizationType as Q
 from gguf import GGUFWriter
@@ -78,6 +90,8 @@ def bit_equal(a, b):
 
 rng = np.random.default_rng(20240611)
 work = tempfile.mkdtemp(prefix="hrry-convert-check-")
+# Removed on every exit, an exception included.
+atexit.register(shutil.rmtree, work, ignore_errors=True)
 
 # ---------------------------------------------------------------- 1. GGUF, native
 path = os.path.join(work, "a.gguf")
@@ -261,6 +275,117 @@ check(meta_after == metadata == meta_before, f"safetensors __metadata__ round-tr
 check(sorted(before) == sorted(after), "same tensor names")
 for name in sorted(before):
     check(after.get(name) == before[name], f"safetensors tensor {name} {before[name][0]} {before[name][1]} round-trips")
+
+# ----------------------------------------- 4. sharded safetensors checkpoint
+from safetensors.numpy import load_file, save_file
+
+ck = os.path.join(work, "ckpt")
+os.makedirs(ck)
+shards = [
+    {
+        "model.embed_tokens.weight": rng.standard_normal((32, 16)).astype(np.float32),
+        "model.layers.0.input_layernorm.weight": rng.standard_normal((16,)).astype(np.float16),
+    },
+    {
+        "model.layers.0.mlp.up_proj.weight": rng.standard_normal((24, 16)).astype(np.float16),
+        "model.layers.0.mlp.gate": rng.integers(-128, 127, (4, 6), dtype=np.int8),
+        "model.layers.0.mask": rng.integers(0, 2, (9,)).astype(np.bool_),
+    },
+    {
+        "lm_head.weight": rng.standard_normal((32, 16)).astype(np.float32),
+        "model.rotary.inv_freq": rng.standard_normal((8,)).astype(np.float64),
+    },
+]
+weight_map = {}
+for i, tensors in enumerate(shards):
+    name = f"model-{i + 1:05d}-of-{len(shards):05d}.safetensors"
+    save_file(tensors, os.path.join(ck, name), metadata={"format": "pt"})
+    weight_map.update({k: name for k in tensors})
+index = os.path.join(ck, "model.safetensors.index.json")
+with open(index, "w") as f:
+    json.dump({"metadata": {"total_size": sum(a.nbytes for t in shards for a in t.values())},
+               "weight_map": dict(sorted(weight_map.items()))}, f, indent=2)
+ck_hrry = os.path.join(work, "ckpt.hrry")
+hrry("convert", index, ck_hrry)
+hrry("validate", ck_hrry)
+ck_st = os.path.join(work, "ckpt.safetensors")
+hrry("convert", ck_hrry, ck_st)
+merged = load_file(ck_st)
+for tensors in shards:
+    for name, arr in tensors.items():
+        got = merged.get(name)
+        check(got is not None and got.dtype == arr.dtype and got.shape == arr.shape and got.tobytes() == arr.tobytes(),
+              f"checkpoint tensor {name} {arr.dtype} {arr.shape} equals its shard's")
+check(sorted(merged) == sorted(weight_map), "checkpoint: the same tensor names as the index")
+inspect = hrry("inspect", "--json", ck_hrry)
+kv = json.loads(inspect.stdout or "{}").get("kv", {}) if inspect.returncode == 0 else {}
+for name, shard in weight_map.items():
+    got = kv.get(f"hrry.source.tensor.{name}", {}).get("value")
+    check(got == shard, f"KV records {name} from {shard} (got {got})")
+ck_dir_hrry = os.path.join(work, "ckpt-dir.hrry")
+hrry("convert", ck, ck_dir_hrry)
+check(open(ck_dir_hrry, "rb").read() == open(ck_hrry, "rb").read(), "the checkpoint's directory converts to the same file")
+
+# ------------------------------------------------- 5. HRRYFILE -> GGUF -> gguf-py
+from gguf import GGUFReader
+
+a_gguf = os.path.join(work, "a.gguf")
+a2_gguf = os.path.join(work, "a2.gguf")
+hrry("convert", a_hrry, a2_gguf)
+r0, r1 = GGUFReader(a_gguf), GGUFReader(a2_gguf)
+for name, f0 in r0.fields.items():
+    if name.startswith("GGUF."):
+        continue
+    f1 = r1.fields.get(name)
+    ok = f1 is not None and list(f1.types) == list(f0.types) and f1.contents() == f0.contents()
+    check(ok, f"GGUF -> HRRYFILE -> GGUF: metadata {name} {[t.name for t in f0.types]} = {f0.contents()!r:.40}")
+check(sorted(r1.fields) == sorted(r0.fields), "GGUF -> HRRYFILE -> GGUF: the same metadata keys")
+t1s = {t.name: t for t in r1.tensors}
+for t0 in r0.tensors:
+    t1 = t1s.get(t0.name)
+    ok = (t1 is not None and t1.tensor_type == t0.tensor_type and list(t1.shape) == list(t0.shape)
+          and t1.data.tobytes() == t0.data.tobytes())
+    check(ok, f"GGUF -> HRRYFILE -> GGUF: tensor {t0.name} {t0.tensor_type.name} {list(t0.shape)} bit for bit")
+    if ok and t0.tensor_type in (Q.Q8_0, Q.Q4_0):
+        check(bit_equal(dequantize(t1.data, t1.tensor_type), dequantize(t0.data, t0.tensor_type)),
+              f"{t0.tensor_type.name} {t0.name}: gguf.quants.dequantize equal")
+
+# ------------------------------------------------------------ 6. GGUF split files
+split_dir = os.path.join(work, "split")
+os.makedirs(split_dir)
+w = GGUFWriter(os.path.join(split_dir, "a.gguf"), arch="llama", split_max_tensors=3)
+for field in r0.fields.values():
+    if field.name.startswith("GGUF.") or field.name == "general.architecture":
+        continue
+    main = field.types[0]
+    if main == gguf.GGUFValueType.ARRAY:
+        w.add_key_value(field.name, field.contents(), main, sub_type=field.types[-1])
+    else:
+        w.add_key_value(field.name, field.contents(), main)
+for t0 in r0.tensors:
+    w.add_tensor(t0.name, t0.data, raw_dtype=t0.tensor_type)
+w.write_header_to_file()
+w.write_kv_data_to_file()
+w.write_tensors_to_file()
+w.close()
+splits = sorted(f for f in os.listdir(split_dir) if f.endswith(".gguf"))
+n_splits = -(-len(r0.tensors) // 3)
+check(len(splits) == n_splits > 1 and splits[0] == f"a-00001-of-{n_splits:05d}.gguf", f"gguf-py wrote split files ({splits})")
+split_hrry = os.path.join(work, "split.hrry")
+hrry("convert", os.path.join(split_dir, splits[0]), split_hrry)
+hrry("validate", split_hrry)
+split_st = os.path.join(work, "split.safetensors")
+hrry("convert", split_hrry, split_st)
+whole, _ = read_safetensors(a_st)
+parts, _ = read_safetensors(split_st)
+check(sorted(parts) == sorted(whole), "split set: the same tensor names as the unsplit file")
+for name in sorted(whole):
+    check(parts.get(name) == whole[name], f"split set: tensor {name} equals the unsplit file's")
+inspect = hrry("inspect", "--json", split_hrry)
+kv = json.loads(inspect.stdout or "{}").get("kv", {}) if inspect.returncode == 0 else {}
+check("split.count" not in kv and kv.get("t.str", {}).get("value") == "héllo ✓",
+      "split set: the first split's metadata, without split.*")
+check(len(kv.get("hrry.source.files", {}).get("value", [])) == n_splits, f"split set: KV lists the {n_splits} files")
 
 print(f"{passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)

@@ -1,4 +1,5 @@
-//! `hrry convert IN OUT`: safetensors or GGUF to HRRYFILE, HRRYFILE to safetensors.
+//! `hrry convert IN OUT`: safetensors (a file or a sharded checkpoint) or GGUF (a file
+//! or a split set) to HRRYFILE, HRRYFILE to safetensors or GGUF.
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -11,20 +12,27 @@ use crate::{text, Failure, Outcome};
 /// Arguments of `hrry convert`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// Input file; its format (HRRYFILE, safetensors, GGUF) is recognised by its magic.
+    /// Input: a file whose format (HRRYFILE, safetensors, GGUF) is recognised by its
+    /// magic; a sharded safetensors checkpoint's *.index.json; any file of a GGUF
+    /// split set (NAME-0000N-of-0000M.gguf); or a directory holding one of these.
+    /// A checkpoint becomes one HRRYFILE whose KV records each tensor's source file.
     input: PathBuf,
-    /// Output file; its format comes from the extension (.hrry, .safetensors) or --to.
+    /// Output file; its format comes from the extension (.hrry, .safetensors, .gguf)
+    /// or --to.
     output: PathBuf,
-    /// Output format: hrry or safetensors.
+    /// Output format: hrry, safetensors or gguf.
     #[arg(long, value_parser = parse_format)]
     to: Option<Format>,
-    /// Store GGUF tensors of quantization types Hurray has no equivalent for (Q4_1,
-    /// Q5_0, Q5_1, Q8_1, K-quants, IQ4_NL, IQ4_XS, TQ1_0, TQ2_0, MXFP4) dequantized
-    /// to --dtype, instead of refusing them.
+    /// Convert what the output format cannot hold exactly instead of refusing it:
+    /// GGUF input tensors of block types Hurray lacks (Q4_1, Q5_0, Q5_1, Q8_1,
+    /// K-quants, IQ4_NL, IQ4_XS, TQ1_0, TQ2_0, MXFP4) are dequantized; for GGUF
+    /// output, quantized tensors other than Q8_0/Q4_0-shaped ones are dequantized and
+    /// dense types GGUF lacks (bool, unsigned, float8/6/4, int4/int2) converted. All
+    /// to --dtype.
     #[arg(long)]
     dequantize_unsupported: bool,
-    /// Float type of dequantized values (quantized tensors written to safetensors,
-    /// and GGUF tensors under --dequantize-unsupported): f32, f16 or bf16.
+    /// Float type of dequantized or converted values (quantized tensors written to
+    /// safetensors, and tensors under --dequantize-unsupported): f32, f16 or bf16.
     #[arg(long, default_value = "f32", value_parser = parse_dtype)]
     dtype: FloatType,
     /// Never draw a progress bar (none is drawn when stderr is not a terminal).
@@ -33,7 +41,7 @@ pub struct Args {
 }
 
 fn parse_format(s: &str) -> Result<Format, String> {
-    Format::from_name(s).ok_or_else(|| format!("unknown format {s:?} (hrry, safetensors)"))
+    Format::from_name(s).ok_or_else(|| format!("unknown format {s:?} (hrry, safetensors, gguf)"))
 }
 
 fn parse_dtype(s: &str) -> Result<FloatType, String> {
@@ -104,6 +112,7 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
             e @ (Error::Safetensors(_)
             | Error::Gguf { .. }
             | Error::Tensor { .. }
+            | Error::Checkpoint { .. }
             | Error::File(hrry::file::Error::Invalid { .. })
             | Error::File(hrry::file::Error::Limit { .. })
             | Error::File(hrry::file::Error::NotHrry(_))),

@@ -294,7 +294,7 @@ fn print_violations(violations: &Value) {
 }
 
 /// "3 tensors, 1234 parameters, 4.5 KiB of data: float32 ×2, int4 per-block affine ×1"
-fn summary_line(s: &Value) -> String {
+pub fn summary_line(s: &Value) -> String {
     let types: Vec<String> = s["by_type"]
         .as_object()
         .map(|m| m.iter().map(|(k, n)| format!("{} ×{n}", safe(k))).collect())
@@ -392,7 +392,8 @@ fn kv_value(e: &Value, full: bool) -> String {
     }
 }
 
-fn print_tensors(tensors: &[Value], total: u64) {
+/// The tensor table of an inspect document (files and bare streams alike).
+pub fn print_tensors(tensors: &[Value], total: u64) {
     if tensors.len() as u64 == total {
         outln!("tensors ({total}):");
     } else {

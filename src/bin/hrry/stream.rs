@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 
 use hrry::file::{HrryWriter, Output, WriterOptions};
 use hrry::limits::Limits;
-use hrry::model::ElementType;
 use hrry::stream::message::read_frame;
 use hrry::stream::{ConversationOptions, StreamReader, StreamWriter, TensorNames};
 use hrry::validate::{Mode, Options};
@@ -360,32 +359,17 @@ pub fn inspect(path: &Path, bytes: Option<&[u8]>, as_json: bool) -> Result<Outco
     }
 }
 
+/// The human listing of a stream: its size and totals, then the same tensor table
+/// as `hrry inspect` of a file (names as `hrry stream unpack` gives them).
 fn print_human(name: &str, v: &Value) {
     let tensors = v["tensors"]
         .as_array()
         .map(Vec::as_slice)
         .unwrap_or_default();
-    outln!(
-        "{name}: bare Hurray stream, {} bytes, {} tensor(s)",
-        v["stream_size"],
-        tensors.len()
-    );
-    for t in tensors {
-        let ty = t["type_tag"]
-            .as_u64()
-            .and_then(|x| ElementType::from_tag(x as u8))
-            .map_or("?", |e| e.name());
-        let indent = "  ".repeat(1 + t["depth"].as_u64().unwrap_or(0) as usize);
-        outln!(
-            "{indent}{:<16} {:<12} {:<20} layout {:#04x}  {} bytes at {}",
-            t["name"].as_str().unwrap_or("?"),
-            ty,
-            t["shape"].to_string(),
-            t["layout_tag"].as_u64().unwrap_or(0),
-            t["data_length"],
-            t["data_offset"],
-        );
-    }
+    outln!("{name}: bare Hurray stream, {} bytes", v["stream_size"]);
+    let summary = hrry::report::summary_json(tensors);
+    outln!("  {}", crate::inspect::summary_line(&summary));
+    crate::inspect::print_tensors(tensors, tensors.len() as u64);
 }
 
 /// `hrry stream inspect --messages`: every message of a capture, its header and

@@ -1,5 +1,5 @@
 //! The rule table, one module per area. Each module declares its rules with
-//! [`crate::declare_rules!`]; [`TABLES`] lists the modules' `RULES` slices.
+//! `declare_rules!` (crate-private); [`TABLES`] lists the modules' `RULES` slices.
 
 pub mod container;
 pub mod holo;

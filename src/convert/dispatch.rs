@@ -1,0 +1,68 @@
+//! Recognising the input and choosing the conversion.
+
+use std::path::Path;
+
+use super::source::FileSource;
+use super::{checkpoint, gguf, safetensors, to_gguf, Error, Format, Options, Progress, Summary};
+
+/// Reads the first bytes of `path` and tells its format by magic (a sharded
+/// safetensors checkpoint's `*.index.json` counts as safetensors).
+pub fn detect(path: &Path) -> Result<Format, Error> {
+    let mut source = FileSource::open(path)?;
+    let prefix = source.read_prefix(16)?;
+    if let Some(format) = Format::sniff(&prefix, source.len()) {
+        return Ok(format);
+    }
+    if checkpoint::looks_like_index(path, &prefix) {
+        return Ok(Format::Safetensors);
+    }
+    Err(Error::Unsupported(format!(
+        "{}: not a HRRYFILE, safetensors, safetensors index or GGUF file (first bytes {:02x?})",
+        path.display(),
+        &prefix[..prefix.len().min(8)]
+    )))
+}
+
+/// Converts `input` into `output`. The input is a file, recognised by its magic,
+/// or a whole checkpoint: a sharded safetensors checkpoint's `*.index.json`, the
+/// first (or any) file of a GGUF split set, or a directory holding either. The
+/// output format is `options.to`, else the output's extension.
+pub fn convert(
+    input: &Path,
+    output: &Path,
+    options: &Options,
+    progress: &mut dyn Progress,
+) -> Result<Summary, Error> {
+    let resolved;
+    let input = if input.is_dir() {
+        resolved = checkpoint::resolve_directory(input)?;
+        resolved.as_path()
+    } else {
+        input
+    };
+    let from = detect(input)?;
+    let to = match options.to.or_else(|| Format::from_extension(output)) {
+        Some(f) => f,
+        None => {
+            return Err(Error::Unsupported(format!(
+                "cannot tell the output format from {:?}: use a .hrry, .safetensors or .gguf extension or --to",
+                output.display().to_string()
+            )))
+        }
+    };
+    match (from, to) {
+        (Format::Safetensors, Format::Hrry) => {
+            safetensors::to_hrry(input, output, options, progress)
+        }
+        (Format::Gguf, Format::Hrry) => gguf::to_hrry(input, output, options, progress),
+        (Format::Hrry, Format::Safetensors) => {
+            safetensors::from_hrry(input, output, options, progress)
+        }
+        (Format::Hrry, Format::Gguf) => to_gguf::from_hrry(input, output, options, progress),
+        (from, to) => Err(Error::Unsupported(format!(
+            "conversion from {} to {} is not supported (supported: safetensors -> hrryfile, gguf -> hrryfile, hrryfile -> safetensors, hrryfile -> gguf)",
+            from.name(),
+            to.name()
+        ))),
+    }
+}

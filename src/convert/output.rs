@@ -1,0 +1,100 @@
+//! Where a conversion writes: every output is created, fed and committed through
+//! this module, on top of [`crate::file::Output`] (a temporary file renamed into
+//! place for a regular file, written through for a device or FIFO, `-` for standard
+//! output, never one of the inputs).
+
+use std::path::Path;
+
+use super::{Error, FileSource, Progress, CHUNK};
+use crate::file::{CopyFrom, HrryWriter, WriterOptions};
+
+/// An output being written.
+pub(crate) type Output = crate::file::Output;
+
+/// Bytes the kernel copies per call, between two progress reports.
+const COPY_PIECE: u64 = 8 * CHUNK as u64;
+
+fn io_error(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
+    move |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Opens the output `path` of a conversion reading `inputs` (which it must not be);
+/// a regular file appears under that name only on [`commit`].
+pub(crate) fn create(path: &Path, inputs: &[&Path]) -> Result<Output, Error> {
+    Output::create(path, inputs).map_err(|e| Error::File(e.into()))
+}
+
+/// Finishes the output.
+pub(crate) fn commit(out: Output) -> Result<(), Error> {
+    out.commit().map_err(|e| Error::File(e.into()))
+}
+
+/// A HRRYFILE writer over a new output `path` (see [`create`]).
+pub(crate) fn hrry_writer(
+    path: &Path,
+    inputs: &[&Path],
+    options: WriterOptions,
+) -> Result<HrryWriter<Output>, Error> {
+    Ok(HrryWriter::new(create(path, inputs)?, options)?)
+}
+
+/// Finishes a HRRYFILE and its output.
+pub(crate) fn finish_hrry(writer: HrryWriter<Output>) -> Result<(), Error> {
+    commit(writer.finish()?)
+}
+
+/// Appends the `len` bytes of `src` at `offset` to `out` (by the kernel where it
+/// can), reporting progress.
+pub(crate) fn copy_range(
+    out: &mut impl CopyFrom,
+    path: &Path,
+    src: &FileSource,
+    offset: u64,
+    len: u64,
+    progress: &mut dyn Progress,
+) -> Result<(), Error> {
+    in_pieces(offset, len, progress, |at, n| {
+        out.copy_from(src.file(), at, n).map_err(|e| {
+            // A short copy is the input's fault; blame the output for anything else.
+            if e.kind() == std::io::ErrorKind::UnexpectedEof {
+                src.io_error(e)
+            } else {
+                io_error(path)(e)
+            }
+        })
+    })
+}
+
+/// Like [`copy_range`] into the open tensor of a HRRYFILE writer.
+pub(crate) fn copy_into_tensor<W: CopyFrom>(
+    writer: &mut HrryWriter<W>,
+    src: &FileSource,
+    offset: u64,
+    len: u64,
+    progress: &mut dyn Progress,
+) -> Result<(), Error> {
+    in_pieces(offset, len, progress, |at, n| {
+        Ok(writer.copy_data(src.file(), at, n)?)
+    })
+}
+
+/// Calls `copy(at, n)` for `[offset, offset + len)` in pieces of [`COPY_PIECE`],
+/// reporting progress after each.
+fn in_pieces(
+    offset: u64,
+    len: u64,
+    progress: &mut dyn Progress,
+    mut copy: impl FnMut(u64, u64) -> Result<(), Error>,
+) -> Result<(), Error> {
+    let mut done = 0u64;
+    while done < len {
+        let n = COPY_PIECE.min(len - done);
+        copy(offset + done, n)?;
+        progress.advance(n);
+        done += n;
+    }
+    Ok(())
+}
