@@ -5,9 +5,8 @@
 
 use std::sync::Arc;
 
-use crate::export::composite_members;
+use crate::export::{assemble_tensors, composite_members};
 use crate::file::{HrryFile, Tensor};
-use crate::layout::composite::{assemble, Member};
 use crate::layout::dense::is_dense;
 use crate::layout::sparse::is_sparse;
 use crate::layout::{logical_row_major, LayoutError};
@@ -315,14 +314,7 @@ fn to_row_major(
     let result = if is_dense(desc.layout_tag) || is_sparse(desc.layout_tag) {
         logical_row_major(desc, buffers, limit)
     } else if desc.layout_tag == LAYOUT_COMPOSITE {
-        let list: Vec<Member> = members
-            .iter()
-            .map(|m| Member {
-                desc: &m.descriptor,
-                buffers: &m.buffers,
-            })
-            .collect();
-        assemble(desc, &list, limit)
+        assemble_tensors(desc, members, limit)
     } else {
         return Transcoded::Impossible;
     };
