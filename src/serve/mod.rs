@@ -62,7 +62,7 @@ impl Default for ServeOptions {
             max_connections: 256,
             idle_timeout: Duration::from_secs(120),
             io_timeout: Duration::from_secs(30),
-            transcode_limit: 1 << 30,
+            transcode_limit: 256 << 20,
             store_limit: 1 << 30,
             connection_memory: 1 << 30,
             max_open_streams: 1024,
