@@ -6,7 +6,8 @@
 //! the descriptors, index sections and KV sections cut out of them seed
 //! `descriptor`, `index_section` and `kv_section`; `.holo` archives seed `holo`;
 //! bare streams (`corpus/stream/`) seed `stream`, behind its control byte, and
-//! captured conversations (`corpus/messages/`) seed `messages`.
+//! captured conversations (`corpus/messages/`) seed `messages`, and their
+//! client-side messages `serve`.
 //! `gguf` gets a small hand-built GGUF preamble. The structure-aware targets
 //! (`roundtrip`, `simd_dequant`) start from nothing. Nothing here is committed:
 //! `fuzz/run.sh` runs it before fuzzing, so the seeds always match `corpus/`.
@@ -103,6 +104,7 @@ fn main() {
         }
         if in_folder("messages") {
             put(out, "messages", &format!("messages-{stem}"), &bytes);
+            put(out, "serve", &format!("serve-{stem}"), &client_side(&bytes));
         }
         let is_hrry = bytes.starts_with(b"HRRYFILE");
         if is_hrry {
@@ -138,4 +140,20 @@ fn main() {
         }
     }
     println!("seeded from {count} corpus files into {}", out.display());
+}
+
+/// The messages of a captured conversation a client sends (HELLO, requests,
+/// pushes and their data, ERROR, PING, PONG), back to back.
+fn client_side(capture: &[u8]) -> Vec<u8> {
+    use hrry::schema::transport::message_type as mt;
+    use hrry::stream::message::read_frame;
+    let mut out = Vec::new();
+    let mut source = capture;
+    while let Ok(Some(frame)) = read_frame(&mut source, 0, u32::MAX) {
+        let t = frame.header.message_type;
+        if ![mt::SERVER_HELLO, mt::TENSOR_DESCRIPTOR, mt::TENSOR_PUT_ACK].contains(&t) {
+            out.extend_from_slice(&frame.to_bytes());
+        }
+    }
+    out
 }

@@ -226,6 +226,23 @@ pub fn composite_members<'f>(
     Ok(members)
 }
 
+/// The logical view of the composite head `head` over its `members` (see
+/// [`assemble`]), the members as read from a file.
+pub fn assemble_tensors(
+    head: &TensorDescriptor,
+    members: &[Tensor<'_>],
+    limit: u64,
+) -> Result<Vec<u8>, LayoutError> {
+    let list: Vec<Member> = members
+        .iter()
+        .map(|m| Member {
+            desc: &m.descriptor,
+            buffers: &m.buffers,
+        })
+        .collect();
+    assemble(head, &list, limit)
+}
+
 /// The stored bytes of `tensor` when they already are exactly the data
 /// [`export_npy`] writes after the header (what [`write_row_major`] writes), with
 /// their dtype: an unquantized dense tensor of a type NumPy holds natively (see
@@ -281,14 +298,7 @@ pub fn export_npy<W: Write>(
     }
     if desc.layout_tag == LAYOUT_COMPOSITE {
         let members = composite_members(file, &tensor)?;
-        let list: Vec<Member> = members
-            .iter()
-            .map(|m| Member {
-                desc: &m.descriptor,
-                buffers: &m.buffers,
-            })
-            .collect();
-        let packed = assemble(desc, &list, options.max_bytes)?;
+        let packed = assemble_tensors(desc, &members, options.max_bytes)?;
         return write_packed(desc, &packed, sink, options);
     }
     Err(no_logical_order(desc))

@@ -165,6 +165,8 @@ pub mod quant;
 #[doc(hidden)]
 pub mod report;
 pub mod schema;
+#[cfg(feature = "serve")]
+pub mod serve;
 pub mod source;
 pub mod stream;
 #[cfg(feature = "arbitrary-model")]

@@ -296,6 +296,46 @@ impl Conversation {
         report.violations
     }
 
+    /// [`Conversation::accept`] for a TENSOR_DATA frame known by its header fields
+    /// only: `data_len` bytes at `byte_offset_in_buffer` on `stream_id`. For a side
+    /// that sends (or receives) data straight from (into) its own buffers and never
+    /// holds the frame's payload as a [`Frame`].
+    pub fn accept_data_frame(
+        &mut self,
+        stream_id: u32,
+        byte_offset_in_buffer: u64,
+        data_len: u64,
+    ) -> Vec<Violation> {
+        let mut report = Report::new(self.options.mode);
+        let at = self.position;
+        let payload_length = TENSOR_DATA_HEADER_LEN.saturating_add(data_len);
+        self.position = self
+            .position
+            .saturating_add(MESSAGE_HEADER_LEN + payload_length);
+        let mut found = Found {
+            report: &mut report,
+        };
+        if stream_id == 0 {
+            found.add(&TR_MSG_STREAM_ID, at + 4, "stream_id 0 is reserved");
+        }
+        let length = u32::try_from(payload_length).unwrap_or(u32::MAX);
+        self.check_advertised_size(MessageType::TensorData, stream_id, length, at, &mut found);
+        self.on_data(
+            stream_id,
+            Some((byte_offset_in_buffer, data_len)),
+            at,
+            &mut found,
+        );
+        self.messages += 1;
+        report.violations
+    }
+
+    /// How many streams the conversation remembers (see [`Conversation::stream_ids`]):
+    /// what its memory grows with.
+    pub fn stream_count(&self) -> usize {
+        self.streams.len()
+    }
+
     /// Reports what the end of the connection leaves unfinished: unanswered
     /// requests, tensors without TENSOR_DATA_END, torn composites, missing shards,
     /// a HELLO without an answer.
@@ -436,7 +476,15 @@ impl Conversation {
             MessageType::ServerHello => self.on_server_hello(decoded, at, found),
             MessageType::TensorRequest => self.on_request(stream, decoded, at, found),
             MessageType::TensorDescriptor => self.on_descriptor(stream, decoded, at, found),
-            MessageType::TensorData => self.on_data(stream, decoded, at, found),
+            MessageType::TensorData => {
+                let span = match decoded {
+                    Some(Payload::TensorData(d)) => {
+                        Some((d.byte_offset_in_buffer, d.data.len() as u64))
+                    }
+                    _ => None,
+                };
+                self.on_data(stream, span, at, found)
+            }
             MessageType::TensorDataEnd => self.on_data_end(stream, at, found),
             MessageType::TensorPut => self.on_put(stream, decoded, at, found),
             MessageType::TensorPutAck => self.on_put_ack(stream, at, found),
@@ -919,7 +967,9 @@ impl Conversation {
         }
     }
 
-    fn on_data(&mut self, stream: u32, payload: Option<Payload>, at: u64, found: &mut Found<'_>) {
+    /// A TENSOR_DATA frame; `span` is its `byte_offset_in_buffer` and data length
+    /// when the payload decoded.
+    fn on_data(&mut self, stream: u32, span: Option<(u64, u64)>, at: u64, found: &mut Found<'_>) {
         self.check_response_data(stream, "TENSOR_DATA", at, found);
         let s = self.stream(stream);
         let t = match &mut s.phase {
@@ -949,11 +999,10 @@ impl Conversation {
                 format!("stream {stream}: TENSOR_DATA in a transfer that went the RDMA way"),
             );
         }
-        let Some(Payload::TensorData(d)) = payload else {
+        let Some((byte_offset_in_buffer, len)) = span else {
             return;
         };
         let base = at + MESSAGE_HEADER_LEN;
-        let len = d.data.len() as u64;
         if t.total == Some(0) {
             if t.frames == 1 {
                 found.add(
@@ -964,8 +1013,8 @@ impl Conversation {
                     ),
                 );
             }
-        } else if d.byte_offset_in_buffer != t.received {
-            let what = if d.byte_offset_in_buffer > t.received {
+        } else if byte_offset_in_buffer != t.received {
+            let what = if byte_offset_in_buffer > t.received {
                 "a gap"
             } else {
                 "an overlap"
@@ -975,7 +1024,7 @@ impl Conversation {
                 base,
                 format!(
                     "stream {stream}: byte_offset_in_buffer {} where the frames so far end at {}: {what}",
-                    d.byte_offset_in_buffer, t.received
+                    byte_offset_in_buffer, t.received
                 ),
             );
         }

@@ -36,6 +36,7 @@ pub const TARGETS: &[(&str, Body)] = &[
     ("gguf", gguf),
     ("stream", stream),
     ("messages", messages),
+    ("serve", serve),
 ];
 
 /// Whole-file open: every reader, cross-checked ([`super::exercise_file`]).
@@ -398,4 +399,97 @@ pub fn messages(data: &[u8]) {
         // The whole-capture report lists at most MAX_VIOLATIONS_PER_RULE per rule.
         assert_eq!(listed.len() as u64 + whole.suppressed, fed.len() as u64);
     }
+}
+
+/// The tensors the `serve` target's server holds: row-major and column-major
+/// tensors (so requests can be answered natively or transcoded).
+fn serve_catalog_bytes() -> &'static [u8] {
+    use crate::file::{HrryWriter, WriterOptions};
+    use crate::model::build;
+    use crate::schema::{LayoutFields, LAYOUT_COLUMN_MAJOR};
+    static BYTES: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+    BYTES.get_or_init(|| {
+        let mut w = HrryWriter::new(Vec::new(), WriterOptions::default()).expect("writer");
+        let dense = build::dense(ElementType::Float32, &[8, 8]).expect("descriptor");
+        let column = build::descriptor(
+            ElementType::Int8.tag(),
+            LAYOUT_COLUMN_MAJOR,
+            &[3, 5],
+            LayoutFields::Implicit,
+            &[15],
+        );
+        let data: Vec<u8> = (0..=255u8).collect();
+        for (name, d) in [("dense", &dense), ("column", &column)] {
+            w.begin_tensor(name, d).expect("begin");
+            let size = d.buffers[0].byte_size as usize;
+            w.write_data(&data.repeat(2)[..size]).expect("data");
+            w.end_tensor().expect("end");
+        }
+        w.finish().expect("finish")
+    })
+}
+
+/// The server's per-connection state machine ([`crate::serve::Session`]) fed the
+/// fuzzer's bytes as the messages a client sends, framed as on the wire: every
+/// message is answered without panicking, every message the server writes fits
+/// the client's advertised maximum, and a connection never holds more push data
+/// than its bound.
+pub fn serve(data: &[u8]) {
+    use crate::schema::transport::{MessageHeader, MESSAGE_HEADER_LEN};
+    use crate::serve::session::Output;
+    use crate::serve::{Catalog, ServeOptions, Session};
+    use crate::stream::message::Frame;
+    let file = crate::file::HrryFile::from_bytes(serve_catalog_bytes()).expect("catalog file");
+    let options = ServeOptions {
+        max_message_size: 1 << 16,
+        store_limit: 1 << 20,
+        connection_memory: 1 << 18,
+        transcode_limit: 1 << 12,
+        max_open_streams: 32,
+        ..ServeOptions::default()
+    };
+    let catalog =
+        Catalog::from_files(vec![("fuzz".into(), file)], options.store_limit).expect("catalog");
+    let mut session = Session::new(std::sync::Arc::new(catalog), options);
+    let mut source = data;
+    let head = MESSAGE_HEADER_LEN as usize;
+    while source.len() >= head {
+        let header = read_from::<MessageHeader>(&source[..head])
+            .expect("12 bytes")
+            .0;
+        source = &source[head..];
+        let length = header.payload_length as usize;
+        let reply = if header.payload_length > options.max_message_size {
+            let reply = session.oversize(&header);
+            source = &source[length.min(source.len())..];
+            reply
+        } else if length > source.len() {
+            break; // The client went away mid-message.
+        } else {
+            let frame = Frame {
+                header,
+                payload: source[..length].to_vec(),
+            };
+            source = &source[length..];
+            session.receive(&frame)
+        };
+        let max = u64::from(session.client_max_message_size());
+        for output in reply.outputs(session.client_max_message_size()) {
+            let length = match &output {
+                Output::Frame(f) => f.payload.len() as u64,
+                Output::Data { data, .. } => 8 + data.len() as u64,
+            };
+            assert!(
+                length <= max,
+                "a {length}-byte payload over the client's {max}"
+            );
+            session.sent(&output);
+        }
+        assert!(session.held_bytes() <= options.connection_memory);
+        if reply.close {
+            assert!(session.is_closed(), "a closing reply ends the session");
+            break;
+        }
+    }
+    session.finish();
 }

@@ -34,6 +34,7 @@ mod dequant;
 mod export;
 mod holo;
 mod inspect;
+mod net;
 mod stream;
 mod text;
 mod validate;
@@ -78,6 +79,15 @@ enum Command {
     /// Bare Hurray streams and transport conversations: pack, unpack, validate.
     #[command(subcommand)]
     Stream(stream::Command),
+    /// Serve the tensors of HRRYFILEs over the Hurray network transport.
+    #[command(after_help = EXIT_CODES)]
+    Serve(net::ServeArgs),
+    /// Fetch a tensor from a server into a .npy or .hrry file.
+    #[command(after_help = EXIT_CODES)]
+    Fetch(net::FetchArgs),
+    /// Push a tensor of a HRRYFILE to a server.
+    #[command(after_help = EXIT_CODES)]
+    Put(net::PutArgs),
     /// List the rule table: stable IDs, levels, summaries and spec sections.
     #[command(after_help = EXIT_CODES)]
     Rules {
@@ -173,7 +183,10 @@ fn handle_signals() {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    handle_signals();
+    // The server handles SIGINT and SIGTERM itself, to shut down gracefully.
+    if !matches!(cli.command, Command::Serve(_)) {
+        handle_signals();
+    }
     let result = match cli.command {
         Command::Dequant(args) => dequant::run(args),
         Command::Inspect(args) => inspect::run(args),
@@ -183,6 +196,9 @@ fn main() -> ExitCode {
         Command::Stream(command) => stream::run(command),
         Command::Rules { json, markdown } => rules(json, markdown),
         Command::Convert(args) => convert::run(args),
+        Command::Serve(args) => net::serve(args),
+        Command::Fetch(args) => net::fetch(args),
+        Command::Put(args) => net::put(args),
     };
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,

@@ -1,0 +1,243 @@
+//! `hrry serve`, `hrry fetch`, `hrry put`: the tensor server of interchange.md's
+//! network transport and its client.
+
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use hrry::export::{export_npy, ExportOptions};
+use hrry::file::{HrryFile, HrryWriter, WriterOptions};
+use hrry::schema::{layout_name, LAYOUT_ROW_MAJOR};
+use hrry::serve::client::{Client, FetchOptions, Received};
+use hrry::serve::{Catalog, ServeOptions, Server};
+
+use crate::{text, Failure, Outcome};
+
+/// Arguments of `hrry serve`.
+#[derive(clap::Args)]
+#[command(after_long_help = concat!("\
+Serves every tensor of the given files under its name as the TENSOR_REQUEST key
+(a name present in two files refuses to start). Tensors pushed with TENSOR_PUT
+(`hrry put`) are kept in memory, up to --store-limit bytes, and served too. The
+server offers the CPU, every stored layout as is, and row-major by transcoding
+(from every dense layout, densifying sparse ones and composites) up to
+--transcode-limit bytes. It prints `listening on ADDR` once ready and stops
+gracefully on SIGINT or SIGTERM.
+
+Examples:
+  hrry serve model.hrry
+  hrry serve --listen 0.0.0.0:7070 a.hrry b.hrry
+
+", exit_codes!()))]
+pub struct ServeArgs {
+    /// The HRRYFILEs to serve.
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    /// Address to listen on: HOST:PORT, or HOST (port 0: any free port).
+    #[arg(long, default_value = "127.0.0.1:0")]
+    listen: String,
+    /// Largest message payload accepted from a client, in bytes.
+    #[arg(long, value_name = "BYTES")]
+    max_message_size: Option<u32>,
+    /// Clients served at once (more wait in the backlog).
+    #[arg(long, value_name = "N")]
+    max_connections: Option<usize>,
+    /// Largest buffer one transcoding may build, in bytes.
+    #[arg(long, value_name = "BYTES")]
+    transcode_limit: Option<u64>,
+    /// Capacity of the in-memory store of pushed tensors, in bytes.
+    #[arg(long, value_name = "BYTES")]
+    store_limit: Option<u64>,
+    /// Seconds a connection may stay silent between messages.
+    #[arg(long, value_name = "SECONDS")]
+    idle_timeout: Option<u64>,
+    /// Seconds a message may take to arrive whole (and a write to progress).
+    #[arg(long, value_name = "SECONDS")]
+    io_timeout: Option<u64>,
+}
+
+/// Arguments of `hrry fetch`.
+#[derive(clap::Args)]
+#[command(after_long_help = concat!("\
+Requests a tensor from a server. To a .npy file the tensor is asked in row-major
+layout (the server transcodes) and written in logical order as `hrry export`
+would; to a .hrry file it is stored as received (a composite with its members,
+named KEY.0, KEY.1, ...).
+
+Examples:
+  hrry fetch 127.0.0.1:7070 tok_embd.weight -o emb.npy
+  hrry fetch 127.0.0.1:7070 sparse.w -o w.hrry --layout csr
+
+", exit_codes!()))]
+pub struct FetchArgs {
+    /// The server, HOST:PORT.
+    addr: String,
+    /// The tensor's key.
+    key: String,
+    /// Where to write it: a .npy array, or a .hrry file.
+    #[arg(short = 'o', long = "output", value_name = "OUT.npy|OUT.hrry")]
+    output: PathBuf,
+    /// Preferred layout, by name (row-major, column-major, csr, ...); the server
+    /// transcodes to row-major, and serves the stored layout otherwise.
+    #[arg(long, value_name = "NAME")]
+    layout: Option<String>,
+}
+
+/// Arguments of `hrry put`.
+#[derive(clap::Args)]
+#[command(after_long_help = concat!("\
+Pushes tensor KEY of a HRRYFILE to a server, which stores it in memory and serves
+it under KEY (or the name given with --as).
+
+Example:
+  hrry put 127.0.0.1:7070 adapter.hrry lora.a
+
+", exit_codes!()))]
+pub struct PutArgs {
+    /// The server, HOST:PORT.
+    addr: String,
+    /// The HRRYFILE holding the tensor.
+    file: PathBuf,
+    /// The tensor's name in the file, and its key on the server.
+    key: String,
+    /// Push under this key instead.
+    #[arg(long = "as", value_name = "KEY")]
+    as_key: Option<String>,
+}
+
+fn resolve(addr: &str) -> Result<SocketAddr, Failure> {
+    let with_port = if addr.parse::<std::net::IpAddr>().is_ok() {
+        format!("{addr}:0")
+    } else {
+        addr.to_string()
+    };
+    with_port
+        .to_socket_addrs()
+        .map_err(|e| Failure(format!("cannot resolve {addr:?}: {e}")))?
+        .next()
+        .ok_or_else(|| Failure(format!("{addr:?} names no address")))
+}
+
+pub fn serve(args: ServeArgs) -> Result<Outcome, Failure> {
+    let mut options = ServeOptions::default();
+    if let Some(n) = args.max_message_size {
+        options.max_message_size = n;
+    }
+    if let Some(n) = args.max_connections {
+        options.max_connections = n.max(1);
+    }
+    if let Some(n) = args.transcode_limit {
+        options.transcode_limit = n;
+    }
+    if let Some(n) = args.store_limit {
+        options.store_limit = n;
+        options.connection_memory = options.connection_memory.min(n);
+    }
+    if let Some(s) = args.idle_timeout {
+        options.idle_timeout = Duration::from_secs(s);
+    }
+    if let Some(s) = args.io_timeout {
+        options.io_timeout = Duration::from_secs(s);
+    }
+    let listen = resolve(&args.listen)?;
+    let catalog = Catalog::open(&args.files, options.store_limit)?;
+    let count = catalog.file_tensor_count();
+    Server::run_until_signal(Arc::new(catalog), listen, options, |addr| {
+        // The address line is what scripts wait for: print it at once.
+        println!("listening on {addr}");
+        eprintln!("hrry: serving {count} tensors");
+        use std::io::Write;
+        let _ = std::io::stdout().flush();
+    })
+    .map_err(|e| Failure(format!("cannot serve on {listen}: {e}")))?;
+    Ok(Outcome::Ok)
+}
+
+/// The layout tag named `name` (a spec name, or a number).
+fn layout_tag(name: &str) -> Result<u8, Failure> {
+    if let Some(hex) = name.strip_prefix("0x") {
+        return u8::from_str_radix(hex, 16).map_err(|_| Failure(format!("bad layout {name:?}")));
+    }
+    (0..=u8::MAX)
+        .find(|&t| layout_name(t) == name && !matches!(name, "extension" | "unknown"))
+        .ok_or_else(|| Failure(format!("unknown layout {name:?} (try row-major, csr, ...)")))
+}
+
+pub fn fetch(args: FetchArgs) -> Result<Outcome, Failure> {
+    let npy = args.output.extension().is_some_and(|e| e == "npy");
+    let mut how = FetchOptions::default();
+    match &args.layout {
+        Some(name) => how.layouts = vec![layout_tag(name)?],
+        None if npy => how.layouts = vec![LAYOUT_ROW_MAJOR],
+        None => {}
+    }
+    how.allow_transcode = how.layouts.contains(&LAYOUT_ROW_MAJOR);
+    let mut client =
+        Client::connect(args.addr.as_str()).map_err(|e| Failure(format!("{}: {e}", args.addr)))?;
+    let tensors = client
+        .fetch(&args.key, &how)
+        .map_err(|e| Failure(format!("{}: {e}", args.key)))?;
+    if npy {
+        let mut file = Vec::new();
+        write_tensors(&args.key, &tensors, &mut file)?;
+        let opened = HrryFile::from_bytes(&file)?;
+        let out = hrry::file::Output::create(&args.output, &[])?;
+        let out = export_npy(&opened, &args.key, out, &ExportOptions::default())?;
+        out.commit()?;
+    } else {
+        let out = hrry::file::Output::create(&args.output, &[])?;
+        let out = write_tensors(&args.key, &tensors, out)?;
+        out.commit()?;
+    }
+    eprintln!(
+        "hrry: {} -> {} ({} tensor(s), {} bytes of data)",
+        args.key,
+        text::path(&args.output),
+        tensors.len(),
+        tensors.iter().map(|t| t.data.len() as u64).sum::<u64>()
+    );
+    Ok(Outcome::Ok)
+}
+
+/// Writes received tensors as a HRRYFILE: the first under `key`, composite
+/// members after it as `key.0`, `key.1`, ...
+fn write_tensors<W: std::io::Write>(
+    key: &str,
+    tensors: &[Received],
+    sink: W,
+) -> Result<W, Failure> {
+    let mut w = HrryWriter::new(sink, WriterOptions::default())?;
+    for (i, t) in tensors.iter().enumerate() {
+        let name = if i == 0 {
+            key.to_string()
+        } else {
+            format!("{key}.{}", i - 1)
+        };
+        w.begin_tensor(&name, &t.descriptor)?;
+        w.write_data(&t.data)?;
+        w.end_tensor()?;
+    }
+    Ok(w.finish()?)
+}
+
+pub fn put(args: PutArgs) -> Result<Outcome, Failure> {
+    let Some(file) = crate::open_hrry(&args.file)? else {
+        return Ok(Outcome::Invalid);
+    };
+    let tensor = file.tensor(&args.key)?.ok_or_else(|| {
+        Failure(format!(
+            "{} has no tensor {:?}",
+            text::path(&args.file),
+            args.key
+        ))
+    })?;
+    let key = args.as_key.as_deref().unwrap_or(&args.key);
+    let mut client =
+        Client::connect(args.addr.as_str()).map_err(|e| Failure(format!("{}: {e}", args.addr)))?;
+    client
+        .put(key, &tensor.descriptor, &tensor.buffers)
+        .map_err(|e| Failure(format!("{key}: {e}")))?;
+    eprintln!("hrry: pushed {key} to {}", args.addr);
+    Ok(Outcome::Ok)
+}

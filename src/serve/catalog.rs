@@ -1,0 +1,298 @@
+//! What a server serves: the tensors of its HRRYFILEs, by name, and the tensors
+//! clients pushed with TENSOR_PUT, held in a size-capped in-memory store.
+
+use std::collections::HashMap;
+use std::ops::Range;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use crate::file::HrryFile;
+use crate::schema::TensorDescriptor;
+
+/// Why a catalog could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum CatalogError {
+    /// A file could not be opened.
+    #[error("{path}: {source}")]
+    Open {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong.
+        source: crate::file::Error,
+    },
+    /// Two files hold a tensor of the same name, so a key would be ambiguous.
+    #[error("tensor {name:?} is in both {first} and {second}; each key must name one tensor")]
+    Duplicate {
+        /// The tensor name.
+        name: String,
+        /// The file listed first.
+        first: String,
+        /// The file holding it again.
+        second: String,
+    },
+}
+
+/// Where the bytes of a [`Chunk`] live.
+#[derive(Clone)]
+pub enum Owner {
+    /// An opened (mapped) file.
+    File(Arc<HrryFile<'static>>),
+    /// Bytes in memory: a pushed tensor or a transcoded one.
+    Memory(Arc<Vec<u8>>),
+}
+
+impl Owner {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Owner::File(f) => f.bytes(),
+            Owner::Memory(m) => m,
+        }
+    }
+}
+
+/// A range of bytes kept alive by its owner: data sent without copying it first.
+#[derive(Clone)]
+pub struct Chunk {
+    owner: Owner,
+    range: Range<usize>,
+}
+
+impl Chunk {
+    /// `range` of `owner`'s bytes; `None` when it is not inside them.
+    pub fn new(owner: Owner, range: Range<usize>) -> Option<Chunk> {
+        owner.bytes().get(range.clone())?;
+        Some(Chunk { owner, range })
+    }
+
+    /// The slice `part`, which must be borrowed from `owner`'s bytes.
+    pub fn of_slice(owner: &Owner, part: &[u8]) -> Option<Chunk> {
+        let whole = owner.bytes();
+        let start = (part.as_ptr() as usize).checked_sub(whole.as_ptr() as usize)?;
+        Chunk::new(owner.clone(), start..start.checked_add(part.len())?)
+    }
+
+    /// The bytes.
+    pub fn bytes(&self) -> &[u8] {
+        // `new` checked the range against the owner's bytes, which never change.
+        &self.owner.bytes()[self.range.clone()]
+    }
+
+    /// Their count.
+    pub fn len(&self) -> usize {
+        self.range.len()
+    }
+
+    /// True when there are none.
+    pub fn is_empty(&self) -> bool {
+        self.range.is_empty()
+    }
+}
+
+/// A tensor pushed with TENSOR_PUT: its descriptor and its buffers' bytes back to
+/// back in buffer-table order.
+pub struct StoredTensor {
+    /// The descriptor as the client sent it.
+    pub descriptor: TensorDescriptor,
+    /// The buffers' bytes, back to back.
+    pub data: Arc<Vec<u8>>,
+}
+
+impl StoredTensor {
+    /// Buffer `i` of the buffer table, as slices of [`StoredTensor::data`].
+    pub fn buffers(&self) -> Vec<&[u8]> {
+        let mut at = 0usize;
+        let mut out = Vec::with_capacity(self.descriptor.buffers.len());
+        for b in &self.descriptor.buffers {
+            let len = usize::try_from(b.byte_size).unwrap_or(usize::MAX);
+            let end = at.saturating_add(len).min(self.data.len());
+            out.push(&self.data[at.min(end)..end]);
+            at = end;
+        }
+        out
+    }
+}
+
+/// The in-memory store of pushed tensors, holding at most `limit` data bytes
+/// (counting space reserved by pushes in progress).
+pub struct Store {
+    limit: u64,
+    state: Mutex<StoreState>,
+}
+
+#[derive(Default)]
+struct StoreState {
+    tensors: HashMap<String, Arc<StoredTensor>>,
+    used: u64,
+    reserved: u64,
+}
+
+/// Space reserved in a [`Store`] for a push in progress; given back when dropped
+/// unless committed.
+pub struct Reservation {
+    store: Arc<Store>,
+    bytes: u64,
+}
+
+impl Store {
+    /// An empty store holding at most `limit` bytes of tensor data.
+    pub fn new(limit: u64) -> Arc<Store> {
+        Arc::new(Store {
+            limit,
+            state: Mutex::new(StoreState::default()),
+        })
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, StoreState> {
+        // A panic elsewhere while holding the lock leaves consistent numbers behind.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Reserves `bytes`; `None` when they do not fit beside what is stored and
+    /// reserved.
+    pub fn reserve(self: &Arc<Self>, bytes: u64) -> Option<Reservation> {
+        let mut s = self.state();
+        let taken = s.used.checked_add(s.reserved)?.checked_add(bytes)?;
+        if taken > self.limit {
+            return None;
+        }
+        s.reserved += bytes;
+        Some(Reservation {
+            store: Arc::clone(self),
+            bytes,
+        })
+    }
+
+    /// The tensor pushed under `key`.
+    pub fn get(&self, key: &str) -> Option<Arc<StoredTensor>> {
+        self.state().tensors.get(key).cloned()
+    }
+
+    /// Bytes of tensor data held (not counting reservations).
+    pub fn used(&self) -> u64 {
+        self.state().used
+    }
+
+    /// The capacity.
+    pub fn limit(&self) -> u64 {
+        self.limit
+    }
+}
+
+impl Reservation {
+    /// The bytes reserved.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    /// Stores `tensor` under `key` in the space reserved, replacing (and freeing)
+    /// a tensor pushed earlier under the same key.
+    pub fn commit(mut self, key: String, tensor: StoredTensor) {
+        let mut s = self.store.state();
+        s.reserved -= self.bytes;
+        s.used += self.bytes;
+        if let Some(old) = s.tensors.insert(key, Arc::new(tensor)) {
+            s.used -= old.data.len() as u64;
+        }
+        self.bytes = 0;
+    }
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        if self.bytes > 0 {
+            self.store.state().reserved -= self.bytes;
+        }
+    }
+}
+
+/// Where a key's tensor comes from.
+pub enum Source {
+    /// Entry `position` of the index of `file`.
+    File {
+        /// The file.
+        file: Arc<HrryFile<'static>>,
+        /// Index position of the tensor.
+        position: usize,
+    },
+    /// A pushed tensor.
+    Stored(Arc<StoredTensor>),
+}
+
+/// Every tensor a server serves, by key.
+pub struct Catalog {
+    files: Vec<Arc<HrryFile<'static>>>,
+    names: HashMap<String, (usize, usize)>,
+    store: Arc<Store>,
+}
+
+impl Catalog {
+    /// Opens `paths` and indexes their tensors by name; a pushed-tensor store of
+    /// `store_limit` bytes. A name in two files is refused, naming both.
+    pub fn open(paths: &[PathBuf], store_limit: u64) -> Result<Catalog, CatalogError> {
+        let mut files = Vec::new();
+        for path in paths {
+            let file = HrryFile::open(path).map_err(|source| CatalogError::Open {
+                path: path.clone(),
+                source,
+            })?;
+            files.push((path.display().to_string(), file));
+        }
+        Catalog::from_files(files, store_limit)
+    }
+
+    /// A catalog of already opened files, each with a label naming it in errors.
+    pub fn from_files(
+        files: Vec<(String, HrryFile<'static>)>,
+        store_limit: u64,
+    ) -> Result<Catalog, CatalogError> {
+        let mut names: HashMap<String, (usize, usize)> = HashMap::new();
+        let mut labels: Vec<String> = Vec::new();
+        let mut opened = Vec::new();
+        for (i, (label, file)) in files.into_iter().enumerate() {
+            for entry in file.entries() {
+                if let Some(&(first, _)) = names.get(entry.name()) {
+                    return Err(CatalogError::Duplicate {
+                        name: entry.name().to_string(),
+                        first: labels[first].clone(),
+                        second: label,
+                    });
+                }
+                names.insert(entry.name().to_string(), (i, entry.position()));
+            }
+            labels.push(label);
+            opened.push(Arc::new(file));
+        }
+        Ok(Catalog {
+            files: opened,
+            names,
+            store: Store::new(store_limit),
+        })
+    }
+
+    /// The tensor `key` names: a file's tensor, else a pushed one.
+    pub fn lookup(&self, key: &str) -> Option<Source> {
+        if let Some(&(file, position)) = self.names.get(key) {
+            return Some(Source::File {
+                file: Arc::clone(&self.files[file]),
+                position,
+            });
+        }
+        self.store.get(key).map(Source::Stored)
+    }
+
+    /// True when `key` names a tensor of one of the files (which pushes may not
+    /// replace).
+    pub fn is_file_key(&self, key: &str) -> bool {
+        self.names.contains_key(key)
+    }
+
+    /// Number of tensors in the files.
+    pub fn file_tensor_count(&self) -> usize {
+        self.names.len()
+    }
+
+    /// The pushed-tensor store.
+    pub fn store(&self) -> &Arc<Store> {
+        &self.store
+    }
+}
