@@ -21,7 +21,7 @@ use crate::kv;
 /// ready for `hrry.save_file`; `dequantize()` gives back its float32 values.
 #[pyclass(module = "hrry", frozen)]
 pub struct Quantized {
-    inner: hrry::quant::Quantized,
+    pub(crate) inner: hrry::quant::Quantized,
     options: PerBlockOptions,
 }
 
@@ -172,7 +172,7 @@ enum Item<'a> {
 
 /// `value` as a C-contiguous little-endian NumPy array with its element type, or
 /// `TypeError` for dtypes the format cannot hold.
-fn normalized<'py>(
+pub(crate) fn normalized<'py>(
     np: &Bound<'py, PyModule>,
     name: &str,
     value: &Bound<'py, PyAny>,
