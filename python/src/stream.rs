@@ -246,7 +246,9 @@ impl Write for Sink {
 }
 
 impl Sink {
-    fn open(object: &Bound<'_, PyAny>) -> PyResult<(Sink, String)> {
+    /// The sink `object` stands for (a path must not be one of `inputs`), and how
+    /// errors name it.
+    fn open(object: &Bound<'_, PyAny>, inputs: &[&Path]) -> PyResult<(Sink, String)> {
         if object.hasattr("write")? {
             let what = format!("<{}>", type_name(object));
             let sink = PyWritable {
@@ -263,7 +265,10 @@ impl Sink {
                 type_name(object)
             ))
         })?;
-        let out = Output::create(&path, &[]).map_err(|e| io_error(&path, e.into()))?;
+        let out = Output::create(&path, inputs).map_err(|e| match e {
+            hrry::file::OutputError::Io { source, .. } => io_error(&path, source),
+            other => PyValueError::new_err(other.to_string()),
+        })?;
         Ok((Sink::File(out), path.display().to_string()))
     }
 
@@ -481,32 +486,22 @@ impl PyStreamReader {
         } = state;
         // Core work (and the source's reads, which re-acquire the interpreter)
         // with the interpreter released.
-        let step = detached(py, || -> Result<Option<Read1>, hrry::stream::Error> {
+        let step = detached(py, || -> Result<Option<Tensor1>, hrry::stream::Error> {
             let Some(tensor) = reader.next_tensor()? else {
                 return Ok(None);
             };
-            let wanted = export::row_major_len(&tensor.descriptor).unwrap_or(0);
-            if tensor.data_length.max(wanted) > max {
-                return Ok(Some(Read1::TooLarge(tensor)));
+            if tensor.data_length > max {
+                return Err(too_large(&tensor, "stored bytes", tensor.data_length, max));
             }
             let buffers = reader.read_buffers()?;
             let slices: Vec<&[u8]> = buffers.iter().map(Vec::as_slice).collect();
             let mut report = hrry::validate::Report::new(options.mode);
             checker.check(&tensor, &slices, &mut report);
-            Ok(Some(Read1::Tensor(tensor, buffers, report)))
+            Ok(Some((tensor, buffers, report)))
         })?;
         let (tensor, buffers, report) = match step {
             Ok(None) => return Ok(None),
-            Ok(Some(Read1::Tensor(t, b, r))) => (t, b, r),
-            Ok(Some(Read1::TooLarge(t))) => {
-                return Err(HrryError::new_err(format!(
-                    "{what}: tensor {} at offset {} needs {} stored bytes (and {} as an array), more than max_tensor_bytes {max}",
-                    t.index,
-                    t.descriptor_offset,
-                    t.data_length,
-                    export::row_major_len(&t.descriptor).unwrap_or(0),
-                )))
-            }
+            Ok(Some(read)) => read,
             Err(e) => {
                 let raised = reader.get_mut().take_error();
                 return Err(stream_error(py, what, e, raised));
@@ -515,6 +510,11 @@ impl PyStreamReader {
         if !report.is_valid() {
             let report = Report::new(Format::Stream, &report);
             return Err(report.into_error(py, what));
+        }
+        let array_len = export::row_major_len(&tensor.descriptor).unwrap_or(0);
+        if array_len > max {
+            let e = too_large(&tensor, "bytes as an array", array_len, max);
+            return Err(stream_error(py, what, e, None));
         }
         let name = names.next(&tensor.descriptor);
         let array = tensor_array(py, what, &name, &tensor.descriptor, &buffers, max)?;
@@ -550,10 +550,34 @@ impl PyStreamReader {
     }
 }
 
-/// What one step of the reader produced.
-enum Read1 {
-    Tensor(StreamTensor, Buffers, hrry::validate::Report),
-    TooLarge(StreamTensor),
+/// A tensor as read: where it is, its buffers and what checking it found.
+type Tensor1 = (StreamTensor, Buffers, hrry::validate::Report);
+
+/// The limit violation (`HF-LIM-001`) of a tensor needing `needed` bytes (of
+/// `what`) when the reader may hold `max`.
+fn too_large(tensor: &StreamTensor, what: &str, needed: u64, max: u64) -> hrry::stream::Error {
+    hrry::stream::Error::invalid(
+        &hrry::validate::rules::container::HF_LIM,
+        tensor.descriptor_offset,
+        format!(
+            "tensor {} needs {needed} {what}, more than max_tensor_bytes {max}",
+            tensor.index
+        ),
+    )
+}
+
+/// Ends the stream of `writer`: flushes (so that an exception of a Python sink is
+/// the one raised), checks it is complete, and puts a file into place.
+fn finish_writer(
+    mut writer: hrry::stream::StreamWriter<Sink>,
+) -> Result<(), (hrry::stream::Error, Option<PyErr>)> {
+    if let Err(e) = writer.sink_mut().flush() {
+        let raised = writer.sink_mut().take_error();
+        return Err((e.into(), raised));
+    }
+    let mut sink = writer.finish().map_err(|e| (e, None))?;
+    let raised = sink.take_error();
+    sink.commit().map_err(|e| (e.into(), raised))
 }
 
 /// How a tensor's array is made.
@@ -691,7 +715,7 @@ fn lock<T>(state: &Mutex<T>) -> PyResult<std::sync::MutexGuard<'_, T>> {
 impl PyStreamWriter {
     #[new]
     fn new(sink: &Bound<'_, PyAny>) -> PyResult<Self> {
-        let (sink, what) = Sink::open(sink)?;
+        let (sink, what) = Sink::open(sink, &[])?;
         Ok(PyStreamWriter {
             what,
             state: Mutex::new(Some(hrry::stream::StreamWriter::new(sink))),
@@ -751,14 +775,8 @@ impl PyStreamWriter {
         let Some(writer) = guard.take() else {
             return Ok(());
         };
-        let what = &self.what;
-        let result = detached(py, || {
-            writer.finish().map_err(|e| (e, None)).and_then(|mut sink| {
-                let raised = sink.take_error();
-                sink.commit().map_err(|e| (e.into(), raised))
-            })
-        })?;
-        result.map_err(|(e, raised)| stream_error(py, what, e, raised))
+        let result = detached(py, || finish_writer(writer))?;
+        result.map_err(|(e, raised)| stream_error(py, &self.what, e, raised))
     }
 
     /// Bytes written so far.
@@ -799,7 +817,7 @@ impl PyStreamWriter {
 /// the file is broken.
 #[pyfunction]
 pub fn pack(py: Python<'_>, path: PathBuf, sink: &Bound<'_, PyAny>) -> PyResult<u64> {
-    let (sink, what) = Sink::open(sink)?;
+    let (sink, what) = Sink::open(sink, &[&path])?;
     let source = path.display().to_string();
     let mut writer = hrry::stream::StreamWriter::new(sink);
     let result = detached(py, || hrry::stream::pack_path(&path, &mut writer))?;
@@ -810,12 +828,7 @@ pub fn pack(py: Python<'_>, path: PathBuf, sink: &Bound<'_, PyAny>) -> PyResult<
             return Err(pack_error(py, &path, &source, e, raised));
         }
     };
-    let done = detached(py, || {
-        writer.finish().map_err(|e| (e, None)).and_then(|mut sink| {
-            let raised = sink.take_error();
-            sink.commit().map_err(|e| (e.into(), raised))
-        })
-    })?;
+    let done = detached(py, || finish_writer(writer))?;
     done.map_err(|(e, raised)| stream_error(py, &what, e, raised))?;
     Ok(count)
 }

@@ -174,7 +174,7 @@ def test_write_tensor_and_quantized(tmp_path):
     with hrry.open(src) as f:
         for t, name in zip(items, names):
             same_array(t.array, f.get_tensor(name))
-    assert items[-1].info["quantization"]["scheme"] == "per_block_affine"
+    assert items[-1].info["quantization"]["scheme"] == "per-block affine"
     same_array(items[-1].array, q.dequantize())
 
 
