@@ -3,17 +3,23 @@
 /// A one-line guess at what `bytes` are, for error messages about files that are not
 /// HRRYFILEs (a Git LFS pointer, safetensors, GGUF, HTML, a `.holo` archive, …).
 pub fn describe(bytes: &[u8]) -> String {
-    let head = &bytes[..bytes.len().min(512)];
+    describe_head(&bytes[..bytes.len().min(HEAD_LEN)], bytes.len() as u64)
+}
+
+/// Bytes [`describe_head`] looks at.
+pub const HEAD_LEN: usize = 512;
+
+/// [`describe`] for a file of `len` bytes of which `head` are the first
+/// `min(len, HEAD_LEN)`.
+pub fn describe_head(head: &[u8], len: u64) -> String {
+    let bytes = head;
     let text = String::from_utf8_lossy(head);
     let lower = text.trim_start().to_ascii_lowercase();
-    if bytes.is_empty() {
+    if len == 0 {
         return "the file is empty".into();
     }
-    if bytes.len() < 8 && FILE_MAGIC_PREFIX.starts_with(bytes) {
-        return format!(
-            "the file is {} bytes, a truncated start of a Hurray file",
-            bytes.len()
-        );
+    if len < 8 && FILE_MAGIC_PREFIX.starts_with(bytes) {
+        return format!("the file is {len} bytes, a truncated start of a Hurray file");
     }
     if lower.starts_with("version https://git-lfs") {
         return "this is a Git LFS pointer, not the file itself: run `git lfs pull` to fetch the content".into();
@@ -32,7 +38,7 @@ pub fn describe(bytes: &[u8]) -> String {
         return "this is an HTML page (often an error or login page saved instead of the download)"
             .into();
     }
-    if looks_like_safetensors(bytes) {
+    if looks_like_safetensors(bytes, len) {
         return "this is a safetensors file; convert it with `hrry convert`".into();
     }
     if bytes.starts_with(b"PK\x03\x04") {
@@ -53,12 +59,12 @@ pub fn describe(bytes: &[u8]) -> String {
 const FILE_MAGIC_PREFIX: &[u8] = b"HRRYFILE";
 
 /// safetensors: an 8-byte little-endian JSON length, then a JSON object.
-fn looks_like_safetensors(bytes: &[u8]) -> bool {
+fn looks_like_safetensors(bytes: &[u8], file_len: u64) -> bool {
     let Some(len) = bytes.get(..8) else {
         return false;
     };
     let n = u64::from_le_bytes(len.try_into().unwrap_or_default());
-    n >= 2 && n <= bytes.len() as u64 - 8 && bytes.get(8) == Some(&b'{')
+    n >= 2 && n <= file_len - 8 && bytes.get(8) == Some(&b'{')
 }
 
 #[cfg(test)]

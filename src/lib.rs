@@ -165,6 +165,7 @@ pub mod quant;
 #[doc(hidden)]
 pub mod report;
 pub mod schema;
+pub mod source;
 pub mod stream;
 #[cfg(feature = "arbitrary-model")]
 #[doc(hidden)]
@@ -205,6 +206,24 @@ impl Format {
     /// bytes: a bare descriptor without its extension is diagnosed as not being a
     /// HRRYFILE (`hrry stream validate` reads it as a stream).
     pub fn detect(bytes: &[u8], path: Option<&std::path::Path>) -> Format {
+        Self::detect_head(bytes, path)
+    }
+
+    /// [`Format::detect`] for a source, reading its first bytes.
+    pub fn detect_source(
+        source: &dyn source::ReadAt,
+        path: Option<&std::path::Path>,
+    ) -> std::io::Result<Format> {
+        let mut head = [0u8; 8];
+        let n = head
+            .len()
+            .min(usize::try_from(source.len()).unwrap_or(usize::MAX));
+        source.read_at(0, &mut head[..n])?;
+        Ok(Self::detect_head(&head[..n], path))
+    }
+
+    /// Recognition from the first bytes (8 are enough).
+    fn detect_head(bytes: &[u8], path: Option<&std::path::Path>) -> Format {
         let extension = |ext: &str| path.is_some_and(|p| p.extension().is_some_and(|e| e == ext));
         if bytes.starts_with(&schema::FILE_MAGIC) {
             Format::HrryFile
@@ -226,15 +245,70 @@ pub fn validate_as(bytes: &[u8], format: Format, options: &validate::Options) ->
         Format::HrryFile => validate::validate_file(bytes, options),
         Format::Holo => holo::validate(bytes, options.mode),
         Format::Stream => stream::validate_stream_bytes(bytes, options),
-        Format::Messages => stream::validate_messages(
-            bytes,
-            &stream::ConversationOptions {
-                mode: options.mode,
-                limits: options.limits,
-                ..Default::default()
-            },
-        ),
+        Format::Messages => stream::validate_messages(bytes, &conversation_options(options)),
     }
+}
+
+/// How a captured conversation is validated under `options`.
+fn conversation_options(options: &validate::Options) -> stream::ConversationOptions {
+    stream::ConversationOptions {
+        mode: options.mode,
+        limits: options.limits,
+        ..Default::default()
+    }
+}
+
+/// Validates `source` as `format`, reading only what the rules need (see
+/// [`validate::validate_source`] and [`holo::validate_source`]; a bare stream or a
+/// conversation is read front to back, one tensor or message at a time): the report
+/// [`validate_as`] gives for the same bytes, or the error of a failed read.
+pub fn validate_source_as(
+    source: &dyn source::ReadAt,
+    format: Format,
+    options: &validate::Options,
+) -> std::io::Result<validate::Report> {
+    let sequential = || std::io::BufReader::new(source::Sequential::new(source));
+    match format {
+        Format::HrryFile => validate::validate_source(source, options),
+        Format::Holo => holo::validate_source(source, options.mode),
+        Format::Stream => stream::validate_stream(sequential(), options),
+        Format::Messages => {
+            stream::validate_messages_from(sequential(), &conversation_options(options))
+        }
+    }
+}
+
+/// Validates a source of either format, recognised by its magic (else `path`'s
+/// extension), reading only what the rules need; returns the format and the report,
+/// or the error of a failed read.
+pub fn validate_source_any(
+    source: &dyn source::ReadAt,
+    path: Option<&std::path::Path>,
+    options: &validate::Options,
+) -> std::io::Result<(Format, validate::Report)> {
+    let format = Format::detect_source(source, path)?;
+    Ok((format, validate_source_as(source, format, options)?))
+}
+
+/// Validates the file at `path` with positioned reads of what the rules need
+/// ([`validate_source_any`] over a [`source::FileSource`]), so memory stays bounded
+/// whatever the file's size. Only regular files are read: a directory, pipe or
+/// device is an error, as is a failed open or read.
+pub fn validate_path(
+    path: &std::path::Path,
+    options: &validate::Options,
+) -> std::io::Result<(Format, validate::Report)> {
+    let file = std::fs::File::open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        let kind = if meta.is_dir() {
+            std::io::ErrorKind::IsADirectory
+        } else {
+            std::io::ErrorKind::InvalidInput
+        };
+        return Err(std::io::Error::new(kind, "not a regular file"));
+    }
+    validate_source_any(&source::FileSource::new(file)?, Some(path), options)
 }
 
 /// Validates bytes of any supported format, recognised by their magic; returns the

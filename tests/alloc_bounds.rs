@@ -21,6 +21,7 @@ use hrry::schema::{
     KvSection, KvValue, Trailer, TRAILER_MAGIC,
 };
 use hrry::stream::{ConversationOptions, StreamReader};
+use hrry::testing::Piecemeal;
 use hrry::validate::{Mode, Options};
 
 /// Most bytes held at once, per input byte.
@@ -97,12 +98,15 @@ fn peak_of(f: impl FnOnce()) -> usize {
 }
 
 /// Opening and fully validating: strict and permissive validation as a HRRYFILE and
-/// as a `.holo` archive, the `.holo` loader (which decodes every section),
-/// `HrryFile` with every tensor read, and the sequential reader in both modes.
+/// as a `.holo` archive, from memory and through a source read piecemeal, the
+/// `.holo` loader (which decodes every section), `HrryFile` with every tensor read,
+/// and the sequential reader in both modes.
 fn open_and_validate(bytes: &[u8], limits: Limits) {
     for mode in [Mode::Strict, Mode::Permissive] {
         let _ = hrry::validate::validate_file(bytes, &Options { mode, limits });
         let _ = hrry::holo::validate(bytes, mode);
+        let _ = hrry::validate::validate_source(&Piecemeal(bytes), &Options { mode, limits });
+        let _ = hrry::holo::validate_source(&Piecemeal(bytes), mode);
     }
     let _ = hrry::holo::HoloLoader::from_bytes(bytes);
     if let Ok(file) = HrryFile::from_bytes_with(bytes, limits) {
@@ -318,32 +322,41 @@ fn densest_inputs_are_bounded() {
 /// `REJECT_CONSTANT` bytes, with each limit at its default and at the wire maximum.
 fn assert_rejected_small(name: &str, bytes: &[u8], rule: &str) {
     for limits in [Limits::default(), wire_maximum()] {
-        let mut strict = None;
-        let peak = peak_of(|| {
-            let report = hrry::validate::validate_file(
-                bytes,
-                &Options {
-                    mode: Mode::Strict,
-                    limits,
-                },
+        let options = Options {
+            mode: Mode::Strict,
+            limits,
+        };
+        let in_memory = || hrry::validate::validate_file(bytes, &options);
+        let piecemeal =
+            || hrry::validate::validate_source(&Piecemeal(bytes), &options).expect("readable");
+        let mut found = Vec::new();
+        for (what, validate) in [
+            (
+                "validation",
+                &in_memory as &dyn Fn() -> hrry::validate::Report,
+            ),
+            ("validation from a source", &piecemeal),
+        ] {
+            let mut rules = None;
+            let peak = peak_of(|| {
+                rules = Some(
+                    validate()
+                        .violations
+                        .iter()
+                        .map(|v| v.rule.id)
+                        .collect::<Vec<_>>(),
+                );
+            });
+            assert!(peak <= REJECT_CONSTANT, "{name}: {what} held {peak} bytes");
+            let rules = rules.expect("validated");
+            assert!(
+                rules.contains(&rule)
+                    || (limits == Limits::default() && rules.contains(&"HF-LIM-001")),
+                "{name}: {what} expected {rule}, got {rules:?}"
             );
-            strict = Some(
-                report
-                    .violations
-                    .iter()
-                    .map(|v| v.rule.id)
-                    .collect::<Vec<_>>(),
-            );
-        });
-        assert!(
-            peak <= REJECT_CONSTANT,
-            "{name}: validation held {peak} bytes"
-        );
-        let rules = strict.expect("validated");
-        assert!(
-            rules.contains(&rule) || (limits == Limits::default() && rules.contains(&"HF-LIM-001")),
-            "{name}: expected {rule}, got {rules:?}"
-        );
+            found.push(rules);
+        }
+        assert_eq!(found[0], found[1], "{name}");
         let peak = peak_of(|| {
             let opened = HrryFile::from_bytes_with(bytes, limits).map(|f| {
                 f.entries()
@@ -461,6 +474,16 @@ fn assert_holo_rejected_small(name: &str, bytes: &[u8]) {
         assert!(
             peak <= REJECT_CONSTANT,
             "{name}: validation held {peak} bytes"
+        );
+        let peak = peak_of(|| {
+            valid = hrry::holo::validate_source(&Piecemeal(bytes), mode)
+                .expect("readable")
+                .is_valid()
+        });
+        assert!(!valid, "{name}: validates from a source");
+        assert!(
+            peak <= REJECT_CONSTANT,
+            "{name}: validation from a source held {peak} bytes"
         );
     }
     let mut loaded = true;

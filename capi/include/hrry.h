@@ -262,10 +262,12 @@ int hrry_dequantize(const struct hrry_file *f, size_t i, float *out, uint64_t co
 /**
  * Validates the file at `path` (a HRRYFILE or a `.holo` archive, recognised by its
  * magic), strictly or, when `permissive` is non-zero, following the spec's
- * permissive allowances. Returns `HRRY_OK` whenever a report was produced, valid or
- * not (free it with `hrry_report_free`); `HRRY_IO` when the file cannot be read;
- * `HRRY_ARGUMENT` for a NULL or empty `path` or a NULL `out`. On failure `*out` is
- * NULL.
+ * permissive allowances. Only what the rules look at is read (never tensor data),
+ * so memory stays small whatever the file's size. Returns `HRRY_OK` whenever a
+ * report was produced, valid or not (free it with `hrry_report_free`); `HRRY_IO`
+ * when the file cannot be read or is not a regular file (a directory, pipe or
+ * device); `HRRY_ARGUMENT` for a NULL or empty `path` or a NULL `out`. On failure
+ * `*out` is NULL.
  *
  * # Safety
  * `path` is NULL or a NUL-terminated string; `out` is NULL or writable.

@@ -37,18 +37,25 @@ impl hrry_report {
     }
 }
 
-/// Validates `bytes` as the format their magic (or `path`'s extension) says.
-pub(crate) fn validate(bytes: &[u8], path: Option<&Path>, permissive: bool) -> (Format, Report) {
-    let format = Format::detect(bytes, path);
-    let options = Options {
+/// Strict, or permissive when `permissive`, with the default limits.
+fn options(permissive: bool) -> Options {
+    Options {
         mode: if permissive {
             Mode::Permissive
         } else {
             Mode::Strict
         },
         ..Options::default()
-    };
-    (format, hrry::validate_as(bytes, format, &options))
+    }
+}
+
+/// Validates `bytes` as the format their magic (or `path`'s extension) says.
+pub(crate) fn validate(bytes: &[u8], path: Option<&Path>, permissive: bool) -> (Format, Report) {
+    let format = Format::detect(bytes, path);
+    (
+        format,
+        hrry::validate_as(bytes, format, &options(permissive)),
+    )
 }
 
 /// A new report on `bytes`.
@@ -59,10 +66,12 @@ fn produce(bytes: &[u8], path: Option<&Path>, permissive: c_int) -> hrry_report 
 
 /// Validates the file at `path` (a HRRYFILE or a `.holo` archive, recognised by its
 /// magic), strictly or, when `permissive` is non-zero, following the spec's
-/// permissive allowances. Returns `HRRY_OK` whenever a report was produced, valid or
-/// not (free it with `hrry_report_free`); `HRRY_IO` when the file cannot be read;
-/// `HRRY_ARGUMENT` for a NULL or empty `path` or a NULL `out`. On failure `*out` is
-/// NULL.
+/// permissive allowances. Only what the rules look at is read (never tensor data),
+/// so memory stays small whatever the file's size. Returns `HRRY_OK` whenever a
+/// report was produced, valid or not (free it with `hrry_report_free`); `HRRY_IO`
+/// when the file cannot be read or is not a regular file (a directory, pipe or
+/// device); `HRRY_ARGUMENT` for a NULL or empty `path` or a NULL `out`. On failure
+/// `*out` is NULL.
 ///
 /// # Safety
 /// `path` is NULL or a NUL-terminated string; `out` is NULL or writable.
@@ -76,10 +85,11 @@ pub unsafe extern "C" fn hrry_validate_path(
     unsafe {
         ptr::call_new(out, || {
             let path = ptr::path(path, "path")?;
-            let bytes = std::fs::read(path).map_err(|e| {
-                Failure::new(HRRY_IO, format!("{}: cannot read: {e}", path.display()))
-            })?;
-            Ok(produce(&bytes, Some(path), permissive))
+            let (_, report) =
+                hrry::validate_path(path, &options(permissive != 0)).map_err(|e| {
+                    Failure::new(HRRY_IO, format!("{}: cannot read: {e}", path.display()))
+                })?;
+            Ok(hrry_report::new(&report))
         })
     }
 }

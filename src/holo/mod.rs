@@ -32,6 +32,7 @@ pub use types::{
 pub(crate) use writer::assemble_version;
 pub use writer::{assemble, HoloWriter};
 
+use crate::source::ReadAt;
 use crate::validate::{Mode, Report};
 
 /// Errors of the `.holo` layer.
@@ -76,4 +77,13 @@ pub fn is_holo(bytes: &[u8]) -> bool {
 /// hardening rules; permissive mode spec rules only.
 pub fn validate(bytes: &[u8], mode: Mode) -> Report {
     walk::walk(bytes, mode).0
+}
+
+/// [`validate`] for an archive read through `source` (a file, say): the section
+/// table and structured sections are read, weight bodies and the footer's BLAKE3
+/// are streamed in fixed chunks, so memory does not grow with the archive. The
+/// report is the one [`validate`] gives for the same bytes; a failed read is
+/// returned instead.
+pub fn validate_source(source: &dyn ReadAt, mode: Mode) -> std::io::Result<Report> {
+    Ok(walk::walk_source(source, mode)?.0)
 }

@@ -1,12 +1,16 @@
-//! One pass over an archive's bytes that checks every `HOLO-…` rule and, on the
-//! way, builds the index the loader serves lookups from.
+//! One pass over an archive that checks every `HOLO-…` rule and, on the way, builds
+//! the index the loader serves lookups from.
 //!
 //! The index stores byte ranges, not slices, so a loader can own its storage (an
 //! mmap) and lend slices out of it. The footer hash runs on a second thread while
 //! this thread walks the structure (and hashes weight bodies), since on a large
-//! archive those are the two costs that matter.
+//! archive those are the two costs that matter. The archive is read through a
+//! [`ReadAt`] source: in memory it is borrowed, from a file it is read in pieces
+//! (the structure's small reads, weight bodies and the footer's hash streamed in
+//! fixed chunks), so validating a file holds no more than its metadata.
 
 use std::collections::HashMap;
+use std::io;
 use std::ops::Range;
 
 use crate::schema::holo::{
@@ -17,13 +21,21 @@ use crate::schema::holo::{
     WEIGHT_ENTRY_HEAD_LEN,
 };
 use crate::schema::read_from;
+use crate::source::ReadAt;
+use crate::validate::input::{Input, Window, CHUNK};
 use crate::validate::rules::holo as r;
 use crate::validate::{Mode, Report, Rule};
 
 use super::types::{Fingerprint, PortDescriptor, SectionKind, SectionRef, ShapeDescriptor};
 
 /// Inputs at least this long get their footer hashed on a second thread.
-const PARALLEL_FOOTER_MIN: usize = 1 << 20;
+const PARALLEL_FOOTER_MIN: u64 = 1 << 20;
+
+/// Longest constant entry head: tag, slot, dtype and a fingerprint.
+const MAX_CONSTANT_HEAD_LEN: u64 = 1 + 4 + 1 + 32;
+
+/// Longest Extension head: `key_length` and a key of 65 535 bytes.
+const MAX_EXTENSION_HEAD_LEN: u64 = 2 + u16::MAX as u64;
 
 /// Where a constant's bytes are.
 #[derive(Clone, Debug)]
@@ -76,31 +88,66 @@ struct PendingReference {
 /// Checks `bytes` against every rule, returning the report and, unless the
 /// structure could not be followed, the index.
 pub(crate) fn walk(bytes: &[u8], mode: Mode) -> (Report, Option<ArchiveIndex>) {
+    match walk_source(&bytes, mode) {
+        Ok(done) => done,
+        // Reads inside a slice do not fail.
+        Err(e) => (crate::validate::input::unread(mode, &e), None),
+    }
+}
+
+/// [`walk`] over any source; a failed read is returned instead of a report.
+pub(crate) fn walk_source(
+    source: &dyn ReadAt,
+    mode: Mode,
+) -> io::Result<(Report, Option<ArchiveIndex>)> {
+    let input = Input::new(source);
     let mut report = Report::new(mode);
-    let index = walk_into(bytes, &mut report);
+    let index = walk_into(&input, &mut report);
     if index.is_none() {
         report.fatal = true;
     }
-    (report, index)
+    match input.into_error() {
+        Some(e) => Err(e),
+        None => Ok((report, index)),
+    }
 }
 
-fn walk_into(bytes: &[u8], report: &mut Report) -> Option<ArchiveIndex> {
-    let len = bytes.len() as u64;
+/// BLAKE3 of the first `n` bytes of `source`: at once in memory, else streamed in
+/// [`CHUNK`]s. Touches only the source, so it can run on another thread.
+fn hash_prefix(source: &dyn ReadAt, n: u64) -> io::Result<blake3::Hash> {
+    if let Some(s) = source.as_bytes() {
+        return Ok(blake3::hash(s.get(..n as usize).unwrap_or_default()));
+    }
+    let mut hasher = blake3::Hasher::new();
+    let mut buf = vec![0u8; CHUNK.min(n) as usize];
+    let mut at = 0;
+    while at < n {
+        let piece = &mut buf[..(n - at).min(CHUNK) as usize];
+        source.read_at(at, piece)?;
+        hasher.update(piece);
+        at += piece.len() as u64;
+    }
+    Ok(hasher.finalize())
+}
+
+fn walk_into(input: &Input<'_>, report: &mut Report) -> Option<ArchiveIndex> {
+    let len = input.len();
     let minimum = HOLO_HEADER_LEN + HOLO_FOOTER_LEN;
     if !report.check(len >= minimum, &r::HOLO_SIZE, 0, || {
         format!("archive length: expected at least {minimum} bytes, found {len}")
     }) {
         return None;
     }
-    if !report.check(bytes.starts_with(b"HOLO"), &r::HOLO_MAGIC, 0, || {
+    let head = input.bytes_clamped(0, HOLO_HEADER_LEN);
+    if !report.check(head.starts_with(b"HOLO"), &r::HOLO_MAGIC, 0, || {
         format!(
             "magic: expected \"HOLO\", found {:?}",
-            String::from_utf8_lossy(bytes.get(..4).unwrap_or_default())
+            String::from_utf8_lossy(head.get(..4).unwrap_or_default())
         )
     }) {
         return None;
     }
-    let header = match read_from::<HoloHeader>(bytes) {
+    let header = match read_from::<HoloHeader>(&head) {
         Ok((h, _)) => h,
         Err(e) => {
             report.violation(&r::HOLO_SIZE, 0, format!("header: {e}"));
@@ -117,30 +164,40 @@ fn walk_into(bytes: &[u8], report: &mut Report) -> Option<ArchiveIndex> {
         return None;
     }
     // len >= minimum, so this cannot underflow.
-    let footer_start = bytes.len() - HOLO_FOOTER_LEN as usize;
-    let (body, stored) = bytes.split_at(footer_start);
-    let mut stored_fingerprint = [0u8; 32];
-    stored_fingerprint.copy_from_slice(stored);
+    let footer_start = len - HOLO_FOOTER_LEN;
+    let stored_fingerprint: [u8; 32] = input
+        .bytes(footer_start, HOLO_FOOTER_LEN)?
+        .as_ref()
+        .try_into()
+        .ok()?;
 
+    let source = input.source();
     let (index, computed) = std::thread::scope(|scope| {
-        let footer_job = if body.len() >= PARALLEL_FOOTER_MIN {
+        let footer_job = if footer_start >= PARALLEL_FOOTER_MIN {
             std::thread::Builder::new()
                 .name("holo-footer".into())
-                .spawn_scoped(scope, || blake3::hash(body))
+                .spawn_scoped(scope, move || hash_prefix(source, footer_start))
                 .ok()
         } else {
             None
         };
-        let index = walk_structure(bytes, header, footer_start as u64, report);
+        let index = walk_structure(input, header, footer_start, report);
         let computed = footer_job
             .and_then(|job| job.join().ok())
-            .unwrap_or_else(|| blake3::hash(body));
+            .unwrap_or_else(|| hash_prefix(source, footer_start));
         (index, computed)
     });
+    let computed = match computed {
+        Ok(hash) => hash,
+        Err(e) => {
+            input.fail(e);
+            return None;
+        }
+    };
     report.check(
         computed.as_bytes() == &stored_fingerprint,
         &r::HOLO_FOOTER,
-        footer_start as u64,
+        footer_start,
         || {
             format!(
                 "footer: expected BLAKE3 {}, found {}",
@@ -156,7 +213,7 @@ fn walk_into(bytes: &[u8], report: &mut Report) -> Option<ArchiveIndex> {
 
 /// The table and the payloads; `None` when the table cannot be read.
 fn walk_structure(
-    bytes: &[u8],
+    input: &Input<'_>,
     header: HoloHeader,
     footer_start: u64,
     report: &mut Report,
@@ -185,9 +242,14 @@ fn walk_structure(
     let mut accepted: Vec<(u64, SectionRef)> =
         Vec::with_capacity(usize::from(header.section_count));
     let mut seen = [false; 17];
+    // The table lies before the footer, so it is read whole.
+    let table = input.bytes(HOLO_HEADER_LEN, table_end - HOLO_HEADER_LEN)?;
     for i in 0..count {
         let at = HOLO_HEADER_LEN + i * SECTION_ENTRY_LEN;
-        let entry = match bytes.get(at as usize..).map(read_from::<SectionEntry>) {
+        let entry = match table
+            .get((i * SECTION_ENTRY_LEN) as usize..)
+            .map(read_from::<SectionEntry>)
+        {
             Some(Ok((e, _))) => e,
             _ => {
                 report.violation(&r::HOLO_TABLE_SIZE, at, "section entry is truncated");
@@ -268,7 +330,7 @@ fn walk_structure(
     let mut pending = Vec::new();
     for (_, section) in &accepted {
         index.sections.push(*section);
-        decode_section(bytes, section, &mut index, &mut pending, report);
+        decode_section(input, section, &mut index, &mut pending, report);
     }
     resolve_references(pending, &mut index, report);
     Some(index)
@@ -329,22 +391,23 @@ fn error_reason(e: &binrw::Error) -> String {
 }
 
 fn decode_section(
-    bytes: &[u8],
+    input: &Input<'_>,
     section: &SectionRef,
     index: &mut ArchiveIndex,
     pending: &mut Vec<PendingReference>,
     report: &mut Report,
 ) {
     // Bounds were checked against the footer start, so the range is in the input.
-    let start = section.offset as usize;
-    let range = start..start + section.length as usize;
-    let Some(payload) = bytes.get(range.clone()) else {
-        return;
-    };
     let base = section.offset;
+    let start = base as usize;
+    let range = start..start + section.length as usize;
+    // The structured sections are metadata, read whole; Weights and Constants hold
+    // bodies and are read entry by entry; the others are not interpreted.
+    let whole = || input.bytes(base, section.length);
     match section.kind {
         SectionKind::Inputs | SectionKind::Outputs => {
-            let ports = decode_ports(payload, base, report);
+            let Some(payload) = whole() else { return };
+            let ports = decode_ports(&payload, base, report);
             if section.kind == SectionKind::Inputs {
                 index.inputs = ports;
             } else {
@@ -352,14 +415,17 @@ fn decode_section(
             }
         }
         SectionKind::Schedule => {
-            index.schedule = decode_levels(payload, base, &r::HOLO_SCHEDULE_DECODE, report);
+            let Some(payload) = whole() else { return };
+            index.schedule = decode_levels(&payload, base, &r::HOLO_SCHEDULE_DECODE, report);
         }
         SectionKind::ExecPlan => {
-            index.exec_plan = decode_levels(payload, base, &r::HOLO_EXEC_PLAN_DECODE, report);
+            let Some(payload) = whole() else { return };
+            index.exec_plan = decode_levels(&payload, base, &r::HOLO_EXEC_PLAN_DECODE, report);
         }
         SectionKind::ShapeRegistry => {
+            let Some(payload) = whole() else { return };
             index.shape_registry = decode_whole::<ShapeRegistryList>(
-                payload,
+                &payload,
                 base,
                 &r::HOLO_SHAPES_DECODE,
                 "ShapeRegistry",
@@ -367,9 +433,18 @@ fn decode_section(
             )
             .map(|l| l.shapes);
         }
-        SectionKind::Extension => decode_extension(payload, range, base, index, report),
-        SectionKind::Weights => decode_weights(payload, start, base, index, report),
-        SectionKind::Constants => decode_constants(payload, start, base, index, pending, report),
+        SectionKind::Extension => {
+            let head = input.bytes_clamped(base, section.length.min(MAX_EXTENSION_HEAD_LEN));
+            decode_extension(&head, section.length, range, base, index, report);
+        }
+        SectionKind::Weights => {
+            let mut payload = input.window(base, section.length);
+            decode_weights(input, &mut payload, base, index, report);
+        }
+        SectionKind::Constants => {
+            let mut payload = input.window(base, section.length);
+            decode_constants(&mut payload, base, index, pending, report);
+        }
         SectionKind::KernelCalls
         | SectionKind::DTypeRegistry
         | SectionKind::Certificates
@@ -395,7 +470,7 @@ where
 {
     match read_from::<T>(payload) {
         Ok((value, used)) => {
-            check_consumed(payload, used, base, what, report);
+            check_consumed(payload.len() as u64, used, base, what, report);
             Some(value)
         }
         Err(e) => {
@@ -406,8 +481,7 @@ where
     }
 }
 
-fn check_consumed(payload: &[u8], used: u64, base: u64, what: &str, report: &mut Report) {
-    let len = payload.len() as u64;
+fn check_consumed(len: u64, used: u64, base: u64, what: &str, report: &mut Report) {
     report.check(used == len, &r::HOLO_SECTION_TRAILING, base + used, || {
         format!(
             "{what}: payload is {len} bytes but its entries end after {used} ({} trailing)",
@@ -480,23 +554,23 @@ fn decode_ports(payload: &[u8], base: u64, report: &mut Report) -> Vec<PortDescr
     ports
 }
 
+/// `head`: the payload's first bytes, enough for the longest head; `len`: the
+/// payload's length.
 fn decode_extension(
-    payload: &[u8],
+    head: &[u8],
+    len: u64,
     range: Range<usize>,
     base: u64,
     index: &mut ArchiveIndex,
     report: &mut Report,
 ) {
-    let (head, used) = match read_from::<ExtensionHead>(payload) {
+    let (head, used) = match read_from::<ExtensionHead>(head) {
         Ok(v) => v,
         Err(_) => {
             report.violation(
                 &r::HOLO_EXT_DECODE,
                 base,
-                format!(
-                    "Extension: a {}-byte payload cannot hold key_length and its key",
-                    payload.len()
-                ),
+                format!("Extension: a {len}-byte payload cannot hold key_length and its key"),
             );
             return;
         }
@@ -527,25 +601,23 @@ fn decode_extension(
 
 /// Reads the leading `u32` count and checks that `count × min_entry` bytes remain.
 fn entry_count(
-    payload: &[u8],
+    payload: &mut Window<'_>,
     base: u64,
     min_entry: u64,
     rule: &'static Rule,
     what: &str,
     report: &mut Report,
 ) -> Option<u32> {
-    let Ok((EntryCount { count }, _)) = read_from::<EntryCount>(payload) else {
+    let len = payload.len();
+    let Ok((EntryCount { count }, _)) = read_from::<EntryCount>(payload.get(0, 4)) else {
         report.violation(
             rule,
             base,
-            format!(
-                "{what}: a {}-byte payload cannot hold the 4-byte count",
-                payload.len()
-            ),
+            format!("{what}: a {len}-byte payload cannot hold the 4-byte count"),
         );
         return None;
     };
-    let left = payload.len() as u64 - 4;
+    let left = len - 4;
     let need = u64::from(count) * min_entry;
     if !report.check(need <= left, rule, base, || {
         format!("{what}: count {count} needs at least {need} bytes but only {left} remain")
@@ -555,9 +627,11 @@ fn entry_count(
     Some(count)
 }
 
+/// The Weights section whose payload (at absolute offset `base`) is `payload`:
+/// entry heads are read through the window, bodies hashed from `input`.
 fn decode_weights(
-    payload: &[u8],
-    start: usize,
+    input: &Input<'_>,
+    payload: &mut Window<'_>,
     base: u64,
     index: &mut ArchiveIndex,
     report: &mut Report,
@@ -574,10 +648,13 @@ fn decode_weights(
         return;
     };
     index.weights.reserve(count as usize);
-    let mut cur = 4usize;
+    let len = payload.len();
+    let mut cur = 4u64;
     for i in 0..count {
-        let head_at = base + cur as u64;
-        let Some(Ok((head, used))) = payload.get(cur..).map(read_from::<WeightEntryHead>) else {
+        let head_at = base + cur;
+        let Ok((head, used)) =
+            read_from::<WeightEntryHead>(payload.get(cur, WEIGHT_ENTRY_HEAD_LEN as usize))
+        else {
             report.violation(
                 &r::HOLO_WEIGHT_DECODE,
                 head_at,
@@ -585,12 +662,9 @@ fn decode_weights(
             );
             return;
         };
-        cur += used as usize;
-        let left = payload.len() - cur;
-        let Some(body_len) = usize::try_from(head.body_length)
-            .ok()
-            .filter(|&l| l <= left)
-        else {
+        cur += used;
+        let left = len - cur;
+        let Some(body_len) = Some(head.body_length).filter(|&l| l <= left) else {
             report.violation(
                 &r::HOLO_WEIGHT_DECODE,
                 head_at + 32,
@@ -601,8 +675,7 @@ fn decode_weights(
             );
             return;
         };
-        let body = &payload[cur..cur + body_len];
-        let actual = blake3::hash(body);
+        let actual = input.blake3(base + cur, body_len);
         report.check(
             actual.as_bytes() == &head.fingerprint,
             &r::HOLO_WEIGHT_HASH,
@@ -627,17 +700,17 @@ fn decode_weights(
                 .weight_index
                 .insert(head.fingerprint, index.weights.len());
         }
+        let body = (base + cur) as usize;
         index
             .weights
-            .push((head.fingerprint, start + cur..start + cur + body_len));
+            .push((head.fingerprint, body..body + body_len as usize));
         cur += body_len;
     }
-    check_consumed(payload, cur as u64, base, what, report);
+    check_consumed(len, cur, base, what, report);
 }
 
 fn decode_constants(
-    payload: &[u8],
-    start: usize,
+    payload: &mut Window<'_>,
     base: u64,
     index: &mut ArchiveIndex,
     pending: &mut Vec<PendingReference>,
@@ -654,10 +727,11 @@ fn decode_constants(
     ) else {
         return;
     };
-    let mut cur = 4usize;
+    let len = payload.len();
+    let mut cur = 4u64;
     for i in 0..count {
-        let at = base + cur as u64;
-        let rest = payload.get(cur..).unwrap_or_default();
+        let at = base + cur;
+        let rest = payload.get(cur, MAX_CONSTANT_HEAD_LEN as usize);
         let tag = rest.first().copied();
         if let Some(tag) = tag.filter(|t| *t != CONSTANT_TAG_INLINE && *t != CONSTANT_TAG_REFERENCE)
         {
@@ -676,15 +750,15 @@ fn decode_constants(
             );
             return;
         };
-        cur += used as usize;
+        cur += used;
         match head {
             ConstantEntryHead::Inline {
                 slot,
                 dtype,
                 body_length,
             } => {
-                let left = payload.len() - cur;
-                let Some(len) = usize::try_from(body_length).ok().filter(|&l| l <= left) else {
+                let left = len - cur;
+                let Some(body_len) = Some(u64::from(body_length)).filter(|&l| l <= left) else {
                     report.violation(
                         &r::HOLO_CONST_DECODE,
                         at + 6,
@@ -694,12 +768,13 @@ fn decode_constants(
                     );
                     return;
                 };
+                let body = (base + cur) as usize;
                 index.constants.push(ConstantEntry {
                     slot,
                     dtype,
-                    body: ConstantBody::Inline(start + cur..start + cur + len),
+                    body: ConstantBody::Inline(body..body + body_len as usize),
                 });
-                cur += len;
+                cur += body_len;
             }
             ConstantEntryHead::Reference {
                 slot,
@@ -723,7 +798,7 @@ fn decode_constants(
             }
         }
     }
-    check_consumed(payload, cur as u64, base, what, report);
+    check_consumed(len, cur, base, what, report);
 }
 
 /// Resolves constant references against the decoded Weights entries (Weights may

@@ -255,8 +255,26 @@ fn packing_tail_bytes(count: u64, width: u32) -> impl Iterator<Item = (u64, u32)
 /// not looked at. Returns `(byte index, byte)`; `None` when every such bit is zero,
 /// the type is not sub-byte, or nothing is left over.
 pub fn nonzero_packing_tail(buf: &[u8], count: u64, width: u32) -> Option<(u64, u8)> {
+    nonzero_packing_tail_from(buf, 0, count, width)
+}
+
+/// The bytes [`nonzero_packing_tail`] looks at: `first..end` (at most three; empty
+/// when there is no tail).
+pub(crate) fn packing_tail_range(count: u64, width: u32) -> (u64, u64) {
+    let (end, unit_end) = packing_tail_bits(count, width).unwrap_or((0, 0));
+    (end / 8, unit_end.div_ceil(8))
+}
+
+/// [`nonzero_packing_tail`] given only the bytes from index `first` on (`bytes[0]`
+/// is byte `first`), for a reader that fetched just [`packing_tail_range`].
+pub(crate) fn nonzero_packing_tail_from(
+    bytes: &[u8],
+    first: u64,
+    count: u64,
+    width: u32,
+) -> Option<(u64, u8)> {
     for (index, from) in packing_tail_bytes(count, width) {
-        let byte = *buf.get(usize::try_from(index).ok()?)?;
+        let byte = *bytes.get(usize::try_from(index.checked_sub(first)?).ok()?)?;
         if byte >> from != 0 {
             return Some((index, byte));
         }

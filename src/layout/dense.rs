@@ -10,7 +10,10 @@ use crate::schema::{
 };
 
 use super::addressing::{row_major_strides, DenseMap};
-use super::bits::{clear_packing_tail, nonzero_packing_tail, read_bits, write_bits, PackedWriter};
+use super::bits::{
+    clear_packing_tail, nonzero_packing_tail, nonzero_packing_tail_from, packing_tail_range,
+    read_bits, write_bits, PackedWriter,
+};
 use super::element::{checked_count, element_bits};
 use super::error::LayoutError;
 
@@ -42,7 +45,7 @@ pub(crate) fn is_contiguous(layout_tag: u8) -> bool {
 
 /// The packed run of an unquantized row- or column-major tensor: element count,
 /// bits per element and the byte where it starts in buffer 0.
-fn packed_run(desc: &TensorDescriptor) -> Option<(u64, u32, usize)> {
+pub(crate) fn packed_run(desc: &TensorDescriptor) -> Option<(u64, u32, usize)> {
     if !is_contiguous(desc.layout_tag) || desc.quantization.is_some() {
         return None;
     }
@@ -93,10 +96,37 @@ pub(crate) fn nonzero_tail_of_run(
     })
 }
 
+/// Where in buffer 0 [`nonzero_tail_of_run`] looks: `(first byte, byte count)`, at
+/// most three bytes; `None` when that lies past 2^64.
+pub(crate) fn tail_of_run_window(count: u64, width: u32, start: u64) -> Option<(u64, u64)> {
+    let (first, end) = packing_tail_range(count, width);
+    Some((start.checked_add(first)?, end - first))
+}
+
+/// [`nonzero_tail_of_run`] judged on `window` alone: buffer 0's bytes from the first
+/// byte of [`tail_of_run_window`] (fewer when the buffer ends first).
+pub(crate) fn nonzero_tail_in_window(
+    window: &[u8],
+    count: u64,
+    width: u32,
+    start: u64,
+) -> Option<UnusedTail> {
+    let (first, _) = packing_tail_range(count, width);
+    let (i, byte) = nonzero_packing_tail_from(window, first, count, width)?;
+    Some(UnusedTail {
+        byte_index: start.checked_add(i)?,
+        byte,
+        count,
+        width,
+    })
+}
+
 /// For an unquantized row- or column-major sub-byte tensor, its unused tail when
 /// it has a set bit. Quantized tensors are judged on their storage shape by the
-/// quantization checks, through [`nonzero_tail_of_run`].
-pub(crate) fn nonzero_unused_tail(desc: &TensorDescriptor, buffer0: &[u8]) -> Option<UnusedTail> {
+/// quantization checks, through [`nonzero_tail_of_run`]. Validation reads only the
+/// window ([`tail_of_run_window`]); this whole-buffer form is the tests' reference.
+#[cfg(test)]
+fn nonzero_unused_tail(desc: &TensorDescriptor, buffer0: &[u8]) -> Option<UnusedTail> {
     let (count, width, start) = packed_run(desc)?;
     nonzero_tail_of_run(buffer0, count, width, start as u64)
 }
@@ -159,7 +189,7 @@ impl TailWindow {
     }
 }
 
-/// Clears the bits [`nonzero_unused_tail`] looks at: makes arbitrary bytes (a fill
+/// Clears the bits `nonzero_unused_tail` looks at: makes arbitrary bytes (a fill
 /// pattern, random data) a valid packing.
 #[doc(hidden)]
 pub fn clear_unused_tail(desc: &TensorDescriptor, buffer0: &mut [u8]) {
@@ -278,6 +308,8 @@ pub fn lowest_bit_address(desc: &TensorDescriptor) -> Option<i128> {
 #[derive(Clone, Debug)]
 pub struct DenseView<'a> {
     buffer: &'a [u8],
+    /// Length of buffer 0 (of `buffer`, except for an addressing-only view).
+    len: usize,
     shape: Vec<u64>,
     width: u32,
     byte_offset: u64,
@@ -301,12 +333,26 @@ impl<'a> DenseView<'a> {
         let map = DenseMap::new(desc.layout_tag, &desc.layout, &desc.shape)?;
         Ok(DenseView {
             buffer,
+            len: buffer.len(),
             shape: desc.shape.clone(),
             width,
             byte_offset: desc.byte_offset,
             map,
             count,
         })
+    }
+
+    /// The positions of `desc`'s elements in a buffer 0 of `len` bytes that is not
+    /// at hand (a validator reading a file piecemeal): for
+    /// [`DenseView::for_each_address`] and [`DenseView::bit_address`] only, since
+    /// there are no bytes to read values from.
+    pub(crate) fn addresses_only(
+        desc: &TensorDescriptor,
+        len: usize,
+    ) -> Result<DenseView<'static>, LayoutError> {
+        let mut view = DenseView::new(desc, &[&[]])?;
+        view.len = len;
+        Ok(view)
     }
 
     /// Bits per element.
@@ -332,13 +378,13 @@ impl<'a> DenseView<'a> {
             .ok_or(LayoutError::Overflow {
                 what: "bit address",
             })?;
-        let limit = (self.buffer.len() as i128) * 8;
+        let limit = (self.len as i128) * 8;
         if bit < 0 || bit + w > limit {
             return Err(LayoutError::OutOfBounds {
                 buffer: 0,
                 bit,
                 width: self.width,
-                len: self.buffer.len(),
+                len: self.len,
             });
         }
         Ok(bit as u64)

@@ -227,6 +227,15 @@ pub fn exercise_file(bytes: &[u8]) -> bool {
         )
     };
     let (strict, permissive) = (validate(Mode::Strict), validate(Mode::Permissive));
+    for (mode, report) in [(Mode::Strict, &strict), (Mode::Permissive, &permissive)] {
+        let options = crate::validate::Options {
+            mode,
+            ..Default::default()
+        };
+        let piecemeal = crate::validate::validate_source(&Piecemeal(bytes), &options);
+        let piecemeal = piecemeal.expect("reads inside the input succeed");
+        assert_same_report(report, &piecemeal, &format!("read piecemeal, {mode:?}"));
+    }
     let valid = strict.is_valid();
     assert!(
         !valid || permissive.is_valid(),
@@ -353,6 +362,11 @@ pub fn dequantize_with_every_kernel(
 pub fn exercise_holo(bytes: &[u8]) -> bool {
     let strict = crate::holo::validate(bytes, Mode::Strict);
     let permissive = crate::holo::validate(bytes, Mode::Permissive);
+    for (mode, report) in [(Mode::Strict, &strict), (Mode::Permissive, &permissive)] {
+        let piecemeal = crate::holo::validate_source(&Piecemeal(bytes), mode);
+        let piecemeal = piecemeal.expect("reads inside the input succeed");
+        assert_same_report(report, &piecemeal, &format!("read piecemeal, {mode:?}"));
+    }
     let valid = strict.is_valid();
     assert!(
         !valid || permissive.is_valid(),
@@ -416,4 +430,42 @@ fn assemble_composites(tensors: &[(u64, TensorDescriptor, Vec<Vec<u8>>)], limit:
             .collect();
         let _ = assemble(head, &members, limit);
     }
+}
+
+/// Bytes in memory read as a file is: through [`crate::source::ReadAt::read_at`]
+/// only (it does not offer the slice), so validators take their piecemeal path.
+pub struct Piecemeal<'a>(pub &'a [u8]);
+
+impl crate::source::ReadAt for Piecemeal<'_> {
+    fn len(&self) -> u64 {
+        self.0.len() as u64
+    }
+
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
+        crate::source::ReadAt::read_at(self.0, offset, buf)
+    }
+}
+
+/// Panics unless the two reports say the same: violations (rule, offset, message)
+/// in order, notes, whether validation stopped early, and the suppressed count.
+/// `what` names the input in the panic message.
+pub fn assert_same_report(a: &crate::validate::Report, b: &crate::validate::Report, what: &str) {
+    assert_eq!(a.violations, b.violations, "{what}");
+    assert_eq!(a.notes, b.notes, "{what}");
+    assert_eq!((a.fatal, a.suppressed), (b.fatal, b.suppressed), "{what}");
+}
+
+/// A string array like a tokenizer's vocabulary: `n` short tokens (`▁tok0`, …), the
+/// largest KV value real checkpoints carry.
+pub fn tokenizer_tokens(n: usize) -> KvValue {
+    KvValue::Array(KvArray {
+        element_tag: 0x01,
+        elements: (0..n)
+            .map(|i| {
+                KvScalar::String(LenBytes {
+                    bytes: format!("▁tok{i}").into_bytes(),
+                })
+            })
+            .collect(),
+    })
 }

@@ -1,6 +1,7 @@
 //! Validation of a whole HRRYFILE: header, trailer, index, KV, then the tensor
 //! region (see [`super::region`]).
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 
 use crate::limits::Limits;
@@ -8,11 +9,12 @@ use crate::schema::{
     container::{
         header_offsets as ho, trailer_offsets as to, FILE_HEADER_LEN, MIN_INDEX_ENTRY_LEN,
     },
+    kv::in_place::{entry_at, ScalarAt, ValueAt},
     kv::MIN_KV_ENTRY_LEN,
-    read_from, FileHeader, IndexEntry, KvEntry, KvScalar, KvValue, Trailer, FILE_MAGIC,
-    TRAILER_LEN, TRAILER_MAGIC,
+    read_from, FileHeader, IndexEntry, Trailer, FILE_MAGIC, TRAILER_LEN, TRAILER_MAGIC,
 };
 
+use super::input::Input;
 use super::rules::container::*;
 use super::{Mode, Report};
 
@@ -27,7 +29,7 @@ pub struct Options {
 
 /// What the container checks learned, for the later passes.
 pub(crate) struct Frame<'a> {
-    pub bytes: &'a [u8],
+    pub input: &'a Input<'a>,
     pub header: FileHeader,
     pub trailer: Trailer,
     /// Index entries with their absolute offsets, when the index decoded.
@@ -41,16 +43,20 @@ pub(crate) struct Frame<'a> {
 
 /// Header, trailer, index and KV; `None` when the tensor region cannot be found.
 pub(crate) fn check_frame<'a>(
-    bytes: &'a [u8],
+    input: &'a Input<'a>,
     limits: Limits,
     report: &mut Report,
 ) -> Option<Frame<'a>> {
-    let len = bytes.len() as u64;
-    if bytes.len() < 8 || bytes[..8] != FILE_MAGIC {
+    let len = input.len();
+    let head = input.bytes_clamped(0, crate::diagnose::HEAD_LEN as u64);
+    if head.len() < 8 || head[..8] != FILE_MAGIC {
         report.violation(
             &HF_HDR_MAGIC,
             0,
-            format!("not a HRRYFILE: {}", crate::diagnose::describe(bytes)),
+            format!(
+                "not a HRRYFILE: {}",
+                crate::diagnose::describe_head(&head, len)
+            ),
         );
         report.fatal = true;
         return None;
@@ -64,18 +70,22 @@ pub(crate) fn check_frame<'a>(
         report.fatal = true;
         return None;
     }
-    let header = read_from::<FileHeader>(bytes).ok()?.0;
+    let header = read_from::<FileHeader>(&head).ok()?.0;
     if !check_header(&header, report) {
         report.fatal = true;
         return None;
     }
     let trailer_at = len - TRAILER_LEN;
-    let trailer = read_from::<Trailer>(&bytes[trailer_at as usize..]).ok()?.0;
-    if !check_trailer(bytes, &header, &trailer, report) {
+    let trailer = read_from::<Trailer>(&input.bytes(trailer_at, TRAILER_LEN)?)
+        .ok()?
+        .0;
+    let mut index_bytes = None;
+    if !check_trailer(input, &header, &trailer, &limits, &mut index_bytes, report) {
         report.fatal = true;
         return None;
     }
-    let (index, index_complete) = check_index(bytes, &header, &trailer, &limits, report);
+    let (index, index_complete) =
+        check_index(input, index_bytes, &header, &trailer, &limits, report);
     let kv_present = trailer.kv_length != 0 && trailer.kv_offset != 0;
     let kv_in_bounds = kv_present
         && trailer.kv_offset >= FILE_HEADER_LEN
@@ -84,7 +94,7 @@ pub(crate) fn check_frame<'a>(
             .checked_add(trailer.kv_length.into())
             .is_some_and(|end| end <= trailer.index_offset);
     if kv_in_bounds {
-        check_kv(bytes, &trailer, &limits, report);
+        check_kv(input, &trailer, &limits, report);
     }
     // A KV section that overruns the index still marks where the tensor region ends.
     let kv_starts_region_end = kv_present
@@ -96,7 +106,7 @@ pub(crate) fn check_frame<'a>(
         trailer.index_offset
     };
     Some(Frame {
-        bytes,
+        input,
         header,
         trailer,
         index,
@@ -178,9 +188,17 @@ fn check_header(h: &FileHeader, report: &mut Report) -> bool {
     pow2 && first >= FILE_HEADER_LEN
 }
 
-/// Trailer checks; false when the index cannot be located.
-fn check_trailer(bytes: &[u8], h: &FileHeader, t: &Trailer, report: &mut Report) -> bool {
-    let len = bytes.len() as u64;
+/// Trailer checks; false when the index cannot be located. Reading the index for its
+/// CRC leaves it in `index_bytes` for [`check_index`] when it is within the limits.
+fn check_trailer<'a>(
+    input: &Input<'a>,
+    h: &FileHeader,
+    t: &Trailer,
+    limits: &Limits,
+    index_bytes: &mut Option<Cow<'a, [u8]>>,
+    report: &mut Report,
+) -> bool {
+    let len = input.len();
     let at = len - TRAILER_LEN;
     if t.trailer_magic != TRAILER_MAGIC {
         report.violation(
@@ -274,12 +292,18 @@ fn check_trailer(bytes: &[u8], h: &FileHeader, t: &Trailer, report: &mut Report)
             )
         });
         if let (true, Some(end)) = (in_bounds, kv_end) {
-            check_gap(bytes, end, t.index_offset, &HF_PLC_KV_GAP, report);
+            check_gap(input, end, t.index_offset, &HF_PLC_KV_GAP, report);
         }
     }
     if h.file_flags.has_index_crc32c() {
-        let index = &bytes[t.index_offset as usize..(t.index_offset + t.index_length) as usize];
-        let crc = crc32c::crc32c(index);
+        // An index past max_index_bytes is refused by check_index without being
+        // held; its CRC is still judged, streamed.
+        let crc = if t.index_length <= limits.max_index_bytes {
+            *index_bytes = input.bytes(t.index_offset, t.index_length);
+            crc32c::crc32c(index_bytes.as_deref().unwrap_or_default())
+        } else {
+            input.crc32c(t.index_offset, t.index_length)
+        };
         report.check(
             crc == t.index_crc32c,
             &HF_CRC_MATCH,
@@ -310,7 +334,7 @@ fn check_trailer(bytes: &[u8], h: &FileHeader, t: &Trailer, report: &mut Report)
 /// Bytes between `from` and `to` may only be zero padding to the next 8-byte
 /// boundary: more is unaccounted (`gap_rule`), non-zero is bad padding.
 pub(crate) fn check_gap(
-    bytes: &[u8],
+    input: &Input<'_>,
     from: u64,
     to: u64,
     gap_rule: &'static super::Rule,
@@ -323,20 +347,21 @@ pub(crate) fn check_gap(
             to - from
         )
     });
-    check_zero(bytes, from, to.min(padded), report);
+    check_zero(input, from, to.min(padded), report);
 }
 
-/// Reports the first non-zero byte in `[from, to)` as bad padding.
-pub(crate) fn check_zero(bytes: &[u8], from: u64, to: u64, report: &mut Report) -> bool {
-    let Some(pad) = bytes.get(from as usize..to as usize) else {
+/// Reports the first non-zero byte in `[from, to)` as bad padding (nothing when the
+/// range is not inside the input).
+pub(crate) fn check_zero(input: &Input<'_>, from: u64, to: u64, report: &mut Report) -> bool {
+    if from > to || to > input.len() {
         return true;
-    };
-    match pad.iter().position(|&b| b != 0) {
-        Some(i) => {
+    }
+    match input.first_nonzero(from, to) {
+        Some((at, byte)) => {
             report.violation(
                 &HF_PLC_PADDING_ZERO,
-                from + i as u64,
-                format!("padding byte is {:#04x}, expected 0x00", pad[i]),
+                at,
+                format!("padding byte is {byte:#04x}, expected 0x00"),
             );
             false
         }
@@ -347,7 +372,8 @@ pub(crate) fn check_zero(bytes: &[u8], from: u64, to: u64, report: &mut Report) 
 /// Decodes and checks every index entry; returns them with their offsets, and
 /// whether the whole index decoded.
 fn check_index(
-    bytes: &[u8],
+    input: &Input<'_>,
+    index_bytes: Option<Cow<'_, [u8]>>,
     h: &FileHeader,
     t: &Trailer,
     limits: &Limits,
@@ -366,7 +392,10 @@ fn check_index(
         report.fatal = true;
         return (Vec::new(), false);
     }
-    let index = &bytes[base as usize..(base + t.index_length) as usize];
+    let Some(index) = index_bytes.or_else(|| input.bytes(base, t.index_length)) else {
+        return (Vec::new(), false);
+    };
+    let index = &index[..];
     let Some(count) = index
         .get(..8)
         .map(|b| u64::from_le_bytes(b.try_into().unwrap_or_default()))
@@ -478,7 +507,7 @@ fn check_index(
 }
 
 /// Decodes and checks every KV entry.
-fn check_kv(bytes: &[u8], t: &Trailer, limits: &Limits, report: &mut Report) {
+fn check_kv(input: &Input<'_>, t: &Trailer, limits: &Limits, report: &mut Report) {
     let base = t.kv_offset;
     if u64::from(t.kv_length) > limits.max_kv_bytes {
         report.violation(
@@ -491,7 +520,10 @@ fn check_kv(bytes: &[u8], t: &Trailer, limits: &Limits, report: &mut Report) {
         );
         return;
     }
-    let kv = &bytes[base as usize..(base + u64::from(t.kv_length)) as usize];
+    let Some(kv) = input.bytes(base, t.kv_length.into()) else {
+        return;
+    };
+    let kv = &kv[..];
     let Some(count) = kv
         .get(..4)
         .map(|b| u32::from_le_bytes(b.try_into().unwrap_or_default()))
@@ -527,11 +559,13 @@ fn check_kv(bytes: &[u8], t: &Trailer, limits: &Limits, report: &mut Report) {
             );
             return;
         }
-        let Ok((e, used)) = read_from::<KvEntry>(&kv[pos..]) else {
-            report_kv_decode_failure(&kv[pos..], at, i, report);
+        // Read in place: a tokenizer's strings are judged where they lie.
+        let entry = &kv[pos..];
+        let Some(e) = entry_at(entry) else {
+            report_kv_decode_failure(entry, at, i, report);
             return;
         };
-        let key = &kv[pos + 2..pos + 2 + e.key.len()];
+        let key = &entry[e.key.clone()];
         if key.len() > usize::from(limits.max_name_length) {
             report.violation(
                 &HF_LIM,
@@ -560,8 +594,8 @@ fn check_kv(bytes: &[u8], t: &Trailer, limits: &Limits, report: &mut Report) {
             )
         });
         let value_at = at + 2 + key.len() as u64;
-        check_kv_value(&e.value, value_at, report);
-        pos += used as usize;
+        check_kv_value(entry, at, &e.value, value_at, report);
+        pos += e.len;
     }
     report.check(pos == kv.len(), &HF_KV_TRAILING, base + pos as u64, || {
         format!("{} bytes follow the last KV entry", kv.len() - pos)
@@ -585,22 +619,22 @@ fn check_control_characters(text: &[u8], what: &str, at: u64, report: &mut Repor
     }
 }
 
-fn check_kv_value(v: &KvValue, at: u64, report: &mut Report) {
-    match v {
-        KvValue::Bool(b) => {
+/// The checks of `value`, located in `entry` (the bytes of the entry, which starts
+/// at absolute offset `start`); its tag is at absolute offset `at`.
+fn check_kv_value(entry: &[u8], start: u64, value: &ValueAt, at: u64, report: &mut Report) {
+    let utf8 = |r: &std::ops::Range<usize>| std::str::from_utf8(&entry[r.clone()]).is_ok();
+    match value {
+        ValueAt::Bool(b) => {
             report.check(*b <= 1, &HF_KV_BOOL, at + 1, || {
                 format!("bool value is {b:#04x}, expected 0 or 1")
             });
         }
-        KvValue::String(s) => {
-            report.check(
-                std::str::from_utf8(&s.bytes).is_ok(),
-                &HF_KV_STRING_UTF8,
-                at + 5,
-                || "string value is not valid UTF-8".into(),
-            );
+        ValueAt::Run { tag: 0x01, bytes } => {
+            report.check(utf8(bytes), &HF_KV_STRING_UTF8, at + 5, || {
+                "string value is not valid UTF-8".into()
+            });
         }
-        KvValue::Array(a) => {
+        ValueAt::Array(a) => {
             // Decoding fails on a bad tag when elements follow; an empty array decodes
             // whatever its tag, so the tag is judged here too.
             report.check(
@@ -610,41 +644,28 @@ fn check_kv_value(v: &KvValue, at: u64, report: &mut Report) {
                 || {
                     format!(
                         "array element tag {:#04x} is not 0x01-0x06 (the array holds {} elements)",
-                        a.element_tag,
-                        a.elements.len()
+                        a.element_tag, a.count
                     )
                 },
             );
-            let mut pos = at + 6;
-            for (i, el) in a.elements.iter().enumerate() {
-                match el {
-                    KvScalar::Bool(b) => {
-                        report.check(*b <= 1, &HF_KV_BOOL, pos, || {
+            for (i, (offset, element)) in a.elements(entry).enumerate() {
+                let pos = start + offset as u64;
+                match element {
+                    ScalarAt::Bool(b) => {
+                        report.check(b <= 1, &HF_KV_BOOL, pos, || {
                             format!("array element {i} bool is {b:#04x}, expected 0 or 1")
                         });
                     }
-                    KvScalar::String(s) => {
-                        report.check(
-                            std::str::from_utf8(&s.bytes).is_ok(),
-                            &HF_KV_STRING_UTF8,
-                            pos + 4,
-                            || format!("array element {i} string is not valid UTF-8"),
-                        );
+                    ScalarAt::Run(r) if a.element_tag == 0x01 => {
+                        report.check(utf8(&r), &HF_KV_STRING_UTF8, pos + 4, || {
+                            format!("array element {i} string is not valid UTF-8")
+                        });
                     }
                     _ => {}
                 }
-                pos += scalar_len(el);
             }
         }
         _ => {}
-    }
-}
-
-fn scalar_len(s: &KvScalar) -> u64 {
-    match s {
-        KvScalar::String(b) | KvScalar::Bytes(b) => 4 + b.bytes.len() as u64,
-        KvScalar::Bool(_) => 1,
-        _ => 8,
     }
 }
 

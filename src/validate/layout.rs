@@ -8,10 +8,11 @@
 //! offending entry of each rule. Work is linear in the bytes read, apart from
 //! sorting COO coordinates to find duplicates.
 
+use std::borrow::Cow;
+
 use crate::layout::addressing::{morton_decode, DenseMap, TiledMap};
-use crate::layout::bits::read_bits;
 use crate::layout::dense::{
-    is_dense, lowest_bit_address, nonzero_unused_tail, required_buffer_size, DenseView,
+    is_dense, lowest_bit_address, packed_run, required_buffer_size, DenseView,
 };
 use crate::layout::element_bits;
 use crate::layout::sparse::IndexArray;
@@ -25,6 +26,7 @@ use crate::schema::{
 
 use crate::limits::Limits;
 
+use super::input::{Buffers, Window};
 use super::rules::container::{TD_BUF_TAIL, TD_TYP_E8M0};
 use super::rules::layout::*;
 use super::{Report, Rule};
@@ -36,7 +38,7 @@ struct Ctx<'a> {
     max_tiled_depth: u32,
     /// Absolute offset of the descriptor.
     base: u64,
-    buffers: Option<&'a [&'a [u8]]>,
+    buffers: Option<Buffers<'a>>,
     /// Absolute offsets of the buffers in the file, when known.
     buffer_offsets: Option<&'a [u64]>,
 }
@@ -76,22 +78,36 @@ impl<'a> Ctx<'a> {
         self.desc.buffers.get(i).map_or(0, |b| b.byte_size)
     }
 
-    /// Buffer `i`'s bytes, cut to its declared size.
-    fn data(&self, i: usize) -> Option<&'a [u8]> {
-        let buf = *self.buffers?.get(i)?;
-        let n = usize::try_from(self.declared(i))
-            .unwrap_or(usize::MAX)
-            .min(buf.len());
-        buf.get(..n)
+    /// Buffer `i`'s bytes, cut to its declared size, for reading here and there.
+    fn data(&self, i: usize) -> Option<Window<'a>> {
+        self.buffers?.window(i, self.declared(i))
     }
 
-    /// Buffer `i` as little-endian entries of `entry_size` bytes.
-    fn entries(&self, i: usize, entry_size: usize) -> Option<IndexArray<'a>> {
-        Some(IndexArray {
-            bytes: self.data(i)?,
+    /// Buffer `i` (cut to its declared size) as little-endian entries of
+    /// `entry_size` bytes: a stored index structure, read whole.
+    fn entries(&self, i: usize, entry_size: usize) -> Option<Entries<'a>> {
+        Some(Entries {
+            bytes: self.buffers?.whole(i, self.declared(i))?,
             entry_size,
             buffer: i,
         })
+    }
+}
+
+/// The bytes of an index structure, borrowed or read, viewed as [`IndexArray`].
+struct Entries<'a> {
+    bytes: Cow<'a, [u8]>,
+    entry_size: usize,
+    buffer: usize,
+}
+
+impl Entries<'_> {
+    fn array(&self) -> IndexArray<'_> {
+        IndexArray {
+            bytes: &self.bytes,
+            entry_size: self.entry_size,
+            buffer: self.buffer,
+        }
     }
 }
 
@@ -115,6 +131,19 @@ pub(crate) fn check_with_limits(
     desc: &TensorDescriptor,
     desc_offset: u64,
     buffers: Option<&[&[u8]]>,
+    buffer_offsets: Option<&[u64]>,
+    limits: &Limits,
+    report: &mut Report,
+) {
+    let buffers = buffers.map(Buffers::Slices);
+    check_buffers(desc, desc_offset, buffers, buffer_offsets, limits, report);
+}
+
+/// [`check_with_limits`] over buffers in memory or in the input being validated.
+pub(crate) fn check_buffers(
+    desc: &TensorDescriptor,
+    desc_offset: u64,
+    buffers: Option<Buffers<'_>>,
     buffer_offsets: Option<&[u64]>,
     limits: &Limits,
     report: &mut Report,
@@ -150,25 +179,22 @@ pub(crate) fn check_with_limits(
 /// not judged: slots past a sequence's token count are undefined, and the token
 /// counts are not stored.
 fn check_e8m0_values(ctx: &Ctx, report: &mut Report) {
-    let Some(data) = ctx.data(0) else { return };
+    let Some(mut data) = ctx.data(0) else { return };
     let reserved = |b: u8| ElementType::Float8E8m0.is_reserved_code(b.into());
     let first_bad = match &ctx.desc.layout {
         LayoutFields::Coo(CooFields { nnz, .. })
         | LayoutFields::Csr(CompressedFields { nnz, .. })
         | LayoutFields::Csc(CompressedFields { nnz, .. })
-        | LayoutFields::Csf(CsfFields { nnz, .. }) => {
-            let n = usize::try_from(*nnz).unwrap_or(usize::MAX);
-            data.iter()
-                .take(n)
-                .position(|&b| reserved(b))
-                .map(|i| i as u64)
-        }
+        | LayoutFields::Csf(CsfFields { nnz, .. }) => data.position(0, *nnz, reserved),
         _ if is_dense(ctx.desc.layout_tag) => {
-            let Ok(view) = DenseView::new(ctx.desc, &[data]) else {
+            let Some(view) = usize::try_from(data.len())
+                .ok()
+                .and_then(|len| DenseView::addresses_only(ctx.desc, len).ok())
+            else {
                 return;
             };
             // Broadcasting strides can name far more elements than the buffer holds.
-            if u128::from(view.element_count()) > data.len() as u128 * 8 + 4096 {
+            if u128::from(view.element_count()) > u128::from(data.len()) * 8 + 4096 {
                 report.note(format!(
                     "float8_e8m0 values of the tensor at {} not checked: {} elements over a {}-byte buffer",
                     ctx.base,
@@ -177,15 +203,20 @@ fn check_e8m0_values(ctx: &Ctx, report: &mut Report) {
                 ));
                 return;
             }
+            // One pass over the buffer finds the reserved codes; the walk in logical
+            // order (which may jump anywhere) then only looks them up.
+            let bad = BytePositions::scan(&mut data, reserved);
             let mut first = None;
-            // Out-of-bounds elements are the buffer size rules' to report.
-            let _ = view.for_each_address(|bit| {
-                let byte = bit / 8;
-                if first.is_none() && data.get(byte as usize).is_some_and(|&b| reserved(b)) {
-                    first = Some(byte);
-                }
-                Ok(())
-            });
+            if !bad.is_empty() {
+                // Out-of-bounds elements are the buffer size rules' to report.
+                let _ = view.for_each_address(|bit| {
+                    let byte = bit / 8;
+                    if first.is_none() && bad.contains(byte) {
+                        first = Some(byte);
+                    }
+                    Ok(())
+                });
+            }
             first
         }
         _ => None,
@@ -196,9 +227,68 @@ fn check_e8m0_values(ctx: &Ctx, report: &mut Report) {
             ctx.at(0, byte),
             format!(
                 "byte {byte} of buffer 0 is float8_e8m0 code {:#04x}, a reserved code no element may hold",
-                data[byte as usize]
+                data.byte(byte).unwrap_or_default()
             ),
         );
+    }
+}
+
+/// The positions of a buffer's bytes that match a predicate: a sorted list while
+/// there are few, a bitmap of the buffer beyond that.
+enum BytePositions {
+    List(Vec<u64>),
+    Bitmap(Vec<u64>),
+}
+
+impl BytePositions {
+    /// Entries kept as a list before switching to a bitmap.
+    const LIST_MAX: usize = 1 << 16;
+
+    /// Scans the whole of `data` in order.
+    fn scan(data: &mut Window<'_>, pred: impl Fn(u8) -> bool) -> Self {
+        let len = data.len();
+        let mut found = BytePositions::List(Vec::new());
+        let mut at = 0u64;
+        while at < len {
+            let piece = data.get(at, super::input::CHUNK as usize);
+            if piece.is_empty() {
+                break;
+            }
+            for (i, _) in piece.iter().enumerate().filter(|(_, &b)| pred(b)) {
+                found.insert(at + i as u64, len);
+            }
+            at += piece.len() as u64;
+        }
+        found
+    }
+
+    /// Adds `p` (positions arrive in increasing order) in a buffer of `len` bytes.
+    fn insert(&mut self, p: u64, len: u64) {
+        match self {
+            BytePositions::List(list) if list.len() < Self::LIST_MAX => list.push(p),
+            BytePositions::List(list) => {
+                let mut bits = vec![0u64; len.div_ceil(64) as usize];
+                for &q in list.iter().chain([&p]) {
+                    bits[(q / 64) as usize] |= 1 << (q % 64);
+                }
+                *self = BytePositions::Bitmap(bits);
+            }
+            BytePositions::Bitmap(bits) => bits[(p / 64) as usize] |= 1 << (p % 64),
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        matches!(self, BytePositions::List(list) if list.is_empty())
+    }
+
+    fn contains(&self, p: u64) -> bool {
+        match self {
+            BytePositions::List(list) => list.binary_search(&p).is_ok(),
+            BytePositions::Bitmap(bits) => usize::try_from(p / 64)
+                .ok()
+                .and_then(|w| bits.get(w))
+                .is_some_and(|w| w & (1 << (p % 64)) != 0),
+        }
     }
 }
 
@@ -206,8 +296,10 @@ fn check_e8m0_values(ctx: &Ctx, report: &mut Report) {
 /// sub-byte element are zero (`TD-BUF-006`). Quantized tensors are checked by the
 /// quantization validator, which knows their storage shape.
 fn check_packing_tail(ctx: &Ctx, report: &mut Report) {
-    let Some(data) = ctx.data(0) else { return };
-    if let Some(tail) = nonzero_unused_tail(ctx.desc, data) {
+    let (Some(mut data), Some((count, width, start))) = (ctx.data(0), packed_run(ctx.desc)) else {
+        return;
+    };
+    if let Some(tail) = data.packing_tail(count, width, start as u64) {
         report.violation(&TD_BUF_TAIL, ctx.at(0, tail.byte_index), tail.to_string());
     }
 }
@@ -348,13 +440,12 @@ fn check_morton(ctx: &Ctx, bits: &[u32], report: &mut Report) {
 /// Positions of the Morton curve that hold no logical element must be zero.
 fn check_morton_padding(ctx: &Ctx, bits: &[u32], report: &mut Report) {
     let desc = ctx.desc;
-    let (Some(buf), Ok(width), Some(size)) =
+    let (Some(mut buf), Ok(width), Some(size)) =
         (ctx.data(0), element_bits(desc), required_buffer_size(desc))
     else {
         return;
     };
-    if DenseMap::new(desc.layout_tag, &desc.layout, &desc.shape).is_err() || size > buf.len() as u64
-    {
+    if DenseMap::new(desc.layout_tag, &desc.layout, &desc.shape).is_err() || size > buf.len() {
         return;
     }
     // Positions from byte_offset to the end of the required size; a partial 6-bit
@@ -372,7 +463,7 @@ fn check_morton_padding(ctx: &Ctx, bits: &[u32], report: &mut Report) {
         if logical {
             continue;
         }
-        let value = read_bits(buf, base + code * u64::from(width), width).unwrap_or(0);
+        let value = buf.bits(base + code * u64::from(width), width).unwrap_or(0);
         if value != 0 {
             report.violation(
                 &LY_MOR_PADDING,
@@ -562,8 +653,12 @@ fn check_coo(ctx: &Ctx, c: &CooFields, report: &mut Report) {
     );
     let index_bytes = c.nnz.checked_mul(rank).and_then(|n| n.checked_mul(8));
     let ok_indices = ok_values && check_size(ctx, &LY_COO_SIZES, 1, "indices", index_bytes, report);
+    if !ok_indices || rank == 0 {
+        return;
+    }
     let Some(ix) = ctx.entries(1, 8) else { return };
-    if !ok_indices || rank == 0 || ix.len() < c.nnz * rank {
+    let ix = ix.array();
+    if ix.len() < c.nnz * rank {
         return;
     }
     // Coordinates in range.
@@ -698,10 +793,14 @@ fn check_compressed(ctx: &Ctx, c: &CompressedFields, report: &mut Report) {
             majors.checked_add(1).and_then(|n| n.checked_mul(8)),
             report,
         );
+    if !sizes_ok {
+        return;
+    }
     let (Some(idx), Some(ptr)) = (ctx.entries(1, 8), ctx.entries(2, 8)) else {
         return;
     };
-    if !sizes_ok || ptr.len() <= majors || idx.len() < nnz {
+    let (idx, ptr) = (idx.array(), ptr.array());
+    if ptr.len() <= majors || idx.len() < nnz {
         return;
     }
     let get = |a: &IndexArray, i: u64| a.get(i).unwrap_or(0);
@@ -826,6 +925,7 @@ fn check_csf(ctx: &Ctx, c: &CsfFields, report: &mut Report) {
         let Some(pos) = ctx.entries(pi, 8) else {
             return;
         };
+        let pos = pos.array();
         if pos.len() <= parents {
             return;
         }
@@ -872,6 +972,7 @@ fn check_csf(ctx: &Ctx, c: &CsfFields, report: &mut Report) {
         let Some(crd) = ctx.entries(ci, 8) else {
             return;
         };
+        let crd = crd.array();
         if crd.len() < nodes {
             return;
         }
@@ -1026,9 +1127,15 @@ fn check_block_paged(ctx: &Ctx, b: &BlockPagedFields, report: &mut Report) {
     if !check_size(ctx, &LY_BP_SIZES, 2, "seq_ptr", seq_need, report) {
         return;
     }
-    let (Some(seq), Some(table)) = (ctx.entries(2, entry), ctx.entries(1, entry)) else {
+    let Some(seq) = ctx.entries(2, entry) else {
         return;
     };
+    let seq = seq.array();
+    // Without a block_table to read (a caller's short buffer list) nothing more is
+    // judged; it is read once its size is known to be right.
+    if ctx.buffers.and_then(|b| b.len(1)).is_none() {
+        return;
+    }
     let seqs = u64::from(b.num_seqs);
     if seq.len() <= seqs {
         return;
@@ -1057,8 +1164,14 @@ fn check_block_paged(ctx: &Ctx, b: &BlockPagedFields, report: &mut Report) {
         "block_table",
         pages.checked_mul(entry as u64),
         report,
-    ) || table.len() < pages
-    {
+    ) {
+        return;
+    }
+    let Some(table) = ctx.entries(1, entry) else {
+        return;
+    };
+    let table = table.array();
+    if table.len() < pages {
         return;
     }
     if let Some(k) = (0..pages).find(|&k| get(&table, k) >= b.num_pages) {

@@ -10,11 +10,16 @@ pub mod conformance;
 mod container;
 pub mod decode;
 pub mod descriptor;
+pub(crate) mod input;
 pub mod layout;
 pub mod quant;
 mod region;
 mod rule;
 pub mod rules;
+
+use std::io;
+
+use crate::source::ReadAt;
 
 pub use container::Options;
 pub(crate) use rule::declare_rules;
@@ -24,11 +29,25 @@ pub use rule::{Level, Mode, Report, Rule, Violation, MAX_VIOLATIONS_PER_RULE};
 /// header, trailer, index and KV metadata first, then the tensor region they
 /// locate.
 pub fn validate_file(bytes: &[u8], options: &Options) -> Report {
+    validate_source(&bytes, options).unwrap_or_else(|e| input::unread(options.mode, &e))
+}
+
+/// Validates the HRRYFILE `source` and reports every violation found, reading only
+/// what the rules look at: the header, trailer, index, KV, every descriptor and the
+/// padding around it, quantization parameters, sparse index structures and the few
+/// data bytes a rule inspects (packing tails, padding elements, `float8_e8m0`
+/// codes), never whole dense data buffers. The report is the one
+/// [`validate_file`] gives for the same bytes; a failed read is returned instead.
+pub fn validate_source(source: &dyn ReadAt, options: &Options) -> io::Result<Report> {
+    let input = input::Input::new(source);
     let mut report = Report::new(options.mode);
-    if let Some(frame) = container::check_frame(bytes, options.limits, &mut report) {
+    if let Some(frame) = container::check_frame(&input, options.limits, &mut report) {
         region::check_region(&frame, &mut report);
     }
-    report
+    match input.into_error() {
+        Some(e) => Err(e),
+        None => Ok(report),
+    }
 }
 
 /// Every rule of every area, in table order.

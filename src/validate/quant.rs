@@ -5,7 +5,7 @@
 //! Checks that depend on a field are skipped once that field is reported, so a
 //! descriptor with one fault reports one rule.
 
-use crate::layout::dense::{is_contiguous, is_dense, nonzero_tail_of_run};
+use crate::layout::dense::{is_contiguous, is_dense};
 use crate::layout::DenseMap;
 use crate::model::element_type::ElementType;
 use crate::schema::{
@@ -14,6 +14,7 @@ use crate::schema::{
     LAYOUT_COMPOSITE, NO_ZERO_POINT_BUFFER, SCHEME_MXFP, SCHEME_VERSION_MAX,
 };
 
+use super::input::{Buffers, Window};
 use super::rules::layout::{LY_BP_QUANT_BLOCK, LY_BP_QUANT_CHANNEL, LY_BP_QUANT_SCHEME};
 use super::rules::quant::*;
 use super::{Mode, Report, Rule};
@@ -240,7 +241,7 @@ struct Ctx<'a, 'r> {
     desc_offset: u64,
     /// Absolute offset of the quantization descriptor's first byte.
     base: u64,
-    buffers: Option<&'a [&'a [u8]]>,
+    buffers: Option<Buffers<'a>>,
     /// Absolute offsets of the buffers, when known.
     offsets: Option<&'a [u64]>,
     /// Buffers the layout itself uses ([`crate::layout::own_buffer_count`]).
@@ -271,46 +272,22 @@ pub fn check(
     buffers: Option<&[&[u8]]>,
     report: &mut Report,
 ) {
-    check_with_offsets(desc, desc_offset, buffers, None, report);
-}
-
-/// [`check`] for a tensor inside a file: `file` is the whole file and
-/// `buffer_offsets` the absolute offset of each buffer (all inside `file`), so
-/// violations in buffer values are reported at the offending bytes.
-pub(crate) fn check_in_file(
-    desc: &TensorDescriptor,
-    desc_offset: u64,
-    file: &[u8],
-    buffer_offsets: &[u64],
-    report: &mut Report,
-) {
-    if desc.quantization.is_none() {
-        return;
-    }
-    let slices: Vec<&[u8]> = buffer_offsets
-        .iter()
-        .zip(&desc.buffers)
-        .map(|(&at, h)| {
-            let range = usize::try_from(at).ok().zip(
-                at.checked_add(h.byte_size)
-                    .and_then(|end| usize::try_from(end).ok()),
-            );
-            range.and_then(|(a, b)| file.get(a..b)).unwrap_or(&[])
-        })
-        .collect();
-    check_with_offsets(
+    check_buffers(
         desc,
         desc_offset,
-        Some(&slices),
-        Some(buffer_offsets),
+        buffers.map(Buffers::Slices),
+        None,
         report,
     );
 }
 
-fn check_with_offsets(
+/// [`check`] over buffers in memory or in the input being validated; with
+/// `offsets` (the absolute offset of each buffer in the file), violations in buffer
+/// values are reported at the offending bytes.
+pub(crate) fn check_buffers(
     desc: &TensorDescriptor,
     desc_offset: u64,
-    buffers: Option<&[&[u8]]>,
+    buffers: Option<Buffers<'_>>,
     offsets: Option<&[u64]>,
     report: &mut Report,
 ) {
@@ -441,7 +418,7 @@ fn check_with_offsets(
     }
 }
 
-impl Ctx<'_, '_> {
+impl<'a> Ctx<'a, '_> {
     fn storage_type(
         &mut self,
         rule: &'static Rule,
@@ -688,12 +665,12 @@ impl Ctx<'_, '_> {
         if !is_contiguous(self.desc.layout_tag) {
             return;
         }
-        let (Some(count), Some(data)) =
+        let (Some(count), Some(mut data)) =
             (crate::model::element_count(storage_shape), self.buffer(0))
         else {
             return;
         };
-        if let Some(tail) = nonzero_tail_of_run(data, count, width, self.desc.byte_offset) {
+        if let Some(tail) = data.packing_tail(count, width, self.desc.byte_offset) {
             let pos = self.value_pos(0, tail.byte_index);
             self.report.violation(
                 &crate::validate::rules::container::TD_BUF_TAIL,
@@ -704,8 +681,8 @@ impl Ctx<'_, '_> {
     }
 
     /// The bytes of buffer `index`, when the caller passed buffers.
-    fn buffer(&self, index: u32) -> Option<&[u8]> {
-        self.buffers?.get(index as usize).copied()
+    fn buffer(&self, index: u32) -> Option<Window<'a>> {
+        self.buffers?.window(index as usize, u64::MAX)
     }
 
     /// Where a violation in byte `byte` of buffer `index` is reported: that byte in
@@ -962,19 +939,20 @@ impl Ctx<'_, '_> {
         if let (Some(ty), Some(g)) = (ty, geometry) {
             self.data(Some(&g), None, ty);
         }
-        let (Some(g), Some(bytes), true) = (geometry, self.buffer(scale.index), params_ok) else {
+        let (Some(g), Some(mut bytes), true) = (geometry, self.buffer(scale.index), params_ok)
+        else {
             return;
         };
-        let n = usize::try_from(g.num_blocks).unwrap_or(usize::MAX);
-        let bad = bytes.iter().take(n).position(|&e| e == 0x00 || e == 0xFF);
+        let bad = bytes.position(0, g.num_blocks, |e| e == 0x00 || e == 0xFF);
         if let Some(i) = bad {
-            let pos = self.value_pos(scale.index, i as u64);
+            let pos = self.value_pos(scale.index, i);
             self.report.violation(
                 &QM_SCALE,
                 pos,
                 format!(
                     "scale[{i}] in buffer {}: float8_e8m0 0x{:02X} is reserved",
-                    scale.index, bytes[i]
+                    scale.index,
+                    bytes.byte(i).unwrap_or_default()
                 ),
             );
         }
@@ -1016,7 +994,7 @@ impl Ctx<'_, '_> {
             return;
         }
         self.packing_tail(&storage_shape, width);
-        let (Some(g), Some(rule), Some(data)) = (g, pad_rule, self.buffer(0)) else {
+        let (Some(g), Some(rule), Some(mut data)) = (g, pad_rule, self.buffer(0)) else {
             return;
         };
         if g.padded_axis_len == g.axis_len || g.outer == 0 {
@@ -1025,7 +1003,7 @@ impl Ctx<'_, '_> {
         // Broadcasting strides can name far more padding elements than the buffer
         // holds; the walk is bounded by the buffer's size.
         let pads = u128::from(g.outer) * u128::from(g.padded_axis_len - g.axis_len);
-        if pads > data.len() as u128 * 8 + 4096 {
+        if pads > u128::from(data.len()) * 8 + 4096 {
             self.report.note(format!(
                 "padding of the tensor at {} not checked: {pads} padding elements over a {}-byte buffer",
                 self.desc_offset,
@@ -1034,7 +1012,7 @@ impl Ctx<'_, '_> {
             return;
         }
         if let Some((index, bit, bits)) =
-            first_nonzero_padding(&addressing, &storage_shape, g, data)
+            first_nonzero_padding(&addressing, &storage_shape, g, &mut data)
         {
             let pos = self.value_pos(0, bit / 8);
             self.report.violation(
@@ -1048,87 +1026,77 @@ impl Ctx<'_, '_> {
     /// Every float32 scale in `[first, first + n)` of buffer `index` is finite and
     /// non-zero (or, with `zero_ok`, non-negative).
     fn scales_f32(&mut self, rule: &'static Rule, index: u32, first: u64, n: u64, zero_ok: bool) {
-        let Some(bytes) = self.buffer(index) else {
+        let Some(mut bytes) = self.buffer(index) else {
             return;
         };
-        let start = usize::try_from(first.saturating_mul(4)).unwrap_or(usize::MAX);
-        let n = usize::try_from(n).unwrap_or(usize::MAX);
-        let values = bytes.get(start..).unwrap_or(&[]).chunks_exact(4).take(n);
-        for (i, c) in values.enumerate() {
-            let v = f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
-            let ok = v.is_finite()
+        let start = first.saturating_mul(4);
+        let value = |c: &[u8]| f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+        let ok = |v: f32| {
+            v.is_finite()
                 && if zero_ok {
                     // -0.0 is a zero, which NF4 accepts.
                     v >= 0.0
                 } else {
                     v != 0.0
-                };
-            if !ok {
-                let want = if zero_ok {
-                    "finite and non-negative"
-                } else {
-                    "finite and non-zero"
-                };
-                let pos = self.value_pos(index, (start + 4 * i) as u64);
-                self.report.violation(
-                    rule,
-                    pos,
-                    format!("scale[{i}] in buffer {index}: expected {want}, found {v:e}"),
-                );
-                return;
-            }
-        }
+                }
+        };
+        let Some(i) = bytes.find_item(start, 4, n, |c| !ok(value(c))) else {
+            return;
+        };
+        let v = value(bytes.get(start + 4 * i, 4));
+        let want = if zero_ok {
+            "finite and non-negative"
+        } else {
+            "finite and non-zero"
+        };
+        let pos = self.value_pos(index, start + 4 * i);
+        self.report.violation(
+            rule,
+            pos,
+            format!("scale[{i}] in buffer {index}: expected {want}, found {v:e}"),
+        );
     }
 
     /// Every per-block scale of `scale_type_tag` is finite and non-zero.
     fn scales_block(&mut self, rule: &'static Rule, index: u32, tag: u8, size: u64, n: u64) {
-        let Some(bytes) = self.buffer(index) else {
+        let Some(mut bytes) = self.buffer(index) else {
             return;
         };
-        let n = usize::try_from(n).unwrap_or(usize::MAX);
-        for (i, c) in bytes.chunks_exact(size as usize).take(n).enumerate() {
-            let v = widen_scale(tag, c);
-            if !(v.is_finite() && v != 0.0) {
-                let pos = self.value_pos(index, i as u64 * size);
-                self.report.violation(
-                    rule,
-                    pos,
-                    format!(
-                        "scale[{i}] in buffer {index}: expected finite and non-zero, found {v:e}"
-                    ),
-                );
-                return;
-            }
-        }
+        let Some(i) = bytes.find_item(0, size as usize, n, |c| !scale_finite_nonzero(tag, c))
+        else {
+            return;
+        };
+        let v = widen_scale(tag, bytes.get(i * size, size as usize));
+        let pos = self.value_pos(index, i * size);
+        self.report.violation(
+            rule,
+            pos,
+            format!("scale[{i}] in buffer {index}: expected finite and non-zero, found {v:e}"),
+        );
     }
 
     /// Every int32 zero point in buffer `index`, from byte `skip`, lies in `[lo, hi]`.
     fn zero_points_in_range(&mut self, index: u32, skip: u64, n: u64, lo: i64, hi: i64) {
-        let Some(bytes) = self.buffer(index) else {
+        let Some(mut bytes) = self.buffer(index) else {
             return;
         };
-        let start = usize::try_from(skip).unwrap_or(usize::MAX);
-        let n = usize::try_from(n).unwrap_or(usize::MAX);
-        let values = bytes.get(start..).unwrap_or(&[]).chunks_exact(4).take(n);
-        for (i, c) in values.enumerate() {
-            let z = i64::from(i32::from_le_bytes([c[0], c[1], c[2], c[3]]));
-            if !(lo..=hi).contains(&z) {
-                let pos = self.value_pos(index, (start + 4 * i) as u64);
-                self.report.violation(
-                    &QC_ZERO_POINT,
-                    pos,
-                    format!(
-                        "zero_point[{i}] in buffer {index}: expected in [{lo}, {hi}], found {z}"
-                    ),
-                );
-                return;
-            }
-        }
+        let value = |c: &[u8]| i64::from(i32::from_le_bytes([c[0], c[1], c[2], c[3]]));
+        let Some(i) = bytes.find_item(skip, 4, n, |c| !(lo..=hi).contains(&value(c))) else {
+            return;
+        };
+        let z = value(bytes.get(skip + 4 * i, 4));
+        let pos = self.value_pos(index, skip + 4 * i);
+        self.report.violation(
+            &QC_ZERO_POINT,
+            pos,
+            format!("zero_point[{i}] in buffer {index}: expected in [{lo}, {hi}], found {z}"),
+        );
     }
 }
 
 /// A per-block affine scale of `scale_type_tag` (1 float16, 2 bfloat16, 3 float32)
 /// from its little-endian bytes, widened losslessly to float32.
+#[inline]
 #[doc(hidden)]
 pub fn widen_scale(scale_type_tag: u8, bytes: &[u8]) -> f32 {
     match (scale_type_tag, bytes) {
@@ -1139,13 +1107,32 @@ pub fn widen_scale(scale_type_tag: u8, bytes: &[u8]) -> f32 {
     }
 }
 
+/// Whether [`widen_scale`] of these bytes is finite and non-zero, judged on the
+/// bits (an exponent of all ones is an infinity or NaN, all-zero magnitude bits a
+/// zero; widening preserves both), without converting: a large tensor has millions
+/// of scales.
+#[inline]
+fn scale_finite_nonzero(scale_type_tag: u8, bytes: &[u8]) -> bool {
+    let (bits, exponent, magnitude) = match (scale_type_tag, bytes) {
+        (0x01, [a, b, ..]) => (u32::from(u16::from_le_bytes([*a, *b])), 0x7C00, 0x7FFF),
+        (0x02, [a, b, ..]) => (u32::from(u16::from_le_bytes([*a, *b])), 0x7F80, 0x7FFF),
+        (0x03, [a, b, c, d, ..]) => (
+            u32::from_le_bytes([*a, *b, *c, *d]),
+            0x7F80_0000,
+            0x7FFF_FFFF,
+        ),
+        _ => return false,
+    };
+    bits & exponent != exponent && bits & magnitude != 0
+}
+
 /// The first padding element (index along the padded axis >= `shape[axis]`) whose
 /// bits are not zero, with its storage index and bits.
 fn first_nonzero_padding(
     addressing: &Addressing,
     storage_shape: &[u64],
     g: &BlockGeometry,
-    data: &[u8],
+    data: &mut Window<'_>,
 ) -> Option<(Vec<u64>, u64, u32)> {
     let rank = storage_shape.len();
     let mut index = vec![0u64; rank];
@@ -1157,7 +1144,10 @@ fn first_nonzero_padding(
                 continue;
             };
             // Bits past the end of a short slice are not ours to judge here.
-            if let Some(v) = element_bits(data, bit, width).filter(|&v| v != 0) {
+            let value = data
+                .span(bit, width)
+                .and_then(|(bytes, shift)| element_bits(bytes, shift, width));
+            if let Some(v) = value.filter(|&v| v != 0) {
                 return Some((index, bit, v));
             }
         }
@@ -1178,5 +1168,47 @@ fn first_nonzero_padding(
             }
             index[d] = 0;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{scale_finite_nonzero, widen_scale};
+
+    fn widened_ok(tag: u8, bytes: &[u8]) -> bool {
+        let v = widen_scale(tag, bytes);
+        v.is_finite() && v != 0.0
+    }
+
+    #[test]
+    fn scale_checks_on_bits_agree_with_widening() {
+        for bits in 0..=u16::MAX {
+            let b = bits.to_le_bytes();
+            for tag in [0x01, 0x02] {
+                assert_eq!(
+                    scale_finite_nonzero(tag, &b),
+                    widened_ok(tag, &b),
+                    "tag {tag} bits {bits:#06x}"
+                );
+            }
+            // float32: every sign and exponent, with assorted mantissas.
+            let f = (u32::from(bits) << 16) | u32::from(bits.rotate_left(7));
+            let b = f.to_le_bytes();
+            assert_eq!(
+                scale_finite_nonzero(0x03, &b),
+                widened_ok(0x03, &b),
+                "{f:#010x}"
+            );
+        }
+        for f in [0u32, 0x8000_0000, 1, 0x7F80_0000, 0xFF80_0000, 0x7FC0_0000] {
+            let b = f.to_le_bytes();
+            assert_eq!(
+                scale_finite_nonzero(0x03, &b),
+                widened_ok(0x03, &b),
+                "{f:#010x}"
+            );
+        }
+        assert!(!scale_finite_nonzero(0x04, &[1, 2, 3, 4]));
+        assert!(!scale_finite_nonzero(0x01, &[1]));
     }
 }

@@ -12,6 +12,7 @@ use crate::schema::{
 
 use super::container::{check_zero, Frame};
 use super::descriptor::check_descriptor;
+use super::input::{Buffers, Input};
 use super::rules::container::*;
 use super::Report;
 
@@ -30,16 +31,17 @@ pub(crate) fn check_region(frame: &Frame<'_>, report: &mut Report) {
     check_composites(frame, &walked, complete, report);
 }
 
-fn starts_descriptor(bytes: &[u8], at: u64) -> bool {
-    bytes
-        .get(at as usize..at as usize + 4)
-        .is_some_and(|m| m == DESCRIPTOR_MAGIC)
+fn starts_descriptor(input: &Input<'_>, at: u64) -> bool {
+    input.bytes(at, 4).is_some_and(|m| *m == DESCRIPTOR_MAGIC)
 }
+
+/// Most bytes read ahead at a descriptor.
+const DESCRIPTOR_READ_AHEAD: u64 = 64 << 10;
 
 /// Follows descriptors from `first_descriptor_offset` to the region end; returns the
 /// tensors and whether the walk reached the end cleanly.
 fn walk(frame: &Frame<'_>, report: &mut Report) -> (Vec<Walked>, bool) {
-    let bytes = frame.bytes;
+    let input = frame.input;
     let end = frame.region_end;
     let dba = u64::from(frame.header.data_buffer_alignment);
     let first = frame.header.first_descriptor_offset;
@@ -55,7 +57,7 @@ fn walk(frame: &Frame<'_>, report: &mut Report) -> (Vec<Walked>, bool) {
         return (out, false);
     }
     check_zero(
-        bytes,
+        input,
         crate::schema::container::FILE_HEADER_LEN,
         first,
         report,
@@ -63,7 +65,7 @@ fn walk(frame: &Frame<'_>, report: &mut Report) -> (Vec<Walked>, bool) {
     let mut pos = first;
     if frame.index.is_empty() && end - first < 8 {
         // An empty region may still hold the padding that aligns the next section.
-        check_zero(bytes, first, end, report);
+        check_zero(input, first, end, report);
         return (out, true);
     }
     while pos < end {
@@ -78,6 +80,11 @@ fn walk(frame: &Frame<'_>, report: &mut Report) -> (Vec<Walked>, bool) {
             );
             return (out, false);
         }
+        // The bytes up to the next data_buffer_alignment boundary past `pos` hold
+        // the descriptor and padding, never its buffers (the first starts at or
+        // after that boundary): one read serves them all.
+        let ahead = align_up(pos + 1, dba).unwrap_or(end).min(end) - pos;
+        input.prefetch(pos, ahead.min(DESCRIPTOR_READ_AHEAD));
         let Some(d) = read_descriptor(frame, pos, end, report) else {
             return (out, false);
         };
@@ -93,28 +100,23 @@ fn walk(frame: &Frame<'_>, report: &mut Report) -> (Vec<Walked>, bool) {
             );
             return (out, false);
         };
-        super::quant::check_in_file(&d, pos, bytes, &p.buffer_offsets, report);
+        // The placement lies inside the region, so every buffer is in the input.
+        let buffers = Buffers::Input {
+            input,
+            offsets: &p.buffer_offsets,
+            handles: &d.buffers,
+        };
+        super::quant::check_buffers(&d, pos, Some(buffers), Some(&p.buffer_offsets), report);
         super::buffer::check_file_alignment(&d, pos, &p.buffer_offsets, report);
         let mut from = desc_end;
         for (&b, h) in p.buffer_offsets.iter().zip(&d.buffers) {
-            check_zero(bytes, from, b, report);
+            check_zero(input, from, b, report);
             from = b + h.byte_size;
         }
-        // The placement lies inside the region, so every buffer slice exists.
-        let buffers: Vec<&[u8]> = p
-            .buffer_offsets
-            .iter()
-            .zip(&d.buffers)
-            .map(|(&b, h)| {
-                bytes
-                    .get(b as usize..(b + h.byte_size) as usize)
-                    .unwrap_or_default()
-            })
-            .collect();
-        super::layout::check_with_limits(
+        super::layout::check_buffers(
             &d,
             pos,
-            Some(&buffers),
+            Some(buffers),
             Some(&p.buffer_offsets),
             &frame.limits,
             report,
@@ -148,7 +150,7 @@ fn read_descriptor(
     end: u64,
     report: &mut Report,
 ) -> Option<TensorDescriptor> {
-    let bytes = frame.bytes;
+    let input = frame.input;
     if end - pos < DESCRIPTOR_HEADER_LEN {
         report.violation(
             &HF_PLC_DATA_BOUNDS,
@@ -160,7 +162,7 @@ fn read_descriptor(
         );
         return None;
     }
-    let (h, _) = read_from::<DescriptorHeader>(&bytes[pos as usize..end as usize]).ok()?;
+    let (h, _) = read_from::<DescriptorHeader>(&input.bytes(pos, DESCRIPTOR_HEADER_LEN)?).ok()?;
     let checked = super::decode::check_fixed_header(&h, pos, &frame.limits);
     if let Err(v) = checked {
         report.violation(v.rule, v.offset, v.message);
@@ -175,7 +177,7 @@ fn read_descriptor(
         );
         return None;
     }
-    match super::decode::decode_body(&bytes[pos as usize..(pos + length) as usize], pos) {
+    match super::decode::decode_body(&input.bytes(pos, length)?, pos) {
         Ok(d) => Some(d),
         Err(v) => {
             report.violation(v.rule, v.offset, v.message);
@@ -192,13 +194,13 @@ fn next_descriptor(
     data_end: u64,
     report: &mut Report,
 ) -> Option<u64> {
-    let bytes = frame.bytes;
+    let input = frame.input;
     let end = frame.region_end;
     let dba = u64::from(frame.header.data_buffer_alignment);
     let c8 = align_up(data_end, 8)?;
     let is_head = d.layout_tag == LAYOUT_COMPOSITE;
-    if c8 == end || (c8 < end && starts_descriptor(bytes, c8)) {
-        check_zero(bytes, data_end, c8, report);
+    if c8 == end || (c8 < end && starts_descriptor(input, c8)) {
+        check_zero(input, data_end, c8, report);
         return Some(c8);
     }
     if c8 > end {
@@ -210,8 +212,8 @@ fn next_descriptor(
         return None;
     }
     let ca = align_up(data_end, dba)?;
-    if ca <= end && (ca == end || starts_descriptor(bytes, ca)) {
-        check_zero(bytes, data_end, ca, report);
+    if ca <= end && (ca == end || starts_descriptor(input, ca)) {
+        check_zero(input, data_end, ca, report);
         if is_head {
             report.violation(
                 &HF_PLC_HEAD_PADDING,
@@ -224,10 +226,7 @@ fn next_descriptor(
         }
         return Some(ca);
     }
-    let rest = bytes
-        .get(data_end as usize..end as usize)
-        .unwrap_or_default();
-    if rest.iter().all(|&b| b == 0) {
+    if input.first_nonzero(data_end, end).is_none() {
         report.violation(
             &HF_PLC_REGION_END,
             data_end,

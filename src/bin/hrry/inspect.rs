@@ -79,16 +79,16 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
     let name = args.file.to_string_lossy().into_owned();
     // With --permissive, say what is wrong: every violation of strict validation.
     let violations = if args.permissive {
-        let bytes = match (&stdin, &opened) {
-            (Some(bytes), _) => bytes.clone(),
-            (None, Ok(file)) => file.bytes().to_vec(),
-            (None, Err(_)) => crate::read_input(&args.file).map_err(Failure)?,
+        // The mapped file (or the file itself, read where the rules look), not a
+        // copy of it.
+        let options = hrry::validate::Options::default();
+        let report = match (&stdin, &opened) {
+            (Some(bytes), _) => hrry::validate_as(bytes, hrry::Format::HrryFile, &options),
+            (None, Ok(file)) => hrry::validate_as(file.bytes(), hrry::Format::HrryFile, &options),
+            (None, Err(_)) => hrry::source::FileSource::open(&args.file)
+                .and_then(|f| hrry::validate::validate_source(&f, &options))
+                .map_err(|e| Failure(format!("cannot read {}: {e}", text::path(&args.file))))?,
         };
-        let report = hrry::validate_as(
-            &bytes,
-            hrry::Format::HrryFile,
-            &hrry::validate::Options::default(),
-        );
         Some(hrry::report::validate_json(&name, "hrryfile", &report)["violations"].clone())
     } else {
         None

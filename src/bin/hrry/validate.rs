@@ -281,12 +281,8 @@ fn check(position: usize, input: &Input, options: &Options) -> Checked {
         Input::Unlisted(path, message) => (path, Verdict::Error(message.clone())),
         Input::Path(path) => (
             path,
-            match load(path) {
-                Ok(bytes) => {
-                    let format = hrry::Format::detect(&bytes, Some(path));
-                    let report = hrry::validate_as(&bytes, format, options);
-                    Verdict::Checked { format, report }
-                }
+            match load(path, options) {
+                Ok((format, report)) => Verdict::Checked { format, report },
                 Err(message) => Verdict::Error(message),
             },
         ),
@@ -298,12 +294,14 @@ fn check(position: usize, input: &Input, options: &Options) -> Checked {
     }
 }
 
-/// Reads one input for validation: the only place `validate` reads a file, so that
-/// validating through a random-access source instead of a whole copy in memory is a
-/// change here alone. Standard input (`-`), regular files and pipes are read; other
-/// kinds of file (devices, sockets, directories) are refused rather than read
-/// forever.
-fn load(path: &Path) -> Result<Vec<u8>, String> {
+/// Reads and validates one input: the only place `validate` reads a file. A regular
+/// file is read through positioned reads of what the rules need (never its tensor
+/// data), so memory stays bounded whatever its size; standard input (`-`) and pipes
+/// cannot be read at an offset and are read whole. Other kinds of file (devices,
+/// sockets, directories) are refused rather than read forever.
+fn load(path: &Path, options: &Options) -> Result<(hrry::Format, Report), String> {
+    let cannot_read = |e: std::io::Error| format!("cannot read {}: {e}", text::path(path));
+    let mut regular = false;
     if !is_dash(path) {
         let meta = std::fs::metadata(path)
             .map_err(|e| format!("cannot read {}: {e}", text::path(path)))?;
@@ -322,8 +320,18 @@ fn load(path: &Path) -> Result<Vec<u8>, String> {
             };
             return Err(format!("cannot read {}: {kind}", text::path(path)));
         }
+        regular = meta.is_file();
     }
-    crate::read_input(path)
+    let bytes;
+    let file;
+    let source: &dyn hrry::source::ReadAt = if regular {
+        file = hrry::source::FileSource::open(path).map_err(cannot_read)?;
+        &file
+    } else {
+        bytes = crate::read_input(path)?;
+        &bytes
+    };
+    hrry::validate_source_any(source, Some(path), options).map_err(cannot_read)
 }
 
 /// A file's result as JSON.
