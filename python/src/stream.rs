@@ -19,7 +19,6 @@ use hrry::schema::TensorDescriptor;
 use hrry::stream::{StreamTensor, TensorChecker, TensorNames};
 use hrry::validate::Options;
 use hrry::Format;
-use numpy::PyArrayMethods;
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyMemoryView};
@@ -27,7 +26,7 @@ use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyMemoryView};
 use crate::errors::{detached, invalid_file, io_error, HrryError};
 use crate::file::{descriptor_info, File};
 use crate::report::{mode, Report, Violation};
-use crate::write::{normalized, Quantized};
+use crate::write::{stored_array, Quantized};
 
 /// Largest tensor a `StreamReader` holds by default (its stored bytes, and the
 /// array made of them): the core's export bound.
@@ -36,68 +35,97 @@ const DEFAULT_MAX_TENSOR_BYTES: u64 = 16 << 30;
 /// Bytes the writer gathers before calling a Python sink's `write`.
 const SINK_BUFFER: usize = 1 << 20;
 
-/// A Python object with `.read(n)`, read with the interpreter re-acquired. A Python
-/// exception raised by `.read` (or a bad return value) is kept here and re-raised
+/// A Python file object, called with the interpreter re-acquired. A Python
+/// exception its methods raise (or a bad return value) is kept here and re-raised
 /// once the core gives up with the I/O error that stands for it.
-struct PyReadable {
+struct PyFileObject {
     object: Py<PyAny>,
     error: Option<PyErr>,
 }
 
-impl PyReadable {
-    fn read_into(&self, py: Python<'_>, buf: &mut [u8]) -> PyResult<usize> {
-        let got = self.object.bind(py).call_method1("read", (buf.len(),))?;
-        if got.is_none() {
-            return Err(PyValueError::new_err(
-                "the source's read() returned None (a non-blocking source with no data); \
-                 give a blocking file object",
-            ));
+impl PyFileObject {
+    fn new(object: &Bound<'_, PyAny>) -> Self {
+        PyFileObject {
+            object: object.clone().unbind(),
+            error: None,
         }
-        let bytes = if let Ok(b) = got.cast::<PyBytes>() {
-            b.clone()
-        } else if got.is_instance_of::<PyByteArray>() || got.is_instance_of::<PyMemoryView>() {
-            py.get_type::<PyBytes>()
-                .call1((&got,))?
-                .cast_into::<PyBytes>()?
-        } else {
-            return Err(PyTypeError::new_err(format!(
-                "the source's read() must return bytes, not {}",
-                type_name(&got)
-            )));
-        };
-        let data = bytes.as_bytes();
-        if data.len() > buf.len() {
-            return Err(PyValueError::new_err(format!(
-                "the source's read({}) returned {} bytes",
-                buf.len(),
-                data.len()
-            )));
+    }
+
+    /// Runs `f` on the object with the interpreter held; a Python error becomes an
+    /// I/O error and is kept (after one, every call fails).
+    fn call<T>(&mut self, f: impl FnOnce(&Bound<'_, PyAny>) -> PyResult<T>) -> std::io::Result<T> {
+        if self.error.is_none() {
+            match Python::attach(|py| f(self.object.bind(py))) {
+                Ok(v) => return Ok(v),
+                Err(e) => self.error = Some(e),
+            }
         }
-        buf[..data.len()].copy_from_slice(data);
-        Ok(data.len())
+        Err(std::io::Error::other(
+            "the Python file object raised an exception",
+        ))
     }
 }
 
-impl Read for PyReadable {
+impl Read for PyFileObject {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        if self.error.is_some() {
-            return Err(std::io::Error::other("the source raised an exception"));
-        }
-        match Python::attach(|py| self.read_into(py, buf)) {
-            Ok(n) => Ok(n),
-            Err(e) => {
-                self.error = Some(e);
-                Err(std::io::Error::other("the source raised an exception"))
-            }
-        }
+        self.call(|object| read_into(object, buf))
     }
+}
+
+impl Write for PyFileObject {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.call(|object| write_from(object, buf))
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.call(|object| {
+            if object.hasattr("flush")? {
+                object.call_method0("flush")?;
+            }
+            Ok(())
+        })
+    }
+}
+
+/// Reads up to `buf.len()` bytes with `object.read(n)`.
+fn read_into(object: &Bound<'_, PyAny>, buf: &mut [u8]) -> PyResult<usize> {
+    let py = object.py();
+    let got = object.call_method1("read", (buf.len(),))?;
+    if got.is_none() {
+        return Err(PyValueError::new_err(
+            "the source's read() returned None (a non-blocking source with no data); \
+                 give a blocking file object",
+        ));
+    }
+    let bytes = if let Ok(b) = got.cast::<PyBytes>() {
+        b.clone()
+    } else if got.is_instance_of::<PyByteArray>() || got.is_instance_of::<PyMemoryView>() {
+        py.get_type::<PyBytes>()
+            .call1((&got,))?
+            .cast_into::<PyBytes>()?
+    } else {
+        return Err(PyTypeError::new_err(format!(
+            "the source's read() must return bytes, not {}",
+            type_name(&got)
+        )));
+    };
+    let data = bytes.as_bytes();
+    if data.len() > buf.len() {
+        return Err(PyValueError::new_err(format!(
+            "the source's read({}) returned {} bytes",
+            buf.len(),
+            data.len()
+        )));
+    }
+    buf[..data.len()].copy_from_slice(data);
+    Ok(data.len())
 }
 
 /// Where a stream is read from.
 enum Source {
     File(std::fs::File),
     Bytes(Cursor<Vec<u8>>),
-    Python(PyReadable),
+    Python(PyFileObject),
 }
 
 impl Read for Source {
@@ -131,11 +159,7 @@ impl Source {
                 .ok()
                 .and_then(|n| n.str().ok().map(|s| s.to_string()))
                 .unwrap_or_else(|| format!("<{}>", type_name(object)));
-            let source = PyReadable {
-                object: object.clone().unbind(),
-                error: None,
-            };
-            return Ok((Source::Python(source), what));
+            return Ok((Source::Python(PyFileObject::new(object)), what));
         }
         let path: PathBuf = object.extract().map_err(|_| {
             PyTypeError::new_err(format!(
@@ -157,76 +181,34 @@ impl Source {
     }
 }
 
-/// A Python object with `.write(b)`, called with the interpreter re-acquired;
-/// exceptions are kept and re-raised as for [`PyReadable`].
-struct PyWritable {
-    object: Py<PyAny>,
-    error: Option<PyErr>,
-}
-
-impl PyWritable {
-    fn write_from(&self, py: Python<'_>, buf: &[u8]) -> PyResult<usize> {
-        let written = self
-            .object
-            .bind(py)
-            .call_method1("write", (PyBytes::new(py, buf),))?;
-        // Buffered file objects return the length or None; raw ones may write less.
-        if written.is_none() {
-            return Ok(buf.len());
-        }
-        let n: usize = written.extract().map_err(|_| {
-            PyTypeError::new_err(format!(
-                "the sink's write() must return an int or None, not {}",
-                type_name(&written)
-            ))
-        })?;
-        if n == 0 || n > buf.len() {
-            return Err(PyOSError::new_err(format!(
-                "the sink's write() of {} bytes returned {n}",
-                buf.len()
-            )));
-        }
-        Ok(n)
+/// Writes `buf` (or its start) with `object.write(b)`; returns how much was
+/// written.
+fn write_from(object: &Bound<'_, PyAny>, buf: &[u8]) -> PyResult<usize> {
+    let written = object.call_method1("write", (PyBytes::new(object.py(), buf),))?;
+    // Buffered file objects return the length or None; raw ones may write less.
+    if written.is_none() {
+        return Ok(buf.len());
     }
-}
-
-impl Write for PyWritable {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        if self.error.is_some() {
-            return Err(std::io::Error::other("the sink raised an exception"));
-        }
-        match Python::attach(|py| self.write_from(py, buf)) {
-            Ok(n) => Ok(n),
-            Err(e) => {
-                self.error = Some(e);
-                Err(std::io::Error::other("the sink raised an exception"))
-            }
-        }
+    let n: usize = written.extract().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "the sink's write() must return an int or None, not {}",
+            type_name(&written)
+        ))
+    })?;
+    if n == 0 || n > buf.len() {
+        return Err(PyOSError::new_err(format!(
+            "the sink's write() of {} bytes returned {n}",
+            buf.len()
+        )));
     }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        if self.error.is_some() {
-            return Err(std::io::Error::other("the sink raised an exception"));
-        }
-        let result = Python::attach(|py| -> PyResult<()> {
-            let object = self.object.bind(py);
-            if object.hasattr("flush")? {
-                object.call_method0("flush")?;
-            }
-            Ok(())
-        });
-        result.map_err(|e| {
-            self.error = Some(e);
-            std::io::Error::other("the sink raised an exception")
-        })
-    }
+    Ok(n)
 }
 
 /// Where a stream is written: a new file (committed into place by `finish`) or a
 /// Python file object (left open).
 enum Sink {
     File(Output),
-    Python(std::io::BufWriter<PyWritable>),
+    Python(std::io::BufWriter<PyFileObject>),
 }
 
 impl Write for Sink {
@@ -251,10 +233,7 @@ impl Sink {
     fn open(object: &Bound<'_, PyAny>, inputs: &[&Path]) -> PyResult<(Sink, String)> {
         if object.hasattr("write")? {
             let what = format!("<{}>", type_name(object));
-            let sink = PyWritable {
-                object: object.clone().unbind(),
-                error: None,
-            };
+            let sink = PyFileObject::new(object);
             let buffered = std::io::BufWriter::with_capacity(SINK_BUFFER, sink);
             return Ok((Sink::Python(buffered), what));
         }
@@ -735,18 +714,7 @@ impl PyStreamWriter {
             return self.with_writer(py, |w| w.write_tensor(desc, &buffers));
         }
         let np = py.import("numpy")?;
-        let (array, ty) = normalized(&np, "array", array)?;
-        let shape: Vec<u64> = array
-            .getattr("shape")?
-            .extract::<Vec<usize>>()?
-            .into_iter()
-            .map(|d| d as u64)
-            .collect();
-        let bytes = array
-            .call_method1("reshape", (-1,))?
-            .call_method1("view", (np.getattr("uint8")?,))?
-            .cast_into::<numpy::PyArray1<u8>>()?
-            .readonly();
+        let (ty, shape, bytes) = stored_array(&np, "array", array)?;
         let data = bytes
             .as_slice()
             .map_err(|_| PyValueError::new_err("array is not contiguous"))?;

@@ -172,7 +172,7 @@ enum Item<'a> {
 
 /// `value` as a C-contiguous little-endian NumPy array with its element type, or
 /// `TypeError` for dtypes the format cannot hold.
-pub(crate) fn normalized<'py>(
+fn normalized<'py>(
     np: &Bound<'py, PyModule>,
     name: &str,
     value: &Bound<'py, PyAny>,
@@ -195,6 +195,28 @@ pub(crate) fn normalized<'py>(
         ))
     })?;
     Ok((array, ty))
+}
+
+/// `value` as [`normalized`] makes it: its element type, its shape, and a flat
+/// uint8 view of its memory (no copy: the normalized array is C-contiguous).
+pub(crate) fn stored_array<'py>(
+    np: &Bound<'py, PyModule>,
+    name: &str,
+    value: &Bound<'py, PyAny>,
+) -> PyResult<(ElementType, Vec<u64>, PyReadonlyArray1<'py, u8>)> {
+    let (array, ty) = normalized(np, name, value)?;
+    let shape: Vec<u64> = array
+        .getattr("shape")?
+        .extract::<Vec<usize>>()?
+        .into_iter()
+        .map(|d| d as u64)
+        .collect();
+    let bytes = array
+        .call_method1("reshape", (-1,))?
+        .call_method1("view", (np.getattr("uint8")?,))?
+        .cast_into::<PyArray1<u8>>()?
+        .readonly();
+    Ok((ty, shape, bytes))
 }
 
 /// Writes ``tensors`` (a ``dict`` of names to NumPy arrays or `Quantized` tensors)
@@ -230,7 +252,6 @@ pub fn save_file(
     }
 
     let np = py.import("numpy")?;
-    let uint8 = np.getattr("uint8")?;
     // The arrays and their borrows stay alive here while the bytes are written.
     let mut pending = Vec::new();
     for (name, value) in tensors.iter() {
@@ -243,19 +264,7 @@ pub fn save_file(
             pending.push(Pending::Quantized(name, q.clone()));
             continue;
         }
-        let (array, ty) = normalized(&np, &name, &value)?;
-        let shape: Vec<u64> = array
-            .getattr("shape")?
-            .extract::<Vec<usize>>()?
-            .into_iter()
-            .map(|d| d as u64)
-            .collect();
-        // A flat uint8 view of the same memory (no copy: the array is C-contiguous).
-        let bytes = array
-            .call_method1("reshape", (-1,))?
-            .call_method1("view", (&uint8,))?
-            .cast_into::<PyArray1<u8>>()?
-            .readonly();
+        let (ty, shape, bytes) = stored_array(&np, &name, &value)?;
         pending.push(Pending::Array(name, ty, shape, bytes));
     }
     let items = pending
