@@ -46,7 +46,9 @@ class Tensor:
         """The stored buffers, one per buffer-table entry."""
 
 class StreamReader:
-    """Reads a bare stream tensor by tensor, each checked against every rule."""
+    """Reads a bare stream tensor by tensor, each checked against every rule
+    (``InvalidFileError`` names the broken ones; a tensor beyond ``max_tensor_bytes``
+    breaks ``HF-LIM-001``)."""
     def __init__(
         self, source: _Source, *, permissive: bool = False, max_tensor_bytes: int = 16 << 30
     ) -> None: ...
@@ -54,7 +56,7 @@ class StreamReader:
     def __next__(self) -> Tensor: ...
     @property
     def position(self) -> int:
-        """Bytes of the stream consumed so far."""
+        """Bytes of the stream consumed so far (0 while another thread reads)."""
 
 class StreamWriter:
     """Writes a bare stream to a path (renamed into place by ``finish``) or a file object."""

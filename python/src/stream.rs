@@ -368,6 +368,8 @@ struct ReaderState {
     names: TensorNames,
     checker: TensorChecker,
     options: Options,
+    /// The end was reached or an error raised: no more tensors.
+    done: bool,
 }
 
 /// Reads a bare Hurray stream tensor by tensor: iterate it for `hrry.stream.Tensor`
@@ -381,12 +383,13 @@ struct ReaderState {
 /// ``InvalidFileError`` whose ``.violations`` name the rules (``ST-…`` for the
 /// stream's framing), and reading ends there. The reader holds one tensor at a
 /// time; one larger than ``max_tensor_bytes`` (stored, or as an array) raises
-/// ``HrryError`` before its data is read.
+/// ``InvalidFileError`` for the limit (``HF-LIM-001``), before its data is read
+/// when its stored bytes are too many.
 #[pyclass(module = "hrry.stream", frozen, name = "StreamReader")]
 pub struct PyStreamReader {
     what: String,
     max_tensor_bytes: u64,
-    state: Mutex<Option<ReaderState>>,
+    state: Mutex<ReaderState>,
 }
 
 #[pymethods]
@@ -402,12 +405,13 @@ impl PyStreamReader {
         Ok(PyStreamReader {
             what,
             max_tensor_bytes,
-            state: Mutex::new(Some(ReaderState {
+            state: Mutex::new(ReaderState {
                 reader: hrry::stream::StreamReader::with_limits(source, options.limits),
                 names: TensorNames::new(),
                 checker: TensorChecker::new(&options),
                 options,
-            })),
+                done: false,
+            }),
         })
     }
 
@@ -416,33 +420,21 @@ impl PyStreamReader {
     }
 
     fn __next__(&self, py: Python<'_>) -> PyResult<Option<StreamItem>> {
-        let mut guard = match self.state.try_lock() {
-            Ok(g) => g,
-            Err(TryLockError::Poisoned(p)) => p.into_inner(),
-            Err(TryLockError::WouldBlock) => {
-                return Err(PyRuntimeError::new_err(
-                    "the stream reader is in use by another thread",
-                ))
-            }
-        };
-        let Some(state) = guard.as_mut() else {
+        let mut state = lock(&self.state)?;
+        if state.done {
             return Ok(None);
-        };
-        let result = self.next_item(py, state);
-        // After the end or an error the reader is done: drop it (and the source).
-        if !matches!(result, Ok(Some(_))) {
-            *guard = None;
         }
+        let result = self.next_item(py, &mut state);
+        // After the end or an error the reader is done.
+        state.done = !matches!(result, Ok(Some(_)));
         result
     }
 
     /// Bytes of the stream consumed so far.
     #[getter]
     fn position(&self) -> u64 {
-        match self.state.try_lock() {
-            Ok(g) => g.as_ref().map_or(0, |s| s.reader.position()),
-            Err(_) => 0,
-        }
+        // 0 while another thread is reading (the position is moving).
+        self.state.try_lock().map_or(0, |s| s.reader.position())
     }
 
     fn __repr__(&self) -> String {
@@ -462,6 +454,7 @@ impl PyStreamReader {
             names,
             checker,
             options,
+            ..
         } = state;
         // Core work (and the source's reads, which re-acquire the interpreter)
         // with the interpreter released.

@@ -143,7 +143,9 @@ def test_round_trip_dtypes(tmp_path):
             w.write(a)
         assert w.position > 0
     data = path.read_bytes()
-    items = list(hrry.stream.StreamReader(data))
+    reader = hrry.stream.StreamReader(data)
+    items = list(reader)
+    assert reader.position == len(data) and next(reader, None) is None
     assert [t.name for t in items] == [f"t{i}" for i in range(len(arrays))]
     for t, a in zip(items, arrays):
         want = np.asarray(a)
@@ -328,6 +330,7 @@ def test_max_tensor_bytes():
     data = io.BytesIO()
     with hrry.stream.StreamWriter(data) as w:
         w.write(np.zeros(1000, dtype=np.float64))
-    with pytest.raises(hrry.HrryError, match="max_tensor_bytes"):
+    with pytest.raises(hrry.InvalidFileError, match="max_tensor_bytes") as caught:
         list(hrry.stream.StreamReader(data.getvalue(), max_tensor_bytes=4000))
+    assert [(v.rule, v.level) for v in caught.value.violations] == [("HF-LIM-001", "limit")]
     assert len(list(hrry.stream.StreamReader(data.getvalue(), max_tensor_bytes=8000))) == 1
