@@ -85,8 +85,15 @@ class File:
         """``dtype``, ``shape``, ``layout``, ``quantization`` and ``buffers`` of a tensor."""
     def get_tensor(self, name: str) -> np.ndarray:
         """The array ``hrry export`` writes; a read-only view when no conversion is needed."""
-    def dequantize(self, name: str, *, out: Optional[npt.NDArray[np.float32]] = None) -> npt.NDArray[np.float32]:
-        """Float32 values of a quantized tensor (``hrry dequant -o``)."""
+    def dequantize(
+        self,
+        name: str,
+        *,
+        out: Optional[npt.NDArray[np.float32]] = None,
+        threads: Optional[int] = None,
+    ) -> npt.NDArray[np.float32]:
+        """Float32 values of a quantized tensor (``hrry dequant -o``); ``threads``
+        caps the threads one call uses (default: one per core)."""
     def close(self) -> None: ...
     def __enter__(self) -> "File": ...
     def __exit__(
@@ -112,7 +119,12 @@ class Quantized:
     def scale_dtype(self) -> str: ...
     @property
     def nbytes(self) -> int: ...
-    def dequantize(self, *, out: Optional[npt.NDArray[np.float32]] = None) -> npt.NDArray[np.float32]: ...
+    def dequantize(
+        self,
+        *,
+        out: Optional[npt.NDArray[np.float32]] = None,
+        threads: Optional[int] = None,
+    ) -> npt.NDArray[np.float32]: ...
 
 def open(path: _Path, *, permissive: bool = False) -> File:
     """Map, validate (strict by default) and open a HRRYFILE."""

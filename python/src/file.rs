@@ -300,19 +300,29 @@ impl File {
     /// float32 array of the tensor's shape) the values are written there and ``out``
     /// is returned; otherwise a new array. For repeated calls on large tensors pass
     /// ``out``: a fresh output's first touch (page faults) can cost more than the
-    /// dequantization itself. ``HrryError`` if the tensor is not quantized.
-    #[pyo3(signature = (name, *, out = None))]
+    /// dequantization itself. ``threads`` caps the threads one call uses on a large
+    /// tensor (default: one per available core; 1 keeps the work on the calling
+    /// thread); the values do not depend on it. ``HrryError`` if the tensor is not
+    /// quantized.
+    #[pyo3(signature = (name, *, out = None, threads = None))]
     fn dequantize<'py>(
         &self,
         py: Python<'py>,
         name: &str,
         out: Option<Bound<'py, PyAny>>,
+        threads: Option<usize>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let what = self.what();
+        let threads = threads_arg(threads)?;
         let m = self.mapping(py)?;
         let tensor = m.get().tensor(py, &what, name)?;
-        let dq = guard(|| Dequantizer::new(&tensor.descriptor, &tensor.buffers))?
-            .map_err(|e| quant_error(py, &what, name, e))?;
+        // `open` validated the whole file (every quantization rule binds in both
+        // modes): only the descriptor is checked again, not every scale.
+        let mut dq = detached(py, || {
+            Dequantizer::prevalidated(&tensor.descriptor, &tensor.buffers)
+        })?
+        .map_err(|e| quant_error(py, &what, name, e))?;
+        dq.set_threads(threads);
         dequantize_to(py, &dq, out, &what, name)
     }
 
@@ -344,6 +354,18 @@ impl File {
     }
 }
 
+/// The `threads` argument of the dequantize methods as
+/// [`Dequantizer::set_threads`] takes it (0: one per core).
+pub(crate) fn threads_arg(threads: Option<usize>) -> PyResult<usize> {
+    match threads {
+        None => Ok(0),
+        Some(0) => Err(PyValueError::new_err(
+            "threads must be at least 1 (or None: one per available core)",
+        )),
+        Some(n) => Ok(n),
+    }
+}
+
 /// Dequantizes `dq` into `out` (checked to be a writeable C-contiguous float32
 /// array of its shape) or into a new array.
 pub(crate) fn dequantize_to<'py>(
@@ -353,6 +375,7 @@ pub(crate) fn dequantize_to<'py>(
     what: &str,
     name: &str,
 ) -> PyResult<Bound<'py, PyAny>> {
+    let fresh = out.is_none();
     let out = match out {
         Some(out) => out,
         None => {
@@ -392,7 +415,11 @@ pub(crate) fn dequantize_to<'py>(
     let slice = guard
         .as_slice_mut()
         .map_err(|_| PyValueError::new_err("out must be C-contiguous"))?;
-    detached(py, || dq.dequantize_into(slice))?.map_err(|e| quant_error(py, what, name, e))?;
+    let run = || match fresh {
+        true => dq.dequantize_into_fresh(slice),
+        false => dq.dequantize_into(slice),
+    };
+    detached(py, run)?.map_err(|e| quant_error(py, what, name, e))?;
     drop(guard);
     Ok(out)
 }

@@ -14,7 +14,7 @@ use pyo3::types::{PyDict, PyString, PyTuple};
 
 use crate::array::shape_tuple;
 use crate::errors::{detached, file_error, guard, io_error, HrryError};
-use crate::file::dequantize_to;
+use crate::file::{dequantize_to, threads_arg};
 use crate::kv;
 
 /// A tensor quantized with per-block affine quantization (from `hrry.quantize`),
@@ -69,16 +69,20 @@ impl Quantized {
         self.inner.buffers.iter().map(Vec::len).sum()
     }
 
-    /// The dequantized float32 values (what `File.dequantize` returns once saved).
-    #[pyo3(signature = (*, out = None))]
+    /// The dequantized float32 values (what `File.dequantize` returns once saved);
+    /// ``out`` and ``threads`` as for `File.dequantize`.
+    #[pyo3(signature = (*, out = None, threads = None))]
     fn dequantize<'py>(
         &self,
         py: Python<'py>,
         out: Option<Bound<'py, PyAny>>,
+        threads: Option<usize>,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let threads = threads_arg(threads)?;
         let buffers = self.inner.buffer_slices();
-        let dq = guard(|| Dequantizer::new(&self.inner.descriptor, &buffers))?
+        let mut dq = guard(|| Dequantizer::new(&self.inner.descriptor, &buffers))?
             .map_err(|e| HrryError::new_err(e.to_string()))?;
+        dq.set_threads(threads);
         dequantize_to(py, &dq, out, "quantized tensor", "")
     }
 

@@ -89,6 +89,34 @@ def test_dequantize_out_is_checked(tmp_path):
             f.dequantize("q", out=f.get_tensor("plain"))
 
 
+def test_threads_argument_splits_large_tensors_without_changing_bits(tmp_path):
+    # Over a million values: large enough that one call splits into several parts.
+    rng = np.random.default_rng(5)
+    tensors = {
+        "i4": hrry.quantize(rng.standard_normal((1100, 1024)).astype(np.float32), "int4", 32),
+        "i8": hrry.quantize(
+            rng.standard_normal((1031, 1003)).astype(np.float32), "int8", 32, symmetric=False
+        ),
+    }
+    path = tmp_path / "split.hrry"
+    hrry.save_file(tensors, path)
+    with hrry.open(path) as f:
+        for name, q in tensors.items():
+            want = q.dequantize(threads=1)
+            assert q.dequantize().tobytes() == want.tobytes()
+            for threads in (None, 1, 2, 3, 7):
+                assert f.dequantize(name, threads=threads).tobytes() == want.tobytes(), threads
+                out = np.full(want.shape, np.nan, dtype=np.float32)
+                assert f.dequantize(name, out=out, threads=threads) is out
+                assert out.tobytes() == want.tobytes(), threads
+            with pytest.raises(ValueError, match="threads"):
+                f.dequantize(name, threads=0)
+            with pytest.raises(ValueError, match="threads"):
+                q.dequantize(threads=0)
+            with pytest.raises(OverflowError):
+                f.dequantize(name, threads=-1)
+
+
 def test_threads_dequantize_in_parallel(tmp_path):
     rng = np.random.default_rng(4)
     tensors = {}

@@ -25,6 +25,9 @@ pub(crate) mod scalar;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod x86;
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock, PoisonError};
+
 use crate::model::element_type::{element_count, ElementType};
 use crate::schema::{
     BlockPagedFields, LayoutFields, PerBlockAffine, QuantScheme, TensorDescriptor, FLAG_SYMMETRIC,
@@ -138,6 +141,8 @@ pub struct Dequantizer<'a> {
     /// Set when the block kernels apply.
     fast: Option<BlockRows<'a>>,
     kernel: Kernel,
+    /// Threads a call may use (0: one per available core).
+    threads: usize,
     len: u64,
     row_len: u64,
 }
@@ -207,9 +212,32 @@ impl<'a> Dequantizer<'a> {
     /// block-paged tensor is also checked against the block-paged layout rules, since
     /// its page pool is read through them.
     pub fn new(desc: &TensorDescriptor, buffers: &[&'a [u8]]) -> Result<Self, QuantError> {
+        Self::build(desc, buffers, true)
+    }
+
+    /// [`Dequantizer::new`] for a tensor of a file that already passed validation
+    /// ([`crate::validate_file`], strict or permissive: every quantization rule is a
+    /// spec rule, binding in both modes). It skips the scans of parameter values
+    /// (scales finite and non-zero, zero points in range, padding codes zero), whose
+    /// cost grows with the tensor and can match the dequantization's own, and keeps
+    /// every descriptor rule and every bounds check: on a file that did not pass, the
+    /// worst outcome is wrong values (a NaN scale gives NaNs), never a panic or a
+    /// read outside the buffers.
+    pub fn prevalidated(desc: &TensorDescriptor, buffers: &[&'a [u8]]) -> Result<Self, QuantError> {
+        Self::build(desc, buffers, false)
+    }
+
+    /// [`Dequantizer::new`]; `scan_values` runs the rules on parameter values.
+    fn build(
+        desc: &TensorDescriptor,
+        buffers: &[&'a [u8]],
+        scan_values: bool,
+    ) -> Result<Self, QuantError> {
         let section = desc.quantization.as_ref().ok_or(QuantError::NotQuantized)?;
         let mut report = Report::new(Mode::Strict);
-        crate::validate::quant::check(desc, 0, Some(buffers), &mut report);
+        // Without buffers, the quantization checks read the descriptor only.
+        let values = scan_values.then_some(buffers);
+        crate::validate::quant::check(desc, 0, values, &mut report);
         let paged = match &desc.layout {
             LayoutFields::BlockPaged(b) => {
                 crate::validate::layout::check(desc, 0, Some(buffers), &mut report);
@@ -357,6 +385,7 @@ impl<'a> Dequantizer<'a> {
             },
             fast: None,
             kernel: Kernel::Auto,
+            threads: 1,
             len,
             row_len,
         };
@@ -403,6 +432,14 @@ impl<'a> Dequantizer<'a> {
         self.kernel = kernel;
     }
 
+    /// Lets each call use up to `threads` threads (0: one per available core;
+    /// the default is 1, the calling thread only). Large outputs are split into runs
+    /// of whole rows, one per thread, each at least [`MIN_VALUES_PER_THREAD`] values;
+    /// the values do not depend on the split.
+    pub fn set_threads(&mut self, threads: usize) {
+        self.threads = threads;
+    }
+
     /// Number of elements.
     pub fn len(&self) -> u64 {
         self.len
@@ -435,13 +472,27 @@ impl<'a> Dequantizer<'a> {
 
     /// Dequantizes the whole tensor into `out` (exactly one value per element).
     pub fn dequantize_into(&self, out: &mut [f32]) -> Result<(), QuantError> {
+        self.whole(out, true)
+    }
+
+    /// [`Dequantizer::dequantize_into`] for an output that was just allocated and
+    /// never written, such as a new array: each page's first write faults it in,
+    /// zeroed into the cache by the OS, where ordinary stores beat the non-temporal
+    /// ones `dequantize_into` uses for large outputs (those would evict the zeroed
+    /// lines to memory before overwriting them). The values are the same.
+    pub fn dequantize_into_fresh(&self, out: &mut [f32]) -> Result<(), QuantError> {
+        self.whole(out, false)
+    }
+
+    /// The whole tensor into `out`, once its length is checked.
+    fn whole(&self, out: &mut [f32], stream: bool) -> Result<(), QuantError> {
         if out.len() as u64 != self.len {
             return Err(QuantError::OutputLength {
                 expected: self.len,
                 found: out.len(),
             });
         }
-        self.run(0, out, true);
+        self.run(0, out, stream);
         Ok(())
     }
 
@@ -516,9 +567,55 @@ impl<'a> Dequantizer<'a> {
         })
     }
 
-    /// Dequantizes from row `first_row` until `out` is full (whole rows, in range).
-    /// `stream` allows non-temporal stores for large outputs.
+    /// Dequantizes from row `first_row` until `out` is full (whole rows, in range),
+    /// over several threads when allowed and worth it. `stream` allows
+    /// non-temporal stores, which large outputs get.
     fn run(&self, first_row: u64, out: &mut [f32], stream: bool) {
+        let stream = stream && out.len().saturating_mul(4) >= STREAM_BYTES;
+        let row_len = usize::try_from(self.row_len).unwrap_or(0);
+        let threads = match self.threads {
+            0 => available_threads(),
+            n => n,
+        };
+        let rows = out.len().checked_div(row_len).unwrap_or(0);
+        // Several parts per thread, so that a thread the scheduler delays (the
+        // machine is shared) leaves its remaining parts to the others.
+        let parts = (out.len() / MIN_VALUES_PER_THREAD)
+            .min(threads.saturating_mul(PARTS_PER_THREAD))
+            .min(rows);
+        if threads <= 1 || parts <= 1 {
+            return self.run_rows(first_row, out, stream);
+        }
+        let rows_per_part = rows.div_ceil(parts);
+        let slots: Vec<Mutex<Option<&mut [f32]>>> = out
+            .chunks_mut(rows_per_part * row_len)
+            .map(|c| Mutex::new(Some(c)))
+            .collect();
+        let next = AtomicUsize::new(0);
+        let work = || loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some(slot) = slots.get(i) else { break };
+            let part = slot.lock().unwrap_or_else(PoisonError::into_inner).take();
+            if let Some(part) = part {
+                self.run_rows(first_row + (i * rows_per_part) as u64, part, stream);
+            }
+        };
+        std::thread::scope(|scope| {
+            for _ in 1..threads.min(slots.len()) {
+                // Without another thread, this one takes the remaining parts.
+                let spawned = std::thread::Builder::new()
+                    .name("hrry-dequant".into())
+                    .spawn_scoped(scope, work);
+                if spawned.is_err() {
+                    break;
+                }
+            }
+            work();
+        });
+    }
+
+    /// Dequantizes from row `first_row` until `out` is full, on this thread.
+    fn run_rows(&self, first_row: u64, out: &mut [f32], stream: bool) {
         if out.is_empty() {
             return;
         }
@@ -548,6 +645,26 @@ impl<'a> Dequantizer<'a> {
         }
         scalar::reference(&self.stored, first_row * self.row_len, out);
     }
+}
+
+/// Outputs at least this large (bytes) are written with non-temporal stores where
+/// the kernel has them: they do not fit in cache, so reading the destination lines
+/// first would only cost bandwidth.
+const STREAM_BYTES: usize = 8 << 20;
+
+/// The fewest values a thread of [`Dequantizer::set_threads`] is given (1 MiB of
+/// output): starting a thread costs about as much as dequantizing a few thousand
+/// values.
+pub const MIN_VALUES_PER_THREAD: usize = 1 << 18;
+
+/// Parts of the output per thread (when it is large enough).
+const PARTS_PER_THREAD: usize = 4;
+
+/// The cores this process may use ([`std::thread::available_parallelism`], which
+/// reads cgroup limits: asked once).
+fn available_threads() -> usize {
+    static THREADS: OnceLock<usize> = OnceLock::new();
+    *THREADS.get_or_init(|| std::thread::available_parallelism().map_or(1, usize::from))
 }
 
 /// The shape of a block-paged tensor's page pool: `[num_pages * page_size,

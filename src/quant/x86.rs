@@ -13,25 +13,19 @@ use super::params::{BlockKind, BlockRows};
 use super::scalar;
 use crate::model::element_type::ElementType;
 
-/// Outputs at least this large are written with non-temporal stores (they do not
-/// fit in cache, so reading the destination lines first only costs bandwidth).
-const STREAM_BYTES: usize = 8 << 20;
-
 /// True when this CPU runs the kernels (AVX2 and F16C).
 pub(crate) fn available() -> bool {
     is_x86_feature_detected!("avx2") && is_x86_feature_detected!("f16c")
 }
 
-/// Dequantizes `out.len() / job.row_len` whole rows; `stream` allows non-temporal
-/// stores when the output is large. Call only when [`available`].
+/// Dequantizes `out.len() / job.row_len` whole rows; `stream` asks for
+/// non-temporal stores (where alignment allows). Call only when [`available`].
 pub(crate) fn block_rows(job: &BlockRows<'_>, out: &mut [f32], stream: bool) {
     if !available() || job.block_size < 8 || job.row_len == 0 {
         return scalar::block_rows(job, out);
     }
-    let stream = stream
-        && out.len() * 4 >= STREAM_BYTES
-        && (out.as_ptr() as usize).is_multiple_of(16)
-        && job.row_len.is_multiple_of(8);
+    let stream =
+        stream && (out.as_ptr() as usize).is_multiple_of(16) && job.row_len.is_multiple_of(8);
     // Rows of whole blocks of whole 32-code units: block `b` fills
     // `out[b * k..(b + 1) * k]`, with no partial block and no tail.
     let whole = job.block_size.is_multiple_of(32) && job.row_len.is_multiple_of(job.block_size);
