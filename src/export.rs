@@ -249,12 +249,20 @@ pub fn assemble_tensors(
 /// [`npy::is_native`]) whose buffer 0 is contiguous and row-major. A reader can hand
 /// these bytes out without copying; `None` means the tensor must be exported.
 pub fn stored_row_major<'f>(tensor: &Tensor<'f>) -> Option<(npy::Dtype, &'f [u8])> {
-    let desc = &tensor.descriptor;
+    stored_row_major_of(&tensor.descriptor, &tensor.buffers)
+}
+
+/// [`stored_row_major`] for a tensor given as its descriptor and buffers (a
+/// stream's tensor, which belongs to no file).
+pub fn stored_row_major_of<'b>(
+    desc: &TensorDescriptor,
+    buffers: &[&'b [u8]],
+) -> Option<(npy::Dtype, &'b [u8])> {
     if desc.quantization.is_some() || !is_dense(desc.layout_tag) {
         return None;
     }
     let ty = ElementType::from_tag(desc.type_tag).filter(|t| npy::is_native(*t))?;
-    let bytes = DenseView::new(desc, &tensor.buffers).ok()?.contiguous()?;
+    let bytes = DenseView::new(desc, buffers).ok()?.contiguous()?;
     Some((npy::dtype(ty)?, bytes))
 }
 
@@ -270,6 +278,22 @@ pub fn export_npy<W: Write>(
         .tensor(name)?
         .ok_or_else(|| ExportError::NotFound(name.to_string()))?;
     let desc = &tensor.descriptor;
+    if desc.layout_tag == LAYOUT_COMPOSITE && desc.quantization.is_none() {
+        let members = composite_members(file, &tensor)?;
+        let packed = assemble_tensors(desc, &members, options.max_bytes)?;
+        return write_packed(desc, &packed, sink, options);
+    }
+    export_lone_npy(desc, &tensor.buffers, sink, options)
+}
+
+/// Writes the tensor `desc` over `buffers` as `.npy` in logical row-major order,
+/// for every layout but a composite head (whose members are other tensors).
+fn export_lone_npy<W: Write>(
+    desc: &TensorDescriptor,
+    buffers: &[&[u8]],
+    sink: W,
+    options: &ExportOptions,
+) -> Result<W, ExportError> {
     if desc.layout_tag == LAYOUT_BLOCK_PAGED {
         // Token counts are not stored: there is no logical order to write, and a
         // quantized pool dequantizes in pool order (`crate::quant`), not in `shape`.
@@ -285,20 +309,15 @@ pub fn export_npy<W: Write>(
             }
             .into());
         }
-        let values = crate::quant::dequantize(desc, &tensor.buffers)
+        let values = crate::quant::dequantize(desc, buffers)
             .map_err(|e| ExportError::Unsupported(format!("cannot dequantize: {e}")))?;
         return Ok(npy::write_f32(sink, &desc.shape, &values)?);
     }
     if is_dense(desc.layout_tag) {
-        return write_dense(desc, &tensor.buffers, sink, options);
+        return write_dense(desc, buffers, sink, options);
     }
     if is_sparse(desc.layout_tag) {
-        let packed = densify(desc, &tensor.buffers, options.max_bytes)?;
-        return write_packed(desc, &packed, sink, options);
-    }
-    if desc.layout_tag == LAYOUT_COMPOSITE {
-        let members = composite_members(file, &tensor)?;
-        let packed = assemble_tensors(desc, &members, options.max_bytes)?;
+        let packed = densify(desc, buffers, options.max_bytes)?;
         return write_packed(desc, &packed, sink, options);
     }
     Err(no_logical_order(desc))
@@ -363,6 +382,28 @@ pub fn row_major_bytes(
     options: &ExportOptions,
 ) -> Result<Vec<u8>, ExportError> {
     write_row_major(file, name, Vec::new(), options)
+}
+
+/// The logical row-major bytes of the tensor `desc` over `buffers` (what
+/// [`row_major_bytes`] gives for a file's tensor), for a tensor that belongs to no
+/// file, such as a stream's. A composite head has no data of its own and is
+/// refused: its members are other tensors.
+pub fn row_major_bytes_of(
+    desc: &TensorDescriptor,
+    buffers: &[&[u8]],
+    options: &ExportOptions,
+) -> Result<Vec<u8>, ExportError> {
+    if desc.layout_tag == LAYOUT_COMPOSITE && desc.quantization.is_none() {
+        return Err(ExportError::Unsupported(
+            "a composite head's values are its members'".into(),
+        ));
+    }
+    let header = npy::header(export_dtype(desc)?.descr, &desc.shape).len();
+    let skip = SkipPrefix {
+        sink: Vec::new(),
+        left: header,
+    };
+    Ok(export_lone_npy(desc, buffers, skip, options)?.sink)
 }
 
 /// A `Write` that discards the first `left` bytes written and passes the rest on.

@@ -15,7 +15,7 @@ after ``File.close()``. For PyTorch, ``torch.from_numpy(array)`` shares the memo
 tensor).
 """
 
-from . import holo
+from . import holo, stream
 from ._hrry import (
     File,
     HrryError,
@@ -50,5 +50,6 @@ __all__ = [
     "quantize",
     "rules",
     "save_file",
+    "stream",
     "validate",
 ]

@@ -8,6 +8,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import holo as holo
+from . import stream as stream
 
 __version__: str
 
@@ -52,7 +53,7 @@ class Report:
     def valid(self) -> bool: ...
     @property
     def format(self) -> str:
-        """``"hrryfile"`` or ``"holo"``."""
+        """``"hrryfile"``, ``"holo"`` or ``"stream"``."""
     @property
     def mode(self) -> str:
         """``"strict"`` or ``"permissive"``."""

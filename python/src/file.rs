@@ -165,7 +165,36 @@ fn quantization_info<'py>(
     Ok(Some(d))
 }
 
+/// What `desc` says, as the ``dict`` `File.info` returns.
+pub(crate) fn descriptor_info<'py>(
+    py: Python<'py>,
+    desc: &TensorDescriptor,
+) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    let ty = hrry::model::ElementType::from_tag(desc.type_tag);
+    d.set_item("dtype", ty.map_or("unknown", |t| t.name()))?;
+    d.set_item("shape", shape_tuple(py, &desc.shape)?)?;
+    d.set_item("layout", layout_name(desc.layout_tag))?;
+    d.set_item("quantization", quantization_info(py, desc)?)?;
+    let sizes: Vec<u64> = desc.buffers.iter().map(|b| b.byte_size).collect();
+    d.set_item("buffers", sizes)?;
+    Ok(d)
+}
+
 impl File {
+    /// Runs `f` on tensor `name`'s descriptor and stored buffers (`KeyError` if
+    /// there is no such tensor, `ValueError` once closed).
+    pub(crate) fn with_tensor<T>(
+        &self,
+        py: Python<'_>,
+        name: &str,
+        f: impl FnOnce(&Tensor<'_>) -> PyResult<T>,
+    ) -> PyResult<T> {
+        let m = self.mapping(py)?;
+        let tensor = m.get().tensor(py, &self.what(), name)?;
+        f(&tensor)
+    }
+
     /// The mapping, or `ValueError` once closed.
     fn mapping<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, Mapping>> {
         self.mapping.get(py, &self.what())
@@ -250,15 +279,7 @@ impl File {
             .ok_or_else(|| PyKeyError::new_err(name.to_string()))?;
         let desc =
             guard(|| file.descriptor(entry))?.map_err(|e| file_error(py, &self.what(), e))?;
-        let d = PyDict::new(py);
-        let ty = hrry::model::ElementType::from_tag(desc.type_tag);
-        d.set_item("dtype", ty.map_or("unknown", |t| t.name()))?;
-        d.set_item("shape", shape_tuple(py, &desc.shape)?)?;
-        d.set_item("layout", layout_name(desc.layout_tag))?;
-        d.set_item("quantization", quantization_info(py, &desc)?)?;
-        let sizes: Vec<u64> = desc.buffers.iter().map(|b| b.byte_size).collect();
-        d.set_item("buffers", sizes)?;
-        Ok(d)
+        descriptor_info(py, &desc)
     }
 
     /// Tensor `name` as a NumPy array: exactly the array ``hrry export`` writes (same

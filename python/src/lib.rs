@@ -1,9 +1,10 @@
 //! `hrry._hrry`, the extension module of the Python package `hrry`.
 //!
 //! The bindings translate types and errors and call the core (`hrry`): opening and
-//! validating files, exporting tensors as NumPy arrays, dequantizing, writing, and
-//! `.holo` archives. Every call into the core runs inside a panic guard (a panic
-//! becomes `hrry.InternalError`); the long ones release the interpreter.
+//! validating files, exporting tensors as NumPy arrays, dequantizing, writing,
+//! `.holo` archives and bare streams. Every call into the core runs inside a panic
+//! guard (a panic becomes `hrry.InternalError`); the long ones release the
+//! interpreter.
 
 mod array;
 mod errors;
@@ -12,6 +13,7 @@ mod holo;
 mod kv;
 mod report;
 mod slot;
+mod stream;
 mod write;
 
 use pyo3::prelude::*;
@@ -42,5 +44,6 @@ fn _hrry(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(report::validate, m)?)?;
     m.add_function(wrap_pyfunction!(report::rules, m)?)?;
     m.add("holo_open", wrap_pyfunction!(holo::open_holo, m)?)?;
+    stream::register(m)?;
     Ok(())
 }

@@ -91,7 +91,7 @@ pub struct Report {
     /// True when no violation was found.
     #[pyo3(get)]
     pub valid: bool,
-    /// ``"hrryfile"`` or ``"holo"``.
+    /// ``"hrryfile"``, ``"holo"`` or ``"stream"``.
     #[pyo3(get)]
     pub format: &'static str,
     /// ``"strict"`` or ``"permissive"``.
@@ -160,6 +160,7 @@ impl Report {
     pub(crate) fn into_error(self, py: Python<'_>, what: &str) -> PyErr {
         let kind = match self.format {
             "holo" => ".holo archive",
+            "stream" => "stream",
             _ => "HRRYFILE",
         };
         invalid_file(

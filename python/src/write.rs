@@ -21,7 +21,7 @@ use crate::kv;
 /// ready for `hrry.save_file`; `dequantize()` gives back its float32 values.
 #[pyclass(module = "hrry", frozen)]
 pub struct Quantized {
-    inner: hrry::quant::Quantized,
+    pub(crate) inner: hrry::quant::Quantized,
     options: PerBlockOptions,
 }
 
@@ -201,6 +201,28 @@ fn normalized<'py>(
     Ok((array, ty))
 }
 
+/// `value` as [`normalized`] makes it: its element type, its shape, and a flat
+/// uint8 view of its memory (no copy: the normalized array is C-contiguous).
+pub(crate) fn stored_array<'py>(
+    np: &Bound<'py, PyModule>,
+    name: &str,
+    value: &Bound<'py, PyAny>,
+) -> PyResult<(ElementType, Vec<u64>, PyReadonlyArray1<'py, u8>)> {
+    let (array, ty) = normalized(np, name, value)?;
+    let shape: Vec<u64> = array
+        .getattr("shape")?
+        .extract::<Vec<usize>>()?
+        .into_iter()
+        .map(|d| d as u64)
+        .collect();
+    let bytes = array
+        .call_method1("reshape", (-1,))?
+        .call_method1("view", (np.getattr("uint8")?,))?
+        .cast_into::<PyArray1<u8>>()?
+        .readonly();
+    Ok((ty, shape, bytes))
+}
+
 /// Writes ``tensors`` (a ``dict`` of names to NumPy arrays or `Quantized` tensors)
 /// to ``path`` as a HRRYFILE, with optional ``metadata`` (a ``dict`` of ``str`` keys
 /// to ``str``, ``int`` — beyond 2^63 as uint64 —, ``float``, ``bool``, ``bytes`` or
@@ -234,7 +256,6 @@ pub fn save_file(
     }
 
     let np = py.import("numpy")?;
-    let uint8 = np.getattr("uint8")?;
     // The arrays and their borrows stay alive here while the bytes are written.
     let mut pending = Vec::new();
     for (name, value) in tensors.iter() {
@@ -247,19 +268,7 @@ pub fn save_file(
             pending.push(Pending::Quantized(name, q.clone()));
             continue;
         }
-        let (array, ty) = normalized(&np, &name, &value)?;
-        let shape: Vec<u64> = array
-            .getattr("shape")?
-            .extract::<Vec<usize>>()?
-            .into_iter()
-            .map(|d| d as u64)
-            .collect();
-        // A flat uint8 view of the same memory (no copy: the array is C-contiguous).
-        let bytes = array
-            .call_method1("reshape", (-1,))?
-            .call_method1("view", (&uint8,))?
-            .cast_into::<PyArray1<u8>>()?
-            .readonly();
+        let (ty, shape, bytes) = stored_array(&np, &name, &value)?;
         pending.push(Pending::Array(name, ty, shape, bytes));
     }
     let items = pending

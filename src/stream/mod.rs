@@ -28,5 +28,5 @@ pub use conversation::{
 pub use error::Error;
 pub use pack::{pack, pack_path, unpack, TensorNames};
 pub use reader::{Piece, StreamReader, StreamTensor};
-pub use validate::{validate_stream, validate_stream_bytes};
+pub use validate::{validate_stream, validate_stream_bytes, TensorChecker};
 pub use writer::StreamWriter;

@@ -349,6 +349,12 @@ impl<R: Read> StreamReader<R> {
         Ok(())
     }
 
+    /// The source, to reach state of its own (such as an error it kept). Reading
+    /// from it directly would desynchronise the reader.
+    pub fn get_mut(&mut self) -> &mut R {
+        self.source.get_mut()
+    }
+
     /// Returns the source. Bytes the reader buffered but did not hand out are lost.
     pub fn into_inner(self) -> R {
         self.source.into_inner()

@@ -10,7 +10,7 @@ use crate::validate::{
     composite::check_binding, descriptor::check_descriptor, layout, quant, Options, Report,
 };
 
-use super::{Error, StreamReader};
+use super::{Error, StreamReader, StreamTensor};
 
 /// Validates a bare stream held in memory.
 pub fn validate_stream_bytes(bytes: &[u8], options: &Options) -> Report {
@@ -33,7 +33,7 @@ pub fn validate_stream_bytes(bytes: &[u8], options: &Options) -> Report {
 pub fn validate_stream<R: Read>(source: R, options: &Options) -> std::io::Result<Report> {
     let mut report = Report::new(options.mode);
     let mut reader = StreamReader::with_limits(source, options.limits);
-    let mut binder: Binder<(u64, TensorDescriptor)> = Binder::new();
+    let mut checker = TensorChecker::new(options);
     loop {
         let tensor = match reader.next_tensor() {
             Ok(Some(t)) => t,
@@ -43,44 +43,60 @@ pub fn validate_stream<R: Read>(source: R, options: &Options) -> std::io::Result
                 break;
             }
         };
-        let (d, at) = (&tensor.descriptor, tensor.descriptor_offset);
-        check_descriptor(d, at, &mut report);
         let buffers = match reader.read_buffers() {
             Ok(b) => b,
             Err(e) => {
+                // The descriptor's own rules still count for a truncated tensor.
+                check_descriptor(&tensor.descriptor, tensor.descriptor_offset, &mut report);
                 stop(e, &mut report)?;
                 break;
             }
         };
         let slices: Vec<&[u8]> = buffers.iter().map(Vec::as_slice).collect();
+        checker.check(&tensor, &slices, &mut report);
+    }
+    Ok(report)
+}
+
+/// The rules one tensor of a stream answers to beyond what [`StreamReader`]
+/// checks (descriptor, layout, quantization, composite binding and assembly),
+/// applied tensor by tensor in stream order: [`validate_stream`]'s walk, for
+/// readers that check each tensor before using it.
+pub struct TensorChecker {
+    options: Options,
+    binder: Binder<(u64, TensorDescriptor)>,
+}
+
+impl TensorChecker {
+    /// A checker for a new stream.
+    pub fn new(options: &Options) -> Self {
+        TensorChecker {
+            options: *options,
+            binder: Binder::new(),
+        }
+    }
+
+    /// Checks `tensor`, whose buffers (all of its data) are `buffers`, adding what
+    /// it breaks to `report`. Call it for every tensor, in stream order: a
+    /// composite is checked as a whole when its last member arrives.
+    pub fn check(&mut self, tensor: &StreamTensor, buffers: &[&[u8]], report: &mut Report) {
+        let (d, at) = (&tensor.descriptor, tensor.descriptor_offset);
+        let limits = &self.options.limits;
+        check_descriptor(d, at, report);
         // Back to back: each buffer starts where the previous one ends.
         let offsets = place_buffers(tensor.data_offset, &d.buffers, 1)
             .map(|p| p.buffer_offsets)
             .unwrap_or_default();
-        layout::check_with_limits(
-            d,
-            at,
-            Some(&slices),
-            Some(&offsets),
-            &options.limits,
-            &mut report,
-        );
-        quant::check(d, at, Some(&slices), &mut report);
-        let bound = binder.bind((at, tensor.descriptor.clone()), d, at);
-        check_binding(
-            d,
-            at,
-            &bound,
-            options.limits.max_composite_depth,
-            &mut report,
-        );
+        layout::check_with_limits(d, at, Some(buffers), Some(&offsets), limits, report);
+        quant::check(d, at, Some(buffers), report);
+        let bound = self.binder.bind((at, d.clone()), d, at);
+        check_binding(d, at, &bound, limits.max_composite_depth, report);
         for done in &bound.closed {
             let members: Vec<(&TensorDescriptor, u64)> =
                 done.members.iter().map(|(o, m)| (m, *o)).collect();
-            layout::check_composite(&done.head.1, done.head.0, &members, &mut report);
+            layout::check_composite(&done.head.1, done.head.0, &members, report);
         }
     }
-    Ok(report)
 }
 
 /// Records the error that stopped the reader: a violation ends the walk; an I/O

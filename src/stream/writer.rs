@@ -38,6 +38,12 @@ impl<W: Write> StreamWriter<W> {
         }
     }
 
+    /// The sink, to reach state of its own (such as an error it kept). Writing to
+    /// it directly would corrupt the stream.
+    pub fn sink_mut(&mut self) -> &mut W {
+        &mut self.sink
+    }
+
     /// Bytes written so far.
     pub fn position(&self) -> u64 {
         self.position
