@@ -7,6 +7,8 @@ archives into NumPy.
         q = f.dequantize("blk.0.attn_q")       # float32, GIL released
     tensors = hrry.load_file("model.hrry")     # like safetensors.numpy.load_file
     hrry.save_file({"w": w}, "copy.hrry", metadata={"producer": "me"})
+    with hrry.Client("127.0.0.1:7070") as c:   # a tensor server (`hrry serve`)
+        e = c.fetch("tok_embd.weight")
 
 Arrays returned by ``get_tensor`` and ``load_file`` view the file mapping when the
 stored bytes already are the array; they are read-only and keep the mapping alive
@@ -17,13 +19,16 @@ tensor).
 
 from . import holo, stream
 from ._hrry import (
+    Client,
     File,
     HrryError,
     InternalError,
     InvalidFileError,
+    ProtocolError,
     Quantized,
     Report,
     Rule,
+    ServerError,
     Violation,
     __version__,
     load_file,
@@ -35,13 +40,16 @@ from ._hrry import (
 )
 
 __all__ = [
+    "Client",
     "File",
     "HrryError",
     "InternalError",
     "InvalidFileError",
+    "ProtocolError",
     "Quantized",
     "Report",
     "Rule",
+    "ServerError",
     "Violation",
     "__version__",
     "holo",

@@ -25,6 +25,19 @@ class InvalidFileError(HrryError):
 class InternalError(HrryError):
     """A bug in hrry (a Rust panic caught at the boundary)."""
 
+class ServerError(HrryError):
+    """A tensor server answered with ERROR; the connection stays usable."""
+    code: int
+    """The spec's ``error_code``."""
+    name: str
+    """Its name (``"UNKNOWN_TENSOR"``, ``"LAYOUT_UNAVAILABLE"``, …)."""
+    server_message: str
+    """The server's text."""
+
+class ProtocolError(HrryError):
+    """A tensor server broke the protocol (or exceeded this client's limits); the
+    connection is closed."""
+
 class Violation:
     """One broken rule, at the absolute byte offset of the offending field."""
     @property
@@ -96,6 +109,45 @@ class File:
         caps the threads one call uses (default: one per core)."""
     def close(self) -> None: ...
     def __enter__(self) -> "File": ...
+    def __exit__(
+        self,
+        exc_type: Optional[Type[BaseException]],
+        exc: Optional[BaseException],
+        tb: Optional[TracebackType],
+    ) -> bool: ...
+
+class Client:
+    """A blocking connection to a tensor server (``hrry serve``); a context manager.
+
+    Network work runs with the GIL released. ``OSError`` (``ConnectionRefusedError``,
+    …) when the server cannot be reached, ``TimeoutError`` when ``timeout`` seconds
+    pass on a read or write (``None``: wait forever), ``ServerError`` when the server
+    answers with ERROR. After any failure but a ``ServerError`` the client is closed.
+    """
+    def __init__(
+        self, address: Union[str, Tuple[str, int]], *, timeout: Optional[float] = None
+    ) -> None: ...
+    def fetch(self, key: str, *, layout: Union[str, int, None] = None) -> np.ndarray:
+        """Tensor ``key`` as the array ``hrry fetch -o X.npy`` writes (what
+        ``File.get_tensor`` gives for the served file). Row-major is requested (the
+        server transcodes) unless ``layout`` names another layout."""
+    def fetch_raw(
+        self, key: str, *, layout: Union[str, int, None] = None
+    ) -> List[Tuple[dict, List[bytes]]]:
+        """Tensor ``key`` as received (stored layout unless ``layout`` is given): one
+        ``(info, buffers)`` pair per tensor of the response (a composite's head, then
+        its members); ``info`` as ``File.info``."""
+    def put(self, file: Union[File, _Path], key: str, *, as_key: Optional[str] = None) -> None:
+        """Pushes tensor ``key`` of ``file`` to the server, stored under ``as_key`` or
+        ``key`` (``hrry put``)."""
+    def ping(self, data: Optional[bytes] = None) -> float:
+        """PING/PONG round trip, in seconds."""
+    @property
+    def address(self) -> str: ...
+    @property
+    def closed(self) -> bool: ...
+    def close(self) -> None: ...
+    def __enter__(self) -> "Client": ...
     def __exit__(
         self,
         exc_type: Optional[Type[BaseException]],

@@ -101,7 +101,12 @@ pub(crate) fn file_error(py: Python<'_>, what: &str, e: hrry::file::Error) -> Py
 /// An `OSError` naming `path`, of the subclass the OS error number selects
 /// (`FileNotFoundError`, `PermissionError`, …).
 pub(crate) fn io_error(path: &Path, e: std::io::Error) -> PyErr {
-    let file = path.display().to_string();
+    os_error(path.display().to_string(), e)
+}
+
+/// An `OSError` whose `filename` is `file` (a path, or a network address), of the
+/// subclass the OS error number selects.
+pub(crate) fn os_error(file: String, e: std::io::Error) -> PyErr {
     match e.raw_os_error() {
         Some(code) => {
             let text = e.to_string();

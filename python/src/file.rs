@@ -53,7 +53,7 @@ fn open_mapping(py: Python<'_>, path: &Path, permissive: bool) -> PyResult<Mappi
 }
 
 /// The error for a tensor that cannot be exported or dequantized.
-fn tensor_error(py: Python<'_>, what: &str, name: &str, e: ExportError) -> PyErr {
+pub(crate) fn tensor_error(py: Python<'_>, what: &str, name: &str, e: ExportError) -> PyErr {
     match e {
         ExportError::File(e) => file_error(py, what, e),
         ExportError::NotFound(_) => PyKeyError::new_err(name.to_string()),

@@ -2,11 +2,12 @@
 //!
 //! The bindings translate types and errors and call the core (`hrry`): opening and
 //! validating files, exporting tensors as NumPy arrays, dequantizing, writing,
-//! `.holo` archives and bare streams. Every call into the core runs inside a panic
+//! `.holo` archives, bare streams and the tensor server's client. Every call into the core runs inside a panic
 //! guard (a panic becomes `hrry.InternalError`); the long ones release the
 //! interpreter.
 
 mod array;
+mod client;
 mod errors;
 mod file;
 mod holo;
@@ -45,5 +46,6 @@ fn _hrry(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(report::rules, m)?)?;
     m.add("holo_open", wrap_pyfunction!(holo::open_holo, m)?)?;
     stream::register(m)?;
+    client::register(m)?;
     Ok(())
 }
