@@ -315,3 +315,28 @@ def test_threads_share_a_client(serve):
         for t in threads:
             t.join()
         assert not errors, errors
+
+
+def test_network_wait_releases_the_gil():
+    # While a client waits on a silent peer, other Python threads run.
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        done = threading.Event()
+        ticks = []
+
+        def wait():
+            try:
+                hrry.Client(s.getsockname(), timeout=0.5)
+            except TimeoutError:
+                pass
+            finally:
+                done.set()
+
+        t = threading.Thread(target=wait)
+        t.start()
+        while not done.is_set():
+            ticks.append(1)
+            done.wait(0.01)
+        t.join()
+        assert len(ticks) > 10
