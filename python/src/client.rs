@@ -8,10 +8,10 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use hrry::export::{self, ExportOptions};
-use hrry::file::{HrryFile, HrryWriter, WriterOptions};
+use hrry::file::HrryFile;
 use hrry::schema::{layout_name, LAYOUT_ROW_MAJOR};
 use hrry::serve::client::{
-    error_name, Client as Core, ClientError, ClientOptions, FetchOptions, Received,
+    error_name, write_received, Client as Core, ClientError, ClientOptions, FetchOptions, Received,
 };
 use pyo3::exceptions::{PyTimeoutError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -148,23 +148,6 @@ fn fetch_options(layout: Option<&Bound<'_, PyAny>>) -> PyResult<FetchOptions> {
     })
 }
 
-/// The tensors of one response as an in-memory HRRYFILE: the first under `key`,
-/// composite members after it as `key.0`, `key.1`, … (as `hrry fetch` stores them).
-fn file_of(key: &str, tensors: &[Received]) -> Result<Vec<u8>, hrry::file::Error> {
-    let mut w = HrryWriter::new(Vec::new(), WriterOptions::default())?;
-    for (i, t) in tensors.iter().enumerate() {
-        let name = if i == 0 {
-            key.to_string()
-        } else {
-            format!("{key}.{}", i - 1)
-        };
-        w.begin_tensor(&name, &t.descriptor)?;
-        w.write_data(&t.data)?;
-        w.end_tensor()?;
-    }
-    w.finish()
-}
-
 impl Client {
     fn lock(&self) -> MutexGuard<'_, Option<Core>> {
         self.core.lock().unwrap_or_else(|e| e.into_inner())
@@ -252,7 +235,7 @@ impl Client {
         let dtype = export::export_dtype(desc).map_err(|e| tensor_error(py, &what, key, e))?;
         // Converted as `hrry fetch` does: the response as a file, exported.
         let data = detached(py, || {
-            let bytes = file_of(key, &tensors)?;
+            let bytes = write_received(key, &tensors, Vec::new())?;
             let file = HrryFile::from_bytes(&bytes)?;
             export::row_major_bytes(&file, key, &ExportOptions::default())
         })?

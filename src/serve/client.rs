@@ -83,6 +83,28 @@ impl Default for ClientOptions {
     }
 }
 
+/// Writes `tensors` (one fetch's answer: the tensor, then any composite members) as
+/// a HRRYFILE to `sink`: the first under `key`, member `i` as `key.i`. This is the
+/// file `hrry fetch -o OUT.hrry` writes.
+pub fn write_received<W: std::io::Write>(
+    key: &str,
+    tensors: &[Received],
+    sink: W,
+) -> Result<W, crate::file::Error> {
+    let mut w = crate::file::HrryWriter::new(sink, crate::file::WriterOptions::default())?;
+    for (i, t) in tensors.iter().enumerate() {
+        let name = if i == 0 {
+            key.to_string()
+        } else {
+            format!("{key}.{}", i - 1)
+        };
+        w.begin_tensor(&name, &t.descriptor)?;
+        w.write_data(&t.data)?;
+        w.end_tensor()?;
+    }
+    w.finish()
+}
+
 /// One tensor received: its descriptor and its buffers' bytes back to back in
 /// buffer-table order.
 #[derive(Clone, Debug)]

@@ -7,9 +7,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use hrry::export::{export_npy, ExportOptions};
-use hrry::file::{HrryFile, HrryWriter, WriterOptions};
+use hrry::file::HrryFile;
 use hrry::schema::{layout_name, LAYOUT_ROW_MAJOR};
-use hrry::serve::client::{Client, FetchOptions, Received};
+use hrry::serve::client::{write_received, Client, FetchOptions};
 use hrry::serve::{Catalog, ServeOptions, Server};
 
 use crate::{text, Failure, Outcome};
@@ -180,14 +180,14 @@ pub fn fetch(args: FetchArgs) -> Result<Outcome, Failure> {
         .map_err(|e| Failure(format!("{}: {e}", args.key)))?;
     if npy {
         let mut file = Vec::new();
-        write_tensors(&args.key, &tensors, &mut file)?;
+        write_received(&args.key, &tensors, &mut file)?;
         let opened = HrryFile::from_bytes(&file)?;
         let out = hrry::file::Output::create(&args.output, &[])?;
         let out = export_npy(&opened, &args.key, out, &ExportOptions::default())?;
         out.commit()?;
     } else {
         let out = hrry::file::Output::create(&args.output, &[])?;
-        let out = write_tensors(&args.key, &tensors, out)?;
+        let out = write_received(&args.key, &tensors, out)?;
         out.commit()?;
     }
     eprintln!(
@@ -198,27 +198,6 @@ pub fn fetch(args: FetchArgs) -> Result<Outcome, Failure> {
         tensors.iter().map(|t| t.data.len() as u64).sum::<u64>()
     );
     Ok(Outcome::Ok)
-}
-
-/// Writes received tensors as a HRRYFILE: the first under `key`, composite
-/// members after it as `key.0`, `key.1`, ...
-fn write_tensors<W: std::io::Write>(
-    key: &str,
-    tensors: &[Received],
-    sink: W,
-) -> Result<W, Failure> {
-    let mut w = HrryWriter::new(sink, WriterOptions::default())?;
-    for (i, t) in tensors.iter().enumerate() {
-        let name = if i == 0 {
-            key.to_string()
-        } else {
-            format!("{key}.{}", i - 1)
-        };
-        w.begin_tensor(&name, &t.descriptor)?;
-        w.write_data(&t.data)?;
-        w.end_tensor()?;
-    }
-    Ok(w.finish()?)
 }
 
 pub fn put(args: PutArgs) -> Result<Outcome, Failure> {
