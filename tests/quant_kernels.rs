@@ -181,10 +181,23 @@ fn large_output_uses_the_streaming_path_and_matches() {
         let scalar = dq.to_vec().unwrap();
         dq.set_kernel(Kernel::Auto);
         // `dequantize_into` (not `to_vec`, which writes fresh pages with ordinary
-        // stores) takes the non-temporal path.
-        let mut auto = vec![0.0f32; scalar.len()];
-        dq.dequantize_into(&mut auto).unwrap();
-        assert_bits_eq(&auto, &scalar, "streamed int4");
+        // stores) takes the non-temporal path. Outputs starting at every 4-byte
+        // offset within 32 bytes: 16-byte aligned (non-temporal stores) or not
+        // (ordinary stores); over one thread and several.
+        let mut backing = vec![0.0f32; scalar.len() + 8];
+        for threads in [1, 3] {
+            dq.set_threads(threads);
+            for shift in 0..8 {
+                let base = backing.as_ptr() as usize;
+                let skew = (base / 4 + shift) % 8;
+                let out = &mut backing[shift..shift + scalar.len()];
+                out.fill(f32::NAN);
+                dq.dequantize_into(out).unwrap();
+                let what =
+                    format!("streamed int4, {threads} thread(s), {skew} floats past 32 bytes");
+                assert_bits_eq(out, &scalar, &what);
+            }
+        }
         // Spot-check the scalar block kernel against the reference.
         dq.set_kernel(Kernel::Reference);
         let mut head = vec![0.0f32; 4096 * 3];

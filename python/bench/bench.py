@@ -10,11 +10,15 @@ attention and MLP weights, float32 norms), saves it as a HRRYFILE with
   2. `hrry.open` + `get_tensor` for every tensor
                                  vs `safe_open(framework="np")` + `get_tensor`
   3. `File.dequantize` of int4 / int8 block-32 tensors (GGUF Q4_0 / Q8_0 converted by
-     `hrry convert`), into a new array and into a preallocated `out=`
+     `hrry convert`): into a new array (which, called repeatedly, reuses the memory
+     of the previous output once it is freed), into a preallocated `out=`, and into
+     a new array with that reuse off (`hrry.set_buffer_cache(0)`: fresh memory, whose
+     page faults cost more than the dequantization)
                                  vs `gguf.quants.dequantize` on the same blocks
-     (outputs checked equal, bit for bit; the three timed in turns, so that all see
-     the same load), after the time of filling an array of the output's size,
-     existing and new, as a measure of the machine's memory speed
+     (outputs checked equal, bit for bit; each case run --repeat times in a row, the
+     cases in turns for --rounds rounds, so that all see the same load), after the
+     time of filling an array of the output's size, existing and new, as a measure
+     of the machine's memory speed
 
 and prints each time and the ratio baseline / hrry (above 1: hrry is faster). Row 1
 also shows both sides after touching one byte of every page of every array, since
@@ -24,7 +28,7 @@ Needs numpy, safetensors, gguf and hrry installed, and the `hrry` binary (for
 `hrry convert`): $HRRY_BIN, else target/release/hrry. `python/run_tests.sh` makes a
 venv with all of them; then, from the repository root:
 
-    target/py-hrry/venv/bin/python python/bench/bench.py [--size-mib 1024] [--repeat 5] [--dir DIR]
+    target/py-hrry/venv/bin/python python/bench/bench.py [--size-mib 1024] [--repeat 5] [--rounds 3] [--dir DIR]
 """
 
 import argparse
@@ -140,7 +144,7 @@ def bench_loading(work, size_mib, repeat):
     return results
 
 
-def bench_dequant(work, repeat, hrry_bin):
+def bench_dequant(work, repeat, rounds, hrry_bin):
     from gguf import GGMLQuantizationType as Q
     from gguf import GGUFWriter
     from gguf.quants import dequantize, quantize
@@ -177,21 +181,41 @@ def bench_dequant(work, repeat, hrry_bin):
             info = f.info(name)["quantization"]
             assert info["scheme"] == "per-block affine" and info["block_size"] == 32
             buf = np.empty(shape, np.float32)
-            # In turns, one run of each per round: the three figures see the same load.
-            ours, ours_out, theirs = float("inf"), float("inf"), float("inf")
-            for _ in range(repeat):
-                t, got = best(lambda: f.dequantize(name), 1)
-                ours = min(ours, t)
-                t, _ = best(lambda: f.dequantize(name, out=buf), 1)
-                ours_out = min(ours_out, t)
-                t, want = best(lambda: dequantize(blocks[qt], qt), 1)
-                theirs = min(theirs, t)
+
+            def fresh():
+                # The output cache off: every new array is fresh memory.
+                previous = hrry.set_buffer_cache(0)
+                try:
+                    return f.dequantize(name)
+                finally:
+                    hrry.set_buffer_cache(previous)
+
+            cases = {
+                "new": lambda: f.dequantize(name),
+                "out": lambda: f.dequantize(name, out=buf),
+                "fresh": fresh,
+                "gguf": lambda: dequantize(blocks[qt], qt),
+            }
+            # Each case `repeat` times in a row (its steady state: a new array reuses
+            # the memory the previous one freed), the cases in turns for `rounds`
+            # rounds, so that all see the same load; the best time counts.
+            times = dict.fromkeys(cases, float("inf"))
+            for _ in range(rounds):
+                for case, fn in cases.items():
+                    times[case] = min(times[case], best(fn, repeat)[0])
+            got, want = f.dequantize(name), dequantize(blocks[qt], qt)
             assert got.shape == want.shape and got.tobytes() == want.astype(np.float32).tobytes()
-            assert buf.tobytes() == got.tobytes()
+            assert buf.tobytes() == got.tobytes() and fresh().tobytes() == got.tobytes()
+            theirs = times["gguf"]
             results[label] = row(
-                f"3. dequantize {label} block-32 {shape} ({qt.name})", ours, theirs
+                f"3. dequantize {label} block-32 {shape} ({qt.name})", times["new"], theirs
             )
-            results[label + " out="] = row("   the same into a preallocated out=", ours_out, theirs)
+            results[label + " out="] = row(
+                "   the same into a preallocated out=", times["out"], theirs
+            )
+            results[label + " fresh"] = row(
+                "   new array, output cache off (fresh memory)", times["fresh"], theirs
+            )
     return results
 
 
@@ -199,6 +223,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--size-mib", type=int, default=1024, help="model size (default 1024)")
     parser.add_argument("--repeat", type=int, default=5, help="timed runs per case; the best counts")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="rounds of the dequantization cases, taken in turns (default 3)")
     parser.add_argument("--dir", help="where to write the files (default: a temporary folder)")
     args = parser.parse_args()
     hrry_bin = os.environ.get("HRRY_BIN") or os.path.join(ROOT, "target", "release", "hrry")
@@ -210,7 +236,7 @@ def main():
         print(f"hrry {hrry.__version__}, numpy {np.__version__}, best of {args.repeat}; "
               "ratio = baseline time / hrry time")
         bench_loading(work, args.size_mib, args.repeat)
-        bench_dequant(work, args.repeat, hrry_bin)
+        bench_dequant(work, args.repeat, args.rounds, hrry_bin)
     finally:
         if not args.dir:
             shutil.rmtree(work, ignore_errors=True)

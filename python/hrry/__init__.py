@@ -15,6 +15,11 @@ stored bytes already are the array; they are read-only and keep the mapping aliv
 after ``File.close()``. For PyTorch, ``torch.from_numpy(array)`` shares the memory
 (PyTorch warns that the array is not writeable; ``array.copy()`` gives a writeable
 tensor).
+
+Arrays returned by ``dequantize`` are new, writeable float32 arrays. Large ones reuse
+the memory of earlier outputs of the same size once those are freed (up to 256 MiB
+is kept; see ``set_buffer_cache``), which spares the page faults of fresh memory;
+``dequantize(name, out=array)`` fills an array of your own.
 """
 
 from . import holo, stream
@@ -31,11 +36,13 @@ from ._hrry import (
     ServerError,
     Violation,
     __version__,
+    buffer_cache,
     load_file,
     open,
     quantize,
     rules,
     save_file,
+    set_buffer_cache,
     validate,
 )
 
@@ -52,12 +59,14 @@ __all__ = [
     "ServerError",
     "Violation",
     "__version__",
+    "buffer_cache",
     "holo",
     "load_file",
     "open",
     "quantize",
     "rules",
     "save_file",
+    "set_buffer_cache",
     "stream",
     "validate",
 ]

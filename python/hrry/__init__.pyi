@@ -105,8 +105,9 @@ class File:
         out: Optional[npt.NDArray[np.float32]] = None,
         threads: Optional[int] = None,
     ) -> npt.NDArray[np.float32]:
-        """Float32 values of a quantized tensor (``hrry dequant -o``); ``threads``
-        caps the threads one call uses (default: one per core)."""
+        """Float32 values of a quantized tensor (``hrry dequant -o``), into ``out``
+        or a new array (large ones reuse freed outputs: ``set_buffer_cache``);
+        ``threads`` caps the threads one call uses (default: one per core)."""
     def close(self) -> None: ...
     def __enter__(self) -> "File": ...
     def __exit__(
@@ -207,3 +208,10 @@ def quantize(
     scale_dtype: str = "float16",
 ) -> Quantized:
     """Per-block affine quantization (int4/int8/... storage) for ``save_file``."""
+
+def set_buffer_cache(max_bytes: int) -> int:
+    """Bytes of freed ``dequantize`` outputs kept for reuse (default 256 MiB; 0
+    turns reuse off and frees them); returns the previous limit."""
+
+def buffer_cache() -> Dict[str, int]:
+    """``{"limit", "held", "buffers"}``: the state of the ``dequantize`` output cache."""

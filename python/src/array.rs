@@ -1,5 +1,5 @@
 //! NumPy arrays over the core's bytes: read-only views into a mapping (zero copy),
-//! and arrays owning exported or dequantized data.
+//! arrays over pooled dequantization outputs, and arrays owning exported data.
 
 use std::os::raw::{c_int, c_void};
 
@@ -9,6 +9,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
 use crate::errors::{HrryError, InternalError};
+use crate::pool::{Buffer, BufferOwner};
 
 /// `shape` as a Python tuple.
 pub(crate) fn shape_tuple<'py>(py: Python<'py>, shape: &[u64]) -> PyResult<Bound<'py, PyTuple>> {
@@ -37,24 +38,55 @@ pub(crate) unsafe fn borrowed_array<'py>(
     shape: &[u64],
     data: &[u8],
 ) -> PyResult<Bound<'py, PyAny>> {
+    // SAFETY: as the caller guarantees; the array is read-only.
+    unsafe { array_over(owner, descr, shape, data.as_ptr().cast_mut(), data.len(), 0) }
+}
+
+/// A writeable C-order float32 array of `shape` over `buffer` (exactly its size),
+/// which goes back to the output pool when the array and its views are gone.
+pub(crate) fn pooled_array<'py>(
+    py: Python<'py>,
+    buffer: Buffer,
+    shape: &[u64],
+) -> PyResult<Bound<'py, PyAny>> {
+    let (data, len) = (buffer.as_ptr(), buffer.bytes());
+    let owner = Bound::new(py, BufferOwner::new(buffer))?.into_any();
+    // SAFETY: `owner` owns the `len` bytes at `data` and frees nothing while it
+    // lives; nothing else refers to them, so the array may write them.
+    unsafe { array_over(owner, "<f4", shape, data, len, npyffi::NPY_ARRAY_WRITEABLE) }
+}
+
+/// A C-order array of dtype `descr` and `shape` over the `len` bytes at `data`,
+/// whose base object is `owner`, with NumPy array `flags` (0: read-only).
+///
+/// # Safety
+///
+/// The bytes must stay valid for as long as `owner` lives, unchanged unless `flags`
+/// makes the array writeable, in which case only the array may change them.
+unsafe fn array_over<'py>(
+    owner: Bound<'py, PyAny>,
+    descr: &str,
+    shape: &[u64],
+    data: *mut u8,
+    len: usize,
+    flags: c_int,
+) -> PyResult<Bound<'py, PyAny>> {
     let py = owner.py();
     let dtype = PyArrayDescr::new(py, descr)?;
     let mut dims = dims(shape)?;
     let needed = shape
         .iter()
         .try_fold(dtype.itemsize() as u64, |n, &d| n.checked_mul(d));
-    if needed != Some(data.len() as u64) {
+    if needed != Some(len as u64) {
         return Err(InternalError::new_err(format!(
-            "{} bytes for an array of {descr} and shape {shape:?}",
-            data.len()
+            "{len} bytes for an array of {descr} and shape {shape:?}"
         )));
     }
     let rank =
         c_int::try_from(dims.len()).map_err(|_| HrryError::new_err("rank too large for NumPy"))?;
     // SAFETY: FFI into NumPy. The descriptor reference is stolen by the call; `dims`
-    // outlives it; null strides with flags 0 ask for a C-order array that is not
-    // writeable over `data`, which the caller guarantees `owner` keeps alive and
-    // unchanged. NumPy reads the memory only, since the array is read-only.
+    // outlives it; null strides ask for a C-order array over `data` with `flags`,
+    // memory the caller guarantees `owner` keeps alive.
     let array = unsafe {
         let ptr = PY_ARRAY_API.PyArray_NewFromDescr(
             py,
@@ -63,14 +95,14 @@ pub(crate) unsafe fn borrowed_array<'py>(
             rank,
             dims.as_mut_ptr(),
             std::ptr::null_mut(),
-            data.as_ptr() as *mut c_void,
-            0,
+            data.cast::<c_void>(),
+            flags,
             std::ptr::null_mut(),
         );
         Bound::from_owned_ptr_or_err(py, ptr)?
     };
     // SAFETY: `array` is the array just created; SetBaseObject steals the reference
-    // to `owner` (also on failure), which keeps `data` alive as long as the array.
+    // to `owner` (also on failure), which keeps the bytes alive as long as the array.
     let status =
         unsafe { PY_ARRAY_API.PyArray_SetBaseObject(py, array.as_ptr().cast(), owner.into_ptr()) };
     if status < 0 {

@@ -7,18 +7,18 @@ use std::path::{Path, PathBuf};
 use hrry::export::{self, ExportError, ExportOptions};
 use hrry::file::{HrryFile, Tensor};
 use hrry::limits::Limits;
-use hrry::quant::{Dequantizer, QuantError};
+use hrry::quant::Dequantizer;
 use hrry::schema::{layout_name, scheme_name, QuantScheme, TensorDescriptor, FLAG_SYMMETRIC};
 use hrry::Format;
-use numpy::{PyArrayDyn, PyArrayMethods, PyUntypedArrayMethods};
-use pyo3::exceptions::{PyKeyError, PyTypeError, PyValueError};
+use pyo3::exceptions::PyKeyError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
 use crate::array::{borrowed_array, owned_array, shape_tuple};
-use crate::errors::{detached, file_error, guard, invalid_file, io_error, HrryError};
+use crate::dequant::{dequantize_to, quant_error, threads_arg};
+use crate::errors::{detached, file_error, guard, io_error, HrryError};
 use crate::kv;
-use crate::report::{check, Violation};
+use crate::report::check;
 use crate::slot::Slot;
 
 /// The mapped, validated file. Arrays viewing the mapping hold a reference to this
@@ -57,18 +57,6 @@ pub(crate) fn tensor_error(py: Python<'_>, what: &str, name: &str, e: ExportErro
     match e {
         ExportError::File(e) => file_error(py, what, e),
         ExportError::NotFound(_) => PyKeyError::new_err(name.to_string()),
-        other => HrryError::new_err(format!("{what}: tensor {name:?}: {other}")),
-    }
-}
-
-fn quant_error(py: Python<'_>, what: &str, name: &str, e: QuantError) -> PyErr {
-    match e {
-        QuantError::Invalid(v) => invalid_file(
-            py,
-            &format!("{what}: tensor {name:?}"),
-            vec![Violation::from(&v)],
-            0,
-        ),
         other => HrryError::new_err(format!("{what}: tensor {name:?}: {other}")),
     }
 }
@@ -298,8 +286,9 @@ impl File {
     /// ``hrry dequant -o`` writes. The SIMD kernels run with the interpreter released,
     /// so threads dequantize in parallel. With ``out`` (a writeable C-contiguous
     /// float32 array of the tensor's shape) the values are written there and ``out``
-    /// is returned; otherwise a new array. For repeated calls on large tensors pass
-    /// ``out``: a fresh output's first touch (page faults) can cost more than the
+    /// is returned; otherwise a new writeable array. A new array of at least 1 MiB
+    /// reuses the memory of an earlier output of the same size that was freed (see
+    /// ``set_buffer_cache``): fresh memory's page faults can cost more than the
     /// dequantization itself. ``threads`` caps the threads one call uses on a large
     /// tensor (default: one per available core; 1 keeps the work on the calling
     /// thread); the values do not depend on it. ``HrryError`` if the tensor is not
@@ -352,76 +341,6 @@ impl File {
             Err(_) => format!("<hrry.File {:?}, closed>", self.what()),
         }
     }
-}
-
-/// The `threads` argument of the dequantize methods as
-/// [`Dequantizer::set_threads`] takes it (0: one per core).
-pub(crate) fn threads_arg(threads: Option<usize>) -> PyResult<usize> {
-    match threads {
-        None => Ok(0),
-        Some(0) => Err(PyValueError::new_err(
-            "threads must be at least 1 (or None: one per available core)",
-        )),
-        Some(n) => Ok(n),
-    }
-}
-
-/// Dequantizes `dq` into `out` (checked to be a writeable C-contiguous float32
-/// array of its shape) or into a new array.
-pub(crate) fn dequantize_to<'py>(
-    py: Python<'py>,
-    dq: &Dequantizer<'_>,
-    out: Option<Bound<'py, PyAny>>,
-    what: &str,
-    name: &str,
-) -> PyResult<Bound<'py, PyAny>> {
-    let fresh = out.is_none();
-    let out = match out {
-        Some(out) => out,
-        None => {
-            // NumPy allocates (advising huge pages for large arrays, which makes the
-            // first touch of a fresh output much cheaper); the bound is the core's.
-            dq.checked_len()
-                .map_err(|e| quant_error(py, what, name, e))?;
-            let dims: Vec<usize> = dq
-                .shape()
-                .iter()
-                .map(|&d| usize::try_from(d))
-                .collect::<Result<_, _>>()
-                .map_err(|_| HrryError::new_err("shape too large"))?;
-            // SAFETY: an uninitialised array, every element of which
-            // `dequantize_into` writes below before it is returned.
-            unsafe { PyArrayDyn::<f32>::new(py, dims, false) }.into_any()
-        }
-    };
-    let array = out.cast::<PyArrayDyn<f32>>().map_err(|_| {
-        PyTypeError::new_err("out must be a numpy.ndarray of dtype float32 (native byte order)")
-    })?;
-    let shape: Vec<u64> = array.shape().iter().map(|&d| d as u64).collect();
-    if shape != dq.shape() {
-        return Err(PyValueError::new_err(format!(
-            "out has shape {shape:?}, the tensor {:?}",
-            dq.shape()
-        )));
-    }
-    // as_slice_mut also accepts Fortran order, whose memory order is not the
-    // logical row-major order the values come in.
-    if !array.is_c_contiguous() {
-        return Err(PyValueError::new_err("out must be C-contiguous"));
-    }
-    let mut guard = array
-        .try_readwrite()
-        .map_err(|e| PyValueError::new_err(format!("out is not writeable: {e}")))?;
-    let slice = guard
-        .as_slice_mut()
-        .map_err(|_| PyValueError::new_err("out must be C-contiguous"))?;
-    let run = || match fresh {
-        true => dq.dequantize_into_fresh(slice),
-        false => dq.dequantize_into(slice),
-    };
-    detached(py, run)?.map_err(|e| quant_error(py, what, name, e))?;
-    drop(guard);
-    Ok(out)
 }
 
 /// Opens the HRRYFILE at ``path``: maps it, validates it (strict by default) and

@@ -8,10 +8,12 @@
 
 mod array;
 mod client;
+mod dequant;
 mod errors;
 mod file;
 mod holo;
 mod kv;
+mod pool;
 mod report;
 mod slot;
 mod stream;
@@ -44,6 +46,8 @@ fn _hrry(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(write::quantize, m)?)?;
     m.add_function(wrap_pyfunction!(report::validate, m)?)?;
     m.add_function(wrap_pyfunction!(report::rules, m)?)?;
+    m.add_function(wrap_pyfunction!(pool::set_buffer_cache, m)?)?;
+    m.add_function(wrap_pyfunction!(pool::buffer_cache, m)?)?;
     m.add("holo_open", wrap_pyfunction!(holo::open_holo, m)?)?;
     stream::register(m)?;
     client::register(m)?;

@@ -13,8 +13,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString, PyTuple};
 
 use crate::array::shape_tuple;
+use crate::dequant::{dequantize_to, threads_arg};
 use crate::errors::{detached, file_error, guard, io_error, HrryError};
-use crate::file::{dequantize_to, threads_arg};
 use crate::kv;
 
 /// A tensor quantized with per-block affine quantization (from `hrry.quantize`),

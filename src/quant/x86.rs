@@ -476,7 +476,12 @@ unsafe fn blocks<D: Decode, const STREAM: bool>(job: &BlockRows<'_>, out: &mut [
         for i in 0..n {
             let b = b0 + i;
             if i64::from(zeros[i]).abs() > ZERO_POINT_LIMIT {
-                scalar::block(job, b, &mut out[b * k..(b + 1) * k]);
+                // Through `out_ptr`, which the vector stores keep using.
+                scalar::block(
+                    job,
+                    b,
+                    std::slice::from_raw_parts_mut(out_ptr.add(b * k), k),
+                );
                 continue;
             }
             let (sv, zv) = (_mm256_set1_ps(scales[i]), _mm256_set1_epi32(zeros[i]));
@@ -525,7 +530,9 @@ unsafe fn rows<D: Decode, const STREAM: bool>(job: &BlockRows<'_>, out: &mut [f3
                 0
             };
             if z.abs() > ZERO_POINT_LIMIT {
-                scalar::block(job, b, &mut out[o..o + valid]);
+                // Through `out_ptr`, which the vector stores keep using.
+                let part = std::slice::from_raw_parts_mut(out_ptr.add(o), valid);
+                scalar::block(job, b, part);
                 continue;
             }
             let s = scale_at(job.kind, job.scales, b);
