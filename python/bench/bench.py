@@ -10,10 +10,11 @@ attention and MLP weights, float32 norms), saves it as a HRRYFILE with
   2. `hrry.open` + `get_tensor` for every tensor
                                  vs `safe_open(framework="np")` + `get_tensor`
   3. `File.dequantize` of int4 / int8 block-32 tensors (GGUF Q4_0 / Q8_0 converted by
-     `hrry convert`): into a new array (which, called repeatedly, reuses the memory
-     of the previous output once it is freed), into a preallocated `out=`, and into
-     a new array with that reuse off (`hrry.set_buffer_cache(0)`: fresh memory, whose
-     page faults cost more than the dequantization)
+     `hrry convert`; by default of the shapes of a 7B model's attention and MLP
+     weights): into a new array (which, called repeatedly, reuses the memory of the
+     previous output once it is freed), into a preallocated `out=`, and into a new
+     array with that reuse off (`hrry.set_buffer_cache(0)`: fresh memory, whose page
+     faults cost more than the dequantization)
                                  vs `gguf.quants.dequantize` on the same blocks
      (outputs checked equal, bit for bit; each case run --repeat times in a row, the
      cases in turns for --rounds rounds, so that all see the same load), after the
@@ -28,7 +29,8 @@ Needs numpy, safetensors, gguf and hrry installed, and the `hrry` binary (for
 `hrry convert`): $HRRY_BIN, else target/release/hrry. `python/run_tests.sh` makes a
 venv with all of them; then, from the repository root:
 
-    target/py-hrry/venv/bin/python python/bench/bench.py [--size-mib 1024] [--repeat 5] [--rounds 3] [--dir DIR]
+    target/py-hrry/venv/bin/python python/bench/bench.py [--size-mib 1024] [--repeat 5] [--rounds 3]
+        [--dequant-shapes 4096x4096,11008x4096] [--dir DIR]
 """
 
 import argparse
@@ -144,15 +146,22 @@ def bench_loading(work, size_mib, repeat):
     return results
 
 
-def bench_dequant(work, repeat, rounds, hrry_bin):
+def bench_dequant(work, repeat, rounds, hrry_bin, shapes):
+    results = {}
+    for shape in shapes:
+        results.update(bench_dequant_shape(work, repeat, rounds, hrry_bin, shape))
+    return results
+
+
+def bench_dequant_shape(work, repeat, rounds, hrry_bin, shape):
     from gguf import GGMLQuantizationType as Q
     from gguf import GGUFWriter
     from gguf.quants import dequantize, quantize
 
     rng = np.random.default_rng(1)
-    shape = (4096, 4096)
-    g_path = os.path.join(work, "q.gguf")
-    h_path = os.path.join(work, "q.hrry")
+    tag = "x".join(map(str, shape))
+    g_path = os.path.join(work, f"q-{tag}.gguf")
+    h_path = os.path.join(work, f"q-{tag}.hrry")
     w = GGUFWriter(g_path, arch="llama")
     blocks = {}
     for qt in (Q.Q4_0, Q.Q8_0):
@@ -206,16 +215,20 @@ def bench_dequant(work, repeat, rounds, hrry_bin):
             got, want = f.dequantize(name), dequantize(blocks[qt], qt)
             assert got.shape == want.shape and got.tobytes() == want.astype(np.float32).tobytes()
             assert buf.tobytes() == got.tobytes() and fresh().tobytes() == got.tobytes()
+            del got, want, buf
             theirs = times["gguf"]
-            results[label] = row(
+            key = f"{label} {tag}"
+            results[key] = row(
                 f"3. dequantize {label} block-32 {shape} ({qt.name})", times["new"], theirs
             )
-            results[label + " out="] = row(
+            results[key + " out="] = row(
                 "   the same into a preallocated out=", times["out"], theirs
             )
-            results[label + " fresh"] = row(
+            results[key + " fresh"] = row(
                 "   new array, output cache off (fresh memory)", times["fresh"], theirs
             )
+    for p in (g_path, h_path):
+        os.remove(p)
     return results
 
 
@@ -225,6 +238,9 @@ def main():
     parser.add_argument("--repeat", type=int, default=5, help="timed runs per case; the best counts")
     parser.add_argument("--rounds", type=int, default=3,
                         help="rounds of the dequantization cases, taken in turns (default 3)")
+    parser.add_argument("--dequant-shapes", default="4096x4096,11008x4096",
+                        help="shapes of the dequantized tensors, comma-separated (default: "
+                        "a 7B model's attention and MLP matrices, 4096x4096,11008x4096)")
     parser.add_argument("--dir", help="where to write the files (default: a temporary folder)")
     args = parser.parse_args()
     hrry_bin = os.environ.get("HRRY_BIN") or os.path.join(ROOT, "target", "release", "hrry")
@@ -236,7 +252,8 @@ def main():
         print(f"hrry {hrry.__version__}, numpy {np.__version__}, best of {args.repeat}; "
               "ratio = baseline time / hrry time")
         bench_loading(work, args.size_mib, args.repeat)
-        bench_dequant(work, args.repeat, args.rounds, hrry_bin)
+        shapes = [tuple(int(d) for d in s.split("x")) for s in args.dequant_shapes.split(",")]
+        bench_dequant(work, args.repeat, args.rounds, hrry_bin, shapes)
     finally:
         if not args.dir:
             shutil.rmtree(work, ignore_errors=True)
