@@ -14,7 +14,8 @@ Arrays returned by ``get_tensor`` and ``load_file`` view the file mapping when t
 stored bytes already are the array; they are read-only and keep the mapping alive
 after ``File.close()``. For PyTorch, ``torch.from_numpy(array)`` shares the memory
 (PyTorch warns that the array is not writeable; ``array.copy()`` gives a writeable
-tensor).
+tensor). NumPy's ``__dlpack__`` exports them too, read-only views to consumers of
+DLPack 1.0 or later (``numpy.from_dlpack``, for one).
 
 Arrays returned by ``dequantize`` are new, writeable float32 arrays. Large ones reuse
 the memory of earlier outputs of the same size once those are freed (up to 256 MiB

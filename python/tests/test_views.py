@@ -45,6 +45,25 @@ def test_views_are_read_only_and_zero_copy(sample_file):
     assert hrry.load_file(path)["mask"].tolist() == [True, False, True]
 
 
+@pytest.mark.skipif(
+    np.lib.NumpyVersion(np.__version__) < "2.1.0",
+    reason="read-only DLPack export needs NumPy 2.1",
+)
+def test_views_export_dlpack_read_only_and_zero_copy(sample_file):
+    path, tensors = sample_file
+    f = hrry.open(path)
+    w = f.get_tensor("w")
+    shared = np.from_dlpack(w)  # a DLPack 1.0 consumer: read-only memory allowed
+    assert shared.ctypes.data == w.ctypes.data and not shared.flags.writeable
+    f.close()
+    del w
+    gc.collect()
+    assert np.array_equal(shared, tensors["w"])  # the capsule keeps the mapping alive
+    # Consumers of the unversioned protocol cannot mark memory read-only: refused.
+    with pytest.raises(BufferError):
+        hrry.load_file(path)["w"].__dlpack__()
+
+
 def test_views_survive_close_and_file_deletion(sample_file):
     path, tensors = sample_file
     f = hrry.open(path)
