@@ -381,6 +381,25 @@ fn gguf_unsupported_types_are_refused_or_dequantized() {
 }
 
 #[test]
+fn safetensors_e8m0_codes_a_hrryfile_reserves_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("x.hrry");
+    // Over one piece, so that the element index counts across pieces.
+    let n = (4 << 20) + 100;
+    for (code, at) in [(0xFFu8, n - 3), (0x00, 0), (0x00, 4 << 20)] {
+        let mut codes = vec![0x7Fu8; n];
+        codes[at] = code;
+        let st = dir.path().join("e8m0.safetensors");
+        let ok = ("ok", Dtype::F8_E8M0, vec![4], vec![1, 0x7F, 0xFE, 0x80]);
+        write_safetensors(&st, &[ok, ("scales", Dtype::F8_E8M0, vec![n], codes)], &[]);
+        let e = run(&st, &out, &Options::default()).unwrap_err().to_string();
+        let want = format!("tensor \"scales\": element {at} is the float8_e8m0 code 0x{code:02X}");
+        assert!(e.starts_with(&want) && e.contains("TD-TYP-002"), "{e}");
+        assert!(!out.exists());
+    }
+}
+
+#[test]
 fn malformed_inputs_fail_cleanly() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("x.hrry");

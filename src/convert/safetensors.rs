@@ -21,7 +21,9 @@ use safetensors::Dtype;
 use super::checkpoint::{self, Provenance, SafetensorsIndex};
 use super::hrry_source::{self, render, HrryInput, Render, RenderScratch};
 use super::{output, Summary};
-use super::{pack_bools, Error, FileSource, FloatType, Format, Options, Progress, CHUNK};
+use super::{
+    pack_bools, Error, FileSource, FloatType, Format, NoProgress, Options, Progress, CHUNK,
+};
 use crate::file::WriterOptions;
 use crate::model::build::{dense, descriptor};
 use crate::model::{element_count, ElementType};
@@ -375,6 +377,10 @@ pub fn to_hrry(
         .iter()
         .map(|t| hurray_descriptor(&t.name, t.dtype, &t.shape, t.len))
         .collect::<Result<Vec<_>, _>>()?;
+    let mut buf = Vec::new();
+    for t in tensors.iter().filter(|t| t.dtype == Dtype::F8_E8M0) {
+        check_e8m0_codes(&mut sources[t.shard], t, &mut buf)?;
+    }
     let inputs: Vec<&Path> = paths.iter().map(|p| p.as_path()).collect();
     let mut writer = output::hrry_writer(
         output,
@@ -396,7 +402,6 @@ pub fn to_hrry(
         }
     }
     progress.begin(tensors.iter().map(|t| t.len).sum());
-    let mut buf = Vec::new();
     for (t, (desc, mapping)) in tensors.iter().zip(&descriptors) {
         progress.tensor(&t.name);
         let src = &mut sources[t.shard];
@@ -418,6 +423,32 @@ pub fn to_hrry(
         tensors: tensors.len(),
         metadata: kv_count,
         notes: Vec::new(),
+    })
+}
+
+/// Refuses a float8_e8m0 tensor holding code 0x00 or 0xFF, which a HRRYFILE may not
+/// store (rule TD-TYP-002), naming the first such element. This reads the tensor
+/// once before anything is written, in pieces.
+fn check_e8m0_codes(
+    src: &mut FileSource,
+    t: &InputTensor,
+    buf: &mut Vec<u8>,
+) -> Result<(), Error> {
+    let mut seen = 0u64;
+    src.for_each_piece(t.offset, t.len, 1, CHUNK, buf, &mut NoProgress, |piece| {
+        if let Some(i) = piece.iter().position(|&b| b == 0x00 || b == 0xFF) {
+            return Err(Error::Tensor {
+                name: t.name.clone(),
+                message: format!(
+                    "element {} is the float8_e8m0 code 0x{:02X}, which a HRRYFILE may not \
+                     store (rule TD-TYP-002 reserves 0x00 and 0xFF)",
+                    seen + i as u64,
+                    piece[i]
+                ),
+            });
+        }
+        seen += piece.len() as u64;
+        Ok(())
     })
 }
 

@@ -20,7 +20,8 @@ pub struct Args {
     /// The name of the quantized tensor.
     tensor: String,
     /// Write the dequantized values to this float32 `.npy` file (logical row-major
-    /// order, the tensor's shape).
+    /// order, the tensor's shape). A block-paged tensor gives its whole page pool
+    /// instead: shape [num_pages * page_size, heads, head_dim], pages in pool order.
     #[arg(short, long, value_name = "OUT.npy")]
     output: Option<PathBuf>,
     /// Print min, max, mean and count of the dequantized values.
