@@ -109,7 +109,14 @@ fn main() {
     let file = hrry::file::HrryFile::open(&path).unwrap();
     let big_tensor = file.tensor("big").unwrap().unwrap();
     let big = big_tensor.buffers[0];
-    let catalog = Catalog::open(std::slice::from_ref(&path), 0).unwrap();
+    let catalog = Catalog::open(
+        std::slice::from_ref(&path),
+        &ServeOptions {
+            store_limit: 0,
+            ..ServeOptions::default()
+        },
+    )
+    .unwrap();
     let server = Server::spawn(
         Arc::new(catalog),
         "127.0.0.1:0".parse().unwrap(),

@@ -10,14 +10,15 @@ use std::time::{Duration, Instant};
 
 use hrry::export::{composite_members, export_npy, ExportOptions};
 use hrry::file::{HrryFile, HrryWriter, WriterOptions};
-use hrry::model::{build, ElementType};
+use hrry::model::{build, packed_size, ElementType};
 use hrry::schema::transport::{
     error_code, CapabilityFlags, Hello, LayoutEntry, LayoutList, MessageHeader, RequestFlags,
     ShortBytes, TensorPut, TensorRequest,
 };
 use hrry::schema::{to_bytes, LenBytes, LAYOUT_COMPOSITE, LAYOUT_ROW_MAJOR};
 use hrry::serve::client::{Client, ClientError, ClientOptions, FetchOptions, Received};
-use hrry::serve::{Catalog, ServeOptions, Server, ServerHandle, ERROR_REFUSED};
+use hrry::serve::session::{Output, Reply};
+use hrry::serve::{Catalog, ServeOptions, Server, ServerHandle, Session, ERROR_REFUSED};
 use hrry::stream::message::{read_frame, Frame, Payload};
 use hrry::stream::{validate_messages, ConversationOptions};
 
@@ -29,7 +30,7 @@ fn options() -> ServeOptions {
 }
 
 fn start(paths: &[PathBuf], options: ServeOptions) -> ServerHandle {
-    let catalog = Catalog::open(paths, options.store_limit).expect("catalog");
+    let catalog = Catalog::open(paths, &options).expect("catalog");
     Server::spawn(Arc::new(catalog), "127.0.0.1:0".parse().unwrap(), options).expect("server")
 }
 
@@ -369,6 +370,97 @@ fn each_error_code_is_answered_and_the_connection_lives_on() {
             .layout_tag,
         0x07
     );
+}
+
+/// The first ERROR of a session's reply: its code and message.
+fn reply_error(session: &mut Session, reply: &Reply) -> Option<(u32, String)> {
+    let max = session.client_max_message_size();
+    reply.outputs(max).find_map(|o| match o {
+        Output::Frame(f) => match f.decode(0).unwrap().0 {
+            Payload::Error(e) => Some((
+                e.error_code,
+                String::from_utf8_lossy(&e.message.bytes).into(),
+            )),
+            _ => None,
+        },
+        Output::Data { .. } => None,
+    })
+}
+
+/// The layout tag of the first TENSOR_DESCRIPTOR of a reply.
+fn reply_layout(session: &Session, reply: &Reply) -> Option<u8> {
+    reply
+        .outputs(session.client_max_message_size())
+        .find_map(|o| match o {
+            Output::Frame(f) => match f.decode(0).unwrap().0 {
+                Payload::TensorDescriptor(d) => Some(
+                    hrry::schema::read_from::<hrry::schema::TensorDescriptor>(&d.descriptor)
+                        .unwrap()
+                        .0
+                        .layout_tag,
+                ),
+                _ => None,
+            },
+            Output::Data { .. } => None,
+        })
+}
+
+#[test]
+fn transcodings_in_flight_share_one_budget_across_connections() {
+    // A budget of exactly one transcoded CSR tensor: while one connection's
+    // transcoded answer is unsent, another's must wait for it.
+    let path = corpus("layout-csr.hrry");
+    let file = HrryFile::open(&path).unwrap();
+    let t = file.tensor("t").unwrap().unwrap();
+    let count: u64 = t.descriptor.shape.iter().product();
+    let size = packed_size(t.descriptor.element_bits().unwrap(), count).unwrap();
+    let options = ServeOptions {
+        transcode_memory: size,
+        ..options()
+    };
+    let catalog = Arc::new(Catalog::open(&[path], &options).unwrap());
+    let session = |layouts: &[u8]| {
+        let mut s = Session::new(Arc::clone(&catalog), options);
+        let mut hello = client_hello(1);
+        hello.supported_layouts = LayoutList {
+            entries: layouts
+                .iter()
+                .map(|&layout_tag| LayoutEntry {
+                    layout_tag,
+                    ext_metadata: None,
+                })
+                .collect(),
+        };
+        let reply = s.receive(&Frame::new(1, &Payload::ClientHello(hello)).unwrap());
+        assert!(!reply.close);
+        s
+    };
+    let ask = |s: &mut Session, stream: u32| {
+        let flags = RequestFlags::new().with_allow_transcode(true);
+        s.receive(&Frame::new(stream, &request("t", &[LAYOUT_ROW_MAJOR], flags)).unwrap())
+    };
+    let mut first = session(&[]);
+    let held = ask(&mut first, 3);
+    assert_eq!(reply_layout(&first, &held), Some(LAYOUT_ROW_MAJOR));
+    assert_eq!(catalog.transcoding().in_use(), size);
+    // A client that consumes row-major only is refused, saying why.
+    let mut picky = session(&[LAYOUT_ROW_MAJOR]);
+    let refused = ask(&mut picky, 3);
+    let (code, message) = reply_error(&mut picky, &refused).expect("an ERROR");
+    assert_eq!(code, error_code::TRANSCODE_LIMIT_EXCEEDED);
+    assert!(message.contains("retry later"), "{message}");
+    // Any other client gets the stored CSR instead.
+    let mut other = session(&[]);
+    let native = ask(&mut other, 3);
+    assert_eq!(reply_layout(&other, &native), Some(0x07));
+    assert_eq!(catalog.transcoding().in_use(), size);
+    // Once the first answer is gone (sent), the budget is free again.
+    drop(held);
+    assert_eq!(catalog.transcoding().in_use(), 0);
+    let again = ask(&mut picky, 5);
+    assert_eq!(reply_layout(&picky, &again), Some(LAYOUT_ROW_MAJOR));
+    drop(again);
+    assert_eq!(catalog.transcoding().in_use(), 0);
 }
 
 #[test]

@@ -429,11 +429,7 @@ pub fn to_hrry(
 /// Refuses a float8_e8m0 tensor holding code 0x00 or 0xFF, which a HRRYFILE may not
 /// store (rule TD-TYP-002), naming the first such element. This reads the tensor
 /// once before anything is written, in pieces.
-fn check_e8m0_codes(
-    src: &mut FileSource,
-    t: &InputTensor,
-    buf: &mut Vec<u8>,
-) -> Result<(), Error> {
+fn check_e8m0_codes(src: &mut FileSource, t: &InputTensor, buf: &mut Vec<u8>) -> Result<(), Error> {
     let mut seen = 0u64;
     src.for_each_piece(t.offset, t.len, 1, CHUNK, buf, &mut NoProgress, |piece| {
         if let Some(i) = piece.iter().position(|&b| b == 0x00 || b == 0xFF) {

@@ -6,6 +6,7 @@ use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
+use super::ServeOptions;
 use crate::file::HrryFile;
 use crate::schema::TensorDescriptor;
 
@@ -37,8 +38,11 @@ pub enum CatalogError {
 pub enum Owner {
     /// An opened (mapped) file.
     File(Arc<HrryFile<'static>>),
-    /// Bytes in memory: a pushed tensor or a transcoded one.
+    /// Bytes in memory: a pushed tensor.
     Memory(Arc<Vec<u8>>),
+    /// Bytes in memory counted against a [`Budget`] until the last chunk of them is
+    /// sent: a transcoded tensor.
+    Leased(Arc<LeasedBytes>),
 }
 
 impl Owner {
@@ -46,7 +50,89 @@ impl Owner {
         match self {
             Owner::File(f) => f.bytes(),
             Owner::Memory(m) => m,
+            Owner::Leased(l) => &l.bytes,
         }
+    }
+}
+
+/// Bytes held under a [`Lease`], given back when they are dropped.
+pub struct LeasedBytes {
+    bytes: Vec<u8>,
+    _lease: Lease,
+}
+
+impl LeasedBytes {
+    /// `bytes`, counted under `lease`.
+    pub fn new(bytes: Vec<u8>, lease: Lease) -> Self {
+        LeasedBytes {
+            bytes,
+            _lease: lease,
+        }
+    }
+
+    /// Their count.
+    pub fn len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// True when there are none.
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+}
+
+/// Memory every connection draws on for one purpose, at most `limit` bytes at once:
+/// the server's transcoded tensors on their way out, so that many clients asking
+/// for transcodings at the same time cannot add up past it.
+pub struct Budget {
+    limit: u64,
+    in_use: Mutex<u64>,
+}
+
+/// Bytes taken from a [`Budget`], given back when dropped.
+pub struct Lease {
+    budget: Arc<Budget>,
+    bytes: u64,
+}
+
+impl Budget {
+    /// A budget of `limit` bytes.
+    pub fn new(limit: u64) -> Arc<Budget> {
+        Arc::new(Budget {
+            limit,
+            in_use: Mutex::new(0),
+        })
+    }
+
+    fn in_use_guard(&self) -> std::sync::MutexGuard<'_, u64> {
+        self.in_use.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Takes `bytes`; `None` when they do not fit beside what is in use.
+    pub fn lease(self: &Arc<Self>, bytes: u64) -> Option<Lease> {
+        let mut in_use = self.in_use_guard();
+        let taken = in_use.checked_add(bytes).filter(|&t| t <= self.limit)?;
+        *in_use = taken;
+        Some(Lease {
+            budget: Arc::clone(self),
+            bytes,
+        })
+    }
+
+    /// Bytes taken now.
+    pub fn in_use(&self) -> u64 {
+        *self.in_use_guard()
+    }
+
+    /// The capacity.
+    pub fn limit(&self) -> u64 {
+        self.limit
+    }
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        *self.budget.in_use_guard() -= self.bytes;
     }
 }
 
@@ -223,12 +309,14 @@ pub struct Catalog {
     files: Vec<Arc<HrryFile<'static>>>,
     names: HashMap<String, (usize, usize)>,
     store: Arc<Store>,
+    transcoding: Arc<Budget>,
 }
 
 impl Catalog {
-    /// Opens `paths` and indexes their tensors by name; a pushed-tensor store of
-    /// `store_limit` bytes. A name in two files is refused, naming both.
-    pub fn open(paths: &[PathBuf], store_limit: u64) -> Result<Catalog, CatalogError> {
+    /// Opens `paths` and indexes their tensors by name, with a pushed-tensor store of
+    /// `options.store_limit` bytes and `options.transcode_memory` bytes for
+    /// transcodings in flight. A name in two files is refused, naming both.
+    pub fn open(paths: &[PathBuf], options: &ServeOptions) -> Result<Catalog, CatalogError> {
         let mut files = Vec::new();
         for path in paths {
             let file = HrryFile::open(path).map_err(|source| CatalogError::Open {
@@ -237,13 +325,13 @@ impl Catalog {
             })?;
             files.push((path.display().to_string(), file));
         }
-        Catalog::from_files(files, store_limit)
+        Catalog::from_files(files, options)
     }
 
     /// A catalog of already opened files, each with a label naming it in errors.
     pub fn from_files(
         files: Vec<(String, HrryFile<'static>)>,
-        store_limit: u64,
+        options: &ServeOptions,
     ) -> Result<Catalog, CatalogError> {
         let mut names: HashMap<String, (usize, usize)> = HashMap::new();
         let mut labels: Vec<String> = Vec::new();
@@ -265,7 +353,8 @@ impl Catalog {
         Ok(Catalog {
             files: opened,
             names,
-            store: Store::new(store_limit),
+            store: Store::new(options.store_limit),
+            transcoding: Budget::new(options.transcode_memory),
         })
     }
 
@@ -294,5 +383,10 @@ impl Catalog {
     /// The pushed-tensor store.
     pub fn store(&self) -> &Arc<Store> {
         &self.store
+    }
+
+    /// The memory transcodings in flight share.
+    pub fn transcoding(&self) -> &Arc<Budget> {
+        &self.transcoding
     }
 }

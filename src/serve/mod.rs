@@ -45,6 +45,10 @@ pub struct ServeOptions {
     pub io_timeout: Duration,
     /// Largest buffer one transcoding may materialise.
     pub transcode_limit: u64,
+    /// Bytes all transcodings in flight may hold together, across connections
+    /// (from when a tensor is transcoded until it is sent); a request that would
+    /// pass it gets the stored layout, or TRANSCODE_LIMIT_EXCEEDED.
+    pub transcode_memory: u64,
     /// Capacity of the store of pushed tensors, in data bytes.
     pub store_limit: u64,
     /// Data bytes one connection may hold for pushes in progress.
@@ -63,6 +67,7 @@ impl Default for ServeOptions {
             idle_timeout: Duration::from_secs(120),
             io_timeout: Duration::from_secs(30),
             transcode_limit: 256 << 20,
+            transcode_memory: 1 << 30,
             store_limit: 1 << 30,
             connection_memory: 1 << 30,
             max_open_streams: 1024,

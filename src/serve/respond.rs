@@ -15,7 +15,8 @@ use crate::schema::{
     to_bytes, BufferHandle, LayoutFields, TensorDescriptor, LAYOUT_COMPOSITE, LAYOUT_ROW_MAJOR,
 };
 
-use super::catalog::{Chunk, Owner, Source};
+use super::catalog::{Budget, Chunk, LeasedBytes, Owner, Source};
+use crate::model::{element_count, packed_size};
 
 /// One tensor of a response: its descriptor's bytes and its data, buffers back to
 /// back in buffer-table order.
@@ -64,6 +65,8 @@ pub struct Context<'a> {
     pub client_layouts: &'a [u8],
     /// Largest buffer a transcoding may materialise.
     pub transcode_limit: u64,
+    /// The memory all transcodings in flight share.
+    pub transcoding: &'a Arc<Budget>,
 }
 
 /// The tensors answering `request` for the tensor of `source`: the chosen layout
@@ -169,10 +172,12 @@ fn unreadable(e: crate::file::Error) -> Refusal {
 
 /// What became of the transcoding attempts.
 enum Transcoded {
-    /// Packed row-major bytes.
-    Bytes(Vec<u8>),
+    /// Packed row-major bytes, counted in the transcoding budget.
+    Bytes(LeasedBytes),
     /// The result would exceed the limit.
     OverLimit,
+    /// The result would not fit beside the transcodings other requests hold now.
+    Busy,
     /// This tensor has no element-preserving row-major form here.
     Impossible,
 }
@@ -186,7 +191,7 @@ fn answer(
     context: &Context<'_>,
 ) -> Result<Vec<Outgoing>, Refusal> {
     let allow = request.request_flags.allow_transcode();
-    let mut over_limit = false;
+    let (mut over_limit, mut busy) = (false, false);
     for entry in &request.preferred_layouts.entries {
         let tag = entry.layout_tag;
         if tag == desc.layout_tag {
@@ -195,11 +200,12 @@ fn answer(
         if tag != LAYOUT_ROW_MAJOR || !allow {
             continue;
         }
-        match to_row_major(desc, buffers, members.direct, context.transcode_limit) {
+        match to_row_major(desc, buffers, members.direct, context) {
             Transcoded::Bytes(bytes) => {
                 return Ok(vec![row_major_tensor(desc, bytes, request.min_alignment)])
             }
             Transcoded::OverLimit => over_limit = true,
+            Transcoded::Busy => busy = true,
             Transcoded::Impossible => {}
         }
     }
@@ -213,6 +219,17 @@ fn answer(
                 format!(
                     "transcoding to row-major needs more than the {}-byte limit",
                     context.transcode_limit
+                ),
+            )
+        } else if busy {
+            let budget = context.transcoding;
+            (
+                error_code::TRANSCODE_LIMIT_EXCEEDED,
+                format!(
+                    "transcodings for other requests hold {} of the server's {} bytes for \
+                     them; retry later",
+                    budget.in_use(),
+                    budget.limit()
                 ),
             )
         } else {
@@ -302,24 +319,39 @@ pub fn for_wire(d: &mut TensorDescriptor, min_alignment: u32) {
 /// The element-preserving row-major form of a tensor: its elements, in its own
 /// element type, packed in logical order. Quantized and block-paged tensors have
 /// none (their blocks and pools follow the stored order).
+/// The result's size is leased from the transcoding budget before anything is built.
 fn to_row_major(
     desc: &TensorDescriptor,
     buffers: &[&[u8]],
     members: &[Tensor<'_>],
-    limit: u64,
+    context: &Context<'_>,
 ) -> Transcoded {
-    if desc.quantization.is_some() {
+    let composite = desc.layout_tag == LAYOUT_COMPOSITE;
+    let transcodable = is_dense(desc.layout_tag) || is_sparse(desc.layout_tag) || composite;
+    if desc.quantization.is_some() || !transcodable {
         return Transcoded::Impossible;
     }
-    let result = if is_dense(desc.layout_tag) || is_sparse(desc.layout_tag) {
-        logical_row_major(desc, buffers, limit)
-    } else if desc.layout_tag == LAYOUT_COMPOSITE {
-        assemble_tensors(desc, members, limit)
-    } else {
+    let size = desc
+        .element_bits()
+        .zip(element_count(&desc.shape))
+        .and_then(|(bits, n)| packed_size(bits, n));
+    let Some(size) = size else {
         return Transcoded::Impossible;
     };
+    let limit = context.transcode_limit;
+    if size > limit {
+        return Transcoded::OverLimit;
+    }
+    let Some(lease) = context.transcoding.lease(size) else {
+        return Transcoded::Busy;
+    };
+    let result = if composite {
+        assemble_tensors(desc, members, limit)
+    } else {
+        logical_row_major(desc, buffers, limit)
+    };
     match result {
-        Ok(bytes) => Transcoded::Bytes(bytes),
+        Ok(bytes) => Transcoded::Bytes(LeasedBytes::new(bytes, lease)),
         Err(LayoutError::TooLarge { .. }) => Transcoded::OverLimit,
         Err(_) => Transcoded::Impossible,
     }
@@ -327,7 +359,7 @@ fn to_row_major(
 
 /// The row-major tensor carrying `bytes`, described as `desc` with the layout
 /// replaced: same type, shape and optional sections, one CPU buffer.
-fn row_major_tensor(desc: &TensorDescriptor, bytes: Vec<u8>, min_alignment: u32) -> Outgoing {
+fn row_major_tensor(desc: &TensorDescriptor, bytes: LeasedBytes, min_alignment: u32) -> Outgoing {
     let mut d = standalone(desc);
     d.layout_tag = LAYOUT_ROW_MAJOR;
     d.layout = LayoutFields::Implicit;
@@ -339,7 +371,7 @@ fn row_major_tensor(desc: &TensorDescriptor, bytes: Vec<u8>, min_alignment: u32)
     }];
     d.sync_sections();
     let total = bytes.len() as u64;
-    let owner = Owner::Memory(Arc::new(bytes));
+    let owner = Owner::Leased(Arc::new(bytes));
     let data = Chunk::new(owner, 0..total as usize).into_iter().collect();
     Outgoing {
         descriptor: to_bytes(&d),

@@ -463,6 +463,7 @@ impl Session {
         let context = Context {
             client_layouts: &client_layouts,
             transcode_limit: self.options.transcode_limit,
+            transcoding: self.catalog.transcoding(),
         };
         match respond(&source, r, &context) {
             Ok(tensors) => {

@@ -448,8 +448,7 @@ pub fn serve(data: &[u8]) {
         max_open_streams: 32,
         ..ServeOptions::default()
     };
-    let catalog =
-        Catalog::from_files(vec![("fuzz".into(), file)], options.store_limit).expect("catalog");
+    let catalog = Catalog::from_files(vec![("fuzz".into(), file)], &options).expect("catalog");
     let mut session = Session::new(std::sync::Arc::new(catalog), options);
     let mut source = data;
     let head = MESSAGE_HEADER_LEN as usize;

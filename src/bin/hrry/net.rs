@@ -22,7 +22,8 @@ Serves every tensor of the given files under its name as the TENSOR_REQUEST key
 (`hrry put`) are kept in memory, up to --store-limit bytes, and served too. The
 server offers the CPU, every stored layout as is, and row-major by transcoding
 (from every dense layout, densifying sparse ones and composites) up to
---transcode-limit bytes. It prints `listening on ADDR` once ready and stops
+--transcode-limit bytes per tensor and --transcode-memory bytes for all transcoded
+tensors not yet sent. It prints `listening on ADDR` once ready and stops
 gracefully on SIGINT or SIGTERM.
 
 Examples:
@@ -46,6 +47,10 @@ pub struct ServeArgs {
     /// Largest buffer one transcoding may build, in bytes.
     #[arg(long, value_name = "BYTES")]
     transcode_limit: Option<u64>,
+    /// Bytes all transcoded tensors not yet sent may hold together, across clients
+    /// (default 1 GiB); a request past it gets the stored layout, or an ERROR.
+    #[arg(long, value_name = "BYTES")]
+    transcode_memory: Option<u64>,
     /// Capacity of the in-memory store of pushed tensors, in bytes.
     #[arg(long, value_name = "BYTES")]
     store_limit: Option<u64>,
@@ -130,6 +135,9 @@ pub fn serve(args: ServeArgs) -> Result<Outcome, Failure> {
     if let Some(n) = args.transcode_limit {
         options.transcode_limit = n;
     }
+    if let Some(n) = args.transcode_memory {
+        options.transcode_memory = n;
+    }
     if let Some(n) = args.store_limit {
         options.store_limit = n;
         options.connection_memory = options.connection_memory.min(n);
@@ -141,7 +149,7 @@ pub fn serve(args: ServeArgs) -> Result<Outcome, Failure> {
         options.io_timeout = Duration::from_secs(s);
     }
     let listen = resolve(&args.listen)?;
-    let catalog = Catalog::open(&args.files, options.store_limit)?;
+    let catalog = Catalog::open(&args.files, &options)?;
     let count = catalog.file_tensor_count();
     Server::run_until_signal(Arc::new(catalog), listen, options, |addr| {
         // The address line is what scripts wait for: print it at once.
