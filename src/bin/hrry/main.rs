@@ -33,13 +33,14 @@ mod convert;
 mod dequant;
 mod export;
 mod holo;
+mod input;
 mod inspect;
 mod net;
 mod stream;
 mod text;
 mod validate;
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -241,18 +242,10 @@ pub fn is_dash(path: &Path) -> bool {
     path.as_os_str() == "-"
 }
 
-/// Reads a whole input, `-` being standard input; the error names the path.
-pub fn read_input(path: &Path) -> Result<Vec<u8>, String> {
-    let result = if is_dash(path) {
-        let mut bytes = Vec::new();
-        std::io::stdin()
-            .lock()
-            .read_to_end(&mut bytes)
-            .map(|_| bytes)
-    } else {
-        std::fs::read(path)
-    };
-    result.map_err(|e| format!("cannot read {}: {e}", text::path(path)))
+/// Reads a whole input that cannot be read at an offset (`-`, standard input, or a
+/// pipe); the error names the path. See [`input::Input`].
+pub fn read_input(path: &Path) -> Result<input::Input, String> {
+    input::Input::read(path).map_err(|e| format!("cannot read {}: {e}", text::path(path)))
 }
 
 /// Reports on standard error that `path` is not a readable HRRYFILE (exit 1 follows).

@@ -297,7 +297,8 @@ fn check(position: usize, input: &Input, options: &Options) -> Checked {
 /// Reads and validates one input: the only place `validate` reads a file. A regular
 /// file is read through positioned reads of what the rules need (never its tensor
 /// data), so memory stays bounded whatever its size; standard input (`-`) and pipes
-/// cannot be read at an offset and are read whole. Other kinds of file (devices,
+/// cannot be read at an offset and are read whole, into a mapped temporary file
+/// (`input::Input`). Other kinds of file (devices,
 /// sockets, directories) are refused rather than read forever.
 fn load(path: &Path, options: &Options) -> Result<(hrry::Format, Report), String> {
     let cannot_read = |e: std::io::Error| format!("cannot read {}: {e}", text::path(path));
@@ -323,13 +324,15 @@ fn load(path: &Path, options: &Options) -> Result<(hrry::Format, Report), String
         regular = meta.is_file();
     }
     let bytes;
+    let whole: &[u8];
     let file;
     let source: &dyn hrry::source::ReadAt = if regular {
         file = hrry::source::FileSource::open(path).map_err(cannot_read)?;
         &file
     } else {
         bytes = crate::read_input(path)?;
-        &bytes
+        whole = &bytes;
+        &whole
     };
     hrry::validate_source_any(source, Some(path), options).map_err(cannot_read)
 }
