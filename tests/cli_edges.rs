@@ -440,69 +440,6 @@ fn standard_input_is_read_by_validate_and_inspect() {
     assert_eq!(r.json()["format"], "holo");
 }
 
-/// Runs hrry with `stdin` and returns its exit code and peak resident memory (KiB).
-#[cfg(target_os = "linux")]
-fn exit_and_peak_kib(args: &[&str], stdin: Stdio, feed: Option<&Path>) -> (i32, i64) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_hrry"))
-        .args(args)
-        .stdin(stdin)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("hrry runs");
-    let feeder = feed.map(|path| {
-        let mut pipe = child.stdin.take().expect("stdin");
-        let mut file = std::fs::File::open(path).unwrap();
-        std::thread::spawn(move || std::io::copy(&mut file, &mut pipe).map(drop))
-    });
-    let mut status = 0;
-    // SAFETY: an all-zero rusage is valid; wait4 fills it and the status for our child.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let pid = child.id() as libc::pid_t;
-    // SAFETY: `pid` is our child, not waited for yet.
-    assert_eq!(unsafe { libc::wait4(pid, &mut status, 0, &mut usage) }, pid);
-    if let Some(f) = feeder {
-        f.join().unwrap().unwrap();
-    }
-    (libc::WEXITSTATUS(status), usage.ru_maxrss)
-}
-
-#[cfg(target_os = "linux")]
-#[test]
-fn large_standard_input_is_not_held_in_memory() {
-    // 96 MiB of tensor data, piped and redirected: validate and inspect need the
-    // bytes at offsets, yet must not keep them in resident memory.
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("big.hrry");
-    let mut w = HrryWriter::new(
-        std::fs::File::create(&path).unwrap(),
-        WriterOptions::default(),
-    )
-    .unwrap();
-    let desc = dense(ElementType::Float32, &[6144, 4096]).unwrap();
-    w.begin_tensor("big", &desc).unwrap();
-    let row = vec![0u8; 4096 * 4];
-    for _ in 0..6144 {
-        w.write_data(&row).unwrap();
-    }
-    w.end_tensor().unwrap();
-    w.finish().unwrap();
-    assert!(std::fs::metadata(&path).unwrap().len() > 96 << 20);
-    let limit_kib = 48 << 10;
-    for args in [["validate", "-"], ["inspect", "-"]] {
-        let (code, kib) = exit_and_peak_kib(&args, Stdio::piped(), Some(&path));
-        assert_eq!(code, 0, "{args:?} from a pipe");
-        assert!(kib < limit_kib, "{args:?} from a pipe: {kib} KiB resident");
-        let redirected = Stdio::from(std::fs::File::open(&path).unwrap());
-        let (code, kib) = exit_and_peak_kib(&args, redirected, None);
-        assert_eq!(code, 0, "{args:?} from a file");
-        assert!(kib < limit_kib, "{args:?} from a file: {kib} KiB resident");
-    }
-    // Nothing at all on standard input is an invalid file, not a crash.
-    let r = hrry_with_stdin(&["validate", "-"], Some(b""));
-    assert_eq!(r.code, 1, "{}", r.stderr);
-}
-
 #[test]
 fn parallel_validation_gives_the_verdicts_of_one_file_at_a_time() {
     let r = hrry(&["validate", "--jsonl", "--jobs", "2", "-r", "corpus"]);
