@@ -260,20 +260,25 @@ fn client_hello(version: u32) -> Hello {
     }
 }
 
+/// A layout list of `layouts`, without extension metadata.
+fn layout_list(layouts: &[u8]) -> LayoutList {
+    LayoutList {
+        entries: layouts
+            .iter()
+            .map(|&layout_tag| LayoutEntry {
+                layout_tag,
+                ext_metadata: None,
+            })
+            .collect(),
+    }
+}
+
 fn request(key: &str, layouts: &[u8], flags: RequestFlags) -> Payload {
     Payload::TensorRequest(TensorRequest {
         tensor_key: LenBytes {
             bytes: key.as_bytes().to_vec(),
         },
-        preferred_layouts: LayoutList {
-            entries: layouts
-                .iter()
-                .map(|&layout_tag| LayoutEntry {
-                    layout_tag,
-                    ext_metadata: None,
-                })
-                .collect(),
-        },
+        preferred_layouts: layout_list(layouts),
         preferred_device: 0,
         min_alignment: 64,
         request_flags: flags,
@@ -422,15 +427,7 @@ fn transcodings_in_flight_share_one_budget_across_connections() {
     let session = |layouts: &[u8]| {
         let mut s = Session::new(Arc::clone(&catalog), options);
         let mut hello = client_hello(1);
-        hello.supported_layouts = LayoutList {
-            entries: layouts
-                .iter()
-                .map(|&layout_tag| LayoutEntry {
-                    layout_tag,
-                    ext_metadata: None,
-                })
-                .collect(),
-        };
+        hello.supported_layouts = layout_list(layouts);
         let reply = s.receive(&Frame::new(1, &Payload::ClientHello(hello)).unwrap());
         assert!(!reply.close);
         s
