@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::export::{assemble_tensors, composite_members};
 use crate::file::{HrryFile, Tensor};
-use crate::layout::dense::is_dense;
+use crate::layout::dense::{is_dense, row_major_len};
 use crate::layout::sparse::is_sparse;
 use crate::layout::{logical_row_major, LayoutError};
 use crate::schema::transport::{error_code, TensorRequest};
@@ -16,7 +16,6 @@ use crate::schema::{
 };
 
 use super::catalog::{Budget, Chunk, LeasedBytes, Owner, Source};
-use crate::model::{element_count, packed_size};
 
 /// One tensor of a response: its descriptor's bytes and its data, buffers back to
 /// back in buffer-table order.
@@ -318,8 +317,7 @@ pub fn for_wire(d: &mut TensorDescriptor, min_alignment: u32) {
 
 /// The element-preserving row-major form of a tensor: its elements, in its own
 /// element type, packed in logical order. Quantized and block-paged tensors have
-/// none (their blocks and pools follow the stored order).
-/// The result's size is leased from the transcoding budget before anything is built.
+/// none (their blocks and pools follow the stored order). The result's size is leased from the transcoding budget before anything is built.
 fn to_row_major(
     desc: &TensorDescriptor,
     buffers: &[&[u8]],
@@ -331,17 +329,16 @@ fn to_row_major(
     if desc.quantization.is_some() || !transcodable {
         return Transcoded::Impossible;
     }
-    let size = desc
-        .element_bits()
-        .zip(element_count(&desc.shape))
-        .and_then(|(bits, n)| packed_size(bits, n));
-    let Some(size) = size else {
+    // The size the transcoders allocate, checked against the limit as they check it.
+    let Some(width) = desc.element_bits() else {
         return Transcoded::Impossible;
     };
     let limit = context.transcode_limit;
-    if size > limit {
-        return Transcoded::OverLimit;
-    }
+    let size = match row_major_len(desc, width, limit) {
+        Ok(size) => size as u64,
+        Err(LayoutError::TooLarge { .. }) => return Transcoded::OverLimit,
+        Err(_) => return Transcoded::Impossible,
+    };
     let Some(lease) = context.transcoding.lease(size) else {
         return Transcoded::Busy;
     };
