@@ -8,8 +8,8 @@ meta:
 doc: |
   A `.holo` compiled-model archive: a 10-byte header, a table of 24-byte section
   entries, the section payloads, and a 32-byte footer holding the BLAKE3 hash of
-  every byte before it. Facts from seed 004 ("Archive Format (.holo)", "Binary
-  layout", "Sections - SectionKind") and DESIGN.md "§ .holo byte layout"; the
+  every byte before it. Facts from docs/holo.md ("Archive Format (.holo)", "Binary
+  layout", "Sections - SectionKind") and docs/holo.md; the
   payload encodings are those of the public hologram-archive crate's writer
   (`writer.rs`, `constant_codec.rs`), as declared in hrry's `src/schema/holo.rs`.
 
@@ -19,45 +19,45 @@ doc: |
   AppManifest and ContentBlob) are opaque bytes. The footer's hash cannot be
   checked by a declarative parser: a reader computes BLAKE3 over
   `[0, file_size - 32)` and compares it with `footer.fingerprint`.
-doc-ref: seed 004 "Binary layout"; DESIGN.md ".holo byte layout"
+doc-ref: docs/holo.md "Binary layout"; docs/holo.md
 seq:
   - id: header
     type: header
-    doc: seed 004 "Binary layout" - Header (10 bytes at offset 0).
+    doc: docs/holo.md "Binary layout" - Header (10 bytes at offset 0).
   - id: sections
     type: section_entry
     repeat: expr
     repeat-expr: header.section_count
-    doc: seed 004 "Binary layout" - Section table, `section_count` SectionRef entries.
+    doc: docs/holo.md "Binary layout" - Section table, `section_count` SectionRef entries.
 instances:
   footer:
     pos: _io.size - 32
     type: footer
-    doc: seed 004 "Binary layout" - Footer (the last 32 bytes).
+    doc: docs/holo.md "Binary layout" - Footer (the last 32 bytes).
 types:
   header:
-    doc: 'seed 004 "Binary layout": magic, format_version, flags, section_count (10 bytes).'
+    doc: 'docs/holo.md "Binary layout": magic, format_version, flags, section_count (10 bytes).'
     seq:
       - id: magic
         contents: HOLO
         doc: Header offset 0 (`magic`, ASCII "HOLO").
       - id: format_version
         type: u2
-        doc: Header offset 4 (`format_version`), 2 (seed); 3 adds kinds 15-16 (INTERPRETATIONS.md ".holo").
+        doc: Header offset 4 (`format_version`), 2 (seed); 3 adds kinds 15-16 (docs/interpretations.md ".holo").
       - id: flags
         type: u2
-        doc: Header offset 6 (`flags`); no bit has a defined meaning (INTERPRETATIONS.md ".holo").
+        doc: Header offset 6 (`flags`); no bit has a defined meaning (docs/interpretations.md ".holo").
       - id: section_count
         type: u2
         doc: Header offset 8 (`section_count`), entries in the section table.
 
   section_entry:
-    doc: 'seed 004 "Binary layout" - one SectionRef (24 bytes): kind, padding, offset, length.'
+    doc: 'docs/holo.md "Binary layout" - one SectionRef (24 bytes): kind, padding, offset, length.'
     seq:
       - id: kind
         type: u1
         enum: section_kind
-        doc: Entry offset 0 (`kind`), seed 004 "Sections - SectionKind".
+        doc: Entry offset 0 (`kind`), docs/holo.md "Sections - SectionKind".
       - id: padding
         size: 7
         doc: Entry offset 1, 7 padding bytes, written as zero.
@@ -86,14 +86,14 @@ types:
             section_kind::extension: extension
 
   footer:
-    doc: 'seed 004 "Binary layout" - Footer: BLAKE3 fingerprint over all preceding bytes.'
+    doc: 'docs/holo.md "Binary layout" - Footer: BLAKE3 fingerprint over all preceding bytes.'
     seq:
       - id: fingerprint
         size: 32
         doc: BLAKE3 hash of bytes `[0, file_size - 32)`.
 
   port_list:
-    doc: Inputs (9) and Outputs (10) payload - `port_count` then the PortDescriptors (seed 004 "PortDescriptor").
+    doc: Inputs (9) and Outputs (10) payload - `port_count` then the PortDescriptors (docs/holo.md "PortDescriptor").
     seq:
       - id: port_count
         doc: 'Number of ports (u32; hologram-archive writer.rs port encoding).'
@@ -105,7 +105,7 @@ types:
         repeat-expr: port_count
 
   port:
-    doc: 'One PortDescriptor { name, slot, element_count, dtype, shape } (seed 004 "Sections - SectionKind").'
+    doc: 'One PortDescriptor { name, slot, element_count, dtype, shape } (docs/holo.md "Sections - SectionKind").'
     seq:
       - id: name_length
         type: u2
@@ -134,7 +134,7 @@ types:
         doc: Row-major dimensions.
 
   extension:
-    doc: Extension (14) payload - a length-prefixed string key, then the value bytes (seed 004 "Sections - SectionKind").
+    doc: Extension (14) payload - a length-prefixed string key, then the value bytes (docs/holo.md "Sections - SectionKind").
     seq:
       - id: key_length
         doc: 'Byte length of `key` (u16; hologram-archive writer.rs extension encoding).'
@@ -174,7 +174,7 @@ types:
         size: body_length
 
   constants:
-    doc: Constants (11) payload - inline bodies or references into Weights (seed 004, "Constants over a 4 KiB inline threshold become references").
+    doc: Constants (11) payload - inline bodies or references into Weights (docs/holo.md, "Constants over a 4 KiB inline threshold become references").
     seq:
       - id: constant_count
         doc: 'Number of constant entries (u32; hologram-archive writer.rs / constant_codec.rs).'

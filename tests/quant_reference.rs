@@ -310,7 +310,7 @@ fn quantizer_round_trips_within_half_a_step() {
 
 #[test]
 fn upstream_per_block_vector_decodes_to_its_manifest_entry() {
-    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/vectors/");
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/upstream-vectors/");
     let bytes = std::fs::read(format!(
         "{root}descriptors/quant_per_block_int4_128x128.bin"
     ))

@@ -1,5 +1,5 @@
-//! The upstream golden vectors (`../shared/vectors/`) decode to what their manifest
-//! says.
+//! The upstream golden vectors (`tests/data/upstream-vectors/`, see its ORIGIN.md)
+//! decode to what their manifest says.
 
 use std::path::PathBuf;
 
@@ -9,12 +9,12 @@ use hrry::schema::{read_from, KvValue, TensorDescriptor};
 use serde_json::Value;
 
 fn vectors_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/vectors")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/upstream-vectors")
 }
 
 fn manifest() -> Value {
     let text = std::fs::read_to_string(vectors_dir().join("manifest.json"))
-        .expect("../shared/vectors/manifest.json is readable");
+        .expect("tests/data/upstream-vectors/manifest.json is readable");
     serde_json::from_str(&text).expect("manifest is JSON")
 }
 

@@ -10,7 +10,7 @@ use crate::model::element_type::ElementType;
 use crate::validate::quant::{block_scale_size, element_bits, widen_scale};
 
 /// `s * (q - z)`: the difference exact in 64 bits, one conversion to float32, one
-/// float32 multiplication (INTERPRETATIONS.md § Quantization).
+/// float32 multiplication (docs/interpretations.md § Quantization).
 #[inline(always)]
 pub(crate) fn affine(q: i64, z: i64, s: f32) -> f32 {
     (q - z) as f32 * s

@@ -22,7 +22,7 @@ pub enum Reason {
     ByConstruction,
     /// It binds the specification's own evolution, not implementations' data.
     SpecProcess,
-    /// A reading of the team (INTERPRETATIONS.md or docs/interpretations.md)
+    /// A reading of the team (docs/interpretations.md)
     /// decides that it is not a rejection.
     Reading,
 }
@@ -88,7 +88,7 @@ pub static UNCHECKED: &[Unchecked] = unchecked! {
         "buffer_count is one byte";
     WriterOnly, "file-format.md § File Header",
         "a writer that does not know the tensor count writes 0xFFFFFFFFFFFFFFFF as tensor_count_hint",
-        "whether the writer knew is not recorded; the hint is advisory and never judged (INTERPRETATIONS.md § Container)";
+        "whether the writer knew is not recorded; the hint is advisory and never judged (docs/interpretations.md § Container)";
     WriterOnly, "metadata.md § Statistics Section",
         "a streaming writer omits statistics it has not computed, and marks fields it did not compute as not valid",
         "the bytes do not say what the writer computed; statistics are advisory, only their encoded ranges are checked (TD-STA-*)";
@@ -190,10 +190,10 @@ pub static UNCHECKED: &[Unchecked] = unchecked! {
         "a design rule; unrecognised extension layouts are TD-LAY-003";
     Reading, "element-types.md § Type Identifier Encoding",
         "tensors with private element types are not exchanged without agreement",
-        "INTERPRETATIONS.md § Descriptor: a private type described by an extension type section is accepted";
+        "docs/interpretations.md § Descriptor: a private type described by an extension type section is accepted";
     Reading, "layouts/morton.md § Buffer Size; layouts/block-paged.md § Storage Invariants; layouts/*.md § Buffer Size",
         "buffers hold the stated number of elements",
-        "read as minimums (INTERPRETATIONS.md § Descriptor, docs/interpretations.md § Layouts), except Hilbert's \"exactly\" (LY-HIL-005) and parameter buffers";
+        "read as minimums (docs/interpretations.md § Descriptor, docs/interpretations.md § Layouts), except Hilbert's \"exactly\" (LY-HIL-005) and parameter buffers";
     ByConstruction, "layouts/block-paged.md § Storage Invariants",
         "seq_ptr[num_seqs] equals the total logical pages",
         "total_logical_pages is defined by seq_ptr[num_seqs]; what is checkable is LY-BP-008 to LY-BP-011 and LY-BP-014";
@@ -217,7 +217,7 @@ fn references(spec: &str) -> Vec<(String, String)> {
 
 /// Where a reference's file is listed: spec files first, then our own sources.
 fn group(file: &str) -> (u8, String) {
-    let own = file.starts_with("INTERPRETATIONS") || file.starts_with("README");
+    let own = file.starts_with("docs/") || file.starts_with("README");
     let holo = file.starts_with("archive-format");
     (u8::from(own) + 2 * u8::from(holo), file.to_string())
 }

@@ -10,8 +10,8 @@
 #
 # Default PATHs: corpus/valid/, corpus/stream/valid/, corpus/messages/valid/, the
 # sample files written by
-# `cargo run --release --example kaitai_samples`, and ../shared/vectors/files/
-# when present.
+# `cargo run --release --example kaitai_samples`, and the upstream golden file
+# (tests/data/upstream-vectors/files/).
 #
 # Installs what it needs into local folders: tests/kaitai/node_modules (npm ci,
 # versions pinned by package-lock.json) and target/kaitai/venv (kaitaistruct from
@@ -85,10 +85,8 @@ else
         echo "kaitai: corpus/valid/ does not exist yet; checking the samples only" >&2
     fi
     paths+=("$samples")
-    # The upstream golden file, when the shared vectors sit next to the checkout.
-    if [[ -d ../shared/vectors/files ]]; then
-        paths+=(../shared/vectors/files)
-    fi
+    # The upstream golden file.
+    paths+=(tests/data/upstream-vectors/files)
 fi
 
 status=0

@@ -88,7 +88,7 @@ crate::declare_rules! {
         "file-format.md § Index Encoding";
     HF_IDX_TRAILING: "HF-IDX-008", Hardening,
         "no bytes follow the last index entry inside index_length",
-        "INTERPRETATIONS.md § Rules and levels";
+        "docs/interpretations.md § Rules and levels";
     HF_IDX_DESC_LENGTH: "HF-IDX-009", Spec,
         "an entry's descriptor_length equals the descriptor's own",
         "file-format.md § Index Encoding";
@@ -130,7 +130,7 @@ crate::declare_rules! {
         "file-format.md § KV Value Types";
     HF_KV_TRAILING: "HF-KV-010", Hardening,
         "no bytes follow the last KV entry inside kv_length",
-        "INTERPRETATIONS.md § Rules and levels";
+        "docs/interpretations.md § Rules and levels";
     HF_TXT_CONTROL: "HF-TXT-001", Hardening,
         "tensor names and KV keys hold no control characters (U+0000-U+001F, U+007F-U+009F)",
         "docs/interpretations.md § Container and descriptor";
@@ -145,10 +145,10 @@ crate::declare_rules! {
         "file-format.md § Composite Tensors";
     HF_PLC_REGION_END: "HF-PLC-005", Hardening,
         "the tensor region ends exactly where the KV section (or the index) begins",
-        "INTERPRETATIONS.md § Container";
+        "docs/interpretations.md § Container";
     HF_PLC_INDEX_END: "HF-PLC-006", Hardening,
         "the index ends exactly where the trailer begins",
-        "INTERPRETATIONS.md § Container";
+        "docs/interpretations.md § Container";
     HF_PLC_FIRST: "HF-PLC-007", Spec,
         "the first descriptor starts at first_descriptor_offset",
         "file-format.md § Descriptor Placement";
@@ -160,7 +160,7 @@ crate::declare_rules! {
         "file-format.md § Tensor Region";
     HF_PLC_KV_GAP: "HF-PLC-010", Hardening,
         "only padding to the next 8-byte boundary lies between the KV section and the index",
-        "INTERPRETATIONS.md § Container";
+        "docs/interpretations.md § Container";
     HF_PLC_BUFFER_OWN_ALIGN: "HF-PLC-011", Hardening,
         "a non-empty buffer's file offset is a multiple of its handle's alignment (the alignment the writer declares it guarantees)",
         "buffer-protocol.md § Minimum Alignment";
@@ -172,7 +172,7 @@ crate::declare_rules! {
         "layouts/composite.md § Binding";
     HF_CMP_HEAD_INDEX: "HF-CMP-003", Spec,
         "a composite head's index entry has data_length 0 and data_offset at the end of its descriptor",
-        "INTERPRETATIONS.md § Container";
+        "docs/interpretations.md § Container";
     HF_CMP_MEMBER_SECTION: "HF-CMP-004", Spec,
         "only overlay members carry a composite member section; the head never does",
         "layouts/composite.md § Members";

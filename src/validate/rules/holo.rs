@@ -1,5 +1,5 @@
 //! Rules of the `.holo` compiled-model archive (the archive-format seed, with the
-//! layout facts in DESIGN.md and the readings in INTERPRETATIONS.md § .holo).
+//! layout facts in docs/holo.md and the readings in docs/interpretations.md § .holo).
 
 crate::declare_rules! {
     HOLO_SIZE: "HOLO-HDR-001", Spec,
@@ -10,7 +10,7 @@ crate::declare_rules! {
         "archive-format § Binary layout";
     HOLO_VERSION: "HOLO-HDR-003", Spec,
         "format_version is 2 or 3",
-        "archive-format § Binary layout; INTERPRETATIONS.md § .holo";
+        "archive-format § Binary layout; docs/interpretations.md § .holo";
     HOLO_FOOTER: "HOLO-FTR-001", Spec,
         "the 32-byte footer is the BLAKE3 hash of every preceding byte",
         "archive-format § Binary layout";
@@ -19,13 +19,13 @@ crate::declare_rules! {
         "archive-format § Binary layout";
     HOLO_TABLE_PADDING: "HOLO-TBL-002", Hardening,
         "the 7 padding bytes of a section-table entry are zero",
-        "INTERPRETATIONS.md § .holo";
+        "docs/interpretations.md § .holo";
     HOLO_KIND: "HOLO-TBL-003", Spec,
         "a section kind is a defined kind (1-16)",
         "archive-format § Sections";
     HOLO_KIND_VERSION: "HOLO-TBL-004", Spec,
         "kinds 15 (AppManifest) and 16 (ContentBlob) appear only in a version-3 archive",
-        "INTERPRETATIONS.md § .holo";
+        "docs/interpretations.md § .holo";
     HOLO_SECTION_BOUNDS: "HOLO-TBL-005", Spec,
         "a section lies inside the payload region (after the table, before the footer)",
         "archive-format § Binary layout";
@@ -37,7 +37,7 @@ crate::declare_rules! {
         "archive-format § Sections";
     HOLO_SECTION_TRAILING: "HOLO-SEC-001", Hardening,
         "a decoded section's payload is consumed exactly (no trailing bytes)",
-        "INTERPRETATIONS.md § .holo";
+        "docs/interpretations.md § .holo";
     HOLO_PORT_DECODE: "HOLO-PRT-001", Spec,
         "an Inputs/Outputs port list decodes within its section",
         "archive-format § Sections (PortDescriptor)";
@@ -46,7 +46,7 @@ crate::declare_rules! {
         "archive-format § Sections (PortDescriptor)";
     HOLO_PORT_COUNT: "HOLO-PRT-003", Hardening,
         "a port's element_count equals the product of its shape when the shape is non-empty",
-        "archive-format § Sections (PortDescriptor); INTERPRETATIONS.md § .holo";
+        "archive-format § Sections (PortDescriptor); docs/interpretations.md § .holo";
     HOLO_EXT_DECODE: "HOLO-EXT-001", Spec,
         "an Extension section holds its key_length and key",
         "archive-format § Sections (Extension)";
@@ -64,7 +64,7 @@ crate::declare_rules! {
         "archive-format § Sections (Weights)";
     HOLO_WEIGHT_UNIQUE: "HOLO-WGT-003", Hardening,
         "a weight fingerprint appears once (bodies are deduplicated)",
-        "INTERPRETATIONS.md § .holo";
+        "docs/interpretations.md § .holo";
     HOLO_CONST_DECODE: "HOLO-CST-001", Spec,
         "the Constants entries decode within the section",
         "archive-format § Sections (Constants)";

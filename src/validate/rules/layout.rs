@@ -36,7 +36,7 @@ crate::declare_rules! {
         "layouts/morton.md § Dimension Size Constraints";
     LY_MOR_PADDING: "LY-MOR-003", Hardening,
         "Morton positions that hold no logical element are zero",
-        "INTERPRETATIONS.md § Rules and levels";
+        "docs/interpretations.md § Rules and levels";
     LY_HIL_ORDER: "LY-HIL-001", Spec,
         "hilbert_order is greater than 0",
         "layouts/hilbert.md § Validity Constraints";

@@ -1,5 +1,5 @@
 //! Rules of bare Hurray streams (interchange.md § Scope, ADR-010's back-to-back
-//! encoding; INTERPRETATIONS.md "Streams and the transport"). Descriptor, layout and
+//! encoding; docs/interpretations.md "Streams and the transport"). Descriptor, layout and
 //! composite rules apply to a stream's tensors as they do in a file.
 
 crate::declare_rules! {

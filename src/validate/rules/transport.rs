@@ -25,7 +25,7 @@ crate::declare_rules! {
         "interchange.md § Message Framing";
     TR_MSG_TRAILING: "TR-MSG-005", Hardening,
         "no bytes follow the last field of a payload",
-        "INTERPRETATIONS.md § Rules and levels";
+        "docs/interpretations.md § Rules and levels";
     TR_MSG_EMPTY: "TR-MSG-006", Spec,
         "TENSOR_DATA_END, TENSOR_PUT_ACK and RDMA_READY have payload_length 0",
         "interchange.md § TENSOR_DATA_END Payload";
@@ -88,7 +88,7 @@ crate::declare_rules! {
         "interchange.md § Ordering Invariant";
     TR_DSC_TOTAL: "TR-DSC-001", Spec,
         "total_data_bytes is the sum of the descriptor's buffer sizes",
-        "INTERPRETATIONS.md § Streams and the transport";
+        "docs/interpretations.md § Streams and the transport";
     TR_DSC_LENGTH: "TR-DSC-002", Spec,
         "a TENSOR_PUT's descriptor field holds exactly descriptor_length bytes",
         "interchange.md § TENSOR_PUT Payload";
