@@ -31,6 +31,14 @@ pub trait ReadAt: Sync {
     fn as_bytes(&self) -> Option<&[u8]> {
         None
     }
+
+    /// A hint that the byte ranges `(offset, length)` will be read soon, so a source
+    /// with costly round trips (a remote object) can fetch them together. Sources in
+    /// memory or on disk ignore it; a source may fetch more or less than asked, and
+    /// reads stay correct either way.
+    fn prefetch(&self, ranges: &[(u64, u64)]) {
+        let _ = ranges;
+    }
 }
 
 /// The error for a read past the end of a source.
@@ -75,6 +83,10 @@ impl<T: ReadAt + ?Sized> ReadAt for &T {
 
     fn as_bytes(&self) -> Option<&[u8]> {
         (**self).as_bytes()
+    }
+
+    fn prefetch(&self, ranges: &[(u64, u64)]) {
+        (**self).prefetch(ranges)
     }
 }
 

@@ -62,6 +62,7 @@ fn walk(frame: &Frame<'_>, report: &mut Report) -> (Vec<Walked>, bool) {
         first,
         report,
     );
+    announce_descriptors(frame);
     let mut pos = first;
     if frame.index.is_empty() && end - first < 8 {
         // An empty region may still hold the padding that aligns the next section.
@@ -132,6 +133,29 @@ fn walk(frame: &Frame<'_>, report: &mut Report) -> (Vec<Walked>, bool) {
         pos = next;
     }
     (out, true)
+}
+
+/// Tells the source which descriptors the walk is about to read (as the index
+/// locates them, each with the padding up to its first buffer), so that a remote
+/// source fetches them in few requests. Only a hint: the walk reads what it reads.
+fn announce_descriptors(frame: &Frame<'_>) {
+    let dba = u64::from(frame.header.data_buffer_alignment);
+    let ranges: Vec<(u64, u64)> = frame
+        .index
+        .iter()
+        .filter(|(_, e)| e.descriptor_offset < frame.region_end)
+        .map(|(_, e)| {
+            let at = e.descriptor_offset;
+            let end = align_up(at + 1, dba)
+                .unwrap_or(frame.region_end)
+                .min(frame.region_end)
+                .min(at.saturating_add(DESCRIPTOR_READ_AHEAD));
+            (at, end - at)
+        })
+        .collect();
+    if !ranges.is_empty() {
+        frame.input.source().prefetch(&ranges);
+    }
 }
 
 fn walked(pos: u64, d: TensorDescriptor, p: crate::schema::placement::DataPlacement) -> Walked {
