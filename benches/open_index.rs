@@ -17,11 +17,15 @@
 //! What each side does in every timed run, starting from a closed file that is in
 //! the page cache (both files were just written):
 //!
-//! - hrry (a): `HrryFile::open` — open + mmap, header and trailer, CRC-32C of the whole
-//!   index, index decode, every name checked UTF-8 — then `entries()` reading every
-//!   name. Drop (munmap) included.
-//! - hrry (b): the same open, then `descriptors()`: every descriptor parsed (type tag
-//!   and shape read), each on its own page. Also shown: `descriptor(e)` per entry.
+//! - hrry (a): the checked open (`Check::Metadata`, the default of `HrryFile::open`) —
+//!   open + mmap, header, trailer, CRC-32C of the whole index, the index and KV
+//!   decoded and checked, then every descriptor of the region decoded and checked
+//!   with its buffers' placement and the index cross-checked — then `entries()`
+//!   reading every name; and the trusted open (`Check::Trusted`: header, trailer,
+//!   index and KV only). Drop (munmap) included.
+//! - hrry (b): the same opens, then `descriptors()` (type tag and shape read; the
+//!   trusted open decodes and checks each descriptor now). Also shown: `descriptor(e)`
+//!   per entry of the trusted open.
 //! - safetensors "mmap": `File::open` + `memmap2::Mmap::map` + `SafeTensors::deserialize`
 //!   (its `read_metadata`: JSON header parsed and validated) then `names()` (a) or
 //!   `iter()` reading dtype and shape (b). The same file access as hrry's.
@@ -40,7 +44,7 @@ use std::hint::black_box;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use hrry::file::{HrryFile, HrryWriter, WriterOptions};
+use hrry::file::{Check, HrryFile, HrryWriter, OpenOptions, WriterOptions};
 use hrry::schema::{LayoutFields, TensorDescriptor};
 use safetensors::tensor::{serialize_to_file, Dtype, SafeTensors, TensorView};
 
@@ -169,9 +173,15 @@ fn write_safetensors(path: &Path, n: usize) {
 
 // ---- the measured operations; each returns a checksum so nothing is optimised out.
 
-fn hrry_names(path: &Path) -> usize {
-    let f = HrryFile::open(path).expect("open hrry");
-    f.entries().map(|e| e.name().len()).sum()
+fn open(path: &Path, check: Check) -> HrryFile<'static> {
+    OpenOptions::new()
+        .check(check)
+        .open(path)
+        .expect("open hrry")
+}
+
+fn hrry_names(path: &Path, check: Check) -> usize {
+    open(path, check).entries().map(|e| e.name().len()).sum()
 }
 
 fn descriptor_sum(name: &str, d: &TensorDescriptor) -> usize {
@@ -179,18 +189,18 @@ fn descriptor_sum(name: &str, d: &TensorDescriptor) -> usize {
 }
 
 /// Names, types and shapes through `HrryFile::descriptors` (batched).
-fn hrry_descriptors(path: &Path) -> usize {
-    let f = HrryFile::open(path).expect("open hrry");
-    f.descriptors()
-        .map(|(e, d)| descriptor_sum(e.name(), &d.expect("descriptor")))
+fn hrry_descriptors(path: &Path, check: Check) -> usize {
+    open(path, check)
+        .descriptors()
+        .map(|(e, d)| descriptor_sum(e.name(), d.expect("descriptor")))
         .sum()
 }
 
 /// The same through `HrryFile::descriptor` on each entry, one at a time.
-fn hrry_descriptor_each(path: &Path) -> usize {
-    let f = HrryFile::open(path).expect("open hrry");
+fn hrry_descriptor_each(path: &Path, check: Check) -> usize {
+    let f = open(path, check);
     f.entries()
-        .map(|e| descriptor_sum(e.name(), &f.descriptor(e).expect("descriptor")))
+        .map(|e| descriptor_sum(e.name(), f.descriptor(e).expect("descriptor")))
         .sum()
 }
 
@@ -348,67 +358,93 @@ fn main() {
             name(i).len() + usize::from(k.type_tag) + k.shape.iter().sum::<u64>() as usize
         })
         .sum();
-    assert_eq!(hrry_names(&hb), st_read(&sb, st_names), "same names");
-    assert_eq!(hrry_descriptors(&hb), expected, "descriptors read back");
-    assert_eq!(hrry_descriptor_each(&hb), expected, "descriptors read back");
+    for check in [Check::Metadata, Check::Trusted] {
+        assert_eq!(hrry_names(&hb, check), st_read(&sb, st_names), "same names");
+        assert_eq!(
+            hrry_descriptors(&hb, check),
+            expected,
+            "descriptors read back"
+        );
+        assert_eq!(
+            hrry_descriptor_each(&hb, check),
+            expected,
+            "descriptors read back"
+        );
+    }
 
     let t = time_interleaved(
         runs,
         vec![
             Box::new(|| st_mmap(&sb, st_names)),
             Box::new(|| st_read(&sb, st_names)),
-            Box::new(|| hrry_names(&hb)),
+            Box::new(|| hrry_names(&hb, Check::Metadata)),
+            Box::new(|| hrry_names(&hb, Check::Trusted)),
         ],
     );
-    let (a_st_map, a_st_read, a_hrry) = (t[0], t[1], t[2]);
+    let (a_st_map, a_st_read, a_hrry, a_trusted) = (t[0], t[1], t[2], t[3]);
     println!("\n(a) open + list all names");
     row("safetensors: mmap + deserialize + names()", &a_st_map);
     row("safetensors: fs::read + deserialize + names()", &a_st_read);
-    row("hrry: HrryFile::open (mmap) + entries() names", &a_hrry);
+    row("hrry: open (checked: Check::Metadata) + names", &a_hrry);
+    row("hrry: open (Check::Trusted) + names", &a_trusted);
 
     let t = time_interleaved(
         runs,
         vec![
             Box::new(|| st_mmap(&sb, st_descriptors)),
             Box::new(|| st_read(&sb, st_descriptors)),
-            Box::new(|| hrry_descriptors(&hb)),
-            Box::new(|| hrry_descriptor_each(&hb)),
+            Box::new(|| hrry_descriptors(&hb, Check::Metadata)),
+            Box::new(|| hrry_descriptors(&hb, Check::Trusted)),
+            Box::new(|| hrry_descriptor_each(&hb, Check::Trusted)),
         ],
     );
-    let (b_st_map, b_st_read, b_hrry, b_each) = (t[0], t[1], t[2], t[3]);
+    let (b_st_map, b_st_read, b_hrry, b_trusted, b_each) = (t[0], t[1], t[2], t[3], t[4]);
     println!("\n(b) open + list names, dtypes and shapes");
     row("safetensors: mmap + deserialize + iter()", &b_st_map);
     row("safetensors: fs::read + deserialize + iter()", &b_st_read);
-    row("hrry: HrryFile::open + descriptors()", &b_hrry);
-    row("hrry: HrryFile::open + descriptor(e) per entry", &b_each);
+    row("hrry: open (checked) + descriptors()", &b_hrry);
+    row("hrry: open (trusted) + descriptors()", &b_trusted);
+    row("hrry: open (trusted) + descriptor(e) per entry", &b_each);
 
     println!("\nratios: safetensors time / hrry time (median; above 1 = hrry faster)");
     ratio(
-        "(a) names vs safetensors mmap",
+        "(a) checked open + names vs safetensors mmap",
         &a_st_map,
         &a_hrry,
+        "target > 1x",
+    );
+    ratio(
+        "(a) trusted open + names vs safetensors mmap",
+        &a_st_map,
+        &a_trusted,
         "target >= 20x",
     );
     ratio(
-        "(a) names vs safetensors fs::read",
+        "(a) trusted open + names vs safetensors fs::read",
         &a_st_read,
-        &a_hrry,
+        &a_trusted,
         "target >= 20x",
     );
     ratio(
-        "(b) descriptors() vs safetensors mmap",
+        "(b) checked open + descriptors() vs safetensors mmap",
         &b_st_map,
         &b_hrry,
         "target > 1x",
     );
     ratio(
-        "(b) descriptors() vs safetensors fs::read",
+        "(b) checked open + descriptors() vs safetensors fs::read",
         &b_st_read,
         &b_hrry,
         "target > 1x",
     );
     ratio(
-        "(b) descriptor(e) each vs safetensors mmap",
+        "(b) trusted open + descriptors() vs safetensors mmap",
+        &b_st_map,
+        &b_trusted,
+        "target > 1x",
+    );
+    ratio(
+        "(b) trusted open + descriptor(e) each vs safetensors mmap",
         &b_st_map,
         &b_each,
         "target > 1x",

@@ -236,7 +236,7 @@ pub fn assemble_tensors(
     let list: Vec<Member> = members
         .iter()
         .map(|m| Member {
-            desc: &m.descriptor,
+            desc: m.descriptor,
             buffers: &m.buffers,
         })
         .collect();
@@ -249,7 +249,7 @@ pub fn assemble_tensors(
 /// [`npy::is_native`]) whose buffer 0 is contiguous and row-major. A reader can hand
 /// these bytes out without copying; `None` means the tensor must be exported.
 pub fn stored_row_major<'f>(tensor: &Tensor<'f>) -> Option<(npy::Dtype, &'f [u8])> {
-    stored_row_major_of(&tensor.descriptor, &tensor.buffers)
+    stored_row_major_of(tensor.descriptor, &tensor.buffers)
 }
 
 /// [`stored_row_major`] for a tensor given as its descriptor and buffers (a
@@ -525,7 +525,7 @@ pub fn export_raw<W: Write>(
     };
 
     let mut out = Vec::new();
-    let mut codes_desc = desc.clone();
+    let mut codes_desc = crate::schema::TensorDescriptor::clone(desc);
     codes_desc.quantization = None;
     codes_desc.shape = storage_shape;
     let codes = write_dense(

@@ -152,6 +152,7 @@ pub mod convert;
 #[doc(hidden)]
 pub mod corpus;
 pub mod diagnose;
+mod error;
 pub mod export;
 pub mod file;
 pub mod holo;
@@ -176,6 +177,8 @@ pub mod validate;
 
 // `crate::declare_rules!`, for the rule table modules.
 pub(crate) use validate::declare_rules;
+
+pub use error::Error;
 
 /// The container formats `hrry` understands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -39,3 +39,53 @@ impl Default for Limits {
         }
     }
 }
+
+/// One of the [`Limits`], named in a violation of `HF-LIM-001` so that a caller can
+/// tell which limit a file went past (and raise it, if the file is trusted).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Limit {
+    /// [`Limits::max_tensors`].
+    Tensors,
+    /// [`Limits::max_name_length`].
+    NameLength,
+    /// [`Limits::max_rank`].
+    Rank,
+    /// [`Limits::max_kv_entries`].
+    KvEntries,
+    /// [`Limits::max_index_bytes`].
+    IndexBytes,
+    /// [`Limits::max_kv_bytes`].
+    KvBytes,
+    /// [`Limits::max_descriptor_bytes`].
+    DescriptorBytes,
+    /// [`Limits::max_tiled_depth`].
+    TiledDepth,
+    /// [`Limits::max_composite_depth`].
+    CompositeDepth,
+    /// A size the reader would have to allocate at once (a tensor's data, a message).
+    Allocation,
+}
+
+impl Limit {
+    /// The name of the [`Limits`] field (`max_tensors`, …).
+    pub fn name(self) -> &'static str {
+        match self {
+            Limit::Tensors => "max_tensors",
+            Limit::NameLength => "max_name_length",
+            Limit::Rank => "max_rank",
+            Limit::KvEntries => "max_kv_entries",
+            Limit::IndexBytes => "max_index_bytes",
+            Limit::KvBytes => "max_kv_bytes",
+            Limit::DescriptorBytes => "max_descriptor_bytes",
+            Limit::TiledDepth => "max_tiled_depth",
+            Limit::CompositeDepth => "max_composite_depth",
+            Limit::Allocation => "allocation",
+        }
+    }
+}
+
+impl std::fmt::Display for Limit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}

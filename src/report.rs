@@ -305,7 +305,7 @@ pub fn inspect_json_with(file: &HrryFile<'_>, options: &InspectOptions) -> Value
         .map(|entry| {
             let e = entry.index_entry();
             let mut v = match file.descriptor(entry) {
-                Ok(d) => descriptor_json(&d),
+                Ok(d) => descriptor_json(d),
                 Err(err) => json!({"error": err.to_string()}),
             };
             let m = v.as_object_mut().expect("object");

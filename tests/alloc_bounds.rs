@@ -14,7 +14,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
 use hrry::corpus::all_cases;
-use hrry::file::{HrryFile, SequentialReader, TensorRegionEnd};
+use hrry::file::{SequentialReader, TensorRegionEnd};
 use hrry::limits::Limits;
 use hrry::schema::{
     to_bytes, FileFlags, FileHeader, IndexEntry, IndexSection, KvArray, KvEntry, KvScalar,
@@ -109,7 +109,10 @@ fn open_and_validate(bytes: &[u8], limits: Limits) {
         let _ = hrry::holo::validate_source(&Piecemeal(bytes), mode);
     }
     let _ = hrry::holo::HoloLoader::from_bytes(bytes);
-    if let Ok(file) = HrryFile::from_bytes_with(bytes, limits) {
+    if let Ok(file) = hrry::file::OpenOptions::new()
+        .limits(limits)
+        .open_bytes(bytes)
+    {
         for e in file.entries() {
             let _ = file.tensor_at(e);
         }
@@ -358,11 +361,14 @@ fn assert_rejected_small(name: &str, bytes: &[u8], rule: &str) {
         }
         assert_eq!(found[0], found[1], "{name}");
         let peak = peak_of(|| {
-            let opened = HrryFile::from_bytes_with(bytes, limits).map(|f| {
-                f.entries()
-                    .map(|e| f.tensor_at(e).is_ok())
-                    .collect::<Vec<_>>()
-            });
+            let opened = hrry::file::OpenOptions::new()
+                .limits(limits)
+                .open_bytes(bytes)
+                .map(|f| {
+                    f.entries()
+                        .map(|e| f.tensor_at(e).is_ok())
+                        .collect::<Vec<_>>()
+                });
             assert!(
                 opened
                     .as_ref()

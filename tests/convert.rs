@@ -498,7 +498,7 @@ fn gguf_q8_0_and_q4_0_become_per_block_affine() {
         assert_eq!(t.descriptor.type_tag, storage);
         assert_eq!(t.descriptor.shape, shape);
         assert_eq!(t.buffers[1].len(), 8, "four float16 scales");
-        let got = hrry::quant::dequantize(&t.descriptor, &t.buffers).unwrap();
+        let got = hrry::quant::dequantize(t.descriptor, &t.buffers).unwrap();
         assert_eq!(&got, want, "{name}");
     }
     drop(file);

@@ -162,7 +162,7 @@ fn row_major_bytes_are_export_data() {
             match export(&bytes, name) {
                 Ok((_, data)) => {
                     let desc = f.descriptor(e).unwrap();
-                    assert_eq!(row_major_len(&desc).unwrap(), data.len() as u64);
+                    assert_eq!(row_major_len(desc).unwrap(), data.len() as u64);
                     assert_eq!(row_major_bytes(&f, name, &options).unwrap(), data);
                     compared += 1;
                 }

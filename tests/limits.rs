@@ -26,15 +26,20 @@ fn assert_refused(limits: Limits, limit: &str) {
         },
     );
     assert!(
-        report
-            .violations
-            .iter()
-            .any(|v| v.rule.id == "HF-LIM-001" && v.message.contains(limit)),
+        report.violations.iter().any(|v| v.rule.id == "HF-LIM-001"
+            && v.message.contains(limit)
+            && v.limit.map(|l| l.name()) == Some(limit)),
         "validator, {limit}: {:?}",
         report.violations
     );
-    match HrryFile::from_bytes_with(&bytes, limits) {
-        Err(Error::Limit { limit: l, .. }) => assert_eq!(l, limit),
+    match hrry::file::OpenOptions::new()
+        .limits(limits)
+        .open_bytes(&bytes)
+    {
+        Err(e @ Error::Invalid(_)) => {
+            assert_eq!(e.rule().map(|r| r.id), Some("HF-LIM-001"), "{e}");
+            assert_eq!(e.exceeded_limit().map(|l| l.name()), Some(limit), "{e}");
+        }
         Err(e) => panic!("HrryFile, {limit}: {e}"),
         Ok(_) => panic!("HrryFile, {limit}: opened"),
     }

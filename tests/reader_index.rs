@@ -159,7 +159,7 @@ fn descriptors_lists_what_descriptor_parses() {
                 .find(|&j| tensor(j).0 == name)
                 .expect("a written name"),
         );
-        assert_eq!(d, expected);
+        assert_eq!(*d, expected);
         count += 1;
     }
     assert_eq!(count, 53);
@@ -178,12 +178,9 @@ fn a_name_that_is_not_utf8_is_reported_at_the_name() {
     let err = HrryFile::from_bytes(&bytes).err().expect("refused");
     assert_eq!(
         err.rule(),
-        Some(hrry::validate::rules::container::HF_IDX_NAME_UTF8.id)
+        Some(&hrry::validate::rules::container::HF_IDX_NAME_UTF8)
     );
-    match err {
-        hrry::file::Error::Invalid { offset, .. } => assert_eq!(offset, name_at),
-        other => panic!("expected Invalid, got {other}"),
-    }
+    assert_eq!(err.violation().map(|v| v.offset), Some(name_at), "{err}");
 }
 
 #[test]
@@ -194,17 +191,13 @@ fn a_name_over_the_limit_is_reported_at_its_length() {
         max_name_length: 4,
         ..hrry::limits::Limits::default()
     };
-    let err = HrryFile::from_bytes_with(&bytes, limits)
+    let err = hrry::file::OpenOptions::new()
+        .limits(limits)
+        .open_bytes(&bytes)
         .err()
         .expect("refused");
-    match err {
-        hrry::file::Error::Limit {
-            limit, offset, max, ..
-        } => {
-            assert_eq!(limit, "max_name_length");
-            assert_eq!(max, 4);
-            assert_eq!(offset, t.index_offset + 8);
-        }
-        other => panic!("expected Limit, got {other}"),
-    }
+    let v = err.violation().expect("a violation");
+    assert_eq!(v.limit, Some(hrry::limits::Limit::NameLength), "{v}");
+    assert!(v.message.contains("max_name_length 4"), "{v}");
+    assert_eq!(v.offset, t.index_offset + 8);
 }

@@ -85,7 +85,7 @@ fn every_corpus_tensor_arrives_as_stored_and_as_exported() {
             let what = format!("{}: {name}", path.display());
             let tensor = file.tensor_at(entry).unwrap();
             let mut expected = vec![(
-                hrry::serve::standalone(&tensor.descriptor),
+                hrry::serve::standalone(tensor.descriptor),
                 tensor.buffers.concat(),
             )];
             if tensor.descriptor.layout_tag == LAYOUT_COMPOSITE {

@@ -54,7 +54,10 @@ fn tensors_in_file_order(file: &[u8]) -> Vec<(hrry::schema::TensorDescriptor, Ve
         .into_iter()
         .map(|e| {
             let t = f.tensor_at(e).expect("tensor");
-            (t.descriptor, t.buffers.iter().map(|b| b.to_vec()).collect())
+            (
+                t.descriptor.clone(),
+                t.buffers.iter().map(|b| b.to_vec()).collect(),
+            )
         })
         .collect()
 }

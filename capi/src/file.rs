@@ -6,9 +6,10 @@ use std::ptr::null;
 use std::sync::OnceLock;
 
 use hrry::export::{row_major_len, write_row_major, ExportOptions};
-use hrry::file::{HrryFile, Tensor, TensorEntry};
+use hrry::file::{Check, HrryFile, OpenOptions, Tensor, TensorEntry};
 use hrry::quant::Dequantizer;
 use hrry::schema::TensorDescriptor;
+use hrry::validate::Mode;
 use hrry::Format;
 
 use crate::error::{call, call_value, Failure};
@@ -92,50 +93,43 @@ impl hrry_file {
     }
 
     /// The descriptor of the tensor at index position `i`.
-    fn descriptor(&self, i: usize) -> Result<TensorDescriptor, Failure> {
+    fn descriptor(&self, i: usize) -> Result<&TensorDescriptor, Failure> {
         Ok(self.file.descriptor(self.entry(i)?)?)
     }
 }
 
-/// Refuses `bytes` unless they are a HRRYFILE passing strict validation: the first
-/// violation (`HRRY_INVALID`) or, for a valid `.holo` archive, `HRRY_UNSUPPORTED`.
-fn check(bytes: &[u8], path: Option<&Path>) -> Result<(), Failure> {
-    let (format, report) = validate(bytes, path, false);
+/// How `hrry_open` opens: refusing, at the first broken rule, exactly what strict
+/// validation rejects, in one decode pass over the mapping.
+fn strict() -> OpenOptions {
+    OpenOptions::new().check(Check::Full).judge_as(Mode::Strict)
+}
+
+/// `HRRY_UNSUPPORTED` for a `.holo` archive (which `hrry_open` does not read),
+/// recognised by its magic or `path`'s extension; `HRRY_INVALID` with its first
+/// violation when the archive is not even valid.
+fn refuse_holo(bytes: &[u8], path: Option<&Path>) -> Result<(), Failure> {
+    if Format::detect(bytes, path) != Format::Holo {
+        return Ok(());
+    }
+    let (_, report) = validate(bytes, path, false);
     if let Some(first) = report.violations.first() {
-        let more = match report.violations.len() {
-            1 => String::new(),
-            n => format!(" (and {} more violations)", n - 1),
-        };
-        return Err(Failure::new(HRRY_INVALID, format!("{first}{more}")));
+        return Err(Failure::new(HRRY_INVALID, first.to_string()));
     }
-    if format == Format::Holo {
-        return Err(Failure::new(
-            HRRY_UNSUPPORTED,
-            "a .holo archive, not a HRRYFILE: hrry_open reads tensor files; check archives with hrry_validate_path",
-        ));
-    }
-    Ok(())
+    Err(Failure::new(
+        HRRY_UNSUPPORTED,
+        "a .holo archive, not a HRRYFILE: hrry_open reads tensor files; check archives with hrry_validate_path",
+    ))
 }
 
 fn open_path(path: &Path) -> Result<hrry_file, Failure> {
     let shown = path.display();
-    match HrryFile::open(path) {
-        Ok(file) => {
-            check(file.bytes(), Some(path)).map_err(|f| prefix(f, &shown))?;
-            Ok(hrry_file::new(file))
-        }
-        Err(hrry::file::Error::Io(e)) => Err(Failure::new(
-            crate::HRRY_IO,
-            format!("{shown}: cannot read: {e}"),
-        )),
-        Err(refused) => {
-            // The reader stops at the first thing it cannot follow; the validator
-            // names the rule the file breaks, which is what a caller tests against.
-            let bytes = std::fs::read(path)
-                .map_err(|e| Failure::new(crate::HRRY_IO, format!("{shown}: cannot read: {e}")))?;
-            check(&bytes, Some(path)).map_err(|f| prefix(f, &shown))?;
-            Err(prefix(refused.into(), &shown))
-        }
+    let io = |e: std::io::Error| Failure::new(crate::HRRY_IO, format!("{shown}: cannot read: {e}"));
+    let map = hrry::file::map_file(path).map_err(io)?;
+    refuse_holo(&map, Some(path)).map_err(|f| prefix(f, &shown))?;
+    match strict().open_mmap(map) {
+        Ok(file) => Ok(hrry_file::new(file)),
+        Err(hrry::Error::Io(e)) => Err(io(e)),
+        Err(refused) => Err(prefix(refused.into(), &shown)),
     }
 }
 
@@ -185,8 +179,8 @@ pub unsafe extern "C" fn hrry_open_bytes(
     unsafe {
         ptr::call_new(out, || {
             let bytes: &'static [u8] = ptr::bytes(data, len, "data")?;
-            check(bytes, None)?;
-            Ok(hrry_file::new(HrryFile::from_bytes(bytes)?))
+            refuse_holo(bytes, None)?;
+            Ok(hrry_file::new(strict().open_bytes(bytes)?))
         })
     }
 }
@@ -385,7 +379,7 @@ pub unsafe extern "C" fn hrry_row_major_size(
         *len = 0;
         // SAFETY: the caller's contract above.
         let handle = unsafe { ptr::arg(f, "f") }?;
-        *len = row_major_len(&handle.descriptor(i)?)?;
+        *len = row_major_len(handle.descriptor(i)?)?;
         Ok(())
     })
 }
@@ -410,7 +404,7 @@ pub unsafe extern "C" fn hrry_read_row_major(
         // SAFETY: the caller's contract above.
         let handle = unsafe { ptr::arg(f, "f") }?;
         let entry = handle.entry(i)?;
-        let expected = row_major_len(&handle.file.descriptor(entry)?)?;
+        let expected = row_major_len(handle.file.descriptor(entry)?)?;
         if len != expected {
             return Err(Failure::argument(format!(
                 "len is {len} bytes; tensor {:?} has {expected} row-major bytes",
@@ -448,7 +442,7 @@ pub unsafe extern "C" fn hrry_dequantize(
         // SAFETY: the caller's contract above.
         let handle = unsafe { ptr::arg(f, "f") }?;
         let tensor = handle.tensor(i)?;
-        let dequantizer = Dequantizer::new(&tensor.descriptor, &tensor.buffers)?;
+        let dequantizer = Dequantizer::new(tensor.descriptor, &tensor.buffers)?;
         if count != dequantizer.len() {
             return Err(Failure::argument(format!(
                 "count is {count}; tensor {:?} has {} elements",

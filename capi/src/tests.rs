@@ -2,3 +2,5 @@
 
 mod ffi;
 mod header;
+#[cfg(target_os = "linux")]
+mod memory;

@@ -2,7 +2,18 @@
 
 import os
 from types import TracebackType
-from typing import Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Type, Union
+from typing import (
+    Dict,
+    Iterator,
+    List,
+    Literal,
+    Mapping,
+    Optional,
+    Sequence,
+    Tuple,
+    Type,
+    Union,
+)
 
 import numpy as np
 import numpy.typing as npt
@@ -55,6 +66,8 @@ class Rule:
     def id(self) -> str: ...
     @property
     def level(self) -> str: ...
+    @property
+    def reads(self) -> str: ...
     @property
     def summary(self) -> str: ...
     @property
@@ -179,8 +192,13 @@ class Quantized:
         threads: Optional[int] = None,
     ) -> npt.NDArray[np.float32]: ...
 
-def open(path: _Path, *, permissive: bool = False) -> File:
-    """Map, validate (strict by default) and open a HRRYFILE."""
+def open(
+    path: _Path,
+    *,
+    permissive: bool = False,
+    check: Literal["metadata", "full", "trusted"] = "metadata",
+) -> File:
+    """Map and open a HRRYFILE, checking its metadata (``check="full"``: every rule)."""
 
 def load_file(path: _Path) -> Dict[str, np.ndarray]:
     """Every tensor of a HRRYFILE, like ``safetensors.numpy.load_file``."""

@@ -293,7 +293,7 @@ impl Client {
                 let path: PathBuf = file.extract().map_err(|_| {
                     PyTypeError::new_err("file is a hrry.File or a path (str or os.PathLike)")
                 })?;
-                opened = Bound::new(py, crate::file::open(py, path, false)?)?;
+                opened = Bound::new(py, crate::file::open(py, path, false, "metadata")?)?;
                 opened.clone()
             }
         };
@@ -302,7 +302,7 @@ impl Client {
             return Err(PyValueError::new_err("the key is empty"));
         }
         file.get().with_tensor(py, key, |tensor| {
-            self.call(py, |c| c.put(target, &tensor.descriptor, &tensor.buffers))
+            self.call(py, |c| c.put(target, tensor.descriptor, &tensor.buffers))
         })
     }
 

@@ -75,22 +75,12 @@ pub(crate) fn file_error(py: Python<'_>, what: &str, e: hrry::file::Error) -> Py
     use hrry::file::Error;
     match e {
         Error::Io(e) => PyOSError::new_err(format!("{what}: {e}")),
-        Error::Invalid { .. } | Error::Limit { .. } => {
-            let offset = match &e {
-                Error::Invalid { offset, .. } | Error::Limit { offset, .. } => *offset,
-                _ => 0,
-            };
-            let rule = e.rule().unwrap_or("HF-LIM-001");
-            let level = hrry::validate::rule_by_id(rule).map_or("spec", |r| r.level.name());
-            let message = match &e {
-                Error::Invalid { message, .. } => message.clone(),
-                other => other.to_string(),
-            };
+        Error::Invalid(v) => {
             let v = Violation {
-                rule: rule.to_string(),
-                level: level.to_string(),
-                offset,
-                message,
+                rule: v.rule.id.to_string(),
+                level: v.rule.level.name().to_string(),
+                offset: v.offset,
+                message: v.message,
             };
             invalid_file(py, what, vec![v], 0)
         }

@@ -5,12 +5,10 @@
 use std::path::{Path, PathBuf};
 
 use hrry::export::{self, ExportError, ExportOptions};
-use hrry::file::{HrryFile, Tensor};
-use hrry::limits::Limits;
+use hrry::file::{Check, HrryFile, OpenOptions, Tensor};
 use hrry::quant::Dequantizer;
 use hrry::schema::{layout_name, scheme_name, QuantScheme, TensorDescriptor, FLAG_SYMMETRIC};
-use hrry::Format;
-use pyo3::exceptions::PyKeyError;
+use pyo3::exceptions::{PyKeyError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
@@ -18,7 +16,7 @@ use crate::array::{borrowed_array, owned_array, shape_tuple};
 use crate::dequant::{dequantize_to, quant_error, threads_arg};
 use crate::errors::{detached, file_error, guard, io_error, HrryError};
 use crate::kv;
-use crate::report::check;
+use crate::report::mode;
 use crate::slot::Slot;
 
 /// The mapped, validated file. Arrays viewing the mapping hold a reference to this
@@ -38,17 +36,26 @@ pub struct File {
     mapping: Slot<Mapping>,
 }
 
-/// Maps `path`, validates it and opens it; `InvalidFileError` lists the
-/// violations. The work runs with the interpreter released.
-fn open_mapping(py: Python<'_>, path: &Path, permissive: bool) -> PyResult<Mapping> {
+/// What `check=` of `hrry.open` names.
+fn check_arg(check: &str) -> PyResult<Check> {
+    match check {
+        "metadata" => Ok(Check::Metadata),
+        "full" => Ok(Check::Full),
+        "trusted" => Ok(Check::Trusted),
+        other => Err(PyValueError::new_err(format!(
+            "check must be \"metadata\", \"full\" or \"trusted\", not {other:?}"
+        ))),
+    }
+}
+
+/// Maps `path` and opens it in one decode pass, judging what `check` says in the
+/// mode `permissive` selects; `InvalidFileError` names the first broken rule. The
+/// work runs with the interpreter released.
+fn open_mapping(py: Python<'_>, path: &Path, permissive: bool, check: Check) -> PyResult<Mapping> {
     let what = path.display().to_string();
     let map = hrry::file::map_file(path).map_err(|e| io_error(path, e))?;
-    let report = check(py, &map, Format::HrryFile, permissive)?;
-    if !report.valid {
-        return Err(report.into_error(py, &what));
-    }
-    let file = detached(py, || HrryFile::from_mmap(map, Limits::default()))?
-        .map_err(|e| file_error(py, &what, e))?;
+    let options = OpenOptions::new().check(check).judge_as(mode(permissive));
+    let file = detached(py, || options.open_mmap(map))?.map_err(|e| file_error(py, &what, e))?;
     Ok(Mapping { file })
 }
 
@@ -267,7 +274,7 @@ impl File {
             .ok_or_else(|| PyKeyError::new_err(name.to_string()))?;
         let desc =
             guard(|| file.descriptor(entry))?.map_err(|e| file_error(py, &self.what(), e))?;
-        descriptor_info(py, &desc)
+        descriptor_info(py, desc)
     }
 
     /// Tensor `name` as a NumPy array: exactly the array ``hrry export`` writes (same
@@ -308,7 +315,7 @@ impl File {
         // `open` validated the whole file (every quantization rule binds in both
         // modes): only the descriptor is checked again, not every scale.
         let mut dq = detached(py, || {
-            Dequantizer::prevalidated(&tensor.descriptor, &tensor.buffers)
+            Dequantizer::prevalidated(tensor.descriptor, &tensor.buffers)
         })?
         .map_err(|e| quant_error(py, &what, name, e))?;
         dq.set_threads(threads);
@@ -343,17 +350,24 @@ impl File {
     }
 }
 
-/// Opens the HRRYFILE at ``path``: maps it, validates it (strict by default) and
-/// returns a `File`.
+/// Opens the HRRYFILE at ``path``: maps it, checks it in one pass and returns a
+/// `File`.
 ///
-/// Raises ``InvalidFileError`` (whose ``.violations`` lists every broken rule) when
-/// validation fails — ``permissive=True`` applies the spec's rules only, with its
-/// permissive allowances — and ``OSError`` when the file cannot be read. Validation
-/// runs with the interpreter released.
+/// ``check="metadata"`` (the default) judges every rule decided from the header,
+/// trailer, index, KV, descriptors and parameter buffers (strictly, or with
+/// ``permissive=True`` the spec's rules only, with its permissive allowances):
+/// what an untrusted file needs, at a cost independent of the tensors' size.
+/// ``check="full"`` adds the rules on padding and data bytes, refusing exactly what
+/// ``hrry.validate`` rejects; ``check="trusted"``, for files validated earlier,
+/// checks the index and decodes each descriptor when first read.
+///
+/// Raises ``InvalidFileError`` (``.violations`` holds the first broken rule) and
+/// ``OSError`` when the file cannot be read. The work runs with the interpreter
+/// released.
 #[pyfunction]
-#[pyo3(signature = (path, *, permissive = false))]
-pub fn open(py: Python<'_>, path: PathBuf, permissive: bool) -> PyResult<File> {
-    let mapping = open_mapping(py, &path, permissive)?;
+#[pyo3(signature = (path, *, permissive = false, check = "metadata"))]
+pub fn open(py: Python<'_>, path: PathBuf, permissive: bool, check: &str) -> PyResult<File> {
+    let mapping = open_mapping(py, &path, permissive, check_arg(check)?)?;
     Ok(File {
         path,
         mapping: Slot::new(Py::new(py, mapping)?),
@@ -362,12 +376,12 @@ pub fn open(py: Python<'_>, path: PathBuf, permissive: bool) -> PyResult<File> {
 
 /// Loads every tensor of the HRRYFILE at ``path`` into a ``dict`` of NumPy arrays,
 /// in index order — like ``safetensors.numpy.load_file``, so switching is one import.
-/// The file is validated strictly first (``InvalidFileError``); arrays are read-only
+/// The file is checked as ``hrry.open`` checks it (``InvalidFileError``); arrays are read-only
 /// views into the mapping where the stored bytes allow (see `File.get_tensor`).
 #[pyfunction]
 pub fn load_file<'py>(py: Python<'py>, path: PathBuf) -> PyResult<Bound<'py, PyDict>> {
     let what = path.display().to_string();
-    let mapping = Bound::new(py, open_mapping(py, &path, false)?)?;
+    let mapping = Bound::new(py, open_mapping(py, &path, false, Check::Metadata)?)?;
     let out = PyDict::new(py);
     for entry in mapping.get().file.entries() {
         let name = entry.name();

@@ -71,6 +71,10 @@ pub struct Rule {
     /// The spec file and section the rule comes from.
     #[pyo3(get)]
     pub spec: &'static str,
+    /// ``"metadata"`` or ``"data"``: what the rule is decided from. ``hrry.open``
+    /// judges metadata rules by default, data rules with ``check="full"``.
+    #[pyo3(get)]
+    pub reads: &'static str,
 }
 
 #[pymethods]
@@ -237,6 +241,7 @@ pub fn rules() -> Vec<Rule> {
         .map(|r| Rule {
             id: r.id,
             level: r.level.name(),
+            reads: r.reads.name(),
             summary: r.summary,
             spec: r.spec,
         })

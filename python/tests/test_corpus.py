@@ -63,19 +63,40 @@ def test_valid_file_matches_export(entry, hrry_bin, tmp_path):
                 same_array(f.dequantize(name), np.load(dq))
 
 
+RULES = {r.id: r for r in hrry.rules()}
+
+
 @pytest.mark.parametrize("entry", INVALID_HRRY, ids=ids(INVALID_HRRY))
-def test_invalid_file_raises_with_rule(entry):
+def test_invalid_file_raises_with_a_rule_validate_reports(entry):
     path = corpus_path(entry)
-    with pytest.raises(hrry.InvalidFileError) as caught:
-        hrry.open(path)
-    rules = [v.rule for v in caught.value.violations]
-    assert entry["rule"] in rules
-    assert isinstance(caught.value, hrry.HrryError) and isinstance(caught.value, ValueError)
-    with pytest.raises(hrry.InvalidFileError):
-        hrry.load_file(path)
     report = hrry.validate(path)
     assert not report.valid and report.format == "hrryfile"
     assert entry["rule"] in report.rule_ids()
+    # A full check refuses what validation rejects, naming the first rule broken.
+    with pytest.raises(hrry.InvalidFileError) as caught:
+        hrry.open(path, check="full")
+    assert [v.rule for v in caught.value.violations] == report.rule_ids()[:1]
+    assert isinstance(caught.value, hrry.HrryError) and isinstance(caught.value, ValueError)
+    # The default check refuses every file that breaks a rule on metadata.
+    if RULES[entry["rule"]].reads == "metadata":
+        with pytest.raises(hrry.InvalidFileError) as caught:
+            hrry.open(path)
+        assert caught.value.violations[0].rule in report.rule_ids()
+        with pytest.raises(hrry.InvalidFileError):
+            hrry.load_file(path)
+
+
+def test_the_default_check_opens_files_that_break_only_data_rules():
+    data_only = []
+    for entry in INVALID_HRRY:
+        report = hrry.validate(corpus_path(entry))
+        if all(RULES[r].reads == "data" for r in report.rule_ids()):
+            data_only.append(entry)
+            with hrry.open(corpus_path(entry)) as f:
+                f.keys()
+    assert data_only
+    with pytest.raises(ValueError, match="check must be"):
+        hrry.open(corpus_path(data_only[0]), check="none")
     with open(path, "rb") as f:
         from_bytes = hrry.validate(f.read())
     assert [str(v) for v in from_bytes.violations] == [str(v) for v in report.violations]

@@ -140,7 +140,7 @@ def test_open_checks_strictly_and_names_violations(sample_file, tmp_path):
     assert v.rule and v.level in ("spec", "hardening", "limit") and v.offset >= 0 and v.message
     assert v.rule in str(caught.value)
     report = hrry.validate(bytes(data))
-    assert not report and report.violations == violations
+    assert not report and violations == report.violations[:1]
     empty = tmp_path / "empty.hrry"
     empty.write_bytes(b"")
     with pytest.raises(hrry.InvalidFileError):

@@ -63,7 +63,7 @@ pub(crate) fn open(path: &Path) -> Result<HrryInput, Error> {
             .collect();
         tensors.push(InputTensor {
             name: entry.name().to_string(),
-            descriptor: tensor.descriptor,
+            descriptor: tensor.descriptor.clone(),
             offsets,
         });
     }

@@ -1,10 +1,11 @@
 //! Reading and writing HRRYFILE containers: random access over bytes or an mmap
-//! ([`HrryFile`]), a sequential no-seek reader ([`SequentialReader`]) and a
-//! single-pass writer ([`HrryWriter`]).
+//! ([`HrryFile`], opened with [`OpenOptions`]), a sequential no-seek reader
+//! ([`SequentialReader`]) and a single-pass writer ([`HrryWriter`]).
 
 mod atomic;
 mod copy;
 mod error;
+mod open;
 mod output;
 mod reader;
 mod sequential;
@@ -14,8 +15,9 @@ pub use atomic::{remove_temporaries, AtomicFile};
 pub use copy::{copy_through_buffer, CopyFrom};
 pub use error::Error;
 pub use memmap2::Mmap;
+pub use open::{map_file, Check, OpenOptions};
 pub use output::{Output, OutputError};
 pub(crate) use reader::slice_at;
-pub use reader::{map_file, Descriptors, HrryFile, IndexView, Tensor, TensorEntry};
+pub use reader::{Descriptors, HrryFile, IndexView, Tensor, TensorEntry};
 pub use sequential::{SequentialReader, SequentialTensor, TensorRegionEnd};
 pub use writer::{HrryWriter, WriterOptions};

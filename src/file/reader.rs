@@ -1,34 +1,35 @@
 //! Random access over a whole file in memory or mapped (file-format.md "Random-Access
-//! Reader").
+//! Reader"), built on the validator's decode pass.
 
-use std::fs::File;
-use std::path::Path;
 use std::sync::OnceLock;
 
 use memmap2::Mmap;
 
 use crate::limits::Limits;
 use crate::model::view::{typed_slice, typed_vec, Element, ViewError};
+use crate::model::ElementType;
 use crate::schema::{
-    container::{header_offsets, trailer_offsets, FILE_HEADER_LEN, MIN_INDEX_ENTRY_LEN},
-    placement::place_buffers,
-    read_from, FileHeader, IndexEntryOf, IndexSectionOf, KvEntry, KvSection, NameSpan,
-    TensorDescriptor, Trailer, FILE_MAGIC, TRAILER_LEN, TRAILER_MAGIC,
+    placement::place_buffers, FileHeader, IndexEntryOf, KvEntry, LayoutFields, NameSpan,
+    TensorDescriptor, Trailer,
 };
+pub(super) use crate::validate::decoded::Depth;
+use crate::validate::decoded::{decode_descriptor, decode_file, DecodedFile, WalkedTensor};
 use crate::validate::rules::container as rules;
+use crate::validate::{Mode, Policy, Report};
 
 use super::Error;
 
-enum Source<'a> {
+pub(super) enum Source<'a> {
     Borrowed(&'a [u8]),
     Mapped(Mmap),
 }
 
-/// An opened HRRYFILE: header, trailer, index and KV parsed and bounds-checked;
-/// descriptors parsed on demand; tensor data borrowed, never copied.
+/// An opened HRRYFILE: header, trailer, index and KV decoded and checked (and, by
+/// default, every descriptor); tensor data borrowed, never copied.
 ///
-/// Opening checks what reading needs (magic, versions, trailer, bounds, CRC,
-/// limits). Full conformance is [`crate::validate::validate_file`]'s job.
+/// Opening runs the validator's own decode pass and refuses the file at the first
+/// rule it breaks, naming the rule `hrry validate` reports: by default every `spec`
+/// rule decided from metadata ([`Check`] says what each mode checks).
 ///
 /// # Examples
 ///
@@ -41,14 +42,13 @@ enum Source<'a> {
 /// w.write_row_major::<u8>("mask", &[4], &[1, 1, 0, 1])?;
 /// w.finish_file()?;
 ///
-/// // Maps the file; only the header, trailer, index and KV are read now.
+/// // Maps the file and checks its metadata; tensor data is not read now.
 /// let file = HrryFile::open(&path)?;
 /// let names: Vec<&str> = file.entries().map(|e| e.name()).collect();
 /// assert_eq!(names, ["embed", "mask"]);
-/// // Lookup by name (binary search when the index is sorted), data borrowed
-/// // from the mapping.
+/// // Lookup by name, data borrowed from the mapping.
 /// let embed = file.tensor("embed")?.expect("present");
-/// assert_eq!(embed.descriptor.shape, [3, 2]);
+/// assert_eq!(embed.shape(), [3, 2]);
 /// assert_eq!(embed.as_slice::<f32>()?[2..4], [1.0, 1.1]);
 /// assert!(file.tensor("missing")?.is_none());
 /// # drop(file);
@@ -64,7 +64,17 @@ pub struct HrryFile<'a> {
     /// The entries; each name is a [`NameSpan`] into `names`.
     index: Vec<IndexEntryOf<NameSpan>>,
     kv: Vec<KvEntry>,
+    /// Each entry's tensor: from the walk of the region, else decoded when first
+    /// asked for.
+    tensors: Vec<OnceLock<Box<WalkedTensor>>>,
+    /// Whether the open walked the region.
+    walked: bool,
+    /// Whether the index order is checked sorted, so that lookups may bisect it.
+    sorted: bool,
     limits: Limits,
+    /// How descriptors decoded on demand are judged.
+    policy: Policy,
+    mode: Mode,
     by_name: OnceLock<Vec<u32>>,
 }
 
@@ -77,7 +87,7 @@ pub struct TensorEntry<'f> {
 }
 
 impl<'f> TensorEntry<'f> {
-    /// The tensor's name (checked to be UTF-8 when the file was opened).
+    /// The tensor's name.
     pub fn name(&self) -> &'f str {
         self.name
     }
@@ -97,13 +107,39 @@ impl<'f> TensorEntry<'f> {
 pub struct Tensor<'f> {
     /// The index entry.
     pub entry: TensorEntry<'f>,
-    /// The parsed descriptor.
-    pub descriptor: TensorDescriptor,
+    /// The decoded descriptor.
+    pub descriptor: &'f TensorDescriptor,
     /// Buffer `i` of the descriptor's buffer table, borrowed from the file.
     pub buffers: Vec<&'f [u8]>,
 }
 
 impl Tensor<'_> {
+    /// The tensor's name.
+    pub fn name(&self) -> &str {
+        self.entry.name()
+    }
+
+    /// The shape, outermost dimension first (empty for a scalar).
+    pub fn shape(&self) -> &[u64] {
+        &self.descriptor.shape
+    }
+
+    /// The element type; `None` for a type tag this library does not know (an
+    /// extension type).
+    pub fn element_type(&self) -> Option<ElementType> {
+        ElementType::from_tag(self.descriptor.type_tag)
+    }
+
+    /// The layout with its fields.
+    pub fn layout(&self) -> &LayoutFields {
+        &self.descriptor.layout
+    }
+
+    /// Whether the tensor is quantized (its values need [`crate::quant::Dequantizer`]).
+    pub fn is_quantized(&self) -> bool {
+        self.descriptor.quantization.is_some()
+    }
+
     /// The values of a row-major, unquantized tensor as a `&[T]` borrowed from the
     /// file, in row-major order: `tensor.as_slice::<f32>()` for a float32 tensor.
     ///
@@ -112,7 +148,7 @@ impl Tensor<'_> {
     /// [`crate::model::view::typed_slice`]); [`Tensor::to_vec`] copies instead.
     pub fn as_slice<T: Element>(&self) -> Result<&[T], ViewError> {
         typed_slice(
-            &self.descriptor,
+            self.descriptor,
             self.buffers.first().copied().unwrap_or_default(),
         )
     }
@@ -121,7 +157,7 @@ impl Tensor<'_> {
     /// alignment and byte order (see [`crate::model::view::typed_vec`]).
     pub fn to_vec<T: Element>(&self) -> Result<Vec<T>, ViewError> {
         typed_vec(
-            &self.descriptor,
+            self.descriptor,
             self.buffers.first().copied().unwrap_or_default(),
         )
     }
@@ -130,75 +166,47 @@ impl Tensor<'_> {
 /// A boxed iterator over index entries, in index order.
 pub type IndexView<'f> = Box<dyn ExactSizeIterator<Item = TensorEntry<'f>> + 'f>;
 
-impl HrryFile<'static> {
-    /// Maps `path` and opens it with default limits.
-    pub fn open(path: &Path) -> Result<Self, Error> {
-        Self::open_with(path, Limits::default())
-    }
-
-    /// Maps `path` and opens it with `limits`.
-    pub fn open_with(path: &Path, limits: Limits) -> Result<Self, Error> {
-        Self::map(path, limits, Crc::Verify)
-    }
-
-    /// Maps `path` and opens it as [`HrryFile::from_bytes_unverified`] does.
-    pub fn open_unverified(path: &Path, limits: Limits) -> Result<Self, Error> {
-        Self::map(path, limits, Crc::Skip)
-    }
-
-    /// Opens a file already mapped with [`map_file`] (so that a caller can validate
-    /// the bytes first and keep them when opening fails), with `limits`.
-    pub fn from_mmap(map: Mmap, limits: Limits) -> Result<Self, Error> {
-        Self::from_source(Source::Mapped(map), limits, Crc::Verify)
-    }
-
-    fn map(path: &Path, limits: Limits, crc: Crc) -> Result<Self, Error> {
-        Self::from_source(Source::Mapped(map_file(path)?), limits, crc)
-    }
-}
-
-/// Maps the file at `path` read-only.
-pub fn map_file(path: &Path) -> std::io::Result<Mmap> {
-    let file = File::open(path)?;
-    // SAFETY: the map is read-only; as with every mmap-based reader, another process
-    // truncating or rewriting the file while it is mapped is outside what we can
-    // guard against (documented in the README).
-    unsafe { Mmap::map(&file) }
-}
-
-/// Whether opening verifies the index CRC-32C.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Crc {
-    Verify,
-    Skip,
-}
-
 impl<'a> HrryFile<'a> {
-    /// Opens a file held in memory, with default limits.
-    pub fn from_bytes(bytes: &'a [u8]) -> Result<Self, Error> {
-        Self::from_bytes_with(bytes, Limits::default())
-    }
-
-    /// Opens a file held in memory, with `limits`.
-    pub fn from_bytes_with(bytes: &'a [u8], limits: Limits) -> Result<Self, Error> {
-        Self::from_source(Source::Borrowed(bytes), limits, Crc::Verify)
-    }
-
-    /// Opens a file held in memory without verifying the index CRC-32C, to show what
-    /// can be read of a damaged file (`hrry inspect --permissive`). Everything else is
-    /// checked as usual, so reading stays safe; the index may simply be wrong.
-    pub fn from_bytes_unverified(bytes: &'a [u8], limits: Limits) -> Result<Self, Error> {
-        Self::from_source(Source::Borrowed(bytes), limits, Crc::Skip)
-    }
-
-    fn from_source(source: Source<'a>, limits: Limits, crc: Crc) -> Result<Self, Error> {
+    /// Runs the decode pass over `source` to `depth`, in `mode` under `policy`,
+    /// refusing the file at the first violation recorded.
+    pub(super) fn decode(
+        source: Source<'a>,
+        limits: Limits,
+        mode: Mode,
+        policy: Policy,
+        depth: Depth,
+    ) -> Result<Self, Error> {
         let bytes: &[u8] = match &source {
             Source::Borrowed(b) => b,
             Source::Mapped(m) => m,
         };
-        let (header, trailer) = read_frame(bytes)?;
-        let (names, index) = read_index(bytes, &header, &trailer, &limits, crc)?;
-        let kv = read_kv(bytes, &trailer, &limits)?;
+        let (report, decoded) = decode_file(&bytes, limits, mode, policy.clone(), depth)?;
+        let sorted_checked = !report.allows(&rules::HF_IDX_SORTED);
+        let decoded = refuse(report, decoded)?;
+        let DecodedFile {
+            header,
+            trailer,
+            index,
+            names,
+            kv,
+            tensors,
+        } = decoded;
+        let names = String::from_utf8(names).map_err(|e| {
+            Error::invalid(
+                &rules::HF_IDX_NAME_UTF8,
+                trailer.index_offset,
+                format!("a tensor name is not UTF-8: {e}"),
+            )
+        })?;
+        let sorted = header.file_flags.sorted_index() && sorted_checked;
+        let walked = tensors.is_some();
+        let tensors = match tensors {
+            Some(walked) => walked
+                .into_iter()
+                .map(|t| t.map(Box::new).map(OnceLock::from).unwrap_or_default())
+                .collect(),
+            None => (0..index.len()).map(|_| OnceLock::new()).collect(),
+        };
         Ok(HrryFile {
             source,
             header,
@@ -206,7 +214,12 @@ impl<'a> HrryFile<'a> {
             names,
             index,
             kv,
+            tensors,
+            walked,
+            sorted,
             limits,
+            policy,
+            mode,
             by_name: OnceLock::new(),
         })
     }
@@ -288,7 +301,7 @@ impl<'a> HrryFile<'a> {
     }
 
     /// Looks a tensor up by name in O(log n): binary search over the index when it is
-    /// sorted, else over a name order built once on first use.
+    /// checked sorted, else over a name order built once on first use.
     pub fn find(&self, name: &str) -> Option<TensorEntry<'_>> {
         let key = name.as_bytes();
         let names = self.names.as_bytes();
@@ -298,14 +311,14 @@ impl<'a> HrryFile<'a> {
                 .and_then(|e| e.name.bytes_in(names))
                 .unwrap_or_default()
         };
-        let position = if self.header.file_flags.sorted_index() {
+        let position = if self.sorted {
             self.index
                 .binary_search_by(|e| e.name.bytes_in(names).unwrap_or_default().cmp(key))
                 .ok()?
         } else {
             let order = self.by_name.get_or_init(|| {
                 let mut order: Vec<u32> = (0..self.index.len() as u32).collect();
-                order.sort_unstable_by(|&a, &b| name_at(a).cmp(name_at(b)));
+                order.sort_by(|&a, &b| name_at(a).cmp(name_at(b)));
                 order
             });
             let at = order.binary_search_by(|&i| name_at(i).cmp(key)).ok()?;
@@ -314,46 +327,112 @@ impl<'a> HrryFile<'a> {
         self.entry(position)
     }
 
-    /// Parses the descriptor of `entry`, reading exactly `descriptor_length` bytes.
-    pub fn descriptor(&self, entry: TensorEntry<'_>) -> Result<TensorDescriptor, Error> {
-        let e = entry.entry;
-        if e.descriptor_length > self.limits.max_descriptor_bytes {
-            return Err(Error::Limit {
-                limit: "max_descriptor_bytes",
-                value: e.descriptor_length.into(),
-                max: self.limits.max_descriptor_bytes.into(),
-                offset: e.descriptor_offset,
-            });
+    /// The tensor of `entry`: the one the walk found, else decoded, checked and
+    /// placed now (then kept).
+    fn tensor_of(&self, entry: TensorEntry<'_>) -> Result<&WalkedTensor, Error> {
+        let slot = self
+            .tensors
+            .get(entry.position)
+            .ok_or_else(|| Error::Usage(format!("no index entry {}", entry.position)))?;
+        if let Some(t) = slot.get() {
+            return Ok(t);
         }
-        let slice = slice_at(
-            self.bytes(),
-            e.descriptor_offset,
-            e.descriptor_length.into(),
+        let descriptor = self.decode_descriptor(entry)?;
+        let buffer_offsets = self.place(entry, &descriptor)?;
+        Ok(slot.get_or_init(|| {
+            Box::new(WalkedTensor {
+                descriptor,
+                buffer_offsets,
+            })
+        }))
+    }
+
+    /// The descriptor of `entry`: the one the open decoded, else decoded and checked
+    /// now (reading exactly `descriptor_length` bytes).
+    pub fn descriptor(&self, entry: TensorEntry<'_>) -> Result<&TensorDescriptor, Error> {
+        self.tensor_of(entry).map(|t| &t.descriptor)
+    }
+
+    /// Where the buffers of `entry`'s `descriptor` lie, as its index entry says.
+    fn place(
+        &self,
+        entry: TensorEntry<'_>,
+        descriptor: &TensorDescriptor,
+    ) -> Result<Vec<u64>, Error> {
+        let e = entry.entry;
+        let end = e.descriptor_offset + u64::from(e.descriptor_length);
+        place_buffers(
+            end,
+            &descriptor.buffers,
+            self.header.data_buffer_alignment.into(),
         )
+        .filter(|p| p.data_offset == e.data_offset || descriptor.buffers.is_empty())
+        .map(|p| p.buffer_offsets)
         .ok_or_else(|| {
             Error::invalid(
-                &rules::HF_PLC_DATA_BOUNDS,
+                &rules::HF_IDX_DATA_OFFSET,
                 e.descriptor_offset,
                 format!(
-                    "descriptor of {:?} ({} bytes at {}) runs past the end of the file ({} bytes)",
+                    "tensor {:?}: index data_offset {} is not where its first buffer belongs",
+                    entry.name(),
+                    e.data_offset
+                ),
+            )
+        })
+    }
+
+    /// Decodes the descriptor of `entry` from the file and judges it as the walk
+    /// would on its own.
+    fn decode_descriptor(&self, entry: TensorEntry<'_>) -> Result<TensorDescriptor, Error> {
+        let e = entry.entry;
+        let at = e.descriptor_offset;
+        let past_end = |what: &str| {
+            Error::invalid(
+                &rules::HF_PLC_DATA_BOUNDS,
+                at,
+                format!(
+                    "the {what} of {:?} ({} bytes at {at}) runs past the end of the file ({} bytes)",
                     entry.name(),
                     e.descriptor_length,
-                    e.descriptor_offset,
                     self.bytes().len()
                 ),
             )
-        })?;
-        parse_descriptor(slice, e.descriptor_offset, &self.limits)
+        };
+        let bytes = slice_at(self.bytes(), at, e.descriptor_length.into())
+            .ok_or_else(|| past_end("descriptor"))?;
+        // The index locates exactly the descriptor's bytes (HF-IDX-004).
+        let stated = bytes
+            .get(6..10)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+        if stated.is_some_and(|n| n != e.descriptor_length) {
+            return Err(Error::invalid(
+                &rules::HF_IDX_DESC_LENGTH,
+                at,
+                format!(
+                    "{:?}: index descriptor_length {} but the descriptor says {}",
+                    entry.name(),
+                    e.descriptor_length,
+                    stated.unwrap_or_default()
+                ),
+            ));
+        }
+        Ok(decode_descriptor(
+            bytes,
+            at,
+            &self.limits,
+            self.mode,
+            &self.policy,
+        )?)
     }
 
-    /// Every entry with its parsed descriptor, in index order: what listing names,
-    /// element types and shapes needs.
+    /// Every entry with its descriptor, in index order: what listing names, element
+    /// types and shapes needs.
     ///
     /// Same result as calling [`HrryFile::descriptor`] on each of
-    /// [`HrryFile::entries`], faster on a large file: descriptors sit between data
-    /// buffers, usually one per page, so each is a cache (and TLB) miss. This touches
-    /// the descriptors of a batch of entries together before parsing them, so the
-    /// misses overlap instead of queueing one behind the other.
+    /// [`HrryFile::entries`]. When descriptors are decoded now ([`Check::Trusted`]),
+    /// this touches those of a batch of entries together before decoding them, so
+    /// that the cache (and TLB) misses of descriptors spread over a large file
+    /// overlap instead of queueing one behind the other.
     pub fn descriptors(&self) -> Descriptors<'_> {
         Descriptors {
             file: self,
@@ -391,34 +470,13 @@ impl<'a> HrryFile<'a> {
 
     /// The tensor of `entry`, with its descriptor and borrowed buffers.
     pub fn tensor_at<'f>(&'f self, entry: TensorEntry<'f>) -> Result<Tensor<'f>, Error> {
-        let descriptor = self.descriptor(entry)?;
-        let e = entry.entry;
+        let WalkedTensor {
+            descriptor,
+            buffer_offsets: offsets,
+        } = self.tensor_of(entry)?;
         let bytes = self.bytes();
-        let end = e.descriptor_offset + u64::from(e.descriptor_length);
-        let placement = place_buffers(
-            end,
-            &descriptor.buffers,
-            self.header.data_buffer_alignment.into(),
-        )
-        .filter(|p| p.data_offset == e.data_offset || descriptor.buffers.is_empty())
-        .ok_or_else(|| {
-            Error::invalid(
-                &rules::HF_IDX_DATA_OFFSET,
-                e.descriptor_offset,
-                format!(
-                    "tensor {:?}: index data_offset {} is not where its first buffer belongs",
-                    entry.name(),
-                    e.data_offset
-                ),
-            )
-        })?;
         let mut buffers = Vec::with_capacity(descriptor.buffers.len());
-        for (i, (h, &at)) in descriptor
-            .buffers
-            .iter()
-            .zip(&placement.buffer_offsets)
-            .enumerate()
-        {
+        for (i, (h, &at)) in descriptor.buffers.iter().zip(offsets).enumerate() {
             let data = slice_at(bytes, at, h.byte_size).ok_or_else(|| {
                 Error::invalid(
                     &rules::HF_PLC_DATA_BOUNDS,
@@ -440,6 +498,20 @@ impl<'a> HrryFile<'a> {
     }
 }
 
+/// The first violation of a reader's decode pass as the error, else what decoded.
+fn refuse(report: Report, decoded: Option<DecodedFile>) -> Result<DecodedFile, Error> {
+    if let Some(v) = report.violations.into_iter().next() {
+        return Err(Error::Invalid(v));
+    }
+    decoded.ok_or_else(|| {
+        Error::invalid(
+            &rules::HF_FILE_SIZE,
+            0,
+            "the tensor region could not be located",
+        )
+    })
+}
+
 /// Iterator returned by [`HrryFile::descriptors`].
 pub struct Descriptors<'f> {
     file: &'f HrryFile<'f>,
@@ -454,11 +526,11 @@ impl Descriptors<'_> {
 }
 
 impl<'f> Iterator for Descriptors<'f> {
-    type Item = (TensorEntry<'f>, Result<TensorDescriptor, Error>);
+    type Item = (TensorEntry<'f>, Result<&'f TensorDescriptor, Error>);
 
     fn next(&mut self) -> Option<Self::Item> {
         let entry = self.file.entry(self.next)?;
-        if self.next >= self.touched {
+        if !self.file.walked && self.next >= self.touched {
             self.touched = self.next.saturating_add(Self::BATCH).min(self.file.len());
             self.file.touch_descriptors(self.next, self.touched);
         }
@@ -475,7 +547,7 @@ impl<'f> Iterator for Descriptors<'f> {
 impl ExactSizeIterator for Descriptors<'_> {}
 
 /// The name `span` locates in `names` (empty if it is not there, which cannot happen
-/// for the spans [`read_index`] makes).
+/// for the spans the decode pass makes).
 fn name_in(names: &str, span: NameSpan) -> &str {
     usize::try_from(span.offset)
         .ok()
@@ -488,315 +560,4 @@ pub(crate) fn slice_at(bytes: &[u8], offset: u64, len: u64) -> Option<&[u8]> {
     let start = usize::try_from(offset).ok()?;
     let end = start.checked_add(usize::try_from(len).ok()?)?;
     bytes.get(start..end)
-}
-
-/// Parses a descriptor from exactly its bytes, refusing ranks over the limit.
-pub(crate) fn parse_descriptor(
-    slice: &[u8],
-    offset: u64,
-    limits: &Limits,
-) -> Result<TensorDescriptor, Error> {
-    let (header, _) = read_from::<crate::schema::DescriptorHeader>(slice).map_err(|_| {
-        Error::invalid(
-            &rules::TD_HDR_LENGTH,
-            offset,
-            format!(
-                "descriptor is {} bytes, shorter than its 20-byte header",
-                slice.len()
-            ),
-        )
-    })?;
-    if header.magic != crate::schema::DESCRIPTOR_MAGIC {
-        return Err(Error::invalid(
-            &rules::TD_HDR_MAGIC,
-            offset,
-            format!(
-                "descriptor magic is {:02x?}, expected \"HRRY\"",
-                header.magic
-            ),
-        ));
-    }
-    if header.version_major != 1 {
-        return Err(Error::invalid(
-            &rules::TD_HDR_VERSION,
-            offset + 4,
-            format!(
-                "descriptor version_major {} is not supported (1)",
-                header.version_major
-            ),
-        ));
-    }
-    if header.rank > limits.max_rank.min(crate::schema::MAX_RANK) {
-        return Err(Error::Limit {
-            limit: "max_rank",
-            value: header.rank.into(),
-            max: limits.max_rank.min(crate::schema::MAX_RANK).into(),
-            offset: offset + 16,
-        });
-    }
-    read_from::<TensorDescriptor>(slice)
-        .map(|(d, _)| d)
-        .map_err(|e| {
-            Error::invalid(
-                &rules::TD_HDR_FIT,
-                offset,
-                format!(
-                    "descriptor does not decode within its {} bytes: {e}",
-                    slice.len()
-                ),
-            )
-        })
-}
-
-/// Reads and checks the header and trailer.
-fn read_frame(bytes: &[u8]) -> Result<(FileHeader, Trailer), Error> {
-    let len = bytes.len() as u64;
-    if bytes.len() < 8 || bytes[..8] != FILE_MAGIC {
-        return Err(Error::NotHrry(crate::diagnose::describe(bytes)));
-    }
-    if len < FILE_HEADER_LEN + TRAILER_LEN {
-        return Err(Error::invalid(
-            &rules::HF_FILE_SIZE,
-            0,
-            format!("file is {len} bytes, shorter than a header and trailer (104): truncated"),
-        ));
-    }
-    let (header, _) = read_from::<FileHeader>(bytes).map_err(|e| {
-        Error::invalid(
-            &rules::HF_HDR_MAGIC,
-            0,
-            format!("header does not decode: {e}"),
-        )
-    })?;
-    if header.container_version_major != 1 {
-        return Err(Error::invalid(
-            &rules::HF_HDR_VERSION,
-            header_offsets::VERSION_MAJOR,
-            format!(
-                "container_version_major {} is not supported (1)",
-                header.container_version_major
-            ),
-        ));
-    }
-    let dba = header.data_buffer_alignment;
-    if !dba.is_power_of_two() {
-        return Err(Error::invalid(
-            &rules::HF_HDR_ALIGN_POW2,
-            header_offsets::DATA_BUFFER_ALIGNMENT,
-            format!("data_buffer_alignment {dba} is not a power of two"),
-        ));
-    }
-    let trailer_at = len - TRAILER_LEN;
-    let (trailer, _) = read_from::<Trailer>(&bytes[trailer_at as usize..]).map_err(|e| {
-        Error::invalid(
-            &rules::HF_TRL_MAGIC,
-            trailer_at,
-            format!("trailer does not decode: {e}"),
-        )
-    })?;
-    if trailer.trailer_magic != TRAILER_MAGIC {
-        return Err(Error::invalid(
-            &rules::HF_TRL_MAGIC,
-            trailer_at + trailer_offsets::TRAILER_MAGIC,
-            format!(
-                "the last four bytes are {:02x?}, not \"HRRY\": the file is {len} bytes and looks truncated",
-                trailer.trailer_magic
-            ),
-        ));
-    }
-    let index_end = trailer.index_offset.checked_add(trailer.index_length);
-    if index_end.is_none_or(|end| end > trailer_at) || trailer.index_offset < FILE_HEADER_LEN {
-        return Err(Error::invalid(
-            &rules::HF_TRL_INDEX_BOUNDS,
-            trailer_at + trailer_offsets::INDEX_OFFSET,
-            match index_end {
-                Some(end) if end > trailer_at => format!(
-                    "file is {len} bytes; the trailer says the index ends at {end}, past the trailer at {trailer_at} (truncated or corrupt)"
-                ),
-                _ => format!(
-                    "index_offset {} + index_length {} is outside the file",
-                    trailer.index_offset, trailer.index_length
-                ),
-            },
-        ));
-    }
-    Ok((header, trailer))
-}
-
-/// Verifies the CRC and decodes the index.
-fn read_index(
-    bytes: &[u8],
-    header: &FileHeader,
-    trailer: &Trailer,
-    limits: &Limits,
-    crc: Crc,
-) -> Result<(String, Vec<IndexEntryOf<NameSpan>>), Error> {
-    let trailer_at = bytes.len() as u64 - TRAILER_LEN;
-    if trailer.index_length > limits.max_index_bytes {
-        return Err(Error::Limit {
-            limit: "max_index_bytes",
-            value: trailer.index_length,
-            max: limits.max_index_bytes,
-            offset: trailer_at + trailer_offsets::INDEX_LENGTH,
-        });
-    }
-    let index = slice_at(bytes, trailer.index_offset, trailer.index_length).unwrap_or_default();
-    if header.file_flags.has_index_crc32c() && crc == Crc::Verify {
-        let crc = crc32c::crc32c(index);
-        if crc != trailer.index_crc32c {
-            return Err(Error::invalid(
-                &rules::HF_CRC_MATCH,
-                trailer_at + trailer_offsets::INDEX_CRC32C,
-                format!(
-                    "index CRC-32C is {crc:#010x}, trailer says {:#010x}",
-                    trailer.index_crc32c
-                ),
-            ));
-        }
-    }
-    let count = index
-        .get(..8)
-        .map(|b| u64::from_le_bytes(b.try_into().unwrap_or_default()))
-        .ok_or_else(|| {
-            Error::invalid(
-                &rules::HF_IDX_DECODE,
-                trailer.index_offset,
-                format!("index is {} bytes, too short for its count", index.len()),
-            )
-        })?;
-    if count > limits.max_tensors {
-        return Err(Error::Limit {
-            limit: "max_tensors",
-            value: count,
-            max: limits.max_tensors,
-            offset: trailer.index_offset,
-        });
-    }
-    if count.saturating_mul(MIN_INDEX_ENTRY_LEN) > trailer.index_length - 8 {
-        return Err(Error::invalid(
-            &rules::HF_IDX_DECODE,
-            trailer.index_offset,
-            format!(
-                "index_entry_count {count} needs at least {} bytes, the index has {}",
-                count.saturating_mul(MIN_INDEX_ENTRY_LEN).saturating_add(8),
-                trailer.index_length
-            ),
-        ));
-    }
-    // Names are read as spans: no allocation per entry.
-    let (mut section, _) = read_from::<IndexSectionOf<NameSpan>>(index).map_err(|e| {
-        Error::invalid(
-            &rules::HF_IDX_DECODE,
-            trailer.index_offset,
-            format!("index entries do not decode within index_length: {e}"),
-        )
-    })?;
-    let names = gather_names(index, trailer.index_offset, &mut section.entries, limits)?;
-    Ok((names, section.entries))
-}
-
-/// Copies every name of `entries` (spans into `index`, which sits at `index_offset`
-/// in the file) into one string, checking each against the length limit and UTF-8,
-/// and moves the spans to point into that string.
-fn gather_names(
-    index: &[u8],
-    index_offset: u64,
-    entries: &mut [IndexEntryOf<NameSpan>],
-    limits: &Limits,
-) -> Result<String, Error> {
-    let total: u64 = entries.iter().map(|e| u64::from(e.name.len)).sum();
-    let mut text = String::with_capacity(usize::try_from(total).unwrap_or(0).min(index.len()));
-    for e in entries.iter_mut() {
-        let name_at = index_offset.saturating_add(e.name.offset);
-        if e.name.len > limits.max_name_length {
-            return Err(Error::Limit {
-                limit: "max_name_length",
-                value: e.name.len.into(),
-                max: limits.max_name_length.into(),
-                offset: name_at.saturating_sub(2),
-            });
-        }
-        let name = e.name.bytes_in(index).ok_or_else(|| {
-            Error::invalid(
-                &rules::HF_IDX_DECODE,
-                name_at,
-                format!("index name of {} bytes runs past index_length", e.name.len),
-            )
-        })?;
-        let name = std::str::from_utf8(name).map_err(|_| {
-            Error::invalid(
-                &rules::HF_IDX_NAME_UTF8,
-                name_at,
-                format!("index name {name:02x?} is not UTF-8"),
-            )
-        })?;
-        e.name.offset = text.len() as u64;
-        text.push_str(name);
-    }
-    Ok(text)
-}
-
-/// Decodes the KV section, if the trailer declares one.
-fn read_kv(bytes: &[u8], trailer: &Trailer, limits: &Limits) -> Result<Vec<KvEntry>, Error> {
-    if trailer.kv_length == 0 {
-        return Ok(Vec::new());
-    }
-    let at = bytes.len() as u64 - TRAILER_LEN + trailer_offsets::KV_OFFSET;
-    if u64::from(trailer.kv_length) > limits.max_kv_bytes {
-        return Err(Error::Limit {
-            limit: "max_kv_bytes",
-            value: trailer.kv_length.into(),
-            max: limits.max_kv_bytes,
-            offset: at + 8,
-        });
-    }
-    let kv_end = trailer.kv_offset.checked_add(trailer.kv_length.into());
-    let kv = match kv_end {
-        Some(end) if end <= trailer.index_offset && trailer.kv_offset >= FILE_HEADER_LEN => {
-            slice_at(bytes, trailer.kv_offset, trailer.kv_length.into())
-        }
-        _ => None,
-    }
-    .ok_or_else(|| {
-        Error::invalid(
-            &rules::HF_TRL_KV_BOUNDS,
-            at,
-            format!(
-                "KV section ({} bytes at {}) is not between the tensor region and the index at {}",
-                trailer.kv_length, trailer.kv_offset, trailer.index_offset
-            ),
-        )
-    })?;
-    let count = kv
-        .get(..4)
-        .map(|b| u32::from_le_bytes(b.try_into().unwrap_or_default()))
-        .unwrap_or(0);
-    if count > limits.max_kv_entries {
-        return Err(Error::Limit {
-            limit: "max_kv_entries",
-            value: count.into(),
-            max: limits.max_kv_entries.into(),
-            offset: trailer.kv_offset,
-        });
-    }
-    let (section, _) = read_from::<KvSection>(kv).map_err(|e| {
-        Error::invalid(
-            &rules::HF_KV_DECODE,
-            trailer.kv_offset,
-            format!("KV entries do not decode within kv_length: {e}"),
-        )
-    })?;
-    if let Some(e) = section
-        .entries
-        .iter()
-        .find(|e| e.key.len() > usize::from(limits.max_name_length))
-    {
-        return Err(Error::Limit {
-            limit: "max_name_length",
-            value: e.key.len() as u64,
-            max: limits.max_name_length.into(),
-            offset: trailer.kv_offset,
-        });
-    }
-    Ok(section.entries)
 }

@@ -9,11 +9,14 @@ use crate::model::view::{typed_slice, typed_vec, Element, ViewError};
 use crate::schema::{
     container::{FILE_HEADER_LEN, TRAILER_LEN},
     placement::{align_up, place_buffers},
-    read_from, FileHeader, TensorDescriptor, Trailer, FILE_MAGIC, TRAILER_MAGIC,
+    read_from, DescriptorHeader, FileHeader, TensorDescriptor, Trailer, DESCRIPTOR_HEADER_LEN,
+    TRAILER_MAGIC,
 };
+use crate::validate::decode::check_fixed_header;
+use crate::validate::decoded::{decode_descriptor, decode_file_header};
 use crate::validate::rules::container as rules;
+use crate::validate::Policy;
 
-use super::reader::parse_descriptor;
 use super::Error;
 
 /// How the reader learns where the tensor region ends.
@@ -94,6 +97,8 @@ pub struct SequentialReader<R: Read> {
     remaining: Option<u64>,
     trailer: Option<Trailer>,
     limits: Limits,
+    /// How each header and descriptor is judged.
+    policy: Policy,
     done: bool,
 }
 
@@ -107,31 +112,8 @@ impl<R: Read> SequentialReader<R> {
     pub fn new(mut reader: R, end: TensorRegionEnd, limits: Limits) -> Result<Self, Error> {
         let mut head = [0u8; FILE_HEADER_LEN as usize];
         read_exact_or(&mut reader, &mut head, 0)?;
-        if head[..8] != FILE_MAGIC {
-            return Err(Error::NotHrry(crate::diagnose::describe(&head)));
-        }
-        let (header, _) = read_from::<FileHeader>(&head)
-            .map_err(|e| Error::invalid(&rules::HF_HDR_MAGIC, 0, e.to_string()))?;
-        if header.container_version_major != 1 {
-            return Err(Error::invalid(
-                &rules::HF_HDR_VERSION,
-                8,
-                format!(
-                    "container_version_major {} is not supported",
-                    header.container_version_major
-                ),
-            ));
-        }
-        if !header.data_buffer_alignment.is_power_of_two() {
-            return Err(Error::invalid(
-                &rules::HF_HDR_ALIGN_POW2,
-                16,
-                format!(
-                    "data_buffer_alignment {} is not a power of two",
-                    header.data_buffer_alignment
-                ),
-            ));
-        }
+        let policy = Policy::reader(false, false, Vec::new());
+        let header = decode_file_header(&head, &policy)?;
         let mut this = SequentialReader {
             source: Source::Stream(reader),
             header,
@@ -140,6 +122,7 @@ impl<R: Read> SequentialReader<R> {
             remaining: None,
             trailer: None,
             limits,
+            policy,
             done: false,
         };
         match end {
@@ -153,15 +136,7 @@ impl<R: Read> SequentialReader<R> {
             }
             TensorRegionEnd::BufferToEof => this.buffer_rest()?,
         }
-        let first = this.header.first_descriptor_offset;
-        if first < FILE_HEADER_LEN {
-            return Err(Error::invalid(
-                &rules::HF_HDR_FIRST_MIN,
-                20,
-                format!("first_descriptor_offset {first} is below 64"),
-            ));
-        }
-        this.skip_to(first)?;
+        this.skip_to(this.header.first_descriptor_offset)?;
         Ok(this)
     }
 
@@ -208,31 +183,26 @@ impl<R: Read> SequentialReader<R> {
         let descriptor_offset = self.position - 8;
         self.read_exact(&mut fixed[8..])?;
         let length = u32::from_le_bytes([fixed[6], fixed[7], fixed[8], fixed[9]]);
-        if length < 20 {
-            return Err(Error::invalid(
-                &rules::TD_HDR_LENGTH,
-                descriptor_offset + 6,
-                format!("descriptor_length {length} is below 20"),
-            ));
-        }
-        if length > self.limits.max_descriptor_bytes {
-            return Err(Error::Limit {
-                limit: "max_descriptor_bytes",
-                value: length.into(),
-                max: self.limits.max_descriptor_bytes.into(),
-                offset: descriptor_offset + 6,
-            });
-        }
         let mut bytes = fixed.to_vec();
-        self.read_into(&mut bytes, u64::from(length) - 10)?;
-        let descriptor = parse_descriptor(&bytes, descriptor_offset, &self.limits)?;
+        // The fixed header is judged before its length is trusted.
+        self.read_into(&mut bytes, DESCRIPTOR_HEADER_LEN - 10)?;
+        let (h, _) = read_from::<DescriptorHeader>(&bytes).map_err(|_| truncated(self.position))?;
+        check_fixed_header(&h, descriptor_offset, &self.limits)?;
+        self.read_into(&mut bytes, u64::from(length) - DESCRIPTOR_HEADER_LEN)?;
+        let descriptor = decode_descriptor(
+            &bytes,
+            descriptor_offset,
+            &self.limits,
+            crate::validate::Mode::Strict,
+            &self.policy,
+        )?;
         let alignment = u64::from(self.header.data_buffer_alignment);
         let placement =
             place_buffers(self.position, &descriptor.buffers, alignment).ok_or_else(|| {
                 Error::invalid(
                     &rules::HF_PLC_DATA_BOUNDS,
                     descriptor_offset,
-                    "buffer offsets overflow".into(),
+                    "buffer offsets overflow",
                 )
             })?;
         let mut buffers = Vec::with_capacity(descriptor.buffers.len());

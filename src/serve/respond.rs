@@ -95,7 +95,7 @@ pub fn respond(
             };
             answer(
                 &owner,
-                &tensor.descriptor,
+                tensor.descriptor,
                 &tensor.buffers,
                 &members,
                 request,
@@ -139,14 +139,14 @@ fn subtree<'f>(file: &'f HrryFile<'f>, head: &Tensor<'f>) -> Result<Vec<Tensor<'
         .iter()
         .position(|e| e.position() == head.entry.position())
         .ok_or_else(|| Refusal::new(error_code::UNKNOWN_TENSOR, "no such index entry"))?;
-    let mut pending = member_count(&head.descriptor);
+    let mut pending = member_count(head.descriptor);
     let mut out = Vec::new();
     for &entry in &order[start + 1..] {
         if pending == 0 {
             break;
         }
         let member = file.tensor_at(entry).map_err(unreadable)?;
-        pending = pending - 1 + member_count(&member.descriptor);
+        pending = pending - 1 + member_count(member.descriptor);
         out.push(member);
     }
     if pending > 0 {
@@ -254,7 +254,7 @@ fn answer(
     for m in members.subtree {
         out.push(native(
             owner,
-            &m.descriptor,
+            m.descriptor,
             &m.buffers,
             request.min_alignment,
         )?);

@@ -9,7 +9,7 @@ use crate::schema::{
     read_from, DescriptorHeader, TensorDescriptor, DESCRIPTOR_HEADER_LEN, DESCRIPTOR_MAGIC,
 };
 use crate::validate::decode::{check_fixed_header, decode_body};
-use crate::validate::rules::container::{HF_CMP_DEPTH, HF_LIM, TD_HDR_MAGIC};
+use crate::validate::rules::container::{HF_CMP_DEPTH, TD_HDR_MAGIC};
 use crate::validate::rules::stream::*;
 
 use super::Error;
@@ -208,8 +208,8 @@ impl<R: Read> StreamReader<R> {
             .0;
         check_fixed_header(&header, at, &self.limits).map_err(Error::Invalid)?;
         if self.tensors >= self.limits.max_tensors {
-            return Err(Error::invalid(
-                &HF_LIM,
+            return Err(Error::limit(
+                crate::limits::Limit::Tensors,
                 at,
                 format!(
                     "the stream holds more than max_tensors {}",

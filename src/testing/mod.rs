@@ -165,7 +165,7 @@ impl ArbitraryModel {
         assert_eq!(kv, self.kv);
         for (name, d, data) in &self.tensors {
             let t = file.tensor(name).expect("reads").expect("present");
-            assert_eq!(&t.descriptor, d);
+            assert_eq!(t.descriptor, d);
             assert_eq!(t.buffers, vec![data.as_slice()]);
         }
 
@@ -179,7 +179,11 @@ impl ArbitraryModel {
                 .iter()
                 .map(|e| {
                     let t = file.tensor_at(*e).expect("reads");
-                    (e.name().to_string(), t.descriptor, t.buffers[0].to_vec())
+                    (
+                        e.name().to_string(),
+                        t.descriptor.clone(),
+                        t.buffers[0].to_vec(),
+                    )
                 })
                 .collect(),
         };
@@ -251,17 +255,17 @@ pub fn exercise_file(bytes: &[u8]) -> bool {
                 match file.tensor_at(e) {
                     Ok(t) => {
                         if t.descriptor.quantization.is_some() {
-                            dequantize_with_every_kernel(&t.descriptor, &t.buffers);
+                            dequantize_with_every_kernel(t.descriptor, &t.buffers);
                         } else {
                             // Logical-order export (dense addressing or sparse
                             // densification), bounded like the CLI's.
                             let limit = 16 * bytes.len() as u64 + (1 << 20);
                             let _ =
-                                crate::layout::logical_row_major(&t.descriptor, &t.buffers, limit);
+                                crate::layout::logical_row_major(t.descriptor, &t.buffers, limit);
                         }
                         random_access.push((
                             e.index_entry().descriptor_offset,
-                            t.descriptor,
+                            t.descriptor.clone(),
                             t.buffers.iter().map(|b| b.to_vec()).collect(),
                         ));
                     }

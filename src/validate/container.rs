@@ -4,14 +4,14 @@
 use std::borrow::Cow;
 use std::collections::HashSet;
 
-use crate::limits::Limits;
+use crate::limits::{Limit, Limits};
 use crate::schema::{
     container::{
         header_offsets as ho, trailer_offsets as to, FILE_HEADER_LEN, MIN_INDEX_ENTRY_LEN,
     },
-    kv::in_place::{entry_at, ScalarAt, ValueAt},
     kv::MIN_KV_ENTRY_LEN,
-    read_from, FileHeader, IndexEntry, Trailer, FILE_MAGIC, TRAILER_LEN, TRAILER_MAGIC,
+    read_from, FileHeader, IndexEntryOf, KvEntry, KvScalar, KvValue, NameSpan, Trailer, FILE_MAGIC,
+    TRAILER_LEN, TRAILER_MAGIC,
 };
 
 use super::input::Input;
@@ -27,18 +27,32 @@ pub struct Options {
     pub limits: Limits,
 }
 
-/// What the container checks learned, for the later passes.
+/// What the container checks learned, for the later passes and the readers.
 pub(crate) struct Frame<'a> {
     pub input: &'a Input<'a>,
     pub header: FileHeader,
     pub trailer: Trailer,
-    /// Index entries with their absolute offsets, when the index decoded.
-    pub index: Vec<(u64, IndexEntry)>,
+    /// The index entries that decoded, in index order; each name is a span into
+    /// `names`.
+    pub index: Vec<IndexEntryOf<NameSpan>>,
+    /// Absolute offset of each entry of `index`.
+    pub index_offsets: Vec<u64>,
+    /// The name bytes of every entry of `index`, concatenated in index order.
+    pub names: Vec<u8>,
     /// Whether the whole index decoded (so its count can be compared).
     pub index_complete: bool,
+    /// The KV entries that decoded, in file order.
+    pub kv: Vec<KvEntry>,
     /// Where the tensor region ends (start of KV, else of the index).
     pub region_end: u64,
     pub limits: Limits,
+}
+
+impl Frame<'_> {
+    /// The name bytes of `entry` (an entry of `index`).
+    pub fn name(&self, entry: &IndexEntryOf<NameSpan>) -> &[u8] {
+        entry.name.bytes_in(&self.names).unwrap_or_default()
+    }
 }
 
 /// Header, trailer, index and KV; `None` when the tensor region cannot be found.
@@ -49,15 +63,7 @@ pub(crate) fn check_frame<'a>(
 ) -> Option<Frame<'a>> {
     let len = input.len();
     let head = input.bytes_clamped(0, crate::diagnose::HEAD_LEN as u64);
-    if head.len() < 8 || head[..8] != FILE_MAGIC {
-        report.violation(
-            &HF_HDR_MAGIC,
-            0,
-            format!(
-                "not a HRRYFILE: {}",
-                crate::diagnose::describe_head(&head, len)
-            ),
-        );
+    if !check_magic(&head, len, report) {
         report.fatal = true;
         return None;
     }
@@ -84,8 +90,7 @@ pub(crate) fn check_frame<'a>(
         report.fatal = true;
         return None;
     }
-    let (index, index_complete) =
-        check_index(input, index_bytes, &header, &trailer, &limits, report);
+    let index = check_index(input, index_bytes, &header, &trailer, &limits, report);
     let kv_present = trailer.kv_length != 0 && trailer.kv_offset != 0;
     let kv_in_bounds = kv_present
         && trailer.kv_offset >= FILE_HEADER_LEN
@@ -93,9 +98,11 @@ pub(crate) fn check_frame<'a>(
             .kv_offset
             .checked_add(trailer.kv_length.into())
             .is_some_and(|end| end <= trailer.index_offset);
-    if kv_in_bounds {
-        check_kv(input, &trailer, &limits, report);
-    }
+    let kv = if kv_in_bounds {
+        check_kv(input, &trailer, &limits, report)
+    } else {
+        Vec::new()
+    };
     // A KV section that overruns the index still marks where the tensor region ends.
     let kv_starts_region_end = kv_present
         && trailer.kv_offset >= header.first_descriptor_offset
@@ -109,15 +116,35 @@ pub(crate) fn check_frame<'a>(
         input,
         header,
         trailer,
-        index,
-        index_complete,
+        index: index.entries,
+        index_offsets: index.offsets,
+        names: index.names,
+        index_complete: index.complete,
+        kv,
         region_end,
         limits,
     })
 }
 
+/// `HF-HDR-001` on the first bytes of an input of `len` bytes, saying what they
+/// look like when they are not a HRRYFILE; false then.
+pub(crate) fn check_magic(head: &[u8], len: u64, report: &mut Report) -> bool {
+    let ok = head.len() >= 8 && head[..8] == FILE_MAGIC;
+    if !ok {
+        report.violation(
+            &HF_HDR_MAGIC,
+            0,
+            format!(
+                "not a HRRYFILE: {}",
+                crate::diagnose::describe_head(head, len)
+            ),
+        );
+    }
+    ok
+}
+
 /// Header checks; false when the file cannot be interpreted further.
-fn check_header(h: &FileHeader, report: &mut Report) -> bool {
+pub(crate) fn check_header(h: &FileHeader, report: &mut Report) -> bool {
     if h.container_version_major != 1 {
         report.violation(
             &HF_HDR_VERSION,
@@ -353,7 +380,7 @@ pub(crate) fn check_gap(
 /// Reports the first non-zero byte in `[from, to)` as bad padding (nothing when the
 /// range is not inside the input).
 pub(crate) fn check_zero(input: &Input<'_>, from: u64, to: u64, report: &mut Report) -> bool {
-    if from > to || to > input.len() {
+    if from > to || to > input.len() || !report.wants(&HF_PLC_PADDING_ZERO) {
         return true;
     }
     match input.first_nonzero(from, to) {
@@ -369,8 +396,17 @@ pub(crate) fn check_zero(input: &Input<'_>, from: u64, to: u64, report: &mut Rep
     }
 }
 
-/// Decodes and checks every index entry; returns them with their offsets, and
-/// whether the whole index decoded.
+/// The index as [`check_index`] decoded it.
+#[derive(Default)]
+struct DecodedIndex {
+    entries: Vec<IndexEntryOf<NameSpan>>,
+    offsets: Vec<u64>,
+    names: Vec<u8>,
+    complete: bool,
+}
+
+/// Decodes and checks every index entry; returns those that decoded, and whether
+/// the whole index did.
 fn check_index(
     input: &Input<'_>,
     index_bytes: Option<Cow<'_, [u8]>>,
@@ -378,11 +414,11 @@ fn check_index(
     t: &Trailer,
     limits: &Limits,
     report: &mut Report,
-) -> (Vec<(u64, IndexEntry)>, bool) {
+) -> DecodedIndex {
     let base = t.index_offset;
     if t.index_length > limits.max_index_bytes {
-        report.violation(
-            &HF_LIM,
+        report.limit(
+            Limit::IndexBytes,
             base,
             format!(
                 "index_length {} exceeds max_index_bytes {}",
@@ -390,10 +426,10 @@ fn check_index(
             ),
         );
         report.fatal = true;
-        return (Vec::new(), false);
+        return DecodedIndex::default();
     }
     let Some(index) = index_bytes.or_else(|| input.bytes(base, t.index_length)) else {
-        return (Vec::new(), false);
+        return DecodedIndex::default();
     };
     let index = &index[..];
     let Some(count) = index
@@ -408,11 +444,11 @@ fn check_index(
                 t.index_length
             ),
         );
-        return (Vec::new(), false);
+        return DecodedIndex::default();
     };
     if count > limits.max_tensors {
-        report.violation(
-            &HF_LIM,
+        report.limit(
+            Limit::Tensors,
             base,
             format!(
                 "index_entry_count {count} exceeds max_tensors {}",
@@ -420,7 +456,7 @@ fn check_index(
             ),
         );
         report.fatal = true;
-        return (Vec::new(), false);
+        return DecodedIndex::default();
     }
     let room = (t.index_length - 8) / MIN_INDEX_ENTRY_LEN;
     if count > room {
@@ -433,35 +469,46 @@ fn check_index(
             ),
         );
     }
-    let mut entries = Vec::with_capacity(count.min(room) as usize);
-    let mut names: HashSet<&[u8]> = HashSet::with_capacity(count.min(room) as usize);
+    let n = count.min(room) as usize;
+    let mut out = DecodedIndex {
+        entries: Vec::with_capacity(n),
+        offsets: Vec::with_capacity(n),
+        names: Vec::with_capacity(
+            index
+                .len()
+                .saturating_sub(8 + n * MIN_INDEX_ENTRY_LEN as usize),
+        ),
+        complete: true,
+    };
+    let mut seen: HashSet<&[u8]> = HashSet::with_capacity(n);
+    let controls = report.wants(&HF_TXT_CONTROL);
     let mut pos = 8u64;
-    let mut complete = true;
     let sorted = h.file_flags.sorted_index();
-    for i in 0..count.min(room) {
+    let mut previous: Option<&[u8]> = None;
+    for i in 0..n as u64 {
         let at = base + pos;
-        let Ok((e, used)) = read_from::<IndexEntry>(&index[pos as usize..]) else {
+        let Ok((mut e, used)) = read_from::<IndexEntryOf<NameSpan>>(&index[pos as usize..]) else {
             report.violation(
                 &HF_IDX_DECODE,
                 at,
                 format!("index entry {i} of {count} runs past index_length"),
             );
-            complete = false;
+            out.complete = false;
             break;
         };
-        let name = &index[pos as usize + 2..pos as usize + 2 + e.name.len()];
-        if e.name.len() > usize::from(limits.max_name_length) {
-            report.violation(
-                &HF_LIM,
+        let name_start = pos as usize + 2;
+        let name = &index[name_start..name_start + usize::from(e.name.len)];
+        if e.name.len > limits.max_name_length {
+            report.limit(
+                Limit::NameLength,
                 at,
                 format!(
                     "name length {} exceeds max_name_length {}",
-                    e.name.len(),
-                    limits.max_name_length
+                    e.name.len, limits.max_name_length
                 ),
             );
         }
-        report.check(!e.name.is_empty(), &HF_IDX_NAME_EMPTY, at, || {
+        report.check(!name.is_empty(), &HF_IDX_NAME_EMPTY, at, || {
             format!("index entry {i} has an empty name")
         });
         report.check(
@@ -470,58 +517,66 @@ fn check_index(
             at + 2,
             || format!("index entry {i} name {name:02x?} is not valid UTF-8"),
         );
-        check_control_characters(name, "tensor name", at + 2, report);
-        report.check(names.insert(name), &HF_IDX_NAME_UNIQUE, at + 2, || {
+        if controls {
+            check_control_characters(name, "tensor name", at + 2, report);
+        }
+        report.check(seen.insert(name), &HF_IDX_NAME_UNIQUE, at + 2, || {
             format!(
                 "index name {:?} appears more than once",
                 String::from_utf8_lossy(name)
             )
         });
-        let after_name = at + 2 + e.name.len() as u64;
+        let after_name = at + 2 + u64::from(e.name.len);
         report.check(e.flags == 0, &HF_IDX_FLAGS, after_name + 28, || {
             format!("index entry {i} flags are {:#x}, expected 0", e.flags)
         });
-        if sorted {
-            if let Some((_, prev)) = entries.last() {
-                let prev: &IndexEntry = prev;
-                report.check(prev.name.as_slice() < name, &HF_IDX_SORTED, at + 2, || {
-                    format!(
-                        "SORTED_INDEX is set but {:?} follows {:?}",
-                        String::from_utf8_lossy(name),
-                        String::from_utf8_lossy(&prev.name)
-                    )
-                });
-            }
+        if let (true, Some(prev)) = (sorted, previous) {
+            report.check(prev < name, &HF_IDX_SORTED, at + 2, || {
+                format!(
+                    "SORTED_INDEX is set but {:?} follows {:?}",
+                    String::from_utf8_lossy(name),
+                    String::from_utf8_lossy(prev)
+                )
+            });
         }
-        entries.push((at, e));
+        previous = Some(name);
+        e.name.offset = out.names.len() as u64;
+        out.names.extend_from_slice(name);
+        out.entries.push(e);
+        out.offsets.push(at);
         pos += used;
+        if report.stopped() {
+            out.complete = false;
+            return out;
+        }
     }
-    if complete && count <= room {
+    if out.complete && count <= room {
         report.check(pos == t.index_length, &HF_IDX_TRAILING, base + pos, || {
             format!("{} bytes follow the last index entry", t.index_length - pos)
         });
     } else {
-        complete = false;
+        out.complete = false;
     }
-    (entries, complete)
+    out
 }
 
-/// Decodes and checks every KV entry.
-fn check_kv(input: &Input<'_>, t: &Trailer, limits: &Limits, report: &mut Report) {
+/// Decodes and checks every KV entry; returns those that decoded.
+fn check_kv(input: &Input<'_>, t: &Trailer, limits: &Limits, report: &mut Report) -> Vec<KvEntry> {
     let base = t.kv_offset;
+    let mut entries = Vec::new();
     if u64::from(t.kv_length) > limits.max_kv_bytes {
-        report.violation(
-            &HF_LIM,
+        report.limit(
+            Limit::KvBytes,
             base,
             format!(
                 "kv_length {} exceeds max_kv_bytes {}",
                 t.kv_length, limits.max_kv_bytes
             ),
         );
-        return;
+        return entries;
     }
     let Some(kv) = input.bytes(base, t.kv_length.into()) else {
-        return;
+        return entries;
     };
     let kv = &kv[..];
     let Some(count) = kv
@@ -533,21 +588,23 @@ fn check_kv(input: &Input<'_>, t: &Trailer, limits: &Limits, report: &mut Report
             base,
             "kv_length is too short for kv_count".to_string(),
         );
-        return;
+        return entries;
     };
     if count > limits.max_kv_entries {
-        report.violation(
-            &HF_LIM,
+        report.limit(
+            Limit::KvEntries,
             base,
             format!(
                 "kv_count {count} exceeds max_kv_entries {}",
                 limits.max_kv_entries
             ),
         );
-        return;
+        return entries;
     }
     let room = (kv.len() as u64 - 4) / MIN_KV_ENTRY_LEN;
-    let mut keys: HashSet<&[u8]> = HashSet::new();
+    entries.reserve(u64::from(count).min(room) as usize);
+    let controls = report.wants(&HF_TXT_CONTROL);
+    let mut keys: HashSet<Vec<u8>> = HashSet::new();
     let mut pos = 4usize;
     for i in 0..u64::from(count) {
         let at = base + pos as u64;
@@ -557,18 +614,16 @@ fn check_kv(input: &Input<'_>, t: &Trailer, limits: &Limits, report: &mut Report
                 at,
                 format!("kv_count {count} entries cannot fit in kv_length"),
             );
-            return;
+            return entries;
         }
-        // Read in place: a tokenizer's strings are judged where they lie.
-        let entry = &kv[pos..];
-        let Some(e) = entry_at(entry) else {
-            report_kv_decode_failure(entry, at, i, report);
-            return;
+        let Ok((e, used)) = read_from::<KvEntry>(&kv[pos..]) else {
+            report_kv_decode_failure(&kv[pos..], at, i, report);
+            return entries;
         };
-        let key = &entry[e.key.clone()];
+        let key = &e.key[..];
         if key.len() > usize::from(limits.max_name_length) {
-            report.violation(
-                &HF_LIM,
+            report.limit(
+                Limit::NameLength,
                 at,
                 format!(
                     "KV key length {} exceeds max_name_length {}",
@@ -586,20 +641,30 @@ fn check_kv(input: &Input<'_>, t: &Trailer, limits: &Limits, report: &mut Report
             at + 2,
             || format!("KV key {key:02x?} is not valid UTF-8"),
         );
-        check_control_characters(key, "KV key", at + 2, report);
-        report.check(keys.insert(key), &HF_KV_KEY_UNIQUE, at + 2, || {
-            format!(
-                "KV key {:?} appears more than once",
-                String::from_utf8_lossy(key)
-            )
-        });
-        let value_at = at + 2 + key.len() as u64;
-        check_kv_value(entry, at, &e.value, value_at, report);
-        pos += e.len;
+        if controls {
+            check_control_characters(key, "KV key", at + 2, report);
+        }
+        if !keys.insert(e.key.clone()) {
+            report.violation(
+                &HF_KV_KEY_UNIQUE,
+                at + 2,
+                format!(
+                    "KV key {:?} appears more than once",
+                    String::from_utf8_lossy(key)
+                ),
+            );
+        }
+        check_kv_value(&e.value, at + 2 + key.len() as u64, report);
+        entries.push(e);
+        pos += used as usize;
+        if report.stopped() {
+            return entries;
+        }
     }
     report.check(pos == kv.len(), &HF_KV_TRAILING, base + pos as u64, || {
         format!("{} bytes follow the last KV entry", kv.len() - pos)
     });
+    entries
 }
 
 /// `HF-TXT-001`: a name or key (at `at`) holding a control character, which a
@@ -619,22 +684,23 @@ fn check_control_characters(text: &[u8], what: &str, at: u64, report: &mut Repor
     }
 }
 
-/// The checks of `value`, located in `entry` (the bytes of the entry, which starts
-/// at absolute offset `start`); its tag is at absolute offset `at`.
-fn check_kv_value(entry: &[u8], start: u64, value: &ValueAt, at: u64, report: &mut Report) {
-    let utf8 = |r: &std::ops::Range<usize>| std::str::from_utf8(&entry[r.clone()]).is_ok();
+/// The checks of a decoded KV `value` whose tag is at absolute offset `at`.
+fn check_kv_value(value: &KvValue, at: u64, report: &mut Report) {
     match value {
-        ValueAt::Bool(b) => {
+        KvValue::Bool(b) => {
             report.check(*b <= 1, &HF_KV_BOOL, at + 1, || {
                 format!("bool value is {b:#04x}, expected 0 or 1")
             });
         }
-        ValueAt::Run { tag: 0x01, bytes } => {
-            report.check(utf8(bytes), &HF_KV_STRING_UTF8, at + 5, || {
-                "string value is not valid UTF-8".into()
-            });
+        KvValue::String(s) => {
+            report.check(
+                std::str::from_utf8(&s.bytes).is_ok(),
+                &HF_KV_STRING_UTF8,
+                at + 5,
+                || "string value is not valid UTF-8".into(),
+            );
         }
-        ValueAt::Array(a) => {
+        KvValue::Array(a) => {
             // Decoding fails on a bad tag when elements follow; an empty array decodes
             // whatever its tag, so the tag is judged here too.
             report.check(
@@ -644,25 +710,31 @@ fn check_kv_value(entry: &[u8], start: u64, value: &ValueAt, at: u64, report: &m
                 || {
                     format!(
                         "array element tag {:#04x} is not 0x01-0x06 (the array holds {} elements)",
-                        a.element_tag, a.count
+                        a.element_tag,
+                        a.elements.len()
                     )
                 },
             );
-            for (i, (offset, element)) in a.elements(entry).enumerate() {
-                let pos = start + offset as u64;
+            // Elements follow the tag, element tag and count.
+            let mut pos = at + 6;
+            for (i, element) in a.elements.iter().enumerate() {
                 match element {
-                    ScalarAt::Bool(b) => {
-                        report.check(b <= 1, &HF_KV_BOOL, pos, || {
+                    KvScalar::Bool(b) => {
+                        report.check(*b <= 1, &HF_KV_BOOL, pos, || {
                             format!("array element {i} bool is {b:#04x}, expected 0 or 1")
                         });
                     }
-                    ScalarAt::Run(r) if a.element_tag == 0x01 => {
-                        report.check(utf8(&r), &HF_KV_STRING_UTF8, pos + 4, || {
-                            format!("array element {i} string is not valid UTF-8")
-                        });
+                    KvScalar::String(s) => {
+                        report.check(
+                            std::str::from_utf8(&s.bytes).is_ok(),
+                            &HF_KV_STRING_UTF8,
+                            pos + 4,
+                            || format!("array element {i} string is not valid UTF-8"),
+                        );
                     }
                     _ => {}
                 }
+                pos += element.encoded_len();
             }
         }
         _ => {}

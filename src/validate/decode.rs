@@ -3,7 +3,7 @@
 //! transport conversation validator, which differ only in where the bytes come
 //! from and what it means when there are too few.
 
-use crate::limits::Limits;
+use crate::limits::{Limit, Limits};
 use crate::schema::{
     descriptor_offsets as off, read_from, DescriptorHeader, TensorDescriptor,
     DESCRIPTOR_HEADER_LEN, DESCRIPTOR_MAGIC, MAX_RANK,
@@ -18,13 +18,7 @@ use super::Violation;
 /// parser reads and `max_rank` allows, and a layout tag whose fields can be
 /// located. The first fault is returned; none of them can be read past.
 pub fn check_fixed_header(h: &DescriptorHeader, at: u64, limits: &Limits) -> Result<(), Violation> {
-    let fault = |rule, rel: u64, message: String| {
-        Err(Violation {
-            rule,
-            offset: at + rel,
-            message,
-        })
-    };
+    let fault = |rule, rel: u64, message: String| Err(Violation::new(rule, at + rel, message));
     if h.magic != DESCRIPTOR_MAGIC {
         return fault(
             &TD_HDR_MAGIC,
@@ -51,14 +45,14 @@ pub fn check_fixed_header(h: &DescriptorHeader, at: u64, limits: &Limits) -> Res
         );
     }
     if h.descriptor_length > limits.max_descriptor_bytes {
-        return fault(
-            &HF_LIM,
-            off::DESCRIPTOR_LENGTH,
+        return Err(Violation::limit(
+            Limit::DescriptorBytes,
+            at + off::DESCRIPTOR_LENGTH,
             format!(
                 "descriptor_length {length} exceeds max_descriptor_bytes {}",
                 limits.max_descriptor_bytes
             ),
-        );
+        ));
     }
     if h.rank > MAX_RANK {
         return fault(
@@ -68,11 +62,11 @@ pub fn check_fixed_header(h: &DescriptorHeader, at: u64, limits: &Limits) -> Res
         );
     }
     if h.rank > limits.max_rank {
-        return fault(
-            &HF_LIM,
-            off::RANK,
+        return Err(Violation::limit(
+            Limit::Rank,
+            at + off::RANK,
             format!("rank {} exceeds max_rank {}", h.rank, limits.max_rank),
-        );
+        ));
     }
     if !crate::schema::layout_tag_known(h.layout_tag) {
         return fault(
@@ -90,13 +84,15 @@ pub fn check_fixed_header(h: &DescriptorHeader, at: u64, limits: &Limits) -> Res
 pub fn decode_body(bytes: &[u8], at: u64) -> Result<TensorDescriptor, Violation> {
     read_from::<TensorDescriptor>(bytes)
         .map(|(d, _)| d)
-        .map_err(|e| Violation {
-            rule: &TD_HDR_FIT,
-            offset: at,
-            message: format!(
-                "descriptor fields do not fit in descriptor_length {}: {}",
-                bytes.len(),
-                crate::schema::error_text(&e)
-            ),
+        .map_err(|e| {
+            Violation::new(
+                &TD_HDR_FIT,
+                at,
+                format!(
+                    "descriptor fields do not fit in descriptor_length {}: {}",
+                    bytes.len(),
+                    crate::schema::error_text(&e)
+                ),
+            )
         })
 }

@@ -168,7 +168,10 @@ pub(crate) fn check_buffers(
         // Composite heads and extension layouts are judged by the container rules.
         LayoutFields::Composite(_) | LayoutFields::Extension(_) => {}
     }
-    if desc.type_tag == ElementType::Float8E8m0.tag() && desc.quantization.is_none() {
+    if desc.type_tag == ElementType::Float8E8m0.tag()
+        && desc.quantization.is_none()
+        && report.wants(&TD_TYP_E8M0)
+    {
         check_e8m0_values(&ctx, report);
     }
 }
@@ -296,6 +299,9 @@ impl BytePositions {
 /// sub-byte element are zero (`TD-BUF-006`). Quantized tensors are checked by the
 /// quantization validator, which knows their storage shape.
 fn check_packing_tail(ctx: &Ctx, report: &mut Report) {
+    if !report.wants(&TD_BUF_TAIL) {
+        return;
+    }
     let (Some(mut data), Some((count, width, start))) = (ctx.data(0), packed_run(ctx.desc)) else {
         return;
     };
@@ -440,6 +446,9 @@ fn check_morton(ctx: &Ctx, bits: &[u32], report: &mut Report) {
 /// Positions of the Morton curve that hold no logical element must be zero.
 fn check_morton_padding(ctx: &Ctx, bits: &[u32], report: &mut Report) {
     let desc = ctx.desc;
+    if !report.wants(&LY_MOR_PADDING) {
+        return;
+    }
     let (Some(mut buf), Ok(width), Some(size)) =
         (ctx.data(0), element_bits(desc), required_buffer_size(desc))
     else {

@@ -9,9 +9,11 @@ pub mod composite;
 pub mod conformance;
 mod container;
 pub mod decode;
+pub(crate) mod decoded;
 pub mod descriptor;
 pub(crate) mod input;
 pub mod layout;
+mod limit;
 pub mod quant;
 mod region;
 mod rule;
@@ -23,7 +25,8 @@ use crate::source::ReadAt;
 
 pub use container::Options;
 pub(crate) use rule::declare_rules;
-pub use rule::{Level, Mode, Report, Rule, Violation, MAX_VIOLATIONS_PER_RULE};
+pub(crate) use rule::Policy;
+pub use rule::{Level, Mode, Reads, Report, Rule, Violation, MAX_VIOLATIONS_PER_RULE};
 
 /// Validates a HRRYFILE held in memory and reports every violation found: the
 /// header, trailer, index and KV metadata first, then the tensor region they
@@ -39,15 +42,14 @@ pub fn validate_file(bytes: &[u8], options: &Options) -> Report {
 /// codes), never whole dense data buffers. The report is the one
 /// [`validate_file`] gives for the same bytes; a failed read is returned instead.
 pub fn validate_source(source: &dyn ReadAt, options: &Options) -> io::Result<Report> {
-    let input = input::Input::new(source);
-    let mut report = Report::new(options.mode);
-    if let Some(frame) = container::check_frame(&input, options.limits, &mut report) {
-        region::check_region(&frame, &mut report);
-    }
-    match input.into_error() {
-        Some(e) => Err(e),
-        None => Ok(report),
-    }
+    let (report, _) = decoded::decode_file(
+        source,
+        options.limits,
+        options.mode,
+        Policy::default(),
+        decoded::Depth::Region,
+    )?;
+    Ok(report)
 }
 
 /// Every rule of every area, in table order.

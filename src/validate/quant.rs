@@ -662,7 +662,8 @@ impl<'a> Ctx<'a, '_> {
     /// `TD-BUF-006` for the storage elements of a row- or column-major tensor: the
     /// bits after the last packed sub-byte code are zero.
     fn packing_tail(&mut self, storage_shape: &[u64], width: u32) {
-        if !is_contiguous(self.desc.layout_tag) {
+        let rule = &crate::validate::rules::container::TD_BUF_TAIL;
+        if !is_contiguous(self.desc.layout_tag) || !self.report.wants(rule) {
             return;
         }
         let (Some(count), Some(mut data)) =
@@ -672,11 +673,7 @@ impl<'a> Ctx<'a, '_> {
         };
         if let Some(tail) = data.packing_tail(count, width, self.desc.byte_offset) {
             let pos = self.value_pos(0, tail.byte_index);
-            self.report.violation(
-                &crate::validate::rules::container::TD_BUF_TAIL,
-                pos,
-                tail.to_string(),
-            );
+            self.report.violation(rule, pos, tail.to_string());
         }
     }
 
@@ -994,7 +991,10 @@ impl<'a> Ctx<'a, '_> {
             return;
         }
         self.packing_tail(&storage_shape, width);
-        let (Some(g), Some(rule), Some(mut data)) = (g, pad_rule, self.buffer(0)) else {
+        let Some(rule) = pad_rule.filter(|r| self.report.wants(r)) else {
+            return;
+        };
+        let (Some(g), Some(mut data)) = (g, self.buffer(0)) else {
             return;
         };
         if g.padded_axis_len == g.axis_len || g.outer == 0 {

@@ -22,13 +22,26 @@ pub(crate) struct Walked {
     pub descriptor: TensorDescriptor,
     pub data_offset: u64,
     pub data_length: u64,
+    /// Absolute offset of each buffer of the descriptor's buffer table.
+    pub buffer_offsets: Vec<u64>,
+}
+
+/// What the walk of the tensor region found.
+pub(crate) struct Region {
+    /// The tensors in file order.
+    pub walked: Vec<Walked>,
+    /// For each index entry (in index order), the walked tensor it names.
+    pub by_entry: Vec<Option<usize>>,
 }
 
 /// Walks the region, then cross-checks the index and composites.
-pub(crate) fn check_region(frame: &Frame<'_>, report: &mut Report) {
+pub(crate) fn check_region(frame: &Frame<'_>, report: &mut Report) -> Region {
     let (walked, complete) = walk(frame, report);
-    check_index_agreement(frame, &walked, complete, report);
-    check_composites(frame, &walked, complete, report);
+    let by_entry = check_index_agreement(frame, &walked, complete, report);
+    if !report.stopped() {
+        check_composites(frame, &walked, complete, report);
+    }
+    Region { walked, by_entry }
 }
 
 fn starts_descriptor(input: &Input<'_>, at: u64) -> bool {
@@ -70,9 +83,12 @@ fn walk(frame: &Frame<'_>, report: &mut Report) -> (Vec<Walked>, bool) {
         return (out, true);
     }
     while pos < end {
+        if report.stopped() {
+            return (out, false);
+        }
         if out.len() as u64 >= frame.limits.max_tensors {
-            report.violation(
-                &HF_LIM,
+            report.limit(
+                crate::limits::Limit::Tensors,
                 pos,
                 format!(
                     "the tensor region holds more than max_tensors {}",
@@ -143,8 +159,8 @@ fn announce_descriptors(frame: &Frame<'_>) {
     let ranges: Vec<(u64, u64)> = frame
         .index
         .iter()
-        .filter(|(_, e)| e.descriptor_offset < frame.region_end)
-        .map(|(_, e)| {
+        .filter(|e| e.descriptor_offset < frame.region_end)
+        .map(|e| {
             let at = e.descriptor_offset;
             let end = align_up(at + 1, dba)
                 .unwrap_or(frame.region_end)
@@ -164,6 +180,7 @@ fn walked(pos: u64, d: TensorDescriptor, p: crate::schema::placement::DataPlacem
         data_offset: p.data_offset,
         data_length: p.data_length(),
         descriptor: d,
+        buffer_offsets: p.buffer_offsets,
     }
 }
 
@@ -187,9 +204,8 @@ fn read_descriptor(
         return None;
     }
     let (h, _) = read_from::<DescriptorHeader>(&input.bytes(pos, DESCRIPTOR_HEADER_LEN)?).ok()?;
-    let checked = super::decode::check_fixed_header(&h, pos, &frame.limits);
-    if let Err(v) = checked {
-        report.violation(v.rule, v.offset, v.message);
+    if let Err(v) = super::decode::check_fixed_header(&h, pos, &frame.limits) {
+        report.record(v);
         return None;
     }
     let length = u64::from(h.descriptor_length);
@@ -204,7 +220,7 @@ fn read_descriptor(
     match super::decode::decode_body(&input.bytes(pos, length)?, pos) {
         Ok(d) => Some(d),
         Err(v) => {
-            report.violation(v.rule, v.offset, v.message);
+            report.record(v);
             None
         }
     }
@@ -269,29 +285,33 @@ fn next_descriptor(
     None
 }
 
-/// Each index entry names one walked tensor and agrees with it.
+/// Each index entry names one walked tensor and agrees with it; returns, for each
+/// entry, the tensor it names.
 fn check_index_agreement(
     frame: &Frame<'_>,
     walked: &[Walked],
     complete: bool,
     report: &mut Report,
-) {
+) -> Vec<Option<usize>> {
     let by_offset: HashMap<u64, usize> = walked
         .iter()
         .enumerate()
         .map(|(i, w)| (w.descriptor_offset, i))
         .collect();
     let mut named = vec![false; walked.len()];
-    for (at, e) in &frame.index {
-        let after_name = at + 2 + e.name.len() as u64;
-        let Some(&i) = by_offset.get(&e.descriptor_offset) else {
+    let mut by_entry = Vec::with_capacity(frame.index.len());
+    for (e, at) in frame.index.iter().zip(&frame.index_offsets) {
+        let after_name = at + 2 + u64::from(e.name.len);
+        let found = by_offset.get(&e.descriptor_offset).copied();
+        by_entry.push(found);
+        let Some(i) = found else {
             if complete {
                 report.violation(
                     &HF_IDX_DESC_OFFSET,
                     after_name,
                     format!(
                         "{:?}: no tensor of the region starts at descriptor_offset {}",
-                        String::from_utf8_lossy(&e.name),
+                        String::from_utf8_lossy(frame.name(e)),
                         e.descriptor_offset
                     ),
                 );
@@ -379,6 +399,7 @@ fn check_index_agreement(
             },
         );
     }
+    by_entry
 }
 
 /// Recovers composites by descriptor order: a head's members are the next

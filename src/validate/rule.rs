@@ -2,7 +2,9 @@
 
 use std::fmt;
 
-/// How binding a rule is (docs/interpretations.md, "Rules and levels").
+use crate::limits::Limit;
+
+/// How binding a rule is (docs/interpretations.md § Rules and levels).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Level {
     /// A MUST / MUST NOT of the spec: enforced in strict and permissive mode.
@@ -25,6 +27,30 @@ impl Level {
     }
 }
 
+/// What a rule is decided from, which says what checking it costs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Reads {
+    /// The header, trailer, index, KV, descriptors, and the parameter and
+    /// sparse-index buffers: what opening a file reads anyway, whatever the size of
+    /// its tensors. [`crate::HrryFile::open`] refuses a file that breaks one.
+    Metadata,
+    /// The contents of padding or of data buffers (zero padding, the unused bits
+    /// after packed elements, reserved element codes): reading them costs a pass
+    /// over the data, so only validation and a fully checked open
+    /// ([`crate::file::Check::Full`]) judge them.
+    Data,
+}
+
+impl Reads {
+    /// The lowercase name used in `hrry rules`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Reads::Metadata => "metadata",
+            Reads::Data => "data",
+        }
+    }
+}
+
 /// One checkable requirement, identified by a stable ID.
 #[derive(Debug, PartialEq, Eq, Hash)]
 pub struct Rule {
@@ -32,21 +58,26 @@ pub struct Rule {
     pub id: &'static str,
     /// Whether the spec demands it or we add it.
     pub level: Level,
+    /// What the rule is decided from.
+    pub reads: Reads,
     /// One line saying what must hold.
     pub summary: &'static str,
     /// The spec file and section the rule comes from.
     pub spec: &'static str,
 }
 
-/// Declares rule constants and a `RULES` slice listing them in order.
+/// Declares rule constants and a `RULES` slice listing them in order. A rule
+/// decided from data or padding bytes says so after its level (`Spec + Data`);
+/// the others read metadata.
 ///
 /// ```text
 /// declare_rules! {
 ///     HF_HDR_MAGIC: "HF-HDR-001", Spec, "magic is HRRYFILE", "file-format.md § File Header";
+///     HF_PLC_PADDING_ZERO: "HF-PLC-003", Spec + Data, "padding is zero", "file-format.md § …";
 /// }
 /// ```
 macro_rules! declare_rules {
-    ($($name:ident : $id:literal, $level:ident, $summary:literal, $spec:literal;)+) => {
+    ($($name:ident : $id:literal, $level:ident $(+ $reads:ident)?, $summary:literal, $spec:literal;)+) => {
         $(
             // Summaries quote the spec's formulas (`shape[axis]`), not links.
             #[allow(rustdoc::broken_intra_doc_links)]
@@ -54,6 +85,7 @@ macro_rules! declare_rules {
             pub static $name: $crate::validate::Rule = $crate::validate::Rule {
                 id: $id,
                 level: $crate::validate::Level::$level,
+                reads: $crate::validate::rule::reads!($($reads)?),
                 summary: $summary,
                 spec: $spec,
             };
@@ -63,6 +95,17 @@ macro_rules! declare_rules {
     };
 }
 pub(crate) use declare_rules;
+
+/// The [`Reads`] of a rule declaration: metadata unless it says `Data`.
+macro_rules! reads {
+    () => {
+        $crate::validate::Reads::Metadata
+    };
+    (Data) => {
+        $crate::validate::Reads::Data
+    };
+}
+pub(crate) use reads;
 
 /// How strictly a file is judged.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -83,7 +126,23 @@ pub struct Violation {
     pub offset: u64,
     /// What was expected and what was found.
     pub message: String,
+    /// For a violation of `HF-LIM-001`, the limit that was exceeded.
+    pub limit: Option<Limit>,
 }
+
+impl Violation {
+    /// A violation of `rule` at `offset`.
+    pub fn new(rule: &'static Rule, offset: u64, message: impl Into<String>) -> Self {
+        Violation {
+            rule,
+            offset,
+            message: message.into(),
+            limit: None,
+        }
+    }
+}
+
+impl std::error::Error for Violation {}
 
 impl fmt::Display for Violation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -141,6 +200,25 @@ pub struct Report {
     /// [`MAX_VIOLATIONS_PER_RULE`] entries in `violations`.
     pub suppressed: u64,
     per_rule: std::collections::HashMap<&'static str, u32>,
+    policy: Policy,
+}
+
+/// What a decode pass reports and how far it goes: the validator's policy (every
+/// rule of the mode, to the end) or a reader's (the rules it refuses on, stopping
+/// at the first).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Policy {
+    /// Rules whose violations are let pass (not recorded, not stopped for).
+    pub allowed: Vec<&'static str>,
+    /// Every violation is let pass.
+    pub allow_all: bool,
+    /// Hardening rules are not recorded.
+    pub spec_only: bool,
+    /// Rules decided from data and padding bytes are not checked (their bytes are
+    /// not read).
+    pub metadata_only: bool,
+    /// The pass stops at the first violation recorded.
+    pub first_only: bool,
 }
 
 impl Report {
@@ -152,9 +230,50 @@ impl Report {
         }
     }
 
+    /// Whether the policy lets violations of `rule` pass.
+    pub(crate) fn allows(&self, rule: &Rule) -> bool {
+        self.policy.allow_all || self.policy.allowed.contains(&rule.id)
+    }
+
+    /// An empty report for a decode pass with `policy` (strict allowances).
+    pub(crate) fn with_policy(mode: Mode, policy: Policy) -> Self {
+        Report {
+            policy,
+            ..Report::new(mode)
+        }
+    }
+
+    /// Whether a reader's pass has what it stops for: the walk need go no further.
+    pub(crate) fn stopped(&self) -> bool {
+        self.policy.first_only && !self.violations.is_empty()
+    }
+
     /// Records a violation of `rule` unless the mode ignores its level.
     pub fn violation(&mut self, rule: &'static Rule, offset: u64, message: impl Into<String>) {
-        if self.mode == Mode::Permissive && rule.level == Level::Hardening {
+        self.record(Violation::new(rule, offset, message));
+    }
+
+    /// Records that the input asks for more than `limit` allows (`HF-LIM-001`).
+    pub(crate) fn limit(&mut self, limit: Limit, offset: u64, message: impl Into<String>) {
+        self.record(Violation::limit(limit, offset, message));
+    }
+
+    /// Whether a violation of `rule` would be recorded: its level is judged in this
+    /// mode, its bytes are read under this policy, and the pass has not stopped. A
+    /// check whose only purpose is `rule` may be skipped when it is not.
+    pub(crate) fn wants(&self, rule: &Rule) -> bool {
+        let hardening = rule.level == Level::Hardening;
+        !(hardening && (self.mode == Mode::Permissive || self.policy.spec_only))
+            && !(rule.reads == Reads::Data && self.policy.metadata_only)
+            && !self.policy.allow_all
+            && !self.policy.allowed.contains(&rule.id)
+            && !self.stopped()
+    }
+
+    /// Records `v` unless the mode or the policy leaves its rule out.
+    pub(crate) fn record(&mut self, v: Violation) {
+        let rule = v.rule;
+        if !self.wants(rule) {
             return;
         }
         let listed = self.per_rule.entry(rule.id).or_insert(0);
@@ -168,11 +287,7 @@ impl Report {
             return;
         }
         *listed += 1;
-        self.violations.push(Violation {
-            rule,
-            offset,
-            message: message.into(),
-        });
+        self.violations.push(v);
     }
 
     /// Records `rule` as broken when `ok` is false; returns `ok`.

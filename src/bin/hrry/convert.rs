@@ -113,9 +113,7 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
             | Error::Gguf { .. }
             | Error::Tensor { .. }
             | Error::Checkpoint { .. }
-            | Error::File(hrry::file::Error::Invalid { .. })
-            | Error::File(hrry::file::Error::Limit { .. })
-            | Error::File(hrry::file::Error::NotHrry(_))),
+            | Error::File(hrry::file::Error::Invalid(_))),
         ) => {
             eprintln!("hrry: {}", text::safe(&e.to_string()));
             Ok(Outcome::Invalid)

@@ -83,7 +83,7 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
             return Ok(Outcome::Invalid);
         }
     };
-    let dq = match Dequantizer::new(&tensor.descriptor, &tensor.buffers) {
+    let dq = match Dequantizer::new(tensor.descriptor, &tensor.buffers) {
         Ok(dq) => dq,
         Err(e) => return quant_failure(&what, e),
     };

@@ -4,8 +4,7 @@
 
 use std::path::PathBuf;
 
-use hrry::file::HrryFile;
-use hrry::limits::Limits;
+use hrry::file::OpenOptions;
 use hrry::report::{InspectOptions, INSPECT_FORMAT_VERSION};
 use serde_json::{json, Map, Value};
 
@@ -70,11 +69,14 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
     if stream {
         return crate::stream::inspect(&args.file, stdin.as_deref(), args.json);
     }
+    let open = if args.permissive {
+        OpenOptions::new().allow_all()
+    } else {
+        OpenOptions::new()
+    };
     let opened = match &stdin {
-        Some(bytes) if args.permissive => HrryFile::from_bytes_unverified(bytes, Limits::default()),
-        Some(bytes) => HrryFile::from_bytes(bytes),
-        None if args.permissive => HrryFile::open_unverified(&args.file, Limits::default()),
-        None => HrryFile::open(&args.file),
+        Some(bytes) => open.open_bytes(bytes),
+        None => open.open(&args.file),
     };
     let name = args.file.to_string_lossy().into_owned();
     // With --permissive, say what is wrong: every violation of strict validation.
@@ -142,15 +144,16 @@ fn unreadable(
     e: &hrry::file::Error,
     violations: Option<Value>,
 ) -> Result<Outcome, Failure> {
-    let offset = match e {
-        hrry::file::Error::Invalid { offset, .. } | hrry::file::Error::Limit { offset, .. } => {
-            Some(*offset)
-        }
-        _ => None,
-    };
+    let offset = e.violation().map(|v| v.offset);
     crate::report_invalid(&args.file, e);
     if args.json {
-        let mut v = error_json(name, "hrryfile", &e.to_string(), e.rule(), offset);
+        let mut v = error_json(
+            name,
+            "hrryfile",
+            &e.to_string(),
+            e.rule().map(|r| r.id),
+            offset,
+        );
         if let Some(violations) = &violations {
             v["violations"] = violations.clone();
         }

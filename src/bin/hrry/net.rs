@@ -223,7 +223,7 @@ pub fn put(args: PutArgs) -> Result<Outcome, Failure> {
     let mut client =
         Client::connect(args.addr.as_str()).map_err(|e| Failure(format!("{}: {e}", args.addr)))?;
     client
-        .put(key, &tensor.descriptor, &tensor.buffers)
+        .put(key, tensor.descriptor, &tensor.buffers)
         .map_err(|e| Failure(format!("{key}: {e}")))?;
     eprintln!("hrry: pushed {key} to {}", args.addr);
     Ok(Outcome::Ok)

@@ -222,8 +222,7 @@ fn unpack(args: UnpackArgs) -> Result<Outcome, Failure> {
     let result = if is_dash(&args.output) {
         let out = std::io::BufWriter::with_capacity(OUT_BUFFER, stdout_for_binary()?);
         let mut w = HrryWriter::new(out, options)?;
-        hrry::stream::unpack(&mut reader, &mut w)
-            .and_then(|_| w.finish().map(drop).map_err(Into::into))
+        hrry::stream::unpack(&mut reader, &mut w).and_then(|_| w.finish().map(drop))
     } else {
         let inputs: &[&Path] = if is_dash(&args.input) {
             &[]
@@ -231,7 +230,7 @@ fn unpack(args: UnpackArgs) -> Result<Outcome, Failure> {
             &[&args.input]
         };
         let mut w = HrryWriter::create_from(&args.output, inputs, options)?;
-        hrry::stream::unpack(&mut reader, &mut w).and_then(|_| w.finish_file().map_err(Into::into))
+        hrry::stream::unpack(&mut reader, &mut w).and_then(|_| w.finish_file())
     };
     match result {
         Ok(()) => Ok(Outcome::Ok),

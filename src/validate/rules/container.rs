@@ -137,7 +137,7 @@ crate::declare_rules! {
     HF_PLC_BUFFER_ALIGN: "HF-PLC-002", Spec,
         "every data buffer starts on a data_buffer_alignment boundary",
         "file-format.md § Data Buffer Placement";
-    HF_PLC_PADDING_ZERO: "HF-PLC-003", Spec,
+    HF_PLC_PADDING_ZERO: "HF-PLC-003", Spec + Data,
         "padding bytes are 0x00",
         "file-format.md § Alignment and Padding Summary";
     HF_PLC_HEAD_PADDING: "HF-PLC-004", Spec,
@@ -203,7 +203,7 @@ crate::declare_rules! {
     TD_TYP_TAG: "TD-TYP-001", Spec,
         "type_tag is an assigned element type (not 0x00, 0x47, unassigned or 0xFF)",
         "element-types.md § Type Identifier Encoding";
-    TD_TYP_E8M0: "TD-TYP-002", Spec,
+    TD_TYP_E8M0: "TD-TYP-002", Spec + Data,
         "no element of a float8_e8m0 tensor is 0x00 or 0xFF (reserved codes make the descriptor invalid)",
         "element-types.md § Float8 Variants";
     TD_LAY_TAG: "TD-LAY-001", Spec,
@@ -230,7 +230,7 @@ crate::declare_rules! {
     TD_BUF_SIZE: "TD-BUF-005", Spec,
         "a dense buffer holds at least what shape, type and layout need",
         "element-types.md § Buffer Size Calculation";
-    TD_BUF_TAIL: "TD-BUF-006", Spec,
+    TD_BUF_TAIL: "TD-BUF-006", Spec + Data,
         "the bits after the last packed sub-byte element of a contiguous tensor, to the end of its byte (of its 3-byte group for 6-bit types), are zero",
         "element-types.md § Sub-Byte Integer Types, § 6-bit packing, § Boolean Type";
     TD_BUF_SYNC: "TD-BUF-007", Spec,

@@ -34,7 +34,7 @@ crate::declare_rules! {
     LY_MOR_SHAPE: "LY-MOR-002", Spec,
         "shape[k] <= 2^morton_bits[k] for every dimension",
         "layouts/morton.md § Dimension Size Constraints";
-    LY_MOR_PADDING: "LY-MOR-003", Hardening,
+    LY_MOR_PADDING: "LY-MOR-003", Hardening + Data,
         "Morton positions that hold no logical element are zero",
         "docs/interpretations.md § Rules and levels";
     LY_HIL_ORDER: "LY-HIL-001", Spec,

@@ -122,7 +122,7 @@ crate::declare_rules! {
     QB_SIZE: "QB-SIZ-001", Spec,
         "an unshared per-block scale buffer is num_blocks * sizeof(scale type) bytes, a zero-point buffer num_blocks * 4 (block-paged: num_pages * page_size entries)",
         "quantization/per-block-affine.md § Referenced Buffers; layouts/block-paged.md § Scale-buffer size";
-    QB_PADDING: "QB-PAD-001", Spec,
+    QB_PADDING: "QB-PAD-001", Spec + Data,
         "padding elements of a partial final block are zero",
         "quantization/per-block-affine.md § Padding";
     QB_SCALE: "QB-SCL-001", Spec,
@@ -150,7 +150,7 @@ crate::declare_rules! {
     QN_SIZE: "QN-SIZ-001", Spec,
         "the NF4 absmax buffer is num_blocks * 4 bytes",
         "quantization/nf4.md § Referenced Buffer";
-    QN_PADDING: "QN-PAD-001", Spec,
+    QN_PADDING: "QN-PAD-001", Spec + Data,
         "padding elements of a partial final NF4 block are zero",
         "quantization.md § Partial Block Policy";
     QN_SCALE: "QN-SCL-001", Spec,

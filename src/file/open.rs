@@ -1,0 +1,161 @@
+//! How a file is opened: [`OpenOptions`] and the checks of each [`Check`].
+
+use std::path::Path;
+
+use memmap2::Mmap;
+
+use crate::limits::Limits;
+use crate::validate::{Mode, Policy, Rule};
+
+use super::reader::{Depth, Source};
+use super::{Error, HrryFile};
+
+/// How much of a file opening checks. Every mode refuses what it checks at the
+/// first broken rule, naming the rule `hrry validate` reports for it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Check {
+    /// Every `spec` rule decided from metadata: the header, trailer, index and KV,
+    /// then every descriptor of the tensor region, their buffers' placement, the
+    /// quantization parameters and sparse index structures. Costs a pass over the
+    /// descriptors (not the data): what an untrusted file needs.
+    #[default]
+    Metadata,
+    /// [`Check::Metadata`] and the `spec` rules decided from data and padding bytes
+    /// (zero padding, packing tails, reserved element codes): a file opened this way
+    /// would pass `hrry validate --permissive`.
+    Full,
+    /// For files validated earlier: the header, trailer, index and KV are checked as
+    /// in [`Check::Metadata`]; each descriptor is decoded and checked when it is
+    /// first asked for, and the region is not walked. Lookups stay right (a false
+    /// `SORTED_INDEX` flag is still refused); reading stays memory-safe; what is
+    /// left out is the cross-checks between the index and the region.
+    Trusted,
+}
+
+/// Options for opening a HRRYFILE: limits, how much to check, and which rules to
+/// let pass.
+///
+/// ```
+/// use hrry::file::{Check, HrryWriter, OpenOptions};
+///
+/// let mut w = HrryWriter::new(Vec::new(), Default::default())?;
+/// w.write_row_major::<f32>("w", &[2], &[1.0, 2.0])?;
+/// let bytes = w.finish()?;
+///
+/// let file = OpenOptions::new().check(Check::Full).open_bytes(&bytes)?;
+/// assert_eq!(file.tensor("w")?.unwrap().shape(), [2]);
+/// # Ok::<(), hrry::Error>(())
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct OpenOptions {
+    limits: Limits,
+    check: Check,
+    judged_as: Option<Mode>,
+    allowed: Vec<&'static str>,
+    allow_all: bool,
+}
+
+impl OpenOptions {
+    /// Default limits, [`Check::Metadata`], `spec` rules with strict allowances.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The caps on what the file may ask for.
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// How much opening checks.
+    pub fn check(mut self, check: Check) -> Self {
+        self.check = check;
+        self
+    }
+
+    /// Judges the file as `hrry validate` does in `mode`: in [`Mode::Strict`] the
+    /// `hardening` rules are refused too, in [`Mode::Permissive`] the spec's
+    /// permissive allowances apply. With [`Check::Full`] the open then refuses
+    /// exactly what the validator rejects in that mode. Without it, `spec` rules are
+    /// judged with strict allowances.
+    pub fn judge_as(mut self, mode: Mode) -> Self {
+        self.judged_as = Some(mode);
+        self
+    }
+
+    /// The validator mode the open judges in, and whether hardening rules count.
+    fn mode(&self) -> (Mode, bool) {
+        match self.judged_as {
+            Some(Mode::Strict) => (Mode::Strict, true),
+            Some(Mode::Permissive) => (Mode::Permissive, false),
+            None => (Mode::Strict, false),
+        }
+    }
+
+    /// Lets violations of `rule` pass: to look into a damaged file (`hrry inspect
+    /// --permissive` allows `HF-CRC-001`). Reading stays memory-safe whatever is
+    /// allowed; a lookup whose correctness rested on the rule may fail instead.
+    pub fn allow(mut self, rule: &'static Rule) -> Self {
+        self.allowed.push(rule.id);
+        self
+    }
+
+    /// Lets every rule pass: opens whatever can be located, to show what can be
+    /// read of a damaged file (`hrry inspect --permissive`). Reading stays
+    /// memory-safe; a tensor whose descriptor or placement is broken is an error
+    /// when asked for, and lookups do not trust the `SORTED_INDEX` flag.
+    pub fn allow_all(mut self) -> Self {
+        self.allow_all = true;
+        self
+    }
+
+    /// Maps `path` read-only and opens it.
+    pub fn open(&self, path: &Path) -> Result<HrryFile<'static>, Error> {
+        self.open_mmap(map_file(path)?)
+    }
+
+    /// Opens a file already mapped (see [`map_file`]).
+    pub fn open_mmap(&self, map: Mmap) -> Result<HrryFile<'static>, Error> {
+        self.decode(Source::Mapped(map))
+    }
+
+    /// Opens a file held in memory.
+    pub fn open_bytes<'a>(&self, bytes: &'a [u8]) -> Result<HrryFile<'a>, Error> {
+        self.decode(Source::Borrowed(bytes))
+    }
+
+    /// The decode pass these options ask for, over `source`.
+    fn decode<'a>(&self, source: Source<'a>) -> Result<HrryFile<'a>, Error> {
+        let (mode, hardening) = self.mode();
+        let mut policy = Policy::reader(hardening, self.check == Check::Full, self.allowed.clone());
+        policy.allow_all = self.allow_all;
+        let depth = match self.check {
+            Check::Trusted => Depth::Frame,
+            Check::Metadata | Check::Full => Depth::Region,
+        };
+        HrryFile::decode(source, self.limits, mode, policy, depth)
+    }
+}
+
+impl HrryFile<'static> {
+    /// Maps `path` and opens it with the default [`OpenOptions`].
+    pub fn open(path: &Path) -> Result<Self, Error> {
+        OpenOptions::new().open(path)
+    }
+}
+
+impl<'a> HrryFile<'a> {
+    /// Opens a file held in memory with the default [`OpenOptions`].
+    pub fn from_bytes(bytes: &'a [u8]) -> Result<Self, Error> {
+        OpenOptions::new().open_bytes(bytes)
+    }
+}
+
+/// Maps the file at `path` read-only.
+pub fn map_file(path: &Path) -> std::io::Result<Mmap> {
+    let file = std::fs::File::open(path)?;
+    // SAFETY: the map is read-only; as with every mmap-based reader, another process
+    // truncating or rewriting the file while it is mapped is outside what we can
+    // guard against (documented in the README).
+    unsafe { Mmap::map(&file) }
+}

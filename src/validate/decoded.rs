@@ -1,0 +1,164 @@
+//! The validator's decode pass as the readers use it: the same checks, with a
+//! reader's policy, keeping what they decoded.
+
+use std::io;
+
+use crate::limits::Limits;
+use crate::schema::{
+    error_text, read_from, DescriptorHeader, FileHeader, IndexEntryOf, KvEntry, NameSpan,
+    TensorDescriptor, Trailer,
+};
+use crate::source::ReadAt;
+
+use super::rule::Policy;
+use super::rules::container::{HF_FILE_SIZE, HF_HDR_MAGIC, TD_HDR_LENGTH};
+use super::{container, input, region, Mode, Report, Violation};
+
+/// What one decode pass over a HRRYFILE found.
+pub(crate) struct DecodedFile {
+    pub header: FileHeader,
+    pub trailer: Trailer,
+    /// The index entries in index order; each name is a span into `names`.
+    pub index: Vec<IndexEntryOf<NameSpan>>,
+    /// The name bytes of every entry, concatenated in index order.
+    pub names: Vec<u8>,
+    /// The KV entries in file order.
+    pub kv: Vec<KvEntry>,
+    /// When the tensor region was walked: for each index entry, its tensor.
+    pub tensors: Option<Vec<Option<WalkedTensor>>>,
+}
+
+/// A tensor of the walk: its descriptor, decoded and checked, and where its
+/// buffers lie.
+pub(crate) struct WalkedTensor {
+    pub descriptor: TensorDescriptor,
+    pub buffer_offsets: Vec<u64>,
+}
+
+/// How far a decode pass goes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Depth {
+    /// Header, trailer, index and KV.
+    Frame,
+    /// Those, then the tensor region: every descriptor and the buffers' placement
+    /// (and, unless the policy is metadata-only, the bytes the data rules read).
+    Region,
+}
+
+/// Decodes `source` under `policy`, to `depth`: the report of every violation the
+/// policy records, and what decoded (`None` when the tensor region could not be
+/// located). A failed read is returned instead.
+pub(crate) fn decode_file(
+    source: &dyn ReadAt,
+    limits: Limits,
+    mode: Mode,
+    policy: Policy,
+    depth: Depth,
+) -> io::Result<(Report, Option<DecodedFile>)> {
+    let input = input::Input::new(source);
+    let mut report = Report::with_policy(mode, policy);
+    let decoded = container::check_frame(&input, limits, &mut report).map(|mut frame| {
+        let tensors = (depth == Depth::Region && !report.stopped()).then(|| {
+            let mut region = region::check_region(&frame, &mut report);
+            let mut taken: Vec<Option<region::Walked>> =
+                region.walked.drain(..).map(Some).collect();
+            region
+                .by_entry
+                .iter()
+                .map(|at| {
+                    let w = taken.get_mut((*at)?)?.take()?;
+                    Some(WalkedTensor {
+                        descriptor: w.descriptor,
+                        buffer_offsets: w.buffer_offsets,
+                    })
+                })
+                .collect()
+        });
+        DecodedFile {
+            header: frame.header,
+            trailer: frame.trailer,
+            index: std::mem::take(&mut frame.index),
+            names: std::mem::take(&mut frame.names),
+            kv: std::mem::take(&mut frame.kv),
+            tensors,
+        }
+    });
+    match input.into_error() {
+        Some(e) => Err(e),
+        None => Ok((report, decoded)),
+    }
+}
+
+/// The first violation `report` recorded, as an error.
+fn first_violation(report: Report) -> Result<(), Violation> {
+    match report.violations.into_iter().next() {
+        Some(v) => Err(v),
+        None => Ok(()),
+    }
+}
+
+/// Decodes and judges a file header from its 64 bytes, as the decode pass of a
+/// whole file does (for readers that see the header alone, such as the sequential
+/// reader); the first violation `policy` records is the error.
+pub(crate) fn decode_file_header(head: &[u8], policy: &Policy) -> Result<FileHeader, Violation> {
+    let mut report = Report::with_policy(Mode::Strict, policy.clone());
+    if container::check_magic(head, head.len() as u64, &mut report) {
+        match read_from::<FileHeader>(head) {
+            Ok((h, _)) => {
+                container::check_header(&h, &mut report);
+                first_violation(report)?;
+                return Ok(h);
+            }
+            Err(e) => report.violation(
+                &HF_FILE_SIZE,
+                0,
+                format!("the file header does not decode: {}", error_text(&e)),
+            ),
+        }
+    }
+    first_violation(report)?;
+    Err(Violation::new(&HF_HDR_MAGIC, 0, "not a HRRYFILE header"))
+}
+
+/// Decodes and judges one descriptor from exactly its bytes (starting at absolute
+/// offset `at`): the fixed header, then the fields, then the descriptor's own
+/// rules, as the walk of a file's region does; the first violation `policy`
+/// records is the error.
+pub(crate) fn decode_descriptor(
+    bytes: &[u8],
+    at: u64,
+    limits: &Limits,
+    mode: Mode,
+    policy: &Policy,
+) -> Result<TensorDescriptor, Violation> {
+    let (h, _) = read_from::<DescriptorHeader>(bytes).map_err(|_| {
+        Violation::new(
+            &TD_HDR_LENGTH,
+            at,
+            format!(
+                "descriptor is {} bytes, shorter than its 20-byte header",
+                bytes.len()
+            ),
+        )
+    })?;
+    super::decode::check_fixed_header(&h, at, limits)?;
+    let d = super::decode::decode_body(bytes, at)?;
+    let mut report = Report::with_policy(mode, policy.clone());
+    super::descriptor::check_descriptor(&d, at, &mut report);
+    first_violation(report)?;
+    Ok(d)
+}
+
+impl Policy {
+    /// A reader's policy: `spec` rules (with `hardening` too when asked), stopping at
+    /// the first violation, reading data bytes only when `data` says so.
+    pub(crate) fn reader(hardening: bool, data: bool, allowed: Vec<&'static str>) -> Self {
+        Policy {
+            allowed,
+            allow_all: false,
+            spec_only: !hardening,
+            metadata_only: !data,
+            first_only: true,
+        }
+    }
+}
