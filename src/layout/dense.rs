@@ -391,7 +391,7 @@ impl<'a> DenseView<'a> {
     }
 
     /// Bit address in buffer 0 of the element at `index` (`byte_offset * 8 +
-    /// offset * bit_width`, per docs/interpretations.md also for sub-byte types).
+    /// offset * bit_width`, per docs/interpretations.md § Layouts also for sub-byte types).
     pub fn bit_address(&self, index: &[u64]) -> Result<u64, LayoutError> {
         if index.len() != self.shape.len() || index.iter().zip(&self.shape).any(|(i, n)| i >= n) {
             return Err(LayoutError::Field {

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-/// How binding a rule is (docs/interpretations.md, "Rules and levels").
+/// How binding a rule is (docs/interpretations.md § Rules and levels).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Level {
     /// A MUST / MUST NOT of the spec: enforced in strict and permissive mode.
