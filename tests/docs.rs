@@ -114,7 +114,8 @@ fn unwrapped(text: &str) -> String {
 }
 
 /// The sections of docs/interpretations.md cited in `text` as
-/// `docs/interpretations.md § Heading`, the heading ending at punctuation.
+/// the file's path, `§` and a heading; the heading ends at punctuation (a full stop
+/// too, except the one `.holo` starts with).
 fn cited_sections(text: &str) -> Vec<String> {
     const DOC: &str = "docs/interpretations.md";
     let mut cited = Vec::new();
@@ -124,10 +125,12 @@ fn cited_sections(text: &str) -> Vec<String> {
         let Some(section) = rest.strip_prefix('§') else {
             continue;
         };
+        let section = section.trim_start();
         let end = section
-            .find(|c| ")];,:\"`".contains(c))
-            .unwrap_or(section.len());
-        cited.push(section[..end].trim().trim_end_matches('.').to_string());
+            .char_indices()
+            .find(|&(i, c)| ")];,:\"`\\".contains(c) || (c == '.' && i > 0))
+            .map_or(section.len(), |(i, _)| i);
+        cited.push(section[..end].trim().to_string());
     }
     cited
 }
@@ -174,10 +177,19 @@ fn citations_of_interpretations_name_existing_sections() {
 
 #[test]
 fn the_section_parser_reads_wrapped_and_quoted_citations() {
-    let text = "see docs/interpretations.md § Layouts).\n//! and (docs/interpretations.md\n//! § Streams and the transport: back to back) and \"docs/interpretations.md § .holo\"";
+    // DOC stands for the path, so that the scan of this file skips these samples.
+    let text = "see DOC § Layouts).\n//! and (DOC\n//! § Streams and the transport: back to back) and \"DOC § .holo\"; \
+        DOC § Container and descriptor, DOC § .holo. Next"
+        .replace("DOC", "docs/interpretations.md");
     assert_eq!(
-        cited_sections(text),
-        ["Layouts", "Streams and the transport", ".holo"]
+        cited_sections(&text),
+        [
+            "Layouts",
+            "Streams and the transport",
+            ".holo",
+            "Container and descriptor",
+            ".holo"
+        ]
     );
 }
 
