@@ -43,10 +43,10 @@ types:
         doc: Header offset 0 (`magic`, ASCII "HOLO").
       - id: format_version
         type: u2
-        doc: Header offset 4 (`format_version`), 2 (seed); 3 adds kinds 15-16 (docs/interpretations.md ".holo").
+        doc: Header offset 4 (`format_version`), 2 (the archive description); 3 adds kinds 15-16 (docs/interpretations.md § .holo).
       - id: flags
         type: u2
-        doc: Header offset 6 (`flags`); no bit has a defined meaning (docs/interpretations.md ".holo").
+        doc: Header offset 6 (`flags`); no bit has a defined meaning (docs/interpretations.md § .holo).
       - id: section_count
         type: u2
         doc: Header offset 8 (`section_count`), entries in the section table.

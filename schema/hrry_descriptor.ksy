@@ -192,7 +192,7 @@ types:
         doc: |
           Bytes inside `descriptor_length` after the last field this version
           defines: skipped, not an error (metadata.md "Version Compatibility";
-          docs/interpretations.md "Descriptor").
+          docs/interpretations.md § Descriptor).
 
   implicit_layout_fields:
     doc: |
@@ -217,7 +217,7 @@ types:
       metadata.md "Layout-Specific Fields" § Tiled / Blocked (0x04);
       layouts/tiled.md "Additional Descriptor Fields". When `inner_layout` is 0x04
       the next tiled level follows where `inner_strides` would be
-      (docs/interpretations.md "Recursive tiling"). Readers must bound the nesting
+      (docs/interpretations.md § Layouts). Readers must bound the nesting
       depth (the spec recommends 8 levels; hrry's parser stops at 64).
     params:
       - id: rank
@@ -443,7 +443,7 @@ types:
         doc: |
           Bytes after the scheme's fixed fields inside `quantization_length`
           (writer padding, quantization.md "Descriptor Header"; docs/interpretations.md
-          "Quantization").
+          § Quantization).
     instances:
       descriptor_bytes:
         pos: 0

@@ -43,7 +43,7 @@ types:
         repeat-expr: descriptor.body.buffer_count
         doc: |
           One per buffer handle, in buffer-table order, each exactly its handle's
-          `byte_size` bytes (docs/interpretations.md "Streams and the transport": back to
+          `byte_size` bytes (docs/interpretations.md § Streams and the transport: back to
           back, no alignment padding).
     instances:
       data_offset:

@@ -22,7 +22,7 @@ doc: |
   first buffer starts at the next `data_buffer_alignment` boundary after its
   descriptor, every later buffer at the next boundary after its predecessor, and the
   next descriptor at the next 8-byte boundary after the last buffer. Following
-  docs/interpretations.md "Container", a reader also accepts the next descriptor at the
+  docs/interpretations.md § Container, a reader also accepts the next descriptor at the
   next `data_buffer_alignment` boundary: the walk takes that one when no descriptor
   (`HRRY`) starts at the 8-byte boundary.
 
@@ -42,7 +42,7 @@ instances:
     value: trailer.kv_length != 0
     doc: |
       Whether a KV section is present. It is found through the trailer, whatever
-      `HAS_KV_METADATA` says (docs/interpretations.md "Container").
+      `HAS_KV_METADATA` says (docs/interpretations.md § Container).
   kv:
     pos: trailer.kv_offset
     size: trailer.kv_length
@@ -58,7 +58,7 @@ instances:
     value: 'has_kv ? trailer.kv_offset : trailer.index_offset'
     doc: |
       Where the tensor region ends: the KV section when there is one, else the
-      index (docs/interpretations.md "Container").
+      index (docs/interpretations.md § Container).
   tensor_region:
     pos: header.first_descriptor_offset
     type: tensor_region(tensor_region_end, header.data_buffer_alignment)
@@ -400,7 +400,7 @@ types:
       Padding after a tensor's last buffer (or after its descriptor when it has
       none): to the next 8-byte boundary, or, when no descriptor starts there and
       the region does not end there, to the next `data_buffer_alignment` boundary
-      (docs/interpretations.md "Container").
+      (docs/interpretations.md § Container).
     params:
       - id: start
         type: u8

@@ -390,8 +390,8 @@ impl<'a> DenseView<'a> {
         Ok(bit as u64)
     }
 
-    /// Bit address in buffer 0 of the element at `index` (`byte_offset * 8 +
-    /// offset * bit_width`, per docs/interpretations.md also for sub-byte types).
+    /// Bit address in buffer 0 of the element at `index`: `byte_offset * 8 +
+    /// offset * bit_width`, for sub-byte types too (docs/interpretations.md § Layouts).
     pub fn bit_address(&self, index: &[u64]) -> Result<u64, LayoutError> {
         if index.len() != self.shape.len() || index.iter().zip(&self.shape).any(|(i, n)| i >= n) {
             return Err(LayoutError::Field {

@@ -196,7 +196,7 @@ mod tests {
 
     #[test]
     fn float6_extremes() {
-        // docs/interpretations.md: float6_e2m3 has bias 1, largest finite 7.5.
+        // docs/interpretations.md § Descriptor: float6_e2m3 has bias 1, largest finite 7.5.
         assert_eq!(float6_e2m3(0x1F), 7.5);
         assert_eq!(float6_e2m3(0x3F), -7.5);
         assert_eq!(float6_e2m3(0x01), 0.125);

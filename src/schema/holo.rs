@@ -27,7 +27,7 @@ pub const HOLO_HEADER_LEN: u64 = 10;
 pub const SECTION_ENTRY_LEN: u64 = 24;
 /// Size of [`HoloFooter`] in bytes.
 pub const HOLO_FOOTER_LEN: u64 = 32;
-/// The `format_version` this crate writes (the seed's archive format).
+/// The `format_version` this crate writes (the archive format docs/holo.md describes).
 pub const HOLO_WRITE_VERSION: u16 = 2;
 /// The lowest `format_version` this crate reads.
 pub const HOLO_MIN_READ_VERSION: u16 = 2;

@@ -133,7 +133,7 @@ impl LayoutFields {
 
 /// Tiled layout fields, possibly nested (layouts/tiled.md).
 ///
-/// Per docs/interpretations.md the nested tiled fields follow where `inner_strides` would be.
+/// Per docs/interpretations.md § Layouts, the nested tiled fields follow where `inner_strides` would be.
 #[binrw]
 #[brw(little)]
 #[br(import(rank: u32, depth: u32))]

@@ -275,7 +275,7 @@ pub mod descriptor_payload_offsets {
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct TensorData {
     /// Offset of `data` within the tensor's buffers, concatenated in buffer-table
-    /// order (docs/interpretations.md "Streams and the transport").
+    /// order (docs/interpretations.md § Streams and the transport).
     pub byte_offset_in_buffer: u64,
     /// The bytes.
     #[br(parse_with = binrw::helpers::until_eof)]

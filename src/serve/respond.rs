@@ -209,7 +209,7 @@ fn answer(
         }
     }
     // The native layout, unless the client's HELLO listed the layouts it consumes
-    // without it (docs/interpretations.md).
+    // without it (docs/interpretations.md § The tensor server).
     let listed = context.client_layouts;
     if !listed.is_empty() && !listed.contains(&desc.layout_tag) {
         let (code, why) = if over_limit {

@@ -22,8 +22,8 @@ pub enum Reason {
     ByConstruction,
     /// It binds the specification's own evolution, not implementations' data.
     SpecProcess,
-    /// A reading of the team (docs/interpretations.md)
-    /// decides that it is not a rejection.
+    /// The project's reading of the spec (docs/interpretations.md) decides that it
+    /// is not a rejection.
     Reading,
 }
 
@@ -36,7 +36,7 @@ impl Reason {
             Reason::Transport => "Transport conversations",
             Reason::ByConstruction => "True of every encodable file",
             Reason::SpecProcess => "The specification's own evolution",
-            Reason::Reading => "Settled by a reading of the team",
+            Reason::Reading => "Settled by the project's reading",
         }
     }
 }

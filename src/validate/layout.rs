@@ -524,7 +524,7 @@ fn check_hilbert(ctx: &Ctx, h: &HilbertFields, report: &mut Report) {
         );
         return;
     }
-    // Exact, not a minimum (docs/interpretations.md § Descriptor): with every dimension
+    // Exact, not a minimum (docs/interpretations.md § Layouts): with every dimension
     // 2^order the curve spans exactly the 2^(rank * order) elements. Quantized data
     // is sized by the quantization rules.
     if ctx.desc.quantization.is_some() {

@@ -133,7 +133,7 @@ crate::declare_rules! {
         "docs/interpretations.md § Rules and levels";
     HF_TXT_CONTROL: "HF-TXT-001", Hardening,
         "tensor names and KV keys hold no control characters (U+0000-U+001F, U+007F-U+009F)",
-        "docs/interpretations.md § Container and descriptor";
+        "docs/interpretations.md § Container";
     HF_PLC_BUFFER_ALIGN: "HF-PLC-002", Spec,
         "every data buffer starts on a data_buffer_alignment boundary",
         "file-format.md § Data Buffer Placement";

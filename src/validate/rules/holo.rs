@@ -1,5 +1,6 @@
-//! Rules of the `.holo` compiled-model archive (the archive-format seed, with the
-//! layout facts in docs/holo.md and the readings in docs/interpretations.md § .holo).
+//! Rules of the `.holo` compiled-model archive (the hologram-archive crate's archive
+//! format, whose layout docs/holo.md gives; "archive-format" below names that
+//! description), with the readings in docs/interpretations.md § .holo.
 
 crate::declare_rules! {
     HOLO_SIZE: "HOLO-HDR-001", Spec,

@@ -1,6 +1,7 @@
-//! Rules of bare Hurray streams (interchange.md § Scope, ADR-010's back-to-back
-//! encoding; docs/interpretations.md "Streams and the transport"). Descriptor, layout and
-//! composite rules apply to a stream's tensors as they do in a file.
+//! Rules of bare Hurray streams (interchange.md § Scope, the back-to-back encoding of the
+//! Hurray spec's ADR-010; docs/interpretations.md § Streams and the transport).
+//! Descriptor, layout and composite rules apply to a stream's tensors as they do in a
+//! file.
 
 crate::declare_rules! {
     ST_TRN_HEADER: "ST-TRN-001", Spec,
