@@ -398,7 +398,13 @@ pub fn validate_json(file: &str, format: &str, report: &Report) -> Value {
 
 /// One rule as JSON.
 pub fn rule_json(r: &Rule) -> Value {
-    json!({"id": r.id, "level": r.level.name(), "summary": r.summary, "spec": r.spec})
+    json!({
+        "id": r.id,
+        "level": r.level.name(),
+        "reads": r.reads.name(),
+        "summary": r.summary,
+        "spec": r.spec
+    })
 }
 
 /// One tensor of a bare stream for `hrry inspect --json`: its descriptor fields

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use super::{all_rules, Level, Rule};
+use super::{all_rules, Level, Reads, Rule};
 
 /// Why a requirement has no rule.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -277,7 +277,17 @@ pub fn markdown() -> String {
             };
             let _ = writeln!(s, "- **{name}**");
             for r in list {
-                let _ = writeln!(s, "  - `{}` ({}) {}", r.id, r.level.name(), r.summary);
+                let reads = match r.reads {
+                    Reads::Metadata => "",
+                    Reads::Data => ", reads data",
+                };
+                let _ = writeln!(
+                    s,
+                    "  - `{}` ({}{reads}) {}",
+                    r.id,
+                    r.level.name(),
+                    r.summary
+                );
             }
         }
         let _ = writeln!(s);

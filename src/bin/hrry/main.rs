@@ -225,9 +225,10 @@ fn rules(json: bool, markdown: bool) -> Result<Outcome, Failure> {
     } else {
         for r in &rules {
             outln!(
-                "{:<14} {:<9} {}  [{}]",
+                "{:<14} {:<9} {:<8} {}  [{}]",
                 r.id,
                 r.level.name(),
+                r.reads.name(),
                 r.summary,
                 r.spec
             );
