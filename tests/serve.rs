@@ -329,51 +329,94 @@ fn each_error_code_is_answered_and_the_connection_lives_on() {
     );
     client.ping(b"alive").unwrap();
 
-    // LAYOUT_UNAVAILABLE: the client consumes row-major only, and a block-paged
-    // pool has no row-major form.
-    let picky = ClientOptions {
-        supported_layouts: vec![LAYOUT_ROW_MAJOR],
-        ..ClientOptions::default()
-    };
-    // The CSR tensor transcodes within the limit.
-    let mut client = Client::connect_with(addr, picky.clone()).unwrap();
+    // LAYOUT_UNAVAILABLE: a pushed tensor whose stored layout (an extension layout)
+    // is not among the layouts the SERVER_HELLO advertised.
+    let mut d = build::dense(ElementType::Float32, &[4]).unwrap();
+    d.layout_tag = 0xF0;
+    d.layout = hrry::schema::LayoutFields::Extension(hrry::schema::ExtensionLayoutFields {
+        extension_layout_id: 7,
+        extension_data: Vec::new(),
+    });
+    d.sync_sections();
+    client.put("private", &d, &[&pattern(5, 16)]).unwrap();
     assert_eq!(
-        client.fetch("t", &row_major()).unwrap()[0]
-            .descriptor
-            .layout_tag,
-        LAYOUT_ROW_MAJOR
-    );
-    drop(server);
-    let server = start(&[corpus("layout-block-paged.hrry")], options());
-    let mut client = Client::connect_with(server.local_addr(), picky.clone()).unwrap();
-    let paged = HrryFile::open(&corpus("layout-block-paged.hrry")).unwrap();
-    let paged_key = paged.entries().next().unwrap().name().to_string();
-    assert_eq!(
-        server_error(client.fetch(&paged_key, &row_major())),
+        server_error(client.fetch("private", &FetchOptions::default())),
         error_code::LAYOUT_UNAVAILABLE
     );
-    drop(server);
+    client.ping(b"alive").unwrap();
+}
 
-    // TRANSCODE_LIMIT_EXCEEDED: the same request with a 16-byte transcoding limit.
-    let server = start(
-        &[corpus("layout-csr.hrry")],
-        ServeOptions {
-            transcode_limit: 16,
-            ..options()
-        },
-    );
-    let mut client = Client::connect_with(server.local_addr(), picky).unwrap();
+/// The client that lists only row-major in its CLIENT_HELLO.
+fn row_major_only() -> ClientOptions {
+    ClientOptions {
+        supported_layouts: vec![LAYOUT_ROW_MAJOR],
+        ..ClientOptions::default()
+    }
+}
+
+#[test]
+fn a_client_listing_only_row_major_gets_the_stored_layout_when_no_preference_is_met() {
+    // Strided, column-major, tiled, sparse, block-paged and composites.
+    let files = [
+        ("layout-strided-reversed.hrry", true),
+        ("layout-column-major-int4.hrry", true),
+        ("layout-tiled.hrry", true),
+        ("layout-csr.hrry", true),
+        ("layout-csc.hrry", true),
+        ("layout-coo.hrry", true),
+        ("layout-partition-2x2.hrry", true),
+        ("composite_nested_group.hrry", false),
+        ("layout-block-paged.hrry", false),
+    ];
+    let tight = ServeOptions {
+        transcode_limit: 1,
+        ..options()
+    };
+    let mut layouts = std::collections::BTreeSet::new();
+    for (name, transcodable) in files {
+        let path = corpus(name);
+        let file = HrryFile::open(&path).unwrap();
+        let server = start(std::slice::from_ref(&path), options());
+        let over_limit = start(std::slice::from_ref(&path), tight);
+        let mut client = Client::connect_with(server.local_addr(), row_major_only()).unwrap();
+        let mut limited =
+            Client::connect_with(over_limit.local_addr(), row_major_only()).unwrap();
+        let no_transcode = FetchOptions {
+            allow_transcode: false,
+            ..row_major()
+        };
+        for entry in file.entries() {
+            let key = entry.name();
+            let stored = file.tensor_at(entry).unwrap().descriptor.layout_tag;
+            if stored == LAYOUT_ROW_MAJOR {
+                continue;
+            }
+            layouts.insert(stored);
+            let what = format!("{name}: {key}");
+            // No preference; row-major without ALLOW_TRANSCODE; row-major over the
+            // transcoding limit: the stored layout, its data as stored.
+            for (over_limit, fetch) in [
+                (false, FetchOptions::default()),
+                (false, no_transcode.clone()),
+                (true, row_major()),
+            ] {
+                let c = if over_limit { &mut limited } else { &mut client };
+                let got = c.fetch(key, &fetch).expect(&what);
+                assert_eq!(got[0].descriptor.layout_tag, stored, "{what}");
+                let t = file.tensor_at(entry).unwrap();
+                assert!(got[0].data == t.buffers.concat(), "{what}: data");
+            }
+            // Asked for row-major with ALLOW_TRANSCODE: transcoded where it can be.
+            let got = client.fetch(key, &row_major()).expect(&what);
+            let expected = if transcodable { LAYOUT_ROW_MAJOR } else { stored };
+            assert_eq!(got[0].descriptor.layout_tag, expected, "{what}");
+        }
+    }
+    // Every stored layout of the list came natively.
     assert_eq!(
-        server_error(client.fetch("t", &row_major())),
-        error_code::TRANSCODE_LIMIT_EXCEEDED
-    );
-    // Without the client's restriction the stored CSR comes instead.
-    let mut client = Client::connect(server.local_addr()).unwrap();
-    assert_eq!(
-        client.fetch("t", &row_major()).unwrap()[0]
-            .descriptor
-            .layout_tag,
-        0x07
+        layouts.into_iter().collect::<Vec<_>>(),
+        [0x02, 0x03, 0x04, 0x06, 0x07, 0x08, 0x0A, 0x0B],
+        "stored layouts exercised"
     );
 }
 

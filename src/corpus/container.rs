@@ -1127,6 +1127,18 @@ fn descriptor_cases() -> Vec<Case> {
             single(with(f32d(&[2, 3]), |d| d.buffers[0].byte_size = 20)),
         ),
         inv(
+            "TD-BUF-014",
+            "a bool [2, 3, 4] tensor stored one byte per element (24 bytes of 0 and 1, \
+             as upstream hurray.save writes a NumPy bool array) where packed bits need 3",
+            items(vec![Item {
+                name: "mask".into(),
+                descriptor: with(dense(ElementType::Bool, &[2, 3, 4]).expect("dense"), |d| {
+                    d.buffers[0].byte_size = 24
+                }),
+                buffers: vec![(0..24u8).map(|i| u8::from(i % 7 != 0)).collect()],
+            }]),
+        ),
+        inv(
             "TD-BUF-006",
             "a [5] uint4 tensor whose final byte has 0x9 in its unused high nibble",
             items(vec![with(
