@@ -400,11 +400,13 @@ fn the_reader_names_what_stops_it() {
         Some("HF-LIM-001"),
         "past max_descriptor_bytes"
     );
-    // A buffer claiming 2^60 bytes on a short stream: a truncation, found without
-    // holding more than the stream delivers.
+    // A float32 [2^58] tensor's buffer claiming its 2^60 bytes on a short stream:
+    // a truncation, found without holding more than the stream delivers.
     let mut claims = good.clone();
     let size_at = d.buffer_pos(0) as usize;
     claims[size_at..size_at + 8].copy_from_slice(&(1u64 << 60).to_le_bytes());
+    let shape_at = hrry::schema::descriptor_offsets::SHAPE as usize;
+    claims[shape_at..shape_at + 8].copy_from_slice(&(1u64 << 58).to_le_bytes());
     assert_eq!(first_rule(&claims), Some("ST-TRN-003"));
     let report = validate_stream(&claims[..], &Options::default()).unwrap();
     assert_eq!(report.rule_ids(), ["ST-TRN-003"]);

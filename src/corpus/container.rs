@@ -880,13 +880,14 @@ fn placement_cases() -> Vec<Case> {
         ),
         inv(
             "HF-PLC-008",
-            "the last buffer's byte_size runs into the KV section",
+            "the last tensor's shape [100000] and byte_size 100000 run into the KV section",
             with(b.clone(), |x| {
-                let d = patch::index_entries(x)[1].1.descriptor_length;
-                let _ = d;
                 let desc: TensorDescriptor = crate::schema::read_from(&x[bias as usize..])
                     .expect("desc")
                     .0;
+                // The shape grows with the buffer, so that the buffer is not also
+                // larger than its elements need (TD-BUF-014).
+                put(x, bias + doff::SHAPE, &100_000u64.to_le_bytes());
                 put(x, bias + desc.buffer_pos(0), &100_000u64.to_le_bytes());
             }),
         ),
