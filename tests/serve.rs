@@ -1,6 +1,7 @@
 //! The tensor server over loopback: every corpus tensor fetched natively and
-//! transcoded, pushes, every ERROR code provoked, hostile clients, and a load and
-//! fault test. Servers run in-process on 127.0.0.1:0.
+//! transcoded, the stored layout for a client whose HELLO lists only row-major,
+//! pushes, every ERROR code the server sends provoked, hostile clients, and a load
+//! and fault test. Servers run in-process on 127.0.0.1:0.
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
@@ -329,18 +330,17 @@ fn each_error_code_is_answered_and_the_connection_lives_on() {
     );
     client.ping(b"alive").unwrap();
 
-    // LAYOUT_UNAVAILABLE: a pushed tensor whose stored layout (an extension layout)
+    drop(server);
+
+    // LAYOUT_UNAVAILABLE: a file's tensor whose stored layout (an extension layout)
     // is not among the layouts the SERVER_HELLO advertised.
-    let mut d = build::dense(ElementType::Float32, &[4]).unwrap();
-    d.layout_tag = 0xF0;
-    d.layout = hrry::schema::LayoutFields::Extension(hrry::schema::ExtensionLayoutFields {
-        extension_layout_id: 7,
-        extension_data: Vec::new(),
-    });
-    d.sync_sections();
-    client.put("private", &d, &[&pattern(5, 16)]).unwrap();
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/invalid/TD-LAY-003.hrry");
+    let file = HrryFile::open(&path).unwrap();
+    let key = file.entries().next().unwrap().name().to_string();
+    let server = start(&[path], options());
+    let mut client = Client::connect(server.local_addr()).unwrap();
     assert_eq!(
-        server_error(client.fetch("private", &FetchOptions::default())),
+        server_error(client.fetch(&key, &FetchOptions::default())),
         error_code::LAYOUT_UNAVAILABLE
     );
     client.ping(b"alive").unwrap();
@@ -483,13 +483,13 @@ fn transcodings_in_flight_share_one_budget_across_connections() {
     let held = ask(&mut first, 3);
     assert_eq!(reply_layout(&first, &held), Some(LAYOUT_ROW_MAJOR));
     assert_eq!(catalog.transcoding().in_use(), size);
-    // A client that consumes row-major only is refused, saying why.
+    // A client that consumes row-major only gets the stored CSR (interchange.md
+    // § On-the-Fly Transcoding: fall through to the native layout).
     let mut picky = session(&[LAYOUT_ROW_MAJOR]);
-    let refused = ask(&mut picky, 3);
-    let (code, message) = reply_error(&mut picky, &refused).expect("an ERROR");
-    assert_eq!(code, error_code::TRANSCODE_LIMIT_EXCEEDED);
-    assert!(message.contains("retry later"), "{message}");
-    // Any other client gets the stored CSR instead.
+    let native = ask(&mut picky, 3);
+    assert_eq!(reply_error(&mut picky, &native), None);
+    assert_eq!(reply_layout(&picky, &native), Some(0x07));
+    // So does any other client.
     let mut other = session(&[]);
     let native = ask(&mut other, 3);
     assert_eq!(reply_layout(&other, &native), Some(0x07));
@@ -776,8 +776,14 @@ fn load_and_faults_64_clients() {
         .map(|(n, s)| (n.as_str(), s.as_slice()))
         .collect();
     let model = dense_file(dir.path(), "model.hrry", &list);
+    // A CSR tensor ("t") for the clients whose HELLO lists only row-major.
+    let csr = corpus("layout-csr.hrry");
+    let stored_csr: Arc<Vec<u8>> = Arc::new({
+        let file = HrryFile::open(&csr).unwrap();
+        file.tensor("t").unwrap().unwrap().buffers.concat()
+    });
     let server = start(
-        std::slice::from_ref(&model),
+        &[model.clone(), csr],
         ServeOptions {
             io_timeout: Duration::from_millis(500),
             idle_timeout: Duration::from_secs(3),
@@ -802,10 +808,11 @@ fn load_and_faults_64_clients() {
     let mut threads = Vec::new();
     for i in 0..64usize {
         let expected = Arc::clone(&expected);
+        let stored_csr = Arc::clone(&stored_csr);
         threads.push(std::thread::spawn(move || -> (bool, u64) {
             match i % 4 {
                 // Well-behaved: every tensor, natively.
-                0 | 1 => {
+                0 => {
                     let mut c = Client::connect(addr).unwrap();
                     let mut bytes = 0;
                     for (name, data) in expected.iter() {
@@ -813,6 +820,22 @@ fn load_and_faults_64_clients() {
                         assert!(got[0].data == *data, "{name}");
                         bytes += data.len() as u64;
                     }
+                    (true, bytes)
+                }
+                // Well-behaved, its HELLO listing only row-major: the model, then the
+                // CSR tensor as stored (no preference given).
+                1 => {
+                    let mut c = Client::connect_with(addr, row_major_only()).unwrap();
+                    let mut bytes = 0;
+                    for (name, data) in expected.iter() {
+                        let got = c.fetch(name, &FetchOptions::default()).unwrap();
+                        assert!(got[0].data == *data, "{name}");
+                        bytes += data.len() as u64;
+                    }
+                    let got = c.fetch("t", &FetchOptions::default()).unwrap();
+                    assert_eq!(got[0].descriptor.layout_tag, 0x07);
+                    assert!(got[0].data == *stored_csr, "t");
+                    bytes += stored_csr.len() as u64;
                     (true, bytes)
                 }
                 // Garbage, then oversize lengths.
