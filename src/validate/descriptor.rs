@@ -1,7 +1,7 @@
 //! Checks of one tensor descriptor on its own (metadata.md, element-types.md,
 //! data-model.md, the composite head fields of layouts/composite.md).
 
-use crate::layout::dense::is_dense;
+use crate::layout::dense::{is_dense, lowest_bit_address};
 use crate::model::ElementType;
 use crate::schema::{
     descriptor_offsets as off, ExtensionType, LayoutFields, QuantScheme, Statistics,
@@ -159,11 +159,12 @@ pub struct Oversized {
 }
 
 /// `Some` when `d` is an unquantized dense tensor whose buffer 0 is larger than
-/// [`minimum_buffer_size`]; `None` otherwise, and where the size is not defined
-/// or `byte_offset` already lies past the buffer (`TD-BUF-004`).
+/// [`minimum_buffer_size`]; `None` otherwise, and where the size is not defined,
+/// `byte_offset` already lies past the buffer (`TD-BUF-004`) or strides reach
+/// below the buffer's start (`LY-STR-001`): one fault, one report.
 pub fn oversized_buffer(d: &TensorDescriptor) -> Option<Oversized> {
     let b0 = d.buffers.first()?;
-    if d.byte_offset > b0.byte_size {
+    if d.byte_offset > b0.byte_size || lowest_bit_address(d).is_some_and(|lo| lo < 0) {
         return None;
     }
     let needed = minimum_buffer_size(d)?;
