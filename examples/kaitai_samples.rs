@@ -721,7 +721,8 @@ fn composites(dir: &Path) {
 /// Every upstream golden descriptor (`tests/data/upstream-vectors/descriptors/`) as a tensor
 /// of one file; the composite head is followed by two members.
 fn upstream_descriptors(dir: &Path) {
-    let vectors = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/upstream-vectors/descriptors");
+    let vectors =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/upstream-vectors/descriptors");
     let Ok(listing) = std::fs::read_dir(&vectors) else {
         eprintln!("no {}: skipping upstream descriptors", vectors.display());
         return;
@@ -808,10 +809,7 @@ fn tail_at_alignment(dir: &Path) {
 /// `oversized_buffer` in `hrry inspect --json`): bools stored one byte per
 /// element, and a float32 tensor with 4 bytes to spare.
 fn oversized_buffers(dir: &Path) {
-    let column_major = with_buffers(
-        desc(0x49, LayoutFields::Implicit, 0x02, &[3, 5]),
-        &[15],
-    );
+    let column_major = with_buffers(desc(0x49, LayoutFields::Implicit, 0x02, &[3, 5]), &[15]);
     write(
         dir,
         "oversized_buffers.hrry",

@@ -218,7 +218,10 @@ fn a_bool_tensor_stored_one_byte_per_element_is_flagged_marked_and_not_converted
     let st = st.to_str().unwrap();
     let (code, _, err) = hrry(&["convert", file, st]);
     assert_eq!(code, 1, "{err}");
-    assert!(err.contains("TD-BUF-014") && err.contains("--permissive"), "{err}");
+    assert!(
+        err.contains("TD-BUF-014") && err.contains("--permissive"),
+        "{err}"
+    );
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     let (code, _, err) = hrry(&["convert", "--permissive", file, st]);
     assert_eq!(code, 0, "{err}");

@@ -379,8 +379,7 @@ fn a_client_listing_only_row_major_gets_the_stored_layout_when_no_preference_is_
         let server = start(std::slice::from_ref(&path), options());
         let over_limit = start(std::slice::from_ref(&path), tight);
         let mut client = Client::connect_with(server.local_addr(), row_major_only()).unwrap();
-        let mut limited =
-            Client::connect_with(over_limit.local_addr(), row_major_only()).unwrap();
+        let mut limited = Client::connect_with(over_limit.local_addr(), row_major_only()).unwrap();
         let no_transcode = FetchOptions {
             allow_transcode: false,
             ..row_major()
@@ -400,7 +399,11 @@ fn a_client_listing_only_row_major_gets_the_stored_layout_when_no_preference_is_
                 (false, no_transcode.clone()),
                 (true, row_major()),
             ] {
-                let c = if over_limit { &mut limited } else { &mut client };
+                let c = if over_limit {
+                    &mut limited
+                } else {
+                    &mut client
+                };
                 let got = c.fetch(key, &fetch).expect(&what);
                 assert_eq!(got[0].descriptor.layout_tag, stored, "{what}");
                 let t = file.tensor_at(entry).unwrap();
@@ -408,7 +411,11 @@ fn a_client_listing_only_row_major_gets_the_stored_layout_when_no_preference_is_
             }
             // Asked for row-major with ALLOW_TRANSCODE: transcoded where it can be.
             let got = client.fetch(key, &row_major()).expect(&what);
-            let expected = if transcodable { LAYOUT_ROW_MAJOR } else { stored };
+            let expected = if transcodable {
+                LAYOUT_ROW_MAJOR
+            } else {
+                stored
+            };
             assert_eq!(got[0].descriptor.layout_tag, expected, "{what}");
         }
     }

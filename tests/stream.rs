@@ -456,5 +456,9 @@ fn unpack_lets_named_rules_pass_and_returns_them() {
     assert!(done.allowed.iter().all(|v| v.rule.id == "TD-BUF-003"));
     let file = w.finish().unwrap();
     let report = hrry::validate::validate_file(&file, &Options::default());
-    assert_eq!(report.rule_ids(), ["TD-BUF-003"], "the file has what passed");
+    assert_eq!(
+        report.rule_ids(),
+        ["TD-BUF-003"],
+        "the file has what passed"
+    );
 }

@@ -65,14 +65,22 @@ pub(crate) fn open(path: &Path, permissive: bool) -> Result<HrryInput, Error> {
         let tensor = file.tensor_at(entry)?;
         if let Some(o) = oversized_buffer(&tensor.descriptor) {
             let rule = &crate::validate::rules::container::TD_BUF_OVERSIZED;
-            let why = format!("{} ({}): {}", rule.id, rule.summary, o.message(&tensor.descriptor));
+            let why = format!(
+                "{} ({}): {}",
+                rule.id,
+                rule.summary,
+                o.message(&tensor.descriptor)
+            );
             if !permissive {
                 return Err(Error::tensor(
                     entry.name(),
                     format!("{why}; --permissive converts it as readers read it"),
                 ));
             }
-            notes.push(format!("tensor {:?} converted as readers read it: {why}", entry.name()));
+            notes.push(format!(
+                "tensor {:?} converted as readers read it: {why}",
+                entry.name()
+            ));
         }
         let offsets = tensor
             .buffers

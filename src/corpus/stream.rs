@@ -35,10 +35,16 @@ const FROM_FILES: &[(&str, &str)] = &[
     ("TD-HDR-005", "a reserved descriptor flag bit (7) set"),
     ("TD-BUF-002", "a buffer alignment of 32"),
     ("TD-BUF-003", "a buffer handle's reserved byte set"),
-    ("TD-BUF-005", "a [2, 3] float32 tensor whose buffer holds 20 bytes"),
+    (
+        "TD-BUF-005",
+        "a [2, 3] float32 tensor whose buffer holds 20 bytes",
+    ),
     ("QZ-TAG-001", "a quantization scheme_tag of 0xFF (invalid)"),
     ("LY-CMP-003", "an int8 member of a float32 partition"),
-    ("LY-CMP-007", "a partition whose members [8, 5] at [0, 0] and [8, 4] at [0, 4] overlap"),
+    (
+        "LY-CMP-007",
+        "a partition whose members [8, 5] at [0, 0] and [8, 4] at [0, 4] overlap",
+    ),
 ];
 
 /// The tensors of the HRRYFILE `bytes` as a bare stream, in file order (by

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use crate::export::{assemble_tensors, composite_members};
 use crate::file::{HrryFile, Tensor};
 use crate::layout::dense::{is_dense, row_major_len};
-use crate::layout::sparse::is_sparse;
 use crate::layout::logical_row_major;
+use crate::layout::sparse::is_sparse;
 use crate::schema::transport::{error_code, TensorRequest};
 use crate::schema::{
     to_bytes, BufferHandle, LayoutFields, TensorDescriptor, LAYOUT_COMPOSITE, LAYOUT_ROW_MAJOR,

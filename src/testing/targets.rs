@@ -344,7 +344,11 @@ fn unpack_to_file(stream: &[u8]) -> Result<Vec<u8>, crate::stream::Error> {
     let mut reader = crate::stream::StreamReader::new(stream);
     let mut w = crate::file::HrryWriter::new(Vec::new(), crate::file::WriterOptions::default())
         .expect("default options");
-    crate::stream::unpack(&mut reader, &mut w, &crate::stream::UnpackOptions::default())?;
+    crate::stream::unpack(
+        &mut reader,
+        &mut w,
+        &crate::stream::UnpackOptions::default(),
+    )?;
     Ok(w.finish().expect("finishes"))
 }
 
