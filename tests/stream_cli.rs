@@ -45,17 +45,12 @@ fn pack_into_a_pipe_into_unpack() {
         let (code, text, _) = run(&["validate", out.to_str().unwrap()]);
         assert_eq!(code, 0, "{name}: {text}");
         // Packing the result again gives the stream of the original.
-        let again = hrry()
-            .args(["stream", "pack"])
-            .arg(&out)
-            .args(["-o", "-"])
-            .output()
-            .unwrap();
+        let again = packed(&out);
         let first = hrry()
             .args(["stream", "pack", &input, "-o", "-"])
             .output()
             .unwrap();
-        assert_eq!(again.stdout, first.stdout, "{name}: byte-identical");
+        assert_eq!(again, first.stdout, "{name}: byte-identical");
         assert_eq!(
             first.stdout,
             std::fs::read(format!("corpus/stream/valid/{name}.hrrys")).unwrap(),
@@ -78,6 +73,29 @@ fn corpus_streams(folder: &str) -> Vec<std::path::PathBuf> {
     paths
 }
 
+/// `hrry stream pack FILE -o -`: the stream it prints.
+fn packed(file: &std::path::Path) -> Vec<u8> {
+    let out = hrry()
+        .args(["stream", "pack"])
+        .arg(file)
+        .args(["-o", "-"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", file.display());
+    out.stdout
+}
+
+/// `hrry stream unpack INPUT -o OUT`: exit code, standard output and error.
+fn unpack(input: &std::path::Path, out: &std::path::Path) -> (i32, String, String) {
+    run(&[
+        "stream",
+        "unpack",
+        input.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ])
+}
+
 #[test]
 fn unpack_refuses_every_invalid_stream_and_leaves_no_file() {
     let invalid = corpus_streams("invalid");
@@ -86,13 +104,7 @@ fn unpack_refuses_every_invalid_stream_and_leaves_no_file() {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("x.hrry");
         let rule = path.file_stem().unwrap().to_str().unwrap()[..10].to_string();
-        let (code, _, err) = run(&[
-            "stream",
-            "unpack",
-            path.to_str().unwrap(),
-            "-o",
-            out.to_str().unwrap(),
-        ]);
+        let (code, _, err) = unpack(&path, &out);
         assert_eq!(code, 1, "{}: {err}", path.display());
         assert!(err.contains(&rule), "{}: {err}", path.display());
         assert_eq!(
@@ -141,22 +153,10 @@ fn every_valid_stream_unpacks_and_packs_back_byte_for_byte() {
     assert!(valid.len() >= 10, "{valid:?}");
     for path in valid {
         let out = dir.path().join("back.hrry");
-        let (code, _, err) = run(&[
-            "stream",
-            "unpack",
-            path.to_str().unwrap(),
-            "-o",
-            out.to_str().unwrap(),
-        ]);
+        let (code, _, err) = unpack(&path, &out);
         assert_eq!(code, 0, "{}: {err}", path.display());
-        let again = hrry()
-            .args(["stream", "pack"])
-            .arg(&out)
-            .args(["-o", "-"])
-            .output()
-            .unwrap();
         assert!(
-            again.stdout == std::fs::read(&path).unwrap(),
+            packed(&out) == std::fs::read(&path).unwrap(),
             "{}: packs back to the same bytes",
             path.display()
         );
