@@ -52,8 +52,10 @@ impl Refusal {
 /// client's maximum size, a push onto a key served from a file).
 pub const ERROR_REFUSED: u32 = 0xF0;
 
-/// The layout tags this server can put on the wire: any stored layout natively, and
-/// row-major by transcoding (SERVER_HELLO `supported_layouts`).
+/// The layout tags this server can put on the wire (SERVER_HELLO
+/// `supported_layouts`): every named layout natively, and row-major by
+/// transcoding. A stored extension layout is not among them, so it is refused
+/// with LAYOUT_UNAVAILABLE.
 pub const SERVED_LAYOUTS: &[u8] = &[
     0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0A, 0x0B, 0x40,
 ];
