@@ -462,3 +462,19 @@ fn unpack_lets_named_rules_pass_and_returns_them() {
         "the file has what passed"
     );
 }
+
+#[test]
+fn the_stream_fuzz_target_holds_on_every_corpus_stream() {
+    // Among its properties: unpack refuses exactly what validation rejects.
+    let streams: Vec<_> = all_cases()
+        .into_iter()
+        .filter(|c| c.format == hrry::Format::Stream)
+        .collect();
+    for case in streams {
+        for control in [0u8, 1, 2, 3, 4] {
+            let mut data = vec![control];
+            data.extend_from_slice(&case.bytes);
+            hrry::testing::targets::stream(&data);
+        }
+    }
+}

@@ -273,8 +273,9 @@ pub fn gguf(data: &[u8]) {
 
 /// A bare stream read through short reads (the first byte picks the read size and
 /// how the data is consumed: pieces, a caller's slice, or skipped), then
-/// validated. Every tensor moves the reader forward; a stream the validator
-/// passes must unpack to a HRRYFILE that packs back to the same bytes.
+/// validated. Every tensor moves the reader forward; `unpack` refuses exactly the
+/// streams the validator rejects, and a stream it passes unpacks to a HRRYFILE
+/// that packs back to the same bytes.
 pub fn stream(data: &[u8]) {
     use crate::stream::{validate_stream_bytes, StreamReader};
     let Some((&control, bytes)) = data.split_first() else {
