@@ -31,6 +31,7 @@ fn main() {
     composites(&out);
     upstream_descriptors(&out);
     tail_at_alignment(&out);
+    oversized_buffers(&out);
     holo(&out);
     streams(&out);
 }
@@ -800,6 +801,24 @@ fn tail_at_alignment(dir: &Path) {
             ("group", head),
             ("group.member", dense(0x03, &[2], 8)),
             ("last", dense(0x10, &[3], 3)),
+        ],
+    );
+}
+
+/// Dense buffers larger than their elements need (`TD-BUF-014`, marked by
+/// `oversized_buffer` in `hrry inspect --json`): bools stored one byte per
+/// element, and a float32 tensor with 4 bytes to spare.
+fn oversized_buffers(dir: &Path) {
+    let column_major = with_buffers(desc(0x49, LayoutFields::Implicit, 0x02, &[3, 5]), &[15]);
+    write(
+        dir,
+        "oversized_buffers.hrry",
+        WriterOptions::default(),
+        vec![],
+        vec![
+            ("mask", dense(0x20, &[2, 3, 4], 24)),
+            ("uint4_one_per_byte", column_major),
+            ("spare", dense(0x03, &[2], 12)),
         ],
     );
 }

@@ -12,15 +12,22 @@
 //!   specification] as a rule with a stable ID (`HF-HDR-003`, `TD-BUF-002`,
 //!   `QB-SCALE-001`, …) and reports each violation at the absolute offset of the
 //!   offending field; [`validate::all_rules`] is the rule table.
-//! - **Loading models.** [`file::HrryFile`] maps a file, finds tensors by name
+//! - **Loading models.** [`HrryFile`] maps a file, finds tensors by name
 //!   without touching the rest, and lends their bytes (or typed slices) without
 //!   copying; [`quant::Dequantizer`] turns quantized weights into `f32` with SIMD
 //!   kernels where the CPU has them.
 //!
 //! # Reading
 //!
+//! The readers and the validator share one decode pass: [`HrryFile::open`] refuses a
+//! file at the first rule it breaks, naming the rule `hrry validate` reports — by
+//! default every `spec` rule decided from metadata, at a cost that does not grow
+//! with the tensors' size; [`OpenOptions`] chooses the [`Check`] (adding the rules
+//! on padding and data bytes, or, for files validated earlier, only the index) and
+//! the [`Limits`].
+//!
 //! ```
-//! use hrry::file::HrryFile;
+//! use hrry::HrryFile;
 //! # let bytes = {
 //! #     let mut w = hrry::file::HrryWriter::new(Vec::new(), Default::default())?;
 //! #     w.add_kv("producer", "example")?;
@@ -179,6 +186,11 @@ pub mod validate;
 pub(crate) use validate::declare_rules;
 
 pub use error::Error;
+
+// What a program that reads, writes or validates files programs against.
+pub use file::{Check, HrryFile, HrryWriter, OpenOptions, Tensor};
+pub use limits::{Limit, Limits};
+pub use validate::{Mode, Report, Rule, Violation};
 
 /// The container formats `hrry` understands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -240,6 +240,15 @@ pub fn descriptor_json(d: &TensorDescriptor) -> Value {
     }
     m.insert("layout_name".into(), json!(layout_name(d.layout_tag)));
     m.insert("element_count".into(), json!(element_count(&d.shape)));
+    if let Some(o) = crate::validate::descriptor::oversized_buffer(d) {
+        m.insert(
+            "oversized_buffer".into(),
+            json!({
+                "byte_size": o.byte_size, "needed": o.needed,
+                "one_byte_per_element": o.one_byte_per_element,
+            }),
+        );
+    }
     if let Some(s) = &d.shard {
         m.insert(
             "shard".into(),

@@ -169,3 +169,69 @@ fn closed_stdout_ends_quietly_with_141() {
         assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
     }
 }
+
+#[test]
+fn a_bool_tensor_stored_one_byte_per_element_is_flagged_marked_and_not_converted() {
+    let file = "corpus/invalid/TD-BUF-014.hrry";
+    // validate: the hardening rule, with the hint; permissive mode accepts it.
+    let (code, out, _) = hrry(&["validate", "--json", file]);
+    assert_eq!(code, 1, "{out}");
+    let doc = json(&out);
+    let violations = doc["files"][0]["violations"].as_array().unwrap();
+    assert_eq!(violations.len(), 1, "{out}");
+    assert_eq!(violations[0]["rule"], "TD-BUF-014");
+    assert_eq!(violations[0]["level"], "hardening");
+    let message = violations[0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("holds 24 bytes")
+            && message.contains("needs exactly 3")
+            && message.contains("one byte per element"),
+        "{message}"
+    );
+    assert_eq!(hrry(&["validate", "--permissive", file]).0, 0);
+
+    // inspect marks the tensor, in text and JSON.
+    let (code, out, _) = hrry(&["inspect", file]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("oversized buffer (TD-BUF-014): 24 bytes where 3 are needed")
+            && out.contains("one byte per element"),
+        "{out}"
+    );
+    let (_, out, _) = hrry(&["inspect", "--json", file]);
+    let mark = &json(&out)["tensors"][0]["oversized_buffer"];
+    assert_eq!(
+        *mark,
+        serde_json::json!({"byte_size": 24, "needed": 3, "one_byte_per_element": true})
+    );
+    let (_, out, _) = hrry(&["inspect", "--json", "corpus/valid/basic.hrry"]);
+    let doc = json(&out);
+    assert!(doc["tensors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|t| t.get("oversized_buffer").is_none()));
+
+    // convert refuses it, leaving nothing; --permissive converts what readers see.
+    let dir = tempfile::tempdir().unwrap();
+    let st = dir.path().join("mask.safetensors");
+    let st = st.to_str().unwrap();
+    let (code, _, err) = hrry(&["convert", file, st]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("TD-BUF-014") && err.contains("--permissive"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    let (code, _, err) = hrry(&["convert", "--permissive", file, st]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("converted as readers read it"), "{err}");
+    let bytes = std::fs::read(st).unwrap();
+    let tensors = safetensors::SafeTensors::deserialize(&bytes).unwrap();
+    let mask = tensors.tensor("mask").unwrap();
+    assert_eq!(mask.dtype(), safetensors::Dtype::BOOL);
+    // The first 3 stored bytes (0, 1, 1) read as packed bits: 1 at elements 8 and
+    // 16 only, not the writer's 0 1 1 1 1 1 1 0 ...
+    let expected: Vec<u8> = (0..24).map(|i| u8::from(i == 8 || i == 16)).collect();
+    assert_eq!(mask.data(), &expected[..]);
+}

@@ -1,6 +1,7 @@
 //! The tensor server over loopback: every corpus tensor fetched natively and
-//! transcoded, pushes, every ERROR code provoked, hostile clients, and a load and
-//! fault test. Servers run in-process on 127.0.0.1:0.
+//! transcoded, the stored layout for a client whose HELLO lists only row-major,
+//! pushes, every ERROR code the server sends provoked, hostile clients, and a load
+//! and fault test. Servers run in-process on 127.0.0.1:0.
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
@@ -329,51 +330,100 @@ fn each_error_code_is_answered_and_the_connection_lives_on() {
     );
     client.ping(b"alive").unwrap();
 
-    // LAYOUT_UNAVAILABLE: the client consumes row-major only, and a block-paged
-    // pool has no row-major form.
-    let picky = ClientOptions {
-        supported_layouts: vec![LAYOUT_ROW_MAJOR],
-        ..ClientOptions::default()
-    };
-    // The CSR tensor transcodes within the limit.
-    let mut client = Client::connect_with(addr, picky.clone()).unwrap();
-    assert_eq!(
-        client.fetch("t", &row_major()).unwrap()[0]
-            .descriptor
-            .layout_tag,
-        LAYOUT_ROW_MAJOR
-    );
-    drop(server);
-    let server = start(&[corpus("layout-block-paged.hrry")], options());
-    let mut client = Client::connect_with(server.local_addr(), picky.clone()).unwrap();
-    let paged = HrryFile::open(&corpus("layout-block-paged.hrry")).unwrap();
-    let paged_key = paged.entries().next().unwrap().name().to_string();
-    assert_eq!(
-        server_error(client.fetch(&paged_key, &row_major())),
-        error_code::LAYOUT_UNAVAILABLE
-    );
     drop(server);
 
-    // TRANSCODE_LIMIT_EXCEEDED: the same request with a 16-byte transcoding limit.
-    let server = start(
-        &[corpus("layout-csr.hrry")],
-        ServeOptions {
-            transcode_limit: 16,
-            ..options()
-        },
-    );
-    let mut client = Client::connect_with(server.local_addr(), picky).unwrap();
-    assert_eq!(
-        server_error(client.fetch("t", &row_major())),
-        error_code::TRANSCODE_LIMIT_EXCEEDED
-    );
-    // Without the client's restriction the stored CSR comes instead.
+    // LAYOUT_UNAVAILABLE: a file's tensor whose stored layout (an extension layout)
+    // is not among the layouts the SERVER_HELLO advertised.
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/invalid/TD-LAY-003.hrry");
+    let file = HrryFile::open(&path).unwrap();
+    let key = file.entries().next().unwrap().name().to_string();
+    let server = start(&[path], options());
     let mut client = Client::connect(server.local_addr()).unwrap();
     assert_eq!(
-        client.fetch("t", &row_major()).unwrap()[0]
-            .descriptor
-            .layout_tag,
-        0x07
+        server_error(client.fetch(&key, &FetchOptions::default())),
+        error_code::LAYOUT_UNAVAILABLE
+    );
+    client.ping(b"alive").unwrap();
+}
+
+/// The client that lists only row-major in its CLIENT_HELLO.
+fn row_major_only() -> ClientOptions {
+    ClientOptions {
+        supported_layouts: vec![LAYOUT_ROW_MAJOR],
+        ..ClientOptions::default()
+    }
+}
+
+#[test]
+fn a_client_listing_only_row_major_gets_the_stored_layout_when_no_preference_is_met() {
+    // Strided, column-major, tiled, sparse, block-paged and composites.
+    let files = [
+        ("layout-strided-reversed.hrry", true),
+        ("layout-column-major-int4.hrry", true),
+        ("layout-tiled.hrry", true),
+        ("layout-csr.hrry", true),
+        ("layout-csc.hrry", true),
+        ("layout-coo.hrry", true),
+        ("layout-partition-2x2.hrry", true),
+        ("composite_nested_group.hrry", false),
+        ("layout-block-paged.hrry", false),
+    ];
+    let tight = ServeOptions {
+        transcode_limit: 1,
+        ..options()
+    };
+    let mut layouts = std::collections::BTreeSet::new();
+    for (name, transcodable) in files {
+        let path = corpus(name);
+        let file = HrryFile::open(&path).unwrap();
+        let server = start(std::slice::from_ref(&path), options());
+        let over_limit = start(std::slice::from_ref(&path), tight);
+        let mut client = Client::connect_with(server.local_addr(), row_major_only()).unwrap();
+        let mut limited = Client::connect_with(over_limit.local_addr(), row_major_only()).unwrap();
+        let no_transcode = FetchOptions {
+            allow_transcode: false,
+            ..row_major()
+        };
+        for entry in file.entries() {
+            let key = entry.name();
+            let stored = file.tensor_at(entry).unwrap().descriptor.layout_tag;
+            if stored == LAYOUT_ROW_MAJOR {
+                continue;
+            }
+            layouts.insert(stored);
+            let what = format!("{name}: {key}");
+            // No preference; row-major without ALLOW_TRANSCODE; row-major over the
+            // transcoding limit: the stored layout, its data as stored.
+            for (over_limit, fetch) in [
+                (false, FetchOptions::default()),
+                (false, no_transcode.clone()),
+                (true, row_major()),
+            ] {
+                let c = if over_limit {
+                    &mut limited
+                } else {
+                    &mut client
+                };
+                let got = c.fetch(key, &fetch).expect(&what);
+                assert_eq!(got[0].descriptor.layout_tag, stored, "{what}");
+                let t = file.tensor_at(entry).unwrap();
+                assert!(got[0].data == t.buffers.concat(), "{what}: data");
+            }
+            // Asked for row-major with ALLOW_TRANSCODE: transcoded where it can be.
+            let got = client.fetch(key, &row_major()).expect(&what);
+            let expected = if transcodable {
+                LAYOUT_ROW_MAJOR
+            } else {
+                stored
+            };
+            assert_eq!(got[0].descriptor.layout_tag, expected, "{what}");
+        }
+    }
+    // Every stored layout of the list came natively.
+    assert_eq!(
+        layouts.into_iter().collect::<Vec<_>>(),
+        [0x02, 0x03, 0x04, 0x06, 0x07, 0x08, 0x0A, 0x0B],
+        "stored layouts exercised"
     );
 }
 
@@ -440,13 +490,13 @@ fn transcodings_in_flight_share_one_budget_across_connections() {
     let held = ask(&mut first, 3);
     assert_eq!(reply_layout(&first, &held), Some(LAYOUT_ROW_MAJOR));
     assert_eq!(catalog.transcoding().in_use(), size);
-    // A client that consumes row-major only is refused, saying why.
+    // A client that consumes row-major only gets the stored CSR (interchange.md
+    // § On-the-Fly Transcoding: fall through to the native layout).
     let mut picky = session(&[LAYOUT_ROW_MAJOR]);
-    let refused = ask(&mut picky, 3);
-    let (code, message) = reply_error(&mut picky, &refused).expect("an ERROR");
-    assert_eq!(code, error_code::TRANSCODE_LIMIT_EXCEEDED);
-    assert!(message.contains("retry later"), "{message}");
-    // Any other client gets the stored CSR instead.
+    let native = ask(&mut picky, 3);
+    assert_eq!(reply_error(&mut picky, &native), None);
+    assert_eq!(reply_layout(&picky, &native), Some(0x07));
+    // So does any other client.
     let mut other = session(&[]);
     let native = ask(&mut other, 3);
     assert_eq!(reply_layout(&other, &native), Some(0x07));
@@ -733,8 +783,14 @@ fn load_and_faults_64_clients() {
         .map(|(n, s)| (n.as_str(), s.as_slice()))
         .collect();
     let model = dense_file(dir.path(), "model.hrry", &list);
+    // A CSR tensor ("t") for the clients whose HELLO lists only row-major.
+    let csr = corpus("layout-csr.hrry");
+    let stored_csr: Arc<Vec<u8>> = Arc::new({
+        let file = HrryFile::open(&csr).unwrap();
+        file.tensor("t").unwrap().unwrap().buffers.concat()
+    });
     let server = start(
-        std::slice::from_ref(&model),
+        &[model.clone(), csr],
         ServeOptions {
             io_timeout: Duration::from_millis(500),
             idle_timeout: Duration::from_secs(3),
@@ -759,10 +815,11 @@ fn load_and_faults_64_clients() {
     let mut threads = Vec::new();
     for i in 0..64usize {
         let expected = Arc::clone(&expected);
+        let stored_csr = Arc::clone(&stored_csr);
         threads.push(std::thread::spawn(move || -> (bool, u64) {
             match i % 4 {
                 // Well-behaved: every tensor, natively.
-                0 | 1 => {
+                0 => {
                     let mut c = Client::connect(addr).unwrap();
                     let mut bytes = 0;
                     for (name, data) in expected.iter() {
@@ -770,6 +827,22 @@ fn load_and_faults_64_clients() {
                         assert!(got[0].data == *data, "{name}");
                         bytes += data.len() as u64;
                     }
+                    (true, bytes)
+                }
+                // Well-behaved, its HELLO listing only row-major: the model, then the
+                // CSR tensor as stored (no preference given).
+                1 => {
+                    let mut c = Client::connect_with(addr, row_major_only()).unwrap();
+                    let mut bytes = 0;
+                    for (name, data) in expected.iter() {
+                        let got = c.fetch(name, &FetchOptions::default()).unwrap();
+                        assert!(got[0].data == *data, "{name}");
+                        bytes += data.len() as u64;
+                    }
+                    let got = c.fetch("t", &FetchOptions::default()).unwrap();
+                    assert_eq!(got[0].descriptor.layout_tag, 0x07);
+                    assert!(got[0].data == *stored_csr, "t");
+                    bytes += stored_csr.len() as u64;
                     (true, bytes)
                 }
                 // Garbage, then oversize lengths.

@@ -10,6 +10,7 @@ use hrry::model::build::{composite_head, dense};
 use hrry::model::ElementType;
 use hrry::stream::{
     pack, unpack, validate_stream, validate_stream_bytes, StreamReader, StreamWriter, TensorNames,
+    UnpackOptions,
 };
 use hrry::testing::targets::Trickle;
 use hrry::validate::Options;
@@ -41,7 +42,7 @@ fn pack_bytes(file: &[u8]) -> Vec<u8> {
 fn unpack_bytes(stream: impl Read) -> Vec<u8> {
     let mut r = StreamReader::new(stream);
     let mut w = HrryWriter::new(Vec::new(), WriterOptions::default()).unwrap();
-    unpack(&mut r, &mut w).expect("unpacks");
+    unpack(&mut r, &mut w, &UnpackOptions::default()).expect("unpacks");
     w.finish().expect("finishes")
 }
 
@@ -402,12 +403,81 @@ fn the_reader_names_what_stops_it() {
         Some("HF-LIM-001"),
         "past max_descriptor_bytes"
     );
-    // A buffer claiming 2^60 bytes on a short stream: a truncation, found without
-    // holding more than the stream delivers.
+    // A float32 [2^58] tensor's buffer claiming its 2^60 bytes on a short stream:
+    // a truncation, found without holding more than the stream delivers.
     let mut claims = good.clone();
     let size_at = d.buffer_pos(0) as usize;
     claims[size_at..size_at + 8].copy_from_slice(&(1u64 << 60).to_le_bytes());
+    let shape_at = hrry::schema::descriptor_offsets::SHAPE as usize;
+    claims[shape_at..shape_at + 8].copy_from_slice(&(1u64 << 58).to_le_bytes());
     assert_eq!(first_rule(&claims), Some("ST-TRN-003"));
     let report = validate_stream(&claims[..], &Options::default()).unwrap();
     assert_eq!(report.rule_ids(), ["ST-TRN-003"]);
+}
+
+#[test]
+fn unpack_refuses_every_invalid_corpus_stream_naming_its_rule() {
+    let invalid: Vec<_> = all_cases()
+        .into_iter()
+        .filter(|c| c.format == hrry::Format::Stream)
+        .filter_map(|c| match c.expect {
+            Expect::Invalid(rule) => Some((c.path, rule, c.bytes)),
+            Expect::Valid => None,
+        })
+        .collect();
+    assert!(invalid.len() >= 16, "{} invalid streams", invalid.len());
+    for (path, rule, bytes) in invalid {
+        let mut r = StreamReader::new(&bytes[..]);
+        let mut w = HrryWriter::new(Vec::new(), WriterOptions::default()).unwrap();
+        let err = unpack(&mut r, &mut w, &UnpackOptions::default())
+            .expect_err(&format!("{path}: refused"));
+        assert_eq!(
+            err.violation().map(|v| v.rule.id),
+            Some(rule),
+            "{path}: {err}"
+        );
+    }
+}
+
+#[test]
+fn unpack_lets_named_rules_pass_and_returns_them() {
+    // The reserved byte of a buffer handle: the writer keeps the descriptor as is.
+    let case = all_cases()
+        .into_iter()
+        .find(|c| c.path == "stream/invalid/TD-BUF-003.hrrys")
+        .expect("the corpus stream");
+    let rule = hrry::validate::rule_by_id("TD-BUF-003").unwrap();
+    let options = UnpackOptions {
+        allowed: vec![rule],
+        ..UnpackOptions::default()
+    };
+    let mut r = StreamReader::new(&case.bytes[..]);
+    let mut w = HrryWriter::new(Vec::new(), WriterOptions::default()).unwrap();
+    let done = unpack(&mut r, &mut w, &options).expect("let through");
+    assert!(done.tensors > 0);
+    assert!(!done.allowed.is_empty());
+    assert!(done.allowed.iter().all(|v| v.rule.id == "TD-BUF-003"));
+    let file = w.finish().unwrap();
+    let report = hrry::validate::validate_file(&file, &Options::default());
+    assert_eq!(
+        report.rule_ids(),
+        ["TD-BUF-003"],
+        "the file has what passed"
+    );
+}
+
+#[test]
+fn the_stream_fuzz_target_holds_on_every_corpus_stream() {
+    // Among its properties: unpack refuses exactly what validation rejects.
+    let streams: Vec<_> = all_cases()
+        .into_iter()
+        .filter(|c| c.format == hrry::Format::Stream)
+        .collect();
+    for case in streams {
+        for control in [0u8, 1, 2, 3, 4] {
+            let mut data = vec![control];
+            data.extend_from_slice(&case.bytes);
+            hrry::testing::targets::stream(&data);
+        }
+    }
 }

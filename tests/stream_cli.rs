@@ -45,17 +45,12 @@ fn pack_into_a_pipe_into_unpack() {
         let (code, text, _) = run(&["validate", out.to_str().unwrap()]);
         assert_eq!(code, 0, "{name}: {text}");
         // Packing the result again gives the stream of the original.
-        let again = hrry()
-            .args(["stream", "pack"])
-            .arg(&out)
-            .args(["-o", "-"])
-            .output()
-            .unwrap();
+        let again = packed(&out);
         let first = hrry()
             .args(["stream", "pack", &input, "-o", "-"])
             .output()
             .unwrap();
-        assert_eq!(again.stdout, first.stdout, "{name}: byte-identical");
+        assert_eq!(again, first.stdout, "{name}: byte-identical");
         assert_eq!(
             first.stdout,
             std::fs::read(format!("corpus/stream/valid/{name}.hrrys")).unwrap(),
@@ -64,20 +59,108 @@ fn pack_into_a_pipe_into_unpack() {
     }
 }
 
+/// The `.hrrys` files of `corpus/stream/{folder}`, sorted.
+fn corpus_streams(folder: &str) -> Vec<std::path::PathBuf> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("corpus/stream")
+        .join(folder);
+    let mut paths: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "hrrys"))
+        .collect();
+    paths.sort();
+    paths
+}
+
+/// `hrry stream pack FILE -o -`: the stream it prints.
+fn packed(file: &std::path::Path) -> Vec<u8> {
+    let out = hrry()
+        .args(["stream", "pack"])
+        .arg(file)
+        .args(["-o", "-"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", file.display());
+    out.stdout
+}
+
+/// `hrry stream unpack INPUT -o OUT`: exit code, standard output and error.
+fn unpack(input: &std::path::Path, out: &std::path::Path) -> (i32, String, String) {
+    run(&[
+        "stream",
+        "unpack",
+        input.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ])
+}
+
 #[test]
-fn unpack_refuses_a_broken_stream_and_leaves_no_file() {
+fn unpack_refuses_every_invalid_stream_and_leaves_no_file() {
+    let invalid = corpus_streams("invalid");
+    assert!(invalid.len() >= 16, "{invalid:?}");
+    for path in invalid {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("x.hrry");
+        let rule = path.file_stem().unwrap().to_str().unwrap()[..10].to_string();
+        let (code, _, err) = unpack(&path, &out);
+        assert_eq!(code, 1, "{}: {err}", path.display());
+        assert!(err.contains(&rule), "{}: {err}", path.display());
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            0,
+            "{}: no output left",
+            path.display()
+        );
+    }
+}
+
+#[test]
+fn unpack_lets_through_what_permissive_names() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("x.hrry");
+    let out = out.to_str().unwrap();
+    let input = "corpus/stream/invalid/TD-BUF-003.hrrys";
     let (code, _, err) = run(&[
         "stream",
         "unpack",
-        "corpus/stream/invalid/ST-TRN-003.hrrys",
+        "--permissive=TD-BUF-002,TD-BUF-003",
+        input,
         "-o",
-        out.to_str().unwrap(),
+        out,
     ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("warning: TD-BUF-003"), "{err}");
+    let (code, text, _) = run(&["validate", out]);
     assert_eq!(code, 1);
-    assert!(err.contains("ST-TRN-003"), "{err}");
-    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    assert!(text.contains("TD-BUF-003"), "{text}");
+    // Bare --permissive lets only hardening rules pass; TD-BUF-003 is the spec's.
+    std::fs::remove_file(out).unwrap();
+    let (code, _, err) = run(&["stream", "unpack", "--permissive", input, "-o", out]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("TD-BUF-003"), "{err}");
+    // A rule that does not exist is a usage error.
+    let (code, _, err) = run(&["stream", "unpack", "--permissive=XX-000", input, "-o", out]);
+    assert_eq!(code, 2, "{err}");
+    assert!(!std::path::Path::new(out).exists());
+}
+
+#[test]
+fn every_valid_stream_unpacks_and_packs_back_byte_for_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    let valid = corpus_streams("valid");
+    assert!(valid.len() >= 10, "{valid:?}");
+    for path in valid {
+        let out = dir.path().join("back.hrry");
+        let (code, _, err) = unpack(&path, &out);
+        assert_eq!(code, 0, "{}: {err}", path.display());
+        assert!(
+            packed(&out) == std::fs::read(&path).unwrap(),
+            "{}: packs back to the same bytes",
+            path.display()
+        );
+    }
 }
 
 #[test]

@@ -82,8 +82,11 @@ def read(
 def pack(path: _Path, sink: _Sink) -> int:
     """Writes the HRRYFILE at ``path`` as a bare stream (``hrry stream pack``)."""
 
-def unpack(source: _Source, path: _Path, *, data_buffer_alignment: int = 4096) -> int:
-    """Writes the stream's tensors to a new HRRYFILE (``hrry stream unpack``)."""
+def unpack(
+    source: _Source, path: _Path, *, data_buffer_alignment: int = 4096, permissive: bool = False
+) -> int:
+    """Writes the stream's tensors to a new HRRYFILE (``hrry stream unpack``), each
+    checked against every rule first (the spec's only with ``permissive=True``)."""
 
 def validate(source: _Source, *, permissive: bool = False) -> Report:
     """Checks a bare stream against every rule; never raises for a bad stream."""

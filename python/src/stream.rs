@@ -817,16 +817,19 @@ fn pack_error(
 /// Reads the bare stream ``source`` (a path, bytes or a binary file object, as for
 /// `StreamReader`) and writes its tensors to a new HRRYFILE at ``path`` under the
 /// names `StreamReader` gives (``t0``, ``t1``, ``t1.0``, …): what ``hrry stream
-/// unpack`` writes. Data passes through in pieces, so memory stays bounded. The
+/// unpack`` writes, holding one tensor at a time. The
 /// file is written to a temporary file renamed into place; on any error nothing
-/// is created. Returns the number of tensors.
+/// is created. Every tensor is checked against every rule first (the spec's only
+/// with ``permissive=True``): a broken stream raises ``InvalidFileError``.
+/// Returns the number of tensors.
 #[pyfunction]
-#[pyo3(signature = (source, path, *, data_buffer_alignment = 4096))]
+#[pyo3(signature = (source, path, *, data_buffer_alignment = 4096, permissive = false))]
 pub fn unpack(
     py: Python<'_>,
     source: &Bound<'_, PyAny>,
     path: PathBuf,
     data_buffer_alignment: u32,
+    permissive: bool,
 ) -> PyResult<u64> {
     let (source, what) = Source::open(source)?;
     let options = WriterOptions {
@@ -835,10 +838,17 @@ pub fn unpack(
     };
     let mut reader = hrry::stream::StreamReader::new(source);
     let result = detached(py, || -> Result<u64, hrry::stream::Error> {
+        let checks = hrry::stream::UnpackOptions {
+            validation: Options {
+                mode: mode(permissive),
+                limits: Limits::default(),
+            },
+            allowed: Vec::new(),
+        };
         let mut w = HrryWriter::create(&path, options)?;
-        let n = hrry::stream::unpack(&mut reader, &mut w)?;
+        let done = hrry::stream::unpack(&mut reader, &mut w, &checks)?;
         w.finish_file()?;
-        Ok(n)
+        Ok(done.tensors)
     })?;
     result.map_err(|e| {
         let raised = reader.get_mut().take_error();

@@ -23,6 +23,7 @@ use crate::quant::Dequantizer;
 use crate::schema::{
     KvEntry, QuantScheme, TensorDescriptor, LAYOUT_ROW_MAJOR, NO_ZERO_POINT_BUFFER,
 };
+use crate::validate::descriptor::oversized_buffer;
 use crate::validate::quant::block_scale_size;
 
 /// Values dequantized per piece: the float32 output held at once.
@@ -46,16 +47,41 @@ pub(crate) struct HrryInput {
     pub tensors: Vec<InputTensor>,
     /// Its KV entries.
     pub kv: Vec<KvEntry>,
+    /// Remarks for the conversion summary (tensors let through by `permissive`).
+    pub notes: Vec<String>,
 }
 
 /// Opens `path`: index, descriptors and KV are read through a map that is dropped
-/// before returning, so that only what planning touched was ever resident.
-pub(crate) fn open(path: &Path) -> Result<HrryInput, Error> {
+/// before returning, so that only what planning touched was ever resident. A dense
+/// tensor whose buffer holds more than it needs (`TD-BUF-014`, such as bools stored
+/// one byte per element) is refused, unless `permissive`: then it is converted as
+/// readers read it, with a note.
+pub(crate) fn open(path: &Path, permissive: bool) -> Result<HrryInput, Error> {
     let file = HrryFile::open(path)?;
     let base = file.bytes().as_ptr() as usize;
     let mut tensors = Vec::with_capacity(file.len());
+    let mut notes = Vec::new();
     for entry in file.entries() {
         let tensor = file.tensor_at(entry)?;
+        if let Some(o) = oversized_buffer(&tensor.descriptor) {
+            let rule = &crate::validate::rules::container::TD_BUF_OVERSIZED;
+            let why = format!(
+                "{} ({}): {}",
+                rule.id,
+                rule.summary,
+                o.message(&tensor.descriptor)
+            );
+            if !permissive {
+                return Err(Error::tensor(
+                    entry.name(),
+                    format!("{why}; --permissive converts it as readers read it"),
+                ));
+            }
+            notes.push(format!(
+                "tensor {:?} converted as readers read it: {why}",
+                entry.name()
+            ));
+        }
         let offsets = tensor
             .buffers
             .iter()
@@ -73,6 +99,7 @@ pub(crate) fn open(path: &Path) -> Result<HrryInput, Error> {
         src: FileSource::open(path)?,
         tensors,
         kv,
+        notes,
     })
 }
 
@@ -736,7 +763,7 @@ mod tests {
     /// plus how many runs cut one in more than one slab.
     fn agree(path: &Path) -> usize {
         let bytes = std::fs::read(path).unwrap();
-        let mut input = open(path).unwrap();
+        let mut input = open(path, false).unwrap();
         let mut sliced = 0;
         for t in &input.tensors {
             if t.descriptor.quantization.is_none() {

@@ -155,6 +155,10 @@ pub struct Options {
     pub dtype: FloatType,
     /// Options of the HRRYFILE writer.
     pub writer: WriterOptions,
+    /// Convert HRRYFILE tensors that break the hardening rule `TD-BUF-014` (a
+    /// dense buffer larger than its elements need, such as bools stored one byte
+    /// per element) as readers read them, with a note, instead of refusing them.
+    pub permissive: bool,
 }
 
 impl Default for Options {
@@ -164,6 +168,7 @@ impl Default for Options {
             dequantize_unsupported: false,
             dtype: FloatType::F32,
             writer: WriterOptions::default(),
+            permissive: false,
         }
     }
 }

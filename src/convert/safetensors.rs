@@ -609,8 +609,8 @@ pub fn from_hrry(
     options: &Options,
     progress: &mut dyn Progress,
 ) -> Result<Summary, Error> {
-    let mut input = hrry_source::open(input_path)?;
-    let mut notes = Vec::new();
+    let mut input = hrry_source::open(input_path, options.permissive)?;
+    let mut notes = std::mem::take(&mut input.notes);
     let mut planned = (0..input.tensors.len())
         .map(|i| plan_tensor(&input, i, options.dtype, &mut notes))
         .collect::<Result<Vec<_>, _>>()?;

@@ -416,8 +416,8 @@ pub fn from_hrry(
     options: &Options,
     progress: &mut dyn Progress,
 ) -> Result<Summary, Error> {
-    let mut input = hrry_source::open(input_path)?;
-    let mut notes = Vec::new();
+    let mut input = hrry_source::open(input_path, options.permissive)?;
+    let mut notes = std::mem::take(&mut input.notes);
     let mut planned = Vec::with_capacity(input.tensors.len());
     let mut refused: Vec<(String, String)> = Vec::new();
     for i in 0..input.tensors.len() {

@@ -880,13 +880,14 @@ fn placement_cases() -> Vec<Case> {
         ),
         inv(
             "HF-PLC-008",
-            "the last buffer's byte_size runs into the KV section",
+            "the last tensor's shape [100000] and byte_size 100000 run into the KV section",
             with(b.clone(), |x| {
-                let d = patch::index_entries(x)[1].1.descriptor_length;
-                let _ = d;
                 let desc: TensorDescriptor = crate::schema::read_from(&x[bias as usize..])
                     .expect("desc")
                     .0;
+                // The shape grows with the buffer, so that the buffer is not also
+                // larger than its elements need (TD-BUF-014).
+                put(x, bias + doff::SHAPE, &100_000u64.to_le_bytes());
                 put(x, bias + desc.buffer_pos(0), &100_000u64.to_le_bytes());
             }),
         ),
@@ -1125,6 +1126,18 @@ fn descriptor_cases() -> Vec<Case> {
             "TD-BUF-005",
             "a [2, 3] float32 buffer of 20 bytes",
             single(with(f32d(&[2, 3]), |d| d.buffers[0].byte_size = 20)),
+        ),
+        inv(
+            "TD-BUF-014",
+            "a bool [2, 3, 4] tensor stored one byte per element (24 bytes of 0 and 1, \
+             as upstream hurray.save writes a NumPy bool array) where packed bits need 3",
+            items(vec![Item {
+                name: "mask".into(),
+                descriptor: with(dense(ElementType::Bool, &[2, 3, 4]).expect("dense"), |d| {
+                    d.buffers[0].byte_size = 24
+                }),
+                buffers: vec![(0..24u8).map(|i| u8::from(i % 7 != 0)).collect()],
+            }]),
         ),
         inv(
             "TD-BUF-006",

@@ -28,6 +28,47 @@ const PACKED: &[&str] = &[
     "valid/quant-per-block-int4-f16.hrry",
 ];
 
+/// Invalid HRRYFILE cases whose one broken rule a stream carries unchanged
+/// (descriptor, layout, quantization and composite rules), written as streams:
+/// each file's tensors in file order, without any check.
+const FROM_FILES: &[(&str, &str)] = &[
+    ("TD-HDR-005", "a reserved descriptor flag bit (7) set"),
+    ("TD-BUF-002", "a buffer alignment of 32"),
+    ("TD-BUF-003", "a buffer handle's reserved byte set"),
+    (
+        "TD-BUF-005",
+        "a [2, 3] float32 tensor whose buffer holds 20 bytes",
+    ),
+    ("QZ-TAG-001", "a quantization scheme_tag of 0xFF (invalid)"),
+    ("LY-CMP-003", "an int8 member of a float32 partition"),
+    (
+        "LY-CMP-007",
+        "a partition whose members [8, 5] at [0, 0] and [8, 4] at [0, 4] overlap",
+    ),
+];
+
+/// The tensors of the HRRYFILE `bytes` as a bare stream, in file order (by
+/// descriptor offset): each descriptor's bytes as the file holds them, then its
+/// buffers, read without checking the descriptors' rules.
+fn stream_of_file(bytes: &[u8]) -> Vec<u8> {
+    let file = crate::file::OpenOptions::new()
+        .allow_all()
+        .open_bytes(bytes)
+        .expect("corpus file opens");
+    let mut entries: Vec<_> = file.entries().collect();
+    entries.sort_by_key(|e| e.index_entry().descriptor_offset);
+    let mut out = Vec::new();
+    for e in entries {
+        let t = file.tensor_at(e).expect("corpus tensor reads");
+        let at = e.index_entry().descriptor_offset as usize;
+        out.extend_from_slice(&bytes[at..at + t.descriptor.descriptor_length as usize]);
+        for b in &t.buffers {
+            out.extend_from_slice(b);
+        }
+    }
+    out
+}
+
 /// `items` written as a bare stream, without any check (so broken composites can
 /// be written).
 fn stream_of(items: &[Item]) -> Vec<u8> {
@@ -160,6 +201,29 @@ pub fn cases(files: &[Case]) -> Vec<Case> {
                 .collect();
             items.push(Item::patterned("leaf", f32d(&[2])));
             stream_of(&items)
+        },
+    ));
+    for &(rule, description) in FROM_FILES {
+        let path = format!("invalid/{rule}.hrry");
+        let case = files
+            .iter()
+            .find(|c| c.path == path)
+            .unwrap_or_else(|| panic!("corpus case {path} to stream"));
+        out.push(inv(
+            rule,
+            "",
+            &format!("{description} (corpus/{path}'s tensors as a stream)"),
+            stream_of_file(&case.bytes),
+        ));
+    }
+    out.push(inv(
+        "TD-TYP-001",
+        "",
+        "the second tensor's type_tag is 0x00",
+        {
+            let mut b = base.clone();
+            put(&mut b, second + doff::TYPE_TAG, &[0]);
+            b
         },
     ));
     out.push(inv(

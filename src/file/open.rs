@@ -56,7 +56,8 @@ pub struct OpenOptions {
 }
 
 impl OpenOptions {
-    /// Default limits, [`Check::Metadata`], `spec` rules with strict allowances.
+    /// Default limits, [`Check::Metadata`], `spec` rules with the spec's permissive
+    /// allowances.
     pub fn new() -> Self {
         Self::default()
     }
@@ -77,7 +78,9 @@ impl OpenOptions {
     /// `hardening` rules are refused too, in [`Mode::Permissive`] the spec's
     /// permissive allowances apply. With [`Check::Full`] the open then refuses
     /// exactly what the validator rejects in that mode. Without it, `spec` rules are
-    /// judged with strict allowances.
+    /// judged with the spec's permissive allowances: a file holding an extension
+    /// layout, composition rule or quantization scheme this library does not know
+    /// opens, and reading that tensor is what fails.
     pub fn judge_as(mut self, mode: Mode) -> Self {
         self.judged_as = Some(mode);
         self
@@ -88,7 +91,7 @@ impl OpenOptions {
         match self.judged_as {
             Some(Mode::Strict) => (Mode::Strict, true),
             Some(Mode::Permissive) => (Mode::Permissive, false),
-            None => (Mode::Strict, false),
+            None => (Mode::Permissive, false),
         }
     }
 

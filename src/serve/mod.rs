@@ -47,7 +47,7 @@ pub struct ServeOptions {
     pub transcode_limit: u64,
     /// Bytes all transcodings in flight may hold together, across connections
     /// (from when a tensor is transcoded until it is sent); a request that would
-    /// pass it gets the stored layout, or TRANSCODE_LIMIT_EXCEEDED.
+    /// pass it gets the stored layout.
     pub transcode_memory: u64,
     /// Capacity of the store of pushed tensors, in data bytes.
     pub store_limit: u64,

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use crate::export::{assemble_tensors, composite_members};
 use crate::file::{HrryFile, Tensor};
 use crate::layout::dense::{is_dense, row_major_len};
+use crate::layout::logical_row_major;
 use crate::layout::sparse::is_sparse;
-use crate::layout::{logical_row_major, LayoutError};
 use crate::schema::transport::{error_code, TensorRequest};
 use crate::schema::{
     to_bytes, BufferHandle, LayoutFields, TensorDescriptor, LAYOUT_COMPOSITE, LAYOUT_ROW_MAJOR,
@@ -52,16 +52,16 @@ impl Refusal {
 /// client's maximum size, a push onto a key served from a file).
 pub const ERROR_REFUSED: u32 = 0xF0;
 
-/// The layout tags this server can put on the wire: any stored layout natively, and
-/// row-major by transcoding (SERVER_HELLO `supported_layouts`).
+/// The layout tags this server can put on the wire (SERVER_HELLO
+/// `supported_layouts`): every named layout natively, and row-major by
+/// transcoding. A stored extension layout is not among them, so it is refused
+/// with LAYOUT_UNAVAILABLE.
 pub const SERVED_LAYOUTS: &[u8] = &[
     0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0A, 0x0B, 0x40,
 ];
 
 /// What [`respond`] needs beyond the request.
 pub struct Context<'a> {
-    /// The layouts of the client's CLIENT_HELLO (an empty list: any).
-    pub client_layouts: &'a [u8],
     /// Largest buffer a transcoding may materialise.
     pub transcode_limit: u64,
     /// The memory all transcodings in flight share.
@@ -169,18 +169,6 @@ fn unreadable(e: crate::file::Error) -> Refusal {
     Refusal::new(ERROR_REFUSED, format!("the tensor cannot be read: {e}"))
 }
 
-/// What became of the transcoding attempts.
-enum Transcoded {
-    /// Packed row-major bytes, counted in the transcoding budget.
-    Bytes(LeasedBytes),
-    /// The result would exceed the limit.
-    OverLimit,
-    /// The result would not fit beside the transcodings other requests hold now.
-    Busy,
-    /// This tensor has no element-preserving row-major form here.
-    Impossible,
-}
-
 fn answer(
     owner: &Owner,
     desc: &TensorDescriptor,
@@ -190,7 +178,6 @@ fn answer(
     context: &Context<'_>,
 ) -> Result<Vec<Outgoing>, Refusal> {
     let allow = request.request_flags.allow_transcode();
-    let (mut over_limit, mut busy) = (false, false);
     for entry in &request.preferred_layouts.entries {
         let tag = entry.layout_tag;
         if tag == desc.layout_tag {
@@ -199,49 +186,25 @@ fn answer(
         if tag != LAYOUT_ROW_MAJOR || !allow {
             continue;
         }
-        match to_row_major(desc, buffers, members.direct, context) {
-            Transcoded::Bytes(bytes) => {
-                return Ok(vec![row_major_tensor(desc, bytes, request.min_alignment)])
-            }
-            Transcoded::OverLimit => over_limit = true,
-            Transcoded::Busy => busy = true,
-            Transcoded::Impossible => {}
+        // Over the limit, busy or impossible: the next preference, then the native
+        // layout (§ On-the-Fly Transcoding).
+        if let Some(bytes) = to_row_major(desc, buffers, members.direct, context) {
+            return Ok(vec![row_major_tensor(desc, bytes, request.min_alignment)]);
         }
     }
-    // The native layout, unless the client's HELLO listed the layouts it consumes
-    // without it (docs/interpretations.md § The tensor server).
-    let listed = context.client_layouts;
-    if !listed.is_empty() && !listed.contains(&desc.layout_tag) {
-        let (code, why) = if over_limit {
-            (
-                error_code::TRANSCODE_LIMIT_EXCEEDED,
-                format!(
-                    "transcoding to row-major needs more than the {}-byte limit",
-                    context.transcode_limit
-                ),
-            )
-        } else if busy {
-            let budget = context.transcoding;
-            (
-                error_code::TRANSCODE_LIMIT_EXCEEDED,
-                format!(
-                    "transcodings for other requests hold {} of the server's {} bytes for \
-                     them; retry later",
-                    budget.in_use(),
-                    budget.limit()
-                ),
-            )
-        } else {
-            (
-                error_code::LAYOUT_UNAVAILABLE,
-                "no preferred layout can be served".to_string(),
-            )
-        };
+    // No preference satisfied: the native layout, whatever the CLIENT_HELLO listed
+    // (a client must take any layout the SERVER_HELLO advertised). Only a stored
+    // layout this server does not advertise is refused.
+    let unadvertised = std::iter::once(desc)
+        .chain(members.subtree.iter().map(|m| m.descriptor))
+        .find(|d| !SERVED_LAYOUTS.contains(&d.layout_tag));
+    if let Some(d) = unadvertised {
         return Err(Refusal::new(
-            code,
+            error_code::LAYOUT_UNAVAILABLE,
             format!(
-                "{why}, and the stored layout {:#04x} is not among the CLIENT_HELLO's supported_layouts",
-                desc.layout_tag
+                "no preferred layout can be served, and the stored layout {:#04x} is not \
+                 among the SERVER_HELLO's supported_layouts",
+                d.layout_tag
             ),
         ));
     }
@@ -316,42 +279,33 @@ pub fn for_wire(d: &mut TensorDescriptor, min_alignment: u32) {
 }
 
 /// The element-preserving row-major form of a tensor: its elements, in its own
-/// element type, packed in logical order. Quantized and block-paged tensors have
-/// none (their blocks and pools follow the stored order). The result's size is leased from the transcoding budget before anything is built.
+/// element type, packed in logical order. `None` when there is none (quantized and
+/// block-paged tensors: their blocks and pools follow the stored order), when it
+/// would exceed the transcoding limit, or when it does not fit beside the
+/// transcodings other requests hold now. The result's size is leased from the
+/// transcoding budget before anything is built.
 fn to_row_major(
     desc: &TensorDescriptor,
     buffers: &[&[u8]],
     members: &[Tensor<'_>],
     context: &Context<'_>,
-) -> Transcoded {
+) -> Option<LeasedBytes> {
     let composite = desc.layout_tag == LAYOUT_COMPOSITE;
     let transcodable = is_dense(desc.layout_tag) || is_sparse(desc.layout_tag) || composite;
     if desc.quantization.is_some() || !transcodable {
-        return Transcoded::Impossible;
+        return None;
     }
     // The size the transcoders allocate, checked against the limit as they check it.
-    let Some(width) = desc.element_bits() else {
-        return Transcoded::Impossible;
-    };
+    let width = desc.element_bits()?;
     let limit = context.transcode_limit;
-    let size = match row_major_len(desc, width, limit) {
-        Ok(size) => size as u64,
-        Err(LayoutError::TooLarge { .. }) => return Transcoded::OverLimit,
-        Err(_) => return Transcoded::Impossible,
-    };
-    let Some(lease) = context.transcoding.lease(size) else {
-        return Transcoded::Busy;
-    };
-    let result = if composite {
+    let size = row_major_len(desc, width, limit).ok()? as u64;
+    let lease = context.transcoding.lease(size)?;
+    let bytes = if composite {
         assemble_tensors(desc, members, limit)
     } else {
         logical_row_major(desc, buffers, limit)
     };
-    match result {
-        Ok(bytes) => Transcoded::Bytes(LeasedBytes::new(bytes, lease)),
-        Err(LayoutError::TooLarge { .. }) => Transcoded::OverLimit,
-        Err(_) => Transcoded::Impossible,
-    }
+    Some(LeasedBytes::new(bytes.ok()?, lease))
 }
 
 /// The row-major tensor carrying `bytes`, described as `desc` with the layout

@@ -449,19 +449,7 @@ impl Session {
                 format!("no tensor {key:?}"),
             );
         };
-        let client_layouts: Vec<u8> = self
-            .client
-            .as_ref()
-            .map(|h| {
-                h.supported_layouts
-                    .entries
-                    .iter()
-                    .map(|e| e.layout_tag)
-                    .collect()
-            })
-            .unwrap_or_default();
         let context = Context {
-            client_layouts: &client_layouts,
             transcode_limit: self.options.transcode_limit,
             transcoding: self.catalog.transcoding(),
         };

@@ -26,7 +26,7 @@ pub use conversation::{
     validate_messages, validate_messages_from, Conversation, ConversationOptions,
 };
 pub use error::Error;
-pub use pack::{pack, pack_path, unpack, TensorNames};
+pub use pack::{pack, pack_path, unpack, TensorNames, UnpackOptions, Unpacked};
 pub use reader::{Piece, StreamReader, StreamTensor};
 pub use validate::{validate_stream, validate_stream_bytes, TensorChecker};
 pub use writer::StreamWriter;

@@ -8,7 +8,9 @@ use crate::file::{HrryFile, HrryWriter};
 use crate::layout::composite::Binder;
 use crate::schema::{placement::place_buffers, TensorDescriptor};
 
-use super::{Error, StreamReader, StreamWriter};
+use crate::validate::{Options, Report, Rule, Violation};
+
+use super::{Error, StreamReader, StreamWriter, TensorChecker};
 
 /// Writes every tensor of `file` to `out` as a bare stream, in file order (by
 /// descriptor offset, so composite members follow their heads whatever order the
@@ -59,25 +61,64 @@ fn pack_with<W: Write>(
     Ok(entries.len() as u64)
 }
 
-/// Reads every tensor of a bare stream and writes it to `out`, in stream order,
-/// under the names [`TensorNames`] generates. Data passes through in pieces, so
-/// memory stays bounded whatever the tensor sizes. Returns the number of tensors.
+/// What [`unpack`] lets into the file it writes.
+#[derive(Clone, Debug, Default)]
+pub struct UnpackOptions {
+    /// The rules every tensor is checked against: all of them (strict) or the
+    /// spec's (permissive), within these limits.
+    pub validation: Options,
+    /// Rules whose violations are let through (and returned) instead of refusing
+    /// the stream. The rules the reader needs to follow the stream (`ST-…`, the
+    /// descriptor header) always refuse it.
+    pub allowed: Vec<&'static Rule>,
+}
+
+/// What [`unpack`] wrote.
+#[derive(Debug, Default)]
+pub struct Unpacked {
+    /// The number of tensors.
+    pub tensors: u64,
+    /// The violations of [`UnpackOptions::allowed`] rules let through, in stream
+    /// order.
+    pub allowed: Vec<Violation>,
+}
+
+/// Reads every tensor of a bare stream, checks it against the rules (as
+/// [`super::validate_stream`] does) and writes it to `out`, in stream order,
+/// under the names [`TensorNames`] generates. A violation of a rule not in
+/// `options.allowed` stops before the tensor is written, as
+/// [`Error::Invalid`]; a composite is checked as a whole when its last member
+/// arrives, so its head and earlier members are already written by then (give
+/// `out` a sink that is discarded on error, as [`HrryWriter::create_from`]
+/// does). Holds one tensor's data at a time.
 pub fn unpack<R: Read, W: Write>(
     reader: &mut StreamReader<R>,
     out: &mut HrryWriter<W>,
-) -> Result<u64, Error> {
+    options: &UnpackOptions,
+) -> Result<Unpacked, Error> {
     let mut names = TensorNames::new();
-    let mut count = 0;
+    let mut checker = TensorChecker::new(&options.validation);
+    let mut done = Unpacked::default();
     while let Some(t) = reader.next_tensor()? {
+        let buffers = reader.read_buffers()?;
+        let slices: Vec<&[u8]> = buffers.iter().map(Vec::as_slice).collect();
+        let mut report = Report::new(options.validation.mode);
+        checker.check(&t, &slices, &mut report);
+        for v in report.violations {
+            if !options.allowed.iter().any(|r| r.id == v.rule.id) {
+                return Err(Error::Invalid(v));
+            }
+            done.allowed.push(v);
+        }
         let name = names.next(&t.descriptor);
         out.begin_tensor(&name, &t.descriptor)?;
-        while let Some(piece) = reader.next_piece()? {
-            out.write_data(piece.bytes)?;
+        for b in &buffers {
+            out.write_data(b)?;
         }
         out.end_tensor()?;
-        count += 1;
+        done.tensors += 1;
     }
-    Ok(count)
+    Ok(done)
 }
 
 /// The names `unpack` gives a stream's tensors, which have none: the `k`-th

@@ -273,8 +273,9 @@ pub fn gguf(data: &[u8]) {
 
 /// A bare stream read through short reads (the first byte picks the read size and
 /// how the data is consumed: pieces, a caller's slice, or skipped), then
-/// validated. Every tensor moves the reader forward; a stream the validator
-/// passes must unpack to a HRRYFILE that packs back to the same bytes.
+/// validated. Every tensor moves the reader forward; `unpack` refuses exactly the
+/// streams the validator rejects, and a stream it passes unpacks to a HRRYFILE
+/// that packs back to the same bytes.
 pub fn stream(data: &[u8]) {
     use crate::stream::{validate_stream_bytes, StreamReader};
     let Some((&control, bytes)) = data.split_first() else {
@@ -319,8 +320,15 @@ pub fn stream(data: &[u8]) {
         last = reader.position();
     }
     let options = crate::validate::Options::default();
-    if validate_stream_bytes(bytes, &options).is_valid() {
-        let file = unpack_to_file(bytes);
+    let valid = validate_stream_bytes(bytes, &options).is_valid();
+    let unpacked = unpack_to_file(bytes);
+    assert_eq!(
+        unpacked.is_ok(),
+        valid,
+        "unpack refuses exactly the streams validation rejects: {:?}",
+        unpacked.as_ref().err()
+    );
+    if let Ok(file) = unpacked {
         let back = crate::file::HrryFile::from_bytes(&file).expect("an unpacked file opens");
         let mut w = crate::stream::StreamWriter::new(Vec::new());
         crate::stream::pack(&back, &mut w).expect("an unpacked file packs");
@@ -332,13 +340,17 @@ pub fn stream(data: &[u8]) {
     }
 }
 
-/// A valid bare stream written as a HRRYFILE.
-fn unpack_to_file(stream: &[u8]) -> Vec<u8> {
+/// A bare stream written as a HRRYFILE by `unpack`, which checks every rule.
+fn unpack_to_file(stream: &[u8]) -> Result<Vec<u8>, crate::stream::Error> {
     let mut reader = crate::stream::StreamReader::new(stream);
     let mut w = crate::file::HrryWriter::new(Vec::new(), crate::file::WriterOptions::default())
         .expect("default options");
-    crate::stream::unpack(&mut reader, &mut w).expect("a valid stream unpacks");
-    w.finish().expect("finishes")
+    crate::stream::unpack(
+        &mut reader,
+        &mut w,
+        &crate::stream::UnpackOptions::default(),
+    )?;
+    Ok(w.finish().expect("finishes"))
 }
 
 /// A captured transport conversation: validated whole (strict and permissive) and

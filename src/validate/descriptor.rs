@@ -1,7 +1,7 @@
 //! Checks of one tensor descriptor on its own (metadata.md, element-types.md,
 //! data-model.md, the composite head fields of layouts/composite.md).
 
-use crate::layout::dense::is_dense;
+use crate::layout::dense::{is_dense, lowest_bit_address};
 use crate::model::ElementType;
 use crate::schema::{
     descriptor_offsets as off, ExtensionType, LayoutFields, QuantScheme, Statistics,
@@ -138,6 +138,76 @@ fn check_buffers(d: &TensorDescriptor, at: u64, report: &mut Report) {
                 },
             );
         }
+    }
+    if let Some(o) = oversized_buffer(d) {
+        report.violation(&TD_BUF_OVERSIZED, at + d.buffer_pos(0), o.message(d));
+    }
+}
+
+/// An unquantized dense tensor whose buffer 0 holds more than its elements need
+/// (`TD-BUF-014`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Oversized {
+    /// Buffer 0's `byte_size`.
+    pub byte_size: u64,
+    /// What shape, type and layout need: `byte_offset` plus the packed elements
+    /// (strided: up to the highest element the strides reach).
+    pub needed: u64,
+    /// The type is bool or sub-byte and `byte_size` is the element count: the data
+    /// looks stored one byte per element instead of packed.
+    pub one_byte_per_element: bool,
+}
+
+/// `Some` when `d` is an unquantized dense tensor whose buffer 0 is larger than
+/// [`minimum_buffer_size`]; `None` otherwise, and where the size is not defined,
+/// `byte_offset` already lies past the buffer (`TD-BUF-004`) or strides reach
+/// below the buffer's start (`LY-STR-001`): one fault, one report.
+pub fn oversized_buffer(d: &TensorDescriptor) -> Option<Oversized> {
+    let b0 = d.buffers.first()?;
+    if d.byte_offset > b0.byte_size || lowest_bit_address(d).is_some_and(|lo| lo < 0) {
+        return None;
+    }
+    let needed = minimum_buffer_size(d)?;
+    if b0.byte_size <= needed {
+        return None;
+    }
+    let bits = crate::layout::element_bits(d).ok()?;
+    let count = crate::model::element_count(&d.shape);
+    Some(Oversized {
+        byte_size: b0.byte_size,
+        needed,
+        one_byte_per_element: bits < 8 && count == Some(b0.byte_size),
+    })
+}
+
+impl Oversized {
+    /// The violation's text: the sizes and, for data stored one byte per element,
+    /// what a reader makes of it.
+    pub fn message(&self, d: &TensorDescriptor) -> String {
+        let (size, need) = (self.byte_size, self.needed);
+        let name = ElementType::from_tag(d.type_tag).map_or("?", ElementType::name);
+        let mut text = format!(
+            "buffer 0 holds {size} bytes; shape {:?} of type {name} ({:#04x}) needs exactly \
+             {need}, so {} bytes are never read",
+            d.shape,
+            d.type_tag,
+            size - need
+        );
+        if self.one_byte_per_element {
+            let bits = crate::layout::element_bits(d).unwrap_or(1);
+            let packing = if bits == 6 {
+                "4 to every 3 bytes".to_string()
+            } else {
+                format!("{} to a byte, lowest bits first", 8 / bits)
+            };
+            text.push_str(&format!(
+                "; {size} is the element count: the data looks stored one byte per element, \
+                 but {bits}-bit {name} elements are packed ({packing}), so a reader takes \
+                 all {size} elements from the first {need} bytes (element 1 from byte 0, not \
+                 byte 1) and sees other values than the writer meant"
+            ));
+        }
+        text
     }
 }
 

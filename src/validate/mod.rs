@@ -57,7 +57,12 @@ pub fn all_rules() -> impl Iterator<Item = &'static Rule> {
     rules::TABLES.iter().flat_map(|t| t.iter().copied())
 }
 
-/// The rule with `id`, if any.
+/// The rule with `id`, if any (a lookup in a table built on first use).
 pub fn rule_by_id(id: &str) -> Option<&'static Rule> {
-    all_rules().find(|r| r.id == id)
+    static BY_ID: std::sync::OnceLock<std::collections::HashMap<&'static str, &'static Rule>> =
+        std::sync::OnceLock::new();
+    BY_ID
+        .get_or_init(|| all_rules().map(|r| (r.id, r)).collect())
+        .get(id)
+        .copied()
 }

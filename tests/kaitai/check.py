@@ -235,6 +235,46 @@ def summary_json(tensors):
             "by_type": by_type}
 
 
+# Bits per element of the built-in types (element-types.md § Type Identifier
+# Encoding), by type_tag.
+ELEMENT_BITS = {
+    0x01: 16, 0x02: 16, 0x03: 32, 0x04: 64, 0x10: 8, 0x11: 8, 0x12: 16, 0x13: 16,
+    0x14: 32, 0x15: 32, 0x16: 64, 0x17: 64, 0x20: 1, 0x40: 8, 0x41: 8, 0x42: 8,
+    0x43: 4, 0x44: 6, 0x45: 6, 0x46: 128, 0x48: 4, 0x49: 4, 0x4A: 2, 0x4B: 2,
+    0x50: 64, 0x51: 128,
+}
+
+
+def packed_size(bits, n):
+    """model/element_type.rs `packed_size`: bytes of n packed elements."""
+    if bits == 6:
+        return -(-n // 4) * 3
+    if bits in (1, 2, 4):
+        return -(-n // (8 // bits))
+    return n * (bits // 8)
+
+
+def oversized_buffer_json(d):
+    """validate/descriptor.rs `oversized_buffer` (rule TD-BUF-014) for the layouts
+    whose size needs no addressing: row- and column-major, unquantized, built-in
+    types. None when buffer 0 is not larger than needed (or the rule's size is
+    not defined)."""
+    b = d.body
+    bits = ELEMENT_BITS.get(d.type_tag)
+    if (d.layout_tag not in (0x01, 0x02) or d.has_quantization or bits is None
+            or not b.buffers or U64_MAX in b.shape):
+        return None
+    n = element_count(b.shape)
+    size = b.buffers[0].byte_size
+    if n is None or b.byte_offset > size:
+        return None
+    needed = b.byte_offset + packed_size(bits, n)
+    if size <= needed:
+        return None
+    return {"byte_size": size, "needed": needed,
+            "one_byte_per_element": bits < 8 and n == size}
+
+
 def descriptor_json(d):
     """report.rs `descriptor_json`."""
     b = d.body
@@ -257,6 +297,9 @@ def descriptor_json(d):
     v["layout_name"] = LAYOUT_NAMES.get(d.layout_tag) or (
         "extension" if 0xF0 <= d.layout_tag <= 0xFE else "unknown")
     v["element_count"] = element_count(b.shape)
+    oversized = oversized_buffer_json(d)
+    if oversized is not None:
+        v["oversized_buffer"] = oversized
     if d.has_shard:
         v["shard"] = {"parent_shape": list(b.shard.parent_shape),
                       "shard_offset": list(b.shard.shard_offset)}

@@ -35,6 +35,11 @@ pub struct Args {
     /// safetensors, and tensors under --dequantize-unsupported): f32, f16 or bf16.
     #[arg(long, default_value = "f32", value_parser = parse_dtype)]
     dtype: FloatType,
+    /// Convert a HRRYFILE tensor whose dense buffer holds more than its elements
+    /// need (rule TD-BUF-014, such as bools stored one byte per element) as
+    /// readers read it, with a note, instead of refusing the conversion.
+    #[arg(long)]
+    permissive: bool,
     /// Never draw a progress bar (none is drawn when stderr is not a terminal).
     #[arg(long, short)]
     quiet: bool,
@@ -80,6 +85,7 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
         to: args.to,
         dequantize_unsupported: args.dequantize_unsupported,
         dtype: args.dtype,
+        permissive: args.permissive,
         ..Options::default()
     };
     let mut progress = Bar(bar);

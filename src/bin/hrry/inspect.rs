@@ -496,6 +496,19 @@ fn tensor_details(t: &Value) -> Vec<String> {
             safe(&Value::Object(fields.clone()).to_string())
         ));
     }
+    let o = &t["oversized_buffer"];
+    if o.is_object() {
+        let mut line = format!(
+            "! oversized buffer (TD-BUF-014): {} bytes where {} are needed",
+            o["byte_size"], o["needed"]
+        );
+        if o["one_byte_per_element"].as_bool() == Some(true) {
+            line.push_str(
+                "; looks stored one byte per element, but readers unpack it as packed bits",
+            );
+        }
+        out.push(line);
+    }
     out
 }
 

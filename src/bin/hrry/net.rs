@@ -48,7 +48,7 @@ pub struct ServeArgs {
     #[arg(long, value_name = "BYTES")]
     transcode_limit: Option<u64>,
     /// Bytes all transcoded tensors not yet sent may hold together, across clients
-    /// (default 1 GiB); a request past it gets the stored layout, or an ERROR.
+    /// (default 1 GiB); a request past it gets the stored layout.
     #[arg(long, value_name = "BYTES")]
     transcode_memory: Option<u64>,
     /// Capacity of the in-memory store of pushed tensors, in bytes.

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use hrry::file::{HrryWriter, Output, WriterOptions};
 use hrry::limits::Limits;
 use hrry::stream::message::read_frame;
-use hrry::stream::{ConversationOptions, StreamReader, StreamWriter, TensorNames};
+use hrry::stream::{ConversationOptions, StreamReader, StreamWriter, TensorNames, UnpackOptions};
 use hrry::validate::{Mode, Options};
 use serde_json::{json, Value};
 
@@ -70,6 +70,15 @@ pub struct UnpackArgs {
     /// 2097152.
     #[arg(long, value_name = "BYTES", default_value_t = 4096)]
     data_buffer_alignment: u32,
+    /// Every tensor is checked against every rule before it is written, and a
+    /// violation refuses the stream (exit 1, no output file). `--permissive`
+    /// lets the hardening rules pass (the rules `hrry validate --permissive`
+    /// skips); `--permissive=ID,ID…` lets exactly the named rules pass, each
+    /// violation printed as a warning. The stream's own structure (`ST-…`, the
+    /// descriptor header) always has to hold.
+    #[arg(long, value_name = "RULES", num_args = 0..=1, require_equals = true,
+          value_delimiter = ',', default_missing_value = "")]
+    permissive: Option<Vec<String>>,
 }
 
 /// Arguments of `hrry stream validate`.
@@ -213,7 +222,31 @@ fn open_input(path: &Path) -> Result<Box<dyn Read>, Failure> {
     Ok(Box::new(f))
 }
 
+/// The checks `--permissive[=RULES]` asks `unpack` for.
+fn unpack_options(permissive: Option<&[String]>) -> Result<UnpackOptions, Failure> {
+    let mut options = UnpackOptions::default();
+    match permissive {
+        None => {}
+        Some(ids) if ids.iter().all(|id| id.is_empty()) => {
+            options.validation.mode = Mode::Permissive;
+        }
+        Some(ids) => {
+            for id in ids.iter().filter(|id| !id.is_empty()) {
+                let rule = hrry::validate::rule_by_id(id).ok_or_else(|| {
+                    Failure(format!(
+                        "--permissive: no rule {} (`hrry rules` lists them)",
+                        text::safe(id)
+                    ))
+                })?;
+                options.allowed.push(rule);
+            }
+        }
+    }
+    Ok(options)
+}
+
 fn unpack(args: UnpackArgs) -> Result<Outcome, Failure> {
+    let checks = unpack_options(args.permissive.as_deref())?;
     let options = WriterOptions {
         data_buffer_alignment: args.data_buffer_alignment,
         ..WriterOptions::default()
@@ -222,7 +255,7 @@ fn unpack(args: UnpackArgs) -> Result<Outcome, Failure> {
     let result = if is_dash(&args.output) {
         let out = std::io::BufWriter::with_capacity(OUT_BUFFER, stdout_for_binary()?);
         let mut w = HrryWriter::new(out, options)?;
-        hrry::stream::unpack(&mut reader, &mut w).and_then(|_| w.finish().map(drop))
+        hrry::stream::unpack(&mut reader, &mut w, &checks).and_then(|done| w.finish().map(|_| done))
     } else {
         let inputs: &[&Path] = if is_dash(&args.input) {
             &[]
@@ -230,10 +263,23 @@ fn unpack(args: UnpackArgs) -> Result<Outcome, Failure> {
             &[&args.input]
         };
         let mut w = HrryWriter::create_from(&args.output, inputs, options)?;
-        hrry::stream::unpack(&mut reader, &mut w).and_then(|_| w.finish_file())
+        hrry::stream::unpack(&mut reader, &mut w, &checks)
+            .and_then(|done| w.finish_file().map(|()| done))
     };
     match result {
-        Ok(()) => Ok(Outcome::Ok),
+        Ok(done) => {
+            for v in &done.allowed {
+                eprintln!(
+                    "{}: warning: {} [{}] at offset {}: {} (let through by --permissive)",
+                    text::path(&args.input),
+                    v.rule.id,
+                    v.rule.level.name(),
+                    v.offset,
+                    text::safe(&v.message)
+                );
+            }
+            Ok(Outcome::Ok)
+        }
         Err(e) => stream_error(&args.input, e),
     }
 }

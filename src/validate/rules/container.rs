@@ -254,6 +254,9 @@ crate::declare_rules! {
     TD_BUF_COLOCATION: "TD-BUF-013", Spec,
         "all buffers of a descriptor share device_tag and memory_class",
         "buffer-protocol.md § Device Colocation";
+    TD_BUF_OVERSIZED: "TD-BUF-014", Hardening,
+        "an unquantized dense buffer holds no more than shape, type and layout need (byte_offset plus the packed elements; strided: up to the highest element the strides reach)",
+        "element-types.md § Buffer Size Calculation";
     TD_QNT_HEADER: "TD-QNT-001", Spec,
         "a quantization section holds at least its 4-byte scheme header",
         "quantization.md § Descriptor Header";
