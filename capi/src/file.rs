@@ -104,16 +104,22 @@ fn strict() -> OpenOptions {
     OpenOptions::new().check(Check::Full).judge_as(Mode::Strict)
 }
 
-/// `HRRY_UNSUPPORTED` for a `.holo` archive (which `hrry_open` does not read),
-/// recognised by its magic or `path`'s extension; `HRRY_INVALID` with its first
-/// violation when the archive is not even valid.
-fn refuse_holo(bytes: &[u8], path: Option<&Path>) -> Result<(), Failure> {
-    if Format::detect(bytes, path) != Format::Holo {
+/// For input of another format (a `.holo` archive, a bare stream, a captured
+/// conversation, recognised by magic or `path`'s extension), which `hrry_open`
+/// does not read: `HRRY_INVALID` with the first violation of that format's rules;
+/// for a valid archive `HRRY_UNSUPPORTED`; a valid stream or conversation is left
+/// to the HRRYFILE decoder, which refuses it as not a HRRYFILE (`HF-HDR-001`).
+fn refuse_other_formats(bytes: &[u8], path: Option<&Path>) -> Result<(), Failure> {
+    let format = Format::detect(bytes, path);
+    if format == Format::HrryFile {
         return Ok(());
     }
     let (_, report) = validate(bytes, path, false);
     if let Some(first) = report.violations.first() {
         return Err(Failure::new(HRRY_INVALID, first.to_string()));
+    }
+    if format != Format::Holo {
+        return Ok(());
     }
     Err(Failure::new(
         HRRY_UNSUPPORTED,
@@ -125,7 +131,7 @@ fn open_path(path: &Path) -> Result<hrry_file, Failure> {
     let shown = path.display();
     let io = |e: std::io::Error| Failure::new(crate::HRRY_IO, format!("{shown}: cannot read: {e}"));
     let map = hrry::file::map_file(path).map_err(io)?;
-    refuse_holo(&map, Some(path)).map_err(|f| prefix(f, &shown))?;
+    refuse_other_formats(&map, Some(path)).map_err(|f| prefix(f, &shown))?;
     match strict().open_mmap(map) {
         Ok(file) => Ok(hrry_file::new(file)),
         Err(hrry::Error::Io(e)) => Err(io(e)),
@@ -179,7 +185,7 @@ pub unsafe extern "C" fn hrry_open_bytes(
     unsafe {
         ptr::call_new(out, || {
             let bytes: &'static [u8] = ptr::bytes(data, len, "data")?;
-            refuse_holo(bytes, None)?;
+            refuse_other_formats(bytes, None)?;
             Ok(hrry_file::new(strict().open_bytes(bytes)?))
         })
     }
