@@ -720,7 +720,8 @@ fn composites(dir: &Path) {
 /// Every upstream golden descriptor (`tests/data/upstream-vectors/descriptors/`) as a tensor
 /// of one file; the composite head is followed by two members.
 fn upstream_descriptors(dir: &Path) {
-    let vectors = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/upstream-vectors/descriptors");
+    let vectors =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/upstream-vectors/descriptors");
     let Ok(listing) = std::fs::read_dir(&vectors) else {
         eprintln!("no {}: skipping upstream descriptors", vectors.display());
         return;

@@ -196,6 +196,5 @@ fn check_file(path: &Path, f: &Value) -> Option<String> {
         return Some("the manifest gives no blake3 for it".into());
     };
     let got = blake3::hash(&bytes).to_hex();
-    (got.as_str() != want)
-        .then(|| format!("the file's BLAKE3 is {got}, the manifest says {want}"))
+    (got.as_str() != want).then(|| format!("the file's BLAKE3 is {got}, the manifest says {want}"))
 }

@@ -24,7 +24,11 @@ pub fn explain(corpus: &Corpus, path: &str) -> Result<String, Failure> {
         .ok_or_else(|| Failure(format!("the corpus has no case {wanted:?}")))?;
     let bytes = std::fs::read(corpus.path_of(entry))?;
     let mut s = String::new();
-    let _ = writeln!(s, "{} ({}): {}", entry.path, entry.format, entry.description);
+    let _ = writeln!(
+        s,
+        "{} ({}): {}",
+        entry.path, entry.format, entry.description
+    );
     if let Some(why) = &entry.unusable {
         let _ = writeln!(s, "warning: {why}");
     }
@@ -34,7 +38,14 @@ pub fn explain(corpus: &Corpus, path: &str) -> Result<String, Failure> {
     for id in &entry.rules {
         match hrry::validate::rule_by_id(id) {
             Some(r) => {
-                let _ = writeln!(s, "rule {} ({}): {}\n  spec: {}", r.id, r.level.name(), r.summary, r.spec);
+                let _ = writeln!(
+                    s,
+                    "rule {} ({}): {}\n  spec: {}",
+                    r.id,
+                    r.level.name(),
+                    r.summary,
+                    r.spec
+                );
             }
             None => {
                 let _ = writeln!(s, "rule {id}: not in hrry's rule table");
@@ -61,9 +72,18 @@ pub fn explain(corpus: &Corpus, path: &str) -> Result<String, Failure> {
         let _ = writeln!(s, "no valid file of the same format to compare with");
         return Ok(s);
     };
-    let _ = writeln!(s, "made from: {} ({})", base.path, base.description);
+    let _ = writeln!(
+        s,
+        "nearest valid file: {} ({})",
+        base.path, base.description
+    );
     if base_bytes.len() != bytes.len() {
-        let _ = writeln!(s, "length: {} bytes, {} in the valid file", bytes.len(), base_bytes.len());
+        let _ = writeln!(
+            s,
+            "length: {} bytes, {} in the valid file",
+            bytes.len(),
+            base_bytes.len()
+        );
     }
     let parts = parts_of(format, &base_bytes);
     let runs = differing_runs(&base_bytes, &bytes);
@@ -73,7 +93,9 @@ pub fn explain(corpus: &Corpus, path: &str) -> Result<String, Failure> {
         let part = parts
             .iter()
             .find(|(r, _)| r.contains(&(run.start as u64)))
-            .map_or("outside every part of the valid file", |(_, name)| name.as_str());
+            .map_or("outside every part of the valid file", |(_, name)| {
+                name.as_str()
+            });
         let _ = writeln!(
             s,
             "  offset {:#x}..{:#x}: {was} -> {now}  [{part}]",
@@ -81,14 +103,22 @@ pub fn explain(corpus: &Corpus, path: &str) -> Result<String, Failure> {
         );
     }
     if runs.len() > MAX_RUNS {
-        let _ = writeln!(s, "  … and {} more runs of differing bytes", runs.len() - MAX_RUNS);
+        let _ = writeln!(
+            s,
+            "  … and {} more runs of differing bytes",
+            runs.len() - MAX_RUNS
+        );
     }
     Ok(s)
 }
 
 /// The valid file of the same format closest to `bytes` (fewest differing bytes,
 /// a length difference counting as that many).
-fn nearest_valid<'c>(corpus: &'c Corpus, entry: &Entry, bytes: &[u8]) -> Option<(&'c Entry, Vec<u8>)> {
+fn nearest_valid<'c>(
+    corpus: &'c Corpus,
+    entry: &Entry,
+    bytes: &[u8],
+) -> Option<(&'c Entry, Vec<u8>)> {
     corpus
         .entries
         .iter()
@@ -182,7 +212,9 @@ fn parts_of(format: hrry::Format, bytes: &[u8]) -> Vec<(Range<u64>, String)> {
     for entry in file.entries() {
         let e = entry.index_entry();
         parts.push((
-            e.descriptor_offset..e.descriptor_offset.saturating_add(e.descriptor_length.into()),
+            e.descriptor_offset
+                ..e.descriptor_offset
+                    .saturating_add(e.descriptor_length.into()),
             format!("the descriptor of tensor {:?}", entry.name()),
         ));
         parts.push((

@@ -38,7 +38,10 @@ impl ExpectedFailures {
                 }
                 [path, tier] => {
                     let tier = Tier::from_name(tier).ok_or_else(|| {
-                        (n + 1, format!("unknown tier {tier:?} (verdict, rule, read, write)"))
+                        (
+                            n + 1,
+                            format!("unknown tier {tier:?} (verdict, rule, read, write)"),
+                        )
                     })?;
                     entries.insert((path.to_string(), Some(tier)));
                 }
@@ -49,7 +52,8 @@ impl ExpectedFailures {
     }
 
     fn lists(&self, result: &CaseResult) -> bool {
-        self.entries.contains(&(result.path.clone(), Some(result.tier)))
+        self.entries
+            .contains(&(result.path.clone(), Some(result.tier)))
             || self.entries.contains(&(result.path.clone(), None))
     }
 

@@ -111,8 +111,8 @@ enum Sub {
 #[derive(clap::Args)]
 pub struct TesteeArgs {
     /// Misbehave on purpose, to test a harness: accept-all, reject-all, flip-hash,
-    /// crash-on=TEXT, hang-on=TEXT, garbage-on=TEXT, wrong-id-on=TEXT (TEXT: part of
-    /// the request's path).
+    /// crash-on=TEXT, hang-on=TEXT, garbage-on=TEXT, wrong-id-on=TEXT (TEXT: the end of
+    /// the request's path or output path).
     #[arg(long, value_name = "FAULT")]
     fault: Option<reference::Fault>,
 }
@@ -131,7 +131,9 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
         return Ok(Outcome::Ok);
     }
     if !(args.timeout.is_finite() && args.timeout > 0.0) {
-        return Err(Failure("--timeout must be a positive number of seconds".into()));
+        return Err(Failure(
+            "--timeout must be a positive number of seconds".into(),
+        ));
     }
     let timeout = Duration::from_secs_f64(args.timeout.min(86_400.0));
     let known = match &args.expected_failures {
@@ -159,7 +161,10 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
         .tempdir()?;
     let mut cases = score::run(&corpus, testee.as_mut(), scratch.path());
     testee.finish();
-    let stale = known.as_ref().map(|k| k.apply(&mut cases)).unwrap_or_default();
+    let stale = known
+        .as_ref()
+        .map(|k| k.apply(&mut cases))
+        .unwrap_or_default();
     let results = output::Results {
         testee: &testee.hello().raw,
         corpus: corpus.describe(),

@@ -124,7 +124,9 @@ impl Results<'_> {
             self.corpus["manifest_version"],
             self.corpus["manifest_blake3"].as_str().unwrap_or("")
         );
-        let head = ["pass", "fail", "skip", "error", "timeout", "crash", "xfail", "xpass"];
+        let head = [
+            "pass", "fail", "skip", "error", "timeout", "crash", "xfail", "xpass",
+        ];
         let _ = write!(s, "{:<9} {:<10} {:<8}", "format", "family", "tier");
         for h in head {
             let _ = write!(s, " {h:>7}");
@@ -146,7 +148,14 @@ impl Results<'_> {
             s.push('\n');
         }
         for r in notable {
-            let _ = writeln!(s, "{:<16} {} {}: {}", r.status.name(), r.path, r.tier.name(), r.detail);
+            let _ = writeln!(
+                s,
+                "{:<16} {} {}: {}",
+                r.status.name(),
+                r.path,
+                r.tier.name(),
+                r.detail
+            );
         }
         for line in self.stale {
             let _ = writeln!(s, "stale expected failure (no such case): {line}");
@@ -196,16 +205,28 @@ impl Results<'_> {
         };
         header(&mut s, "tier");
         for t in Tier::ALL {
-            row(&mut s, t.name(), &count(self.cases.iter().filter(|r| r.tier == t)));
+            row(
+                &mut s,
+                t.name(),
+                &count(self.cases.iter().filter(|r| r.tier == t)),
+            );
         }
         s.push('\n');
         header(&mut s, "format / family / tier");
         for ((format, family, tier), c) in groups(self.cases) {
-            row(&mut s, &format!("{format} / {family} / {}", tier.name()), &c);
+            row(
+                &mut s,
+                &format!("{format} / {family} / {}", tier.name()),
+                &c,
+            );
         }
-        let failing: Vec<&CaseResult> = self.cases.iter().filter(|r| r.status.fails_run()).collect();
+        let failing: Vec<&CaseResult> =
+            self.cases.iter().filter(|r| r.status.fails_run()).collect();
         if !failing.is_empty() {
-            let _ = writeln!(s, "\n### Failing cases\n\n| case | tier | status | detail |\n|---|---|---|---|");
+            let _ = writeln!(
+                s,
+                "\n### Failing cases\n\n| case | tier | status | detail |\n|---|---|---|---|"
+            );
             for r in &failing {
                 let _ = writeln!(
                     s,
@@ -225,7 +246,11 @@ impl Results<'_> {
     /// `error`, skips as `skipped`.
     pub fn junit(&self) -> String {
         let total = count(self.cases.iter());
-        let n = |st: &[Status]| st.iter().map(|s| total.get(s).copied().unwrap_or(0)).sum::<usize>();
+        let n = |st: &[Status]| {
+            st.iter()
+                .map(|s| total.get(s).copied().unwrap_or(0))
+                .sum::<usize>()
+        };
         let mut s = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
         let _ = writeln!(
             s,

@@ -29,7 +29,9 @@ pub struct Hello {
 impl Hello {
     /// Reads a `hello` answer; the error says what is wrong with it.
     pub fn parse(v: Value) -> Result<Hello, String> {
-        let obj = v.as_object().ok_or("the hello answer is not a JSON object")?;
+        let obj = v
+            .as_object()
+            .ok_or("the hello answer is not a JSON object")?;
         match obj.get("protocol").and_then(Value::as_u64) {
             Some(PROTOCOL) => {}
             Some(p) => return Err(format!("the testee speaks protocol {p}, not {PROTOCOL}")),

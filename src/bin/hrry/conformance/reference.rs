@@ -111,7 +111,8 @@ fn write(request: &Value) -> Result<Value, String> {
         HrryWriter::create(out, WriterOptions::default()).map_err(|e| e.to_string())?;
     if let Some(metadata) = spec["metadata"].as_object() {
         for (key, value) in metadata {
-            let value = kv_from_json(value).ok_or_else(|| format!("metadata {key:?}: bad value"))?;
+            let value =
+                kv_from_json(value).ok_or_else(|| format!("metadata {key:?}: bad value"))?;
             writer.add_kv(key, value).map_err(|e| e.to_string())?;
         }
     }
@@ -208,13 +209,13 @@ pub enum Fault {
     RejectAll,
     /// Every content hash read has its lowest bit flipped.
     FlipHash,
-    /// Abort on a request whose path contains the text.
+    /// Abort on a request whose path ends with the text.
     CrashOn(String),
-    /// Never answer a request whose path contains the text.
+    /// Never answer a request whose path ends with the text.
     HangOn(String),
-    /// Answer a line that is not JSON to a request whose path contains the text.
+    /// Answer a line that is not JSON to a request whose path ends with the text.
     GarbageOn(String),
-    /// Answer with the wrong id to a request whose path contains the text.
+    /// Answer with the wrong id to a request whose path ends with the text.
     WrongIdOn(String),
 }
 
@@ -268,8 +269,11 @@ pub fn serve(
 
 /// The answer line to `request` under `fault`.
 fn faulty_answer(request: &Value, fault: &Fault) -> String {
-    let target = request["path"].as_str().or(request["out"].as_str()).unwrap_or("");
-    let hit = |text: &String| !text.is_empty() && target.contains(text.as_str());
+    let target = request["path"]
+        .as_str()
+        .or(request["out"].as_str())
+        .unwrap_or("");
+    let hit = |text: &String| !text.is_empty() && target.ends_with(text.as_str());
     let mut v = answer(request);
     match fault {
         Fault::AcceptAll if request["op"] == "validate" => {

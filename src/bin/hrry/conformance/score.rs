@@ -187,7 +187,11 @@ impl Run<'_> {
 
     /// Sends `request`; an answer goes to `judge`, anything else is the status
     /// it stands for.
-    fn ask(&mut self, request: Value, judge: impl FnOnce(&Map<String, Value>) -> (Status, String)) -> (Status, String) {
+    fn ask(
+        &mut self,
+        request: Value,
+        judge: impl FnOnce(&Map<String, Value>) -> (Status, String),
+    ) -> (Status, String) {
         let id = self.next_id;
         self.next_id += 1;
         match self.testee.call(id, request) {
@@ -207,6 +211,18 @@ impl Run<'_> {
             Some(format!("the testee does not offer {op}"))
         } else if !hello.reads(format) {
             Some(format!("the testee does not read {format}"))
+        } else {
+            None
+        }
+    }
+
+    /// Why an invalid file's rule case is `skip` whatever the testee answers: it
+    /// reports no rule IDs, or the manifest names no rule.
+    fn no_rule_case(&self, entry: &Entry) -> Option<String> {
+        if !self.testee.hello().rule_ids {
+            Some("the testee does not report rule IDs".into())
+        } else if entry.rules.is_empty() {
+            Some("the manifest names no rule".into())
         } else {
             None
         }
@@ -236,9 +252,13 @@ impl Run<'_> {
         if entry.valid {
             return;
         }
-        let (status, detail) = match answer {
-            Some(a) if status != Status::Error => judge_rule(entry, &a, self.testee.hello().rule_ids),
-            _ => (status, detail),
+        let (status, detail) = if let Some(why) = self.no_rule_case(entry) {
+            (Status::Skip, why)
+        } else {
+            match answer {
+                Some(a) if status != Status::Error => judge_rule(entry, &a),
+                _ => (status, detail),
+            }
         };
         self.record(entry, Tier::Rule, status, detail);
     }
@@ -301,7 +321,12 @@ fn rules_of(answer: &Map<String, Value>) -> Vec<String> {
     answer
         .get("rules")
         .and_then(Value::as_array)
-        .map(|r| r.iter().filter_map(Value::as_str).map(str::to_string).collect())
+        .map(|r| {
+            r.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -315,20 +340,17 @@ fn rules_said(answer: &Map<String, Value>) -> String {
 }
 
 /// The rule case: rejected, naming rules, every one of them an expected rule.
-fn judge_rule(entry: &Entry, answer: &Map<String, Value>, rule_ids: bool) -> (Status, String) {
-    if !rule_ids {
-        return (Status::Skip, "the testee does not report rule IDs".into());
-    }
-    if entry.rules.is_empty() {
-        return (Status::Skip, "the manifest names no rule".into());
-    }
+fn judge_rule(entry: &Entry, answer: &Map<String, Value>) -> (Status, String) {
     let expected = entry.rules.join(" or ");
     if answer.get("valid").and_then(Value::as_bool) != Some(false) {
         return (Status::Fail, format!("not rejected; expected {expected}"));
     }
     let got = rules_of(answer);
     if got.is_empty() {
-        return (Status::Fail, format!("rejected naming no rule; expected {expected}"));
+        return (
+            Status::Fail,
+            format!("rejected naming no rule; expected {expected}"),
+        );
     }
     if got.iter().all(|r| entry.rules.contains(r)) {
         (Status::Pass, String::new())
@@ -364,7 +386,11 @@ fn compare_reading(
     let mut problems = Vec::new();
     let mut unhashed = 0;
     if got.len() != expected.len() {
-        problems.push(format!("{} tensors, expected {}", got.len(), expected.len()));
+        problems.push(format!(
+            "{} tensors, expected {}",
+            got.len(),
+            expected.len()
+        ));
     }
     for e in expected {
         let Some(g) = by_name.get(e.name.as_str()) else {
@@ -372,10 +398,16 @@ fn compare_reading(
             continue;
         };
         if g["dtype"].as_str() != Some(e.dtype.as_str()) {
-            problems.push(format!("{:?}: dtype {}, expected {}", e.name, g["dtype"], e.dtype));
+            problems.push(format!(
+                "{:?}: dtype {}, expected {}",
+                e.name, g["dtype"], e.dtype
+            ));
         }
         if g["shape"] != json!(e.shape) {
-            problems.push(format!("{:?}: shape {}, expected {:?}", e.name, g["shape"], e.shape));
+            problems.push(format!(
+                "{:?}: shape {}, expected {:?}",
+                e.name, g["shape"], e.shape
+            ));
         }
         for (key, want) in [
             ("sha256", &e.sha256),
@@ -480,16 +512,29 @@ fn check_written(out: &Path, spec: &WriteSpec) -> (Status, String) {
     if let Some(v) = report.violations.first() {
         return (
             Status::Fail,
-            format!("the file written is invalid: {v} ({} violations)", report.violations.len()),
+            format!(
+                "the file written is invalid: {v} ({} violations)",
+                report.violations.len()
+            ),
         );
     }
     let file = match HrryFile::from_bytes(&bytes) {
         Ok(f) => f,
-        Err(e) => return (Status::Fail, format!("hrry cannot read the file written: {e}")),
+        Err(e) => {
+            return (
+                Status::Fail,
+                format!("hrry cannot read the file written: {e}"),
+            )
+        }
     };
     let tensors = match expect::read_tensors(&file) {
         Ok(t) => t,
-        Err(e) => return (Status::Fail, format!("hrry cannot read the file written: {e}")),
+        Err(e) => {
+            return (
+                Status::Fail,
+                format!("hrry cannot read the file written: {e}"),
+            )
+        }
     };
     let reading = json!({
         "tensors": tensors.iter().map(TensorReading::to_json).collect::<Vec<_>>(),
