@@ -118,7 +118,7 @@ static const struct {
     {0x04, "float64", 1},     {0x10, "int8", 1},        {0x11, "uint8", 1},
     {0x12, "int16", 1},       {0x13, "uint16", 1},      {0x14, "int32", 1},
     {0x15, "uint32", 1},      {0x16, "int64", 1},       {0x17, "uint64", 1},
-    {0x20, "bool", 1},        {0x40, "float8_e4m3", 0}, {0x41, "float8_e5m2", 0},
+    {0x20, "bool", 0},        {0x40, "float8_e4m3", 0}, {0x41, "float8_e5m2", 0},
     {0x42, "float8_e8m0", 0}, {0x43, "float4_e2m1", 0}, {0x44, "float6_e2m3", 0},
     {0x45, "float6_e3m2", 0}, {0x46, "float128", 0},    {0x48, "int4", 0},
     {0x49, "uint4", 0},       {0x4A, "int2", 0},        {0x4B, "uint2", 0},
@@ -272,7 +272,9 @@ static void read_file(long long id, const char *path) {
         free(owned);
         int t = type_index(info.type_tag);
         printf(",\"dtype\":");
-        put_string(t < 0 ? "unknown" : TYPES[t].name);
+        /* 0xF0-0xFE: a private extension type (element-types.md). */
+        put_string(t >= 0 ? TYPES[t].name
+                          : info.type_tag >= 0xF0 && info.type_tag <= 0xFE ? "extension" : "unknown");
         printf(",\"shape\":[");
         for (uint32_t d = 0; d < info.rank; d++)
             printf("%s%llu", d ? "," : "", (unsigned long long)info.shape[d]);

@@ -96,8 +96,8 @@ pub struct Args {
 
 #[derive(clap::Subcommand)]
 enum Sub {
-    /// Explain a corpus case: its rule and spec section, what hrry reports, the valid
-    /// file it was made from and the bytes that differ.
+    /// Explain a corpus case: its rule and spec section, what hrry reports, the nearest
+    /// valid file (most likely the one it was made from) and the bytes that differ.
     Explain {
         /// The case's path in the corpus, e.g. invalid/HF-HDR-003.hrry.
         path: String,
