@@ -386,20 +386,31 @@ fn a_corpus_folder_is_checked_file_by_file() {
         "{case}"
     );
     // A manifest entry without expected tensors gets hrry's own reading; a null rule
-    // makes the rule tier skip.
+    // makes the rule tier skip; an alternative rule is as right as the rule; a rule
+    // hrry does not report fails.
+    const WRONG_RULE: &str = "invalid/HF-HDR-001.hrry";
     let mut m = manifest();
     for f in m["files"].as_array_mut().unwrap() {
         f.as_object_mut().unwrap().remove("tensors");
-        f["rule"] = Value::Null;
+        f["rule"] = match f["path"].as_str().unwrap() {
+            TARGET => "HF-HDR-001".into(),
+            WRONG_RULE => "HF-HDR-002".into(),
+            _ => Value::Null,
+        };
+        if f["path"] == TARGET {
+            f["rule_alternatives"] = serde_json::json!(["HF-HDR-003"]);
+        }
     }
     std::fs::write(root.join("manifest.json"), m.to_string()).unwrap();
     std::fs::copy(repo().join("corpus").join(TARGET), root.join(TARGET)).unwrap();
     let (code, doc) = conformance(&["--self", "--corpus", root.to_str().unwrap()]);
-    assert_eq!(code, 0);
-    assert_scored(
-        &doc,
-        |_, tier, _| if tier == "rule" { "skip" } else { "pass" },
-    );
+    assert_eq!(code, 1);
+    assert_scored(&doc, |path, tier, _| match (path, tier) {
+        (TARGET, _) => "pass",
+        (WRONG_RULE, "rule") => "fail",
+        (_, "rule") => "skip",
+        _ => "pass",
+    });
 }
 
 fn copy_tree(from: &Path, to: &Path) {
