@@ -455,7 +455,7 @@ fn markdown_and_junit_reports_list_the_failures() {
         2,
         "verdict and rule"
     );
-    assert!(xml.contains(&format!("errors=\"2\"")), "{xml}");
+    assert!(xml.contains("errors=\"2\""), "{xml}");
 }
 
 #[test]

@@ -190,7 +190,7 @@ fn scalar_from_json(tag: u8, v: &Value) -> Option<KvScalar> {
 }
 
 fn from_hex(s: &str) -> Option<Vec<u8>> {
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         return None;
     }
     (0..s.len())
