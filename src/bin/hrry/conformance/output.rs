@@ -211,7 +211,7 @@ impl Results<'_> {
                 &count(self.cases.iter().filter(|r| r.tier == t)),
             );
         }
-        s.push('\n');
+        s.push_str("\n<details><summary>By format, rule family and tier</summary>\n\n");
         header(&mut s, "format / family / tier");
         for ((format, family, tier), c) in groups(self.cases) {
             row(
@@ -220,6 +220,7 @@ impl Results<'_> {
                 &c,
             );
         }
+        s.push_str("\n</details>\n");
         let failing: Vec<&CaseResult> =
             self.cases.iter().filter(|r| r.status.fails_run()).collect();
         if !failing.is_empty() {
