@@ -6,7 +6,7 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TrySendError};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
@@ -37,7 +37,10 @@ fn numbered(id: u64, mut request: Value) -> Value {
 /// A running testee process.
 struct Running {
     child: Child,
-    stdin: ChildStdin,
+    /// Lines to write to the testee's standard input, by a thread of their own (a
+    /// testee that stops reading blocks that thread, never the harness); `None`
+    /// once the input is closed.
+    input: Option<SyncSender<Vec<u8>>>,
     lines: Receiver<Result<String, String>>,
 }
 
@@ -102,9 +105,11 @@ impl ProcessTestee {
             .spawn()
             .map_err(|e| format!("cannot start {program}: {e}"))?;
         self.starts += 1;
-        let stdin = child.stdin.take().expect("piped stdin");
+        let input = Some(writer(child.stdin.take().expect("piped stdin")));
         let stdout = child.stdout.take().expect("piped stdout");
-        let (send, lines) = mpsc::channel();
+        // Bounded, so that a testee printing without end fills no memory: the
+        // reader waits until the harness takes a line (or drops the receiver).
+        let (send, lines) = mpsc::sync_channel(4);
         std::thread::spawn(move || {
             let mut reader = BufReader::new(stdout);
             loop {
@@ -126,7 +131,7 @@ impl ProcessTestee {
         });
         let mut running = Running {
             child,
-            stdin,
+            input,
             lines,
         };
         // `hello` has no id; its answer is read as is.
@@ -147,18 +152,37 @@ impl ProcessTestee {
     }
 }
 
+/// A thread writing each line it is sent to `stdin`, until a write fails or the
+/// sender is dropped (which closes `stdin`).
+fn writer(mut stdin: ChildStdin) -> SyncSender<Vec<u8>> {
+    let (send, lines) = mpsc::sync_channel::<Vec<u8>>(1);
+    std::thread::spawn(move || {
+        for line in lines {
+            if stdin.write_all(&line).and_then(|()| stdin.flush()).is_err() {
+                break;
+            }
+        }
+    });
+    send
+}
+
 /// Writes `request` as a line and waits for one line of answer.
 fn exchange(running: &mut Running, request: &Value, timeout: Duration) -> Result<String, Reply> {
     let line = request.to_string() + "\n";
-    let sent = running
-        .stdin
-        .write_all(line.as_bytes())
-        .and_then(|()| running.stdin.flush());
-    if let Err(e) = sent {
-        return Err(Reply::Crash(exit_detail(
-            &mut running.child,
-            &format!("its input closed ({e})"),
-        )));
+    let sent = match &running.input {
+        Some(input) => input.try_send(line.into_bytes()),
+        None => Err(TrySendError::Disconnected(Vec::new())),
+    };
+    match sent {
+        Ok(()) => {}
+        Err(TrySendError::Full(_)) => {
+            let why = "the testee stopped reading its input";
+            return Err(Reply::OutOfProtocol(why.into()));
+        }
+        Err(TrySendError::Disconnected(_)) => {
+            let what = "its input closed";
+            return Err(Reply::Crash(exit_detail(&mut running.child, what)));
+        }
     }
     match running.lines.recv_timeout(timeout) {
         Ok(Ok(line)) => Ok(line),
@@ -239,8 +263,10 @@ impl Testee for ProcessTestee {
     fn finish(&mut self) {
         if let Some(mut running) = self.running.take() {
             let line = protocol::bye_request().to_string() + "\n";
-            let _ = running.stdin.write_all(line.as_bytes());
-            let _ = running.stdin.flush();
+            if let Some(input) = running.input.take() {
+                // Then the input closes, for a testee that ends at its end.
+                let _ = input.try_send(line.into_bytes());
+            }
             let deadline = Instant::now() + Duration::from_secs(1);
             while Instant::now() < deadline {
                 if let Ok(Some(_)) = running.child.try_wait() {
