@@ -146,3 +146,52 @@ fn case_paths_are_unique() {
     let paths: BTreeSet<&str> = cases.iter().map(|c| c.path.as_str()).collect();
     assert_eq!(paths.len(), cases.len(), "two corpus cases share a path");
 }
+
+/// The manifest's expected `sha256` of a row-major, unquantized tensor whose buffer
+/// holds exactly its packed elements is the hash of that stored buffer: the bytes
+/// the conformance protocol defines (docs/conformance-protocol.md), taken here
+/// straight from the file rather than through the layout code.
+#[test]
+fn expected_hashes_of_row_major_tensors_are_their_stored_bytes() {
+    use hrry::model::{element_count, ElementType};
+    // FIPS 180-4's example digest, and the empty message's.
+    assert_eq!(
+        hrry::corpus::expect::sha256_hex(b"abc"),
+        "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+    );
+    assert_eq!(
+        hrry::corpus::expect::sha256_hex(b""),
+        "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+    );
+    let cases = all_cases();
+    let m = manifest(&cases);
+    let mut checked = 0;
+    for (case, entry) in cases.iter().zip(m["files"].as_array().unwrap()) {
+        let Some(expected) = entry["tensors"].as_array() else {
+            continue;
+        };
+        let file = hrry::file::HrryFile::from_bytes(&case.bytes).expect("a valid file opens");
+        for (t, want) in file.entries().zip(expected) {
+            let t = file.tensor_at(t).unwrap();
+            let d = &t.descriptor;
+            let size = ElementType::from_tag(d.type_tag)
+                .and_then(|ty| ty.buffer_size(element_count(&d.shape)?));
+            let plain = d.layout_tag == hrry::schema::LAYOUT_ROW_MAJOR
+                && d.quantization.is_none()
+                && d.byte_offset == 0
+                && size == Some(t.buffers[0].len() as u64);
+            if plain {
+                let got = hrry::corpus::expect::sha256_hex(t.buffers[0]);
+                assert_eq!(
+                    want["sha256"],
+                    got.as_str(),
+                    "{} {}",
+                    case.path,
+                    want["name"]
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 40, "only {checked} tensors checked");
+}

@@ -5,7 +5,8 @@
 # with the system C compiler (linked to libhrry.so through pkg-config) and as C++
 # (linked to libhrry.a), both under AddressSanitizer and UndefinedBehaviorSanitizer,
 # and runs them against the corpus and the release `hrry` binary (for `hrry
-# export`). Then compiles and runs the README's example with `cc app.c -lhrry`.
+# export`). Then compiles and runs the README's example with `cc app.c -lhrry`, and
+# scores the conformance adapter tests/conformance_testee.c with `hrry conformance`.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root="$PWD"
@@ -60,4 +61,31 @@ if "$out/app" corpus/invalid/HF-CRC-001.hrry 2>"$out/app.err"; then
     status=1
 fi
 grep -q "HRRY_INVALID: .*HF-CRC-001 at offset" "$out/app.err" || { cat "$out/app.err" >&2; status=1; }
+
+# The conformance adapter over the C ABI (tests/conformance_testee.c), under the
+# sanitizers, scored by `hrry conformance` on its built-in corpus from a folder
+# outside the repository: no case may fail.
+echo "conformance adapter:"
+# shellcheck disable=SC2086
+cc -std=c99 "${sanitize[@]}" $cflags capi/tests/conformance_testee.c -o "$out/conformance_testee" \
+    $libs -Wl,-rpath,"$libdir"
+away="$(mktemp -d)"
+begin=$(date +%s.%N)
+if ! (cd "$away" && "$target/release/hrry" conformance --json \
+        --markdown "$out/conformance.md" -- "$out/conformance_testee" >"$out/conformance.json"); then
+    echo "the C adapter failed conformance cases:" >&2
+    cat "$out/conformance.md" >&2
+    status=1
+fi
+end=$(date +%s.%N)
+rm -rf "$away"
+python3 - "$out/conformance.json" "$begin" "$end" <<'PY' || status=1
+import collections, json, sys
+doc = json.load(open(sys.argv[1]))
+counts = collections.Counter(c["status"] for c in doc["cases"])
+tiers = {t: doc["summary"]["tiers"][t]["pass"] for t in ("verdict", "rule", "read")}
+print(f"  {dict(counts)}; passes by tier {tiers}; {float(sys.argv[3]) - float(sys.argv[2]):.1f} s")
+assert set(counts) <= {"pass", "skip"}, counts
+assert all(n > 0 for n in tiers.values()), tiers
+PY
 exit $status

@@ -7,6 +7,7 @@
 
 mod case;
 mod container;
+pub mod expect;
 pub mod holo;
 mod layout;
 mod messages;
@@ -54,7 +55,7 @@ pub fn manifest(cases: &[Case]) -> serde_json::Value {
                 Expect::Valid => (true, serde_json::Value::Null),
                 Expect::Invalid(r) => (false, r.into()),
             };
-            serde_json::json!({
+            let mut entry = serde_json::json!({
                 "path": c.path,
                 "format": c.format.name(),
                 "valid": valid,
@@ -62,10 +63,25 @@ pub fn manifest(cases: &[Case]) -> serde_json::Value {
                 "description": c.description,
                 "size": c.bytes.len(),
                 "blake3": blake3::hash(&c.bytes).to_hex().to_string(),
-            })
+            });
+            if let Some(tensors) = expected_tensors(c) {
+                entry["tensors"] = tensors;
+            }
+            entry
         })
         .collect();
     serde_json::json!({ "version": 1, "files": files })
+}
+
+/// What reading a valid HRRYFILE case must give ([`expect::read_tensors`]), as the
+/// manifest's `tensors` array; `None` for other cases.
+fn expected_tensors(case: &Case) -> Option<serde_json::Value> {
+    if case.expect != Expect::Valid || case.format != Format::HrryFile {
+        return None;
+    }
+    let file = crate::file::HrryFile::from_bytes(&case.bytes).ok()?;
+    let tensors = expect::read_tensors(&file).ok()?;
+    Some(tensors.iter().map(expect::TensorReading::to_json).collect())
 }
 
 /// Writes every case and `manifest.json` under `dir`, removing stale files from its

@@ -29,6 +29,7 @@ Exit codes (every command):
     };
 }
 
+mod conformance;
 mod convert;
 mod dequant;
 mod export;
@@ -89,6 +90,13 @@ enum Command {
     /// Push a tensor of a HRRYFILE to a server.
     #[command(after_help = EXIT_CODES)]
     Put(net::PutArgs),
+    /// Score another implementation against the conformance corpus (verdict, rule,
+    /// read and write tiers), or explain a corpus case.
+    Conformance(conformance::Args),
+    /// Answer the conformance testee protocol on standard input and output (hrry as a
+    /// testee; see docs/conformance-protocol.md).
+    #[command(hide = true)]
+    ConformanceTestee(conformance::TesteeArgs),
     /// List the rule table: stable IDs, levels, summaries and spec sections.
     #[command(after_help = EXIT_CODES)]
     Rules {
@@ -200,6 +208,8 @@ fn main() -> ExitCode {
         Command::Serve(args) => net::serve(args),
         Command::Fetch(args) => net::fetch(args),
         Command::Put(args) => net::put(args),
+        Command::Conformance(args) => conformance::run(args),
+        Command::ConformanceTestee(args) => conformance::serve(args),
     };
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,

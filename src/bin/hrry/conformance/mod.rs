@@ -1,0 +1,213 @@
+//! `hrry conformance`: scores another implementation (a testee program speaking the
+//! JSON Lines protocol of `docs/conformance-protocol.md`, a one-shot validator, or
+//! hrry itself) against the conformance corpus, in tiers: verdict, rule, read,
+//! write. `hrry conformance explain PATH` tells what a case is about;
+//! `hrry conformance-testee` is hrry speaking the protocol.
+
+mod corpus;
+mod explain;
+mod known;
+mod output;
+mod protocol;
+mod reference;
+mod score;
+mod testee;
+
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::{Failure, Outcome};
+use corpus::Corpus;
+use testee::Testee;
+
+/// Arguments of `hrry conformance`.
+#[derive(clap::Args)]
+#[command(
+    args_conflicts_with_subcommands = true,
+    after_long_help = concat!("\
+Testees:
+  hrry conformance [OPTIONS] -- CMD ARGS...
+      starts CMD once; it reads one JSON request a line on standard input and
+      answers one JSON line each on standard output (protocol version 1,
+      docs/conformance-protocol.md). A testee that dies, hangs past --timeout or
+      answers out of protocol is restarted and the run goes on.
+  hrry conformance --oneshot 'my-validator --strict {path}'
+      runs a plain validator once per file: exit 0 accepts, 1 rejects, anything
+      else is a crash (verdict tier only).
+  hrry conformance --self
+      hrry itself, in process.
+
+Tiers: verdict (valid files accepted, invalid rejected), rule (rejected for the
+manifest's rule; only for testees that report rule IDs), read (every tensor of a
+valid file: name, dtype, shape, SHA-256 of its content), write (the testee writes a
+file from tensor specs; hrry validates it strictly and reads it back).
+
+Statuses: pass, fail, skip, error, timeout, crash, expected-failure,
+unexpected-pass. The run fails (exit 1) on fail, error, timeout, crash and
+unexpected-pass.
+
+Expected failures (--expected-failures FILE): lines `PATH TIER` or `PATH` (every
+tier), `#` comments. --update-expected-failures rewrites FILE to list exactly the
+cases failing now, and the run then exits 0 unless it could not run.
+
+Exit codes: 0 nothing failed unexpectedly, 1 something did, 2 usage or I/O error.
+
+", exit_codes!())
+)]
+pub struct Args {
+    #[command(subcommand)]
+    command: Option<Sub>,
+    /// Run hrry itself as the testee, in process.
+    #[arg(long = "self", conflicts_with_all = ["oneshot", "testee"])]
+    self_testee: bool,
+    /// A validator command run once per file; `{path}` is replaced by the file's
+    /// path (words split on white space, no shell).
+    #[arg(long, value_name = "'CMD {path}'", conflicts_with = "testee")]
+    oneshot: Option<String>,
+    /// A corpus folder holding manifest.json (default: the corpus built into hrry).
+    #[arg(long, value_name = "DIR")]
+    corpus: Option<PathBuf>,
+    /// Seconds to wait for each answer.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
+    timeout: f64,
+    /// Print the results as one JSON document (schema/conformance.schema.json).
+    #[arg(long)]
+    json: bool,
+    /// Also write the results as Markdown (for a CI job summary).
+    #[arg(long, value_name = "FILE")]
+    markdown: Option<PathBuf>,
+    /// Also write the results as JUnit XML.
+    #[arg(long, value_name = "FILE")]
+    junit: Option<PathBuf>,
+    /// Cases known to fail: lines `PATH TIER` or `PATH`.
+    #[arg(long, value_name = "FILE")]
+    expected_failures: Option<PathBuf>,
+    /// Rewrite the --expected-failures file to list the cases failing now.
+    #[arg(long, requires = "expected_failures")]
+    update_expected_failures: bool,
+    /// Append the testee's standard error to this file (default: hrry's own).
+    #[arg(long, value_name = "FILE")]
+    log: Option<PathBuf>,
+    /// The testee program and its arguments, after `--`.
+    #[arg(last = true, value_name = "CMD")]
+    testee: Vec<String>,
+}
+
+#[derive(clap::Subcommand)]
+enum Sub {
+    /// Explain a corpus case: its rule and spec section, what hrry reports, the nearest
+    /// valid file (most likely the one it was made from) and the bytes that differ.
+    Explain {
+        /// The case's path in the corpus, e.g. invalid/HF-HDR-003.hrry.
+        path: String,
+        /// A corpus folder holding manifest.json (default: the built-in corpus).
+        #[arg(long, value_name = "DIR")]
+        corpus: Option<PathBuf>,
+    },
+}
+
+/// Arguments of `hrry conformance-testee`.
+#[derive(clap::Args)]
+pub struct TesteeArgs {
+    /// Misbehave on purpose, to test a harness: accept-all, reject-all, flip-hash,
+    /// crash-on=TEXT, hang-on=TEXT, garbage-on=TEXT, wrong-id-on=TEXT (TEXT: the end of
+    /// the request's path or output path).
+    #[arg(long, value_name = "FAULT")]
+    fault: Option<reference::Fault>,
+}
+
+fn load(dir: Option<&PathBuf>) -> Result<Corpus, Failure> {
+    match dir {
+        Some(d) => Corpus::from_dir(d),
+        None => Corpus::built_in(),
+    }
+}
+
+pub fn run(args: Args) -> Result<Outcome, Failure> {
+    if let Some(Sub::Explain { path, corpus }) = &args.command {
+        let corpus = load(corpus.as_ref())?;
+        crate::write_stdout(explain::explain(&corpus, path)?.as_bytes());
+        return Ok(Outcome::Ok);
+    }
+    if !(args.timeout.is_finite() && args.timeout > 0.0) {
+        return Err(Failure(
+            "--timeout must be a positive number of seconds".into(),
+        ));
+    }
+    let timeout = Duration::from_secs_f64(args.timeout.min(86_400.0));
+    let known = match &args.expected_failures {
+        Some(p) if p.exists() || !args.update_expected_failures => {
+            Some(known::ExpectedFailures::read(p)?)
+        }
+        _ => None,
+    };
+    let corpus = load(args.corpus.as_ref())?;
+    let mut testee: Box<dyn Testee> = if args.self_testee {
+        Box::new(testee::SelfTestee::new())
+    } else if let Some(template) = &args.oneshot {
+        Box::new(testee::OneshotTestee::new(template, timeout, args.log.clone()).map_err(Failure)?)
+    } else if !args.testee.is_empty() {
+        let t = testee::ProcessTestee::start(args.testee.clone(), timeout, args.log.clone())
+            .map_err(|e| Failure(format!("the testee did not start: {e}")))?;
+        Box::new(t)
+    } else {
+        return Err(Failure(
+            "give a testee: --self, --oneshot 'CMD {path}', or -- CMD ARGS...".into(),
+        ));
+    };
+    let scratch = tempfile::Builder::new()
+        .prefix("hrry-conformance-out-")
+        .tempdir()?;
+    let mut cases = score::run(&corpus, testee.as_mut(), scratch.path());
+    testee.finish();
+    let stale = known
+        .as_ref()
+        .map(|k| k.apply(&mut cases))
+        .unwrap_or_default();
+    let results = output::Results {
+        testee: &testee.hello().raw,
+        corpus: corpus.describe(),
+        cases: &cases,
+        stale: &stale,
+    };
+    if args.json {
+        let text = serde_json::to_string_pretty(&results.json())? + "\n";
+        crate::write_stdout(text.as_bytes());
+    } else {
+        crate::write_stdout(results.text().as_bytes());
+    }
+    if let Some(p) = &args.markdown {
+        write_file(p, &results.markdown())?;
+    }
+    if let Some(p) = &args.junit {
+        write_file(p, &results.junit())?;
+    }
+    if args.update_expected_failures {
+        if let Some(p) = &args.expected_failures {
+            write_file(p, &known::render(&cases))?;
+            eprintln!("hrry: rewrote {}", crate::text::path(p));
+            return Ok(Outcome::Ok);
+        }
+    }
+    Ok(if results.ok() {
+        Outcome::Ok
+    } else {
+        Outcome::Invalid
+    })
+}
+
+fn write_file(path: &std::path::Path, text: &str) -> Result<(), Failure> {
+    std::fs::write(path, text)
+        .map_err(|e| Failure(format!("cannot write {}: {e}", crate::text::path(path))))
+}
+
+/// `hrry conformance-testee`: hrry answering the protocol on standard input and
+/// output.
+pub fn serve(args: TesteeArgs) -> Result<Outcome, Failure> {
+    let stdin = std::io::stdin().lock();
+    let mut stdout = std::io::stdout().lock();
+    reference::serve(stdin, &mut stdout, args.fault.as_ref())?;
+    stdout.flush()?;
+    Ok(Outcome::Ok)
+}

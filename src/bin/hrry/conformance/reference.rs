@@ -1,0 +1,315 @@
+//! hrry as a testee: its answers to the protocol's requests. `hrry conformance
+//! --self` calls [`answer`] in process; `hrry conformance-testee` serves the same
+//! answers over standard input and output (the reference a harness test runs as a
+//! separate program, and a model for implementers).
+
+use std::io::{BufRead, Write};
+use std::path::Path;
+
+use base64::Engine as _;
+use hrry::corpus::expect;
+use hrry::file::{HrryFile, HrryWriter, WriterOptions};
+use hrry::model::ElementType;
+use hrry::schema::{KvArray, KvScalar, KvValue, LenBytes};
+use hrry::validate::{Mode, Options};
+use serde_json::{json, Map, Value};
+
+use super::protocol::{FORMATS, OPS, PROTOCOL};
+
+/// hrry's answer to `hello`.
+pub fn hello() -> Value {
+    json!({
+        "protocol": PROTOCOL,
+        "name": "hrry",
+        "version": env!("CARGO_PKG_VERSION"),
+        "ops": OPS,
+        "formats": FORMATS,
+        "rule_ids": true,
+    })
+}
+
+/// hrry's answer to one request (`bye` included, answered with `{}`).
+pub fn answer(request: &Value) -> Value {
+    let id = request.get("id").cloned().unwrap_or(Value::Null);
+    let result = match request["op"].as_str() {
+        Some("hello") => return hello(),
+        Some("bye") => return json!({}),
+        Some("validate") => validate(request),
+        Some("read") => read(request),
+        Some("write") => write(request),
+        Some(op) => Err(format!("unknown op {op:?}")),
+        None => Err("the request has no \"op\"".into()),
+    };
+    let mut v = match result {
+        Ok(v) => v,
+        Err(e) => json!({ "error": e }),
+    };
+    v["id"] = id;
+    v
+}
+
+fn path_of<'a>(request: &'a Value, key: &str) -> Result<&'a Path, String> {
+    request[key]
+        .as_str()
+        .map(Path::new)
+        .ok_or_else(|| format!("the request has no \"{key}\""))
+}
+
+fn validate(request: &Value) -> Result<Value, String> {
+    let path = path_of(request, "path")?;
+    let format = match request["format"].as_str().unwrap_or("hrryfile") {
+        "hrryfile" => hrry::Format::HrryFile,
+        "holo" => hrry::Format::Holo,
+        "stream" => hrry::Format::Stream,
+        "messages" => hrry::Format::Messages,
+        other => return Ok(json!({ "skipped": format!("format {other:?} is not known") })),
+    };
+    let mode = match request["mode"].as_str().unwrap_or("strict") {
+        "strict" => Mode::Strict,
+        "permissive" => Mode::Permissive,
+        other => return Ok(json!({ "skipped": format!("mode {other:?} is not known") })),
+    };
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let options = Options {
+        mode,
+        ..Default::default()
+    };
+    let report = hrry::validate_as(&bytes, format, &options);
+    Ok(json!({ "valid": report.is_valid(), "rules": report.rule_ids() }))
+}
+
+fn read(request: &Value) -> Result<Value, String> {
+    let path = path_of(request, "path")?;
+    let file = HrryFile::open(path).map_err(|e| e.to_string())?;
+    let tensors = expect::read_tensors(&file).map_err(|e| e.to_string())?;
+    Ok(json!({
+        "tensors": tensors.iter().map(expect::TensorReading::to_json).collect::<Vec<_>>(),
+        "metadata": metadata_json(&file),
+    }))
+}
+
+/// The KV metadata of `file` as the protocol carries it: each key mapped to
+/// `{"type", "value"}` as `hrry inspect --json` prints it.
+pub fn metadata_json(file: &HrryFile<'_>) -> Value {
+    let map: Map<String, Value> = file
+        .kv()
+        .iter()
+        .map(|e| {
+            (
+                String::from_utf8_lossy(&e.key).into_owned(),
+                hrry::report::kv_json(&e.value),
+            )
+        })
+        .collect();
+    Value::Object(map)
+}
+
+fn write(request: &Value) -> Result<Value, String> {
+    let out = path_of(request, "out")?;
+    let spec = &request["spec"];
+    let mut writer =
+        HrryWriter::create(out, WriterOptions::default()).map_err(|e| e.to_string())?;
+    if let Some(metadata) = spec["metadata"].as_object() {
+        for (key, value) in metadata {
+            let value =
+                kv_from_json(value).ok_or_else(|| format!("metadata {key:?}: bad value"))?;
+            writer.add_kv(key, value).map_err(|e| e.to_string())?;
+        }
+    }
+    for t in spec["tensors"].as_array().into_iter().flatten() {
+        let name = t["name"].as_str().ok_or("a tensor without a name")?;
+        let dtype = t["dtype"].as_str().unwrap_or_default();
+        let ty = ElementType::from_name(dtype).ok_or_else(|| format!("unknown dtype {dtype:?}"))?;
+        let shape: Vec<u64> = t["shape"]
+            .as_array()
+            .ok_or_else(|| format!("{name:?}: no shape"))?
+            .iter()
+            .map(|d| d.as_u64().ok_or_else(|| format!("{name:?}: bad shape")))
+            .collect::<Result<_, _>>()?;
+        let data = base64::engine::general_purpose::STANDARD
+            .decode(t["data"].as_str().unwrap_or_default())
+            .map_err(|e| format!("{name:?}: data is not base64: {e}"))?;
+        let desc = hrry::model::build::dense(ty, &shape)
+            .ok_or_else(|| format!("{name:?}: no dense layout for {dtype} {shape:?}"))?;
+        writer
+            .write_tensor(name, &desc, &[&data])
+            .map_err(|e| e.to_string())?;
+    }
+    writer.finish_file().map_err(|e| e.to_string())?;
+    Ok(json!({ "ok": true }))
+}
+
+/// A KV value from its `{"type", "value"}` JSON form (the inverse of
+/// `hrry::report::kv_json` for every value it prints in full).
+pub fn kv_from_json(v: &Value) -> Option<KvValue> {
+    let ty = v["type"].as_str()?;
+    if ty == "array" {
+        let tag = kv_tag(v["element_type"].as_str()?)?;
+        let elements = v["value"]
+            .as_array()?
+            .iter()
+            .map(|e| scalar_from_json(tag, e))
+            .collect::<Option<Vec<_>>>()?;
+        return Some(KvValue::Array(KvArray {
+            element_tag: tag,
+            elements,
+        }));
+    }
+    Some(match scalar_from_json(kv_tag(ty)?, &v["value"])? {
+        KvScalar::String(b) => KvValue::String(b),
+        KvScalar::Int64(i) => KvValue::Int64(i),
+        KvScalar::Uint64(u) => KvValue::Uint64(u),
+        KvScalar::Float64(f) => KvValue::Float64(f),
+        KvScalar::Bool(b) => KvValue::Bool(b),
+        KvScalar::Bytes(b) => KvValue::Bytes(b),
+    })
+}
+
+fn kv_tag(name: &str) -> Option<u8> {
+    (0x01..=0x06).find(|&t| hrry::report::kv_type_name(t) == name)
+}
+
+fn scalar_from_json(tag: u8, v: &Value) -> Option<KvScalar> {
+    Some(match tag {
+        0x01 => KvScalar::String(LenBytes {
+            bytes: v.as_str()?.as_bytes().to_vec(),
+        }),
+        0x02 => KvScalar::Int64(v.as_i64()?),
+        0x03 => KvScalar::Uint64(v.as_u64()?),
+        // Non-finite values are printed as strings ("NaN", "inf", "-inf").
+        0x04 => KvScalar::Float64(match v {
+            Value::String(s) => s.parse().ok()?,
+            _ => v.as_f64()?,
+        }),
+        0x05 => KvScalar::Bool(u8::from(v.as_bool()?)),
+        0x06 => KvScalar::Bytes(LenBytes {
+            bytes: from_hex(v.as_str()?)?,
+        }),
+        _ => return None,
+    })
+}
+
+fn from_hex(s: &str) -> Option<Vec<u8>> {
+    if !s.len().is_multiple_of(2) {
+        return None;
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+/// A deliberate misbehaviour of `hrry conformance-testee`, for testing the harness
+/// against a wrong testee.
+#[derive(Clone, Debug)]
+pub enum Fault {
+    /// Every file is valid.
+    AcceptAll,
+    /// Every file is invalid (with no rule named).
+    RejectAll,
+    /// Every content hash read has its lowest bit flipped.
+    FlipHash,
+    /// Abort on a request whose path ends with the text.
+    CrashOn(String),
+    /// Never answer a request whose path ends with the text.
+    HangOn(String),
+    /// Answer a line that is not JSON to a request whose path ends with the text.
+    GarbageOn(String),
+    /// Answer with the wrong id to a request whose path ends with the text.
+    WrongIdOn(String),
+}
+
+impl std::str::FromStr for Fault {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        let (kind, arg) = s.split_once('=').unwrap_or((s, ""));
+        let arg = arg.to_string();
+        Ok(match kind {
+            "accept-all" => Fault::AcceptAll,
+            "reject-all" => Fault::RejectAll,
+            "flip-hash" => Fault::FlipHash,
+            "crash-on" => Fault::CrashOn(arg),
+            "hang-on" => Fault::HangOn(arg),
+            "garbage-on" => Fault::GarbageOn(arg),
+            "wrong-id-on" => Fault::WrongIdOn(arg),
+            _ => return Err(format!("unknown fault {kind:?}")),
+        })
+    }
+}
+
+/// Serves requests from `input`, one JSON object a line, answering on `output`,
+/// until `bye` or the end of `input`. A line that is not JSON gets an error answer.
+pub fn serve(
+    input: impl BufRead,
+    mut output: impl Write,
+    fault: Option<&Fault>,
+) -> std::io::Result<()> {
+    for line in input.lines() {
+        let line = line?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let request: Value = match serde_json::from_str(&line) {
+            Ok(v) => v,
+            Err(e) => json!({"op": null, "error": format!("not JSON: {e}")}),
+        };
+        if request["op"] == "bye" {
+            break;
+        }
+        let line = match fault {
+            Some(f) => faulty_answer(&request, f),
+            None => answer(&request).to_string(),
+        };
+        writeln!(output, "{line}")?;
+        output.flush()?;
+    }
+    Ok(())
+}
+
+/// The answer line to `request` under `fault`.
+fn faulty_answer(request: &Value, fault: &Fault) -> String {
+    let target = request["path"]
+        .as_str()
+        .or(request["out"].as_str())
+        .unwrap_or("");
+    let hit = |text: &String| !text.is_empty() && target.ends_with(text.as_str());
+    let mut v = answer(request);
+    match fault {
+        Fault::AcceptAll if request["op"] == "validate" => {
+            v["valid"] = json!(true);
+            v["rules"] = json!([]);
+        }
+        Fault::RejectAll if request["op"] == "validate" => {
+            v["valid"] = json!(false);
+            v["rules"] = json!([]);
+        }
+        Fault::FlipHash => {
+            for t in v["tensors"].as_array_mut().into_iter().flatten() {
+                if let Some(h) = t["sha256"].as_str() {
+                    t["sha256"] = json!(flip_last_bit(h));
+                }
+            }
+        }
+        Fault::CrashOn(text) if hit(text) => std::process::abort(),
+        Fault::HangOn(text) if hit(text) => loop {
+            std::thread::sleep(std::time::Duration::from_secs(3600));
+        },
+        Fault::GarbageOn(text) if hit(text) => return "this is not JSON".into(),
+        Fault::WrongIdOn(text) if hit(text) => {
+            v["id"] = json!(request["id"].as_u64().unwrap_or(0).wrapping_add(1000));
+        }
+        _ => {}
+    }
+    v.to_string()
+}
+
+/// A hex digest with its last bit flipped.
+fn flip_last_bit(hex: &str) -> String {
+    let mut s = hex.to_string();
+    if let Some(last) = s.pop() {
+        let d = last.to_digit(16).unwrap_or(0) ^ 1;
+        s.push(char::from_digit(d, 16).unwrap_or('0'));
+    }
+    s
+}
