@@ -63,13 +63,13 @@ pub(crate) fn open(path: &Path, permissive: bool) -> Result<HrryInput, Error> {
     let mut notes = Vec::new();
     for entry in file.entries() {
         let tensor = file.tensor_at(entry)?;
-        if let Some(o) = oversized_buffer(&tensor.descriptor) {
+        if let Some(o) = oversized_buffer(tensor.descriptor) {
             let rule = &crate::validate::rules::container::TD_BUF_OVERSIZED;
             let why = format!(
                 "{} ({}): {}",
                 rule.id,
                 rule.summary,
-                o.message(&tensor.descriptor)
+                o.message(tensor.descriptor)
             );
             if !permissive {
                 return Err(Error::tensor(

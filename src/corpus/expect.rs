@@ -59,7 +59,7 @@ pub fn read_tensors(file: &HrryFile<'_>) -> Result<Vec<TensorReading>, Error> {
     file.entries()
         .map(|entry| {
             let t = file.tensor_at(entry)?;
-            Ok(reading_of(entry.name(), &t.descriptor, &t.buffers))
+            Ok(reading_of(entry.name(), t.descriptor, &t.buffers))
         })
         .collect()
 }
