@@ -29,7 +29,7 @@ pub(super) enum Source<'a> {
 ///
 /// Opening runs the validator's own decode pass and refuses the file at the first
 /// rule it breaks, naming the rule `hrry validate` reports: by default every `spec`
-/// rule decided from metadata ([`Check`] says what each mode checks).
+/// rule decided from metadata ([`Check`](super::Check) says what each mode checks).
 ///
 /// # Examples
 ///
@@ -429,7 +429,7 @@ impl<'a> HrryFile<'a> {
     /// types and shapes needs.
     ///
     /// Same result as calling [`HrryFile::descriptor`] on each of
-    /// [`HrryFile::entries`]. When descriptors are decoded now ([`Check::Trusted`]),
+    /// [`HrryFile::entries`]. When descriptors are decoded now ([`Check::Trusted`](super::Check::Trusted)),
     /// this touches those of a batch of entries together before decoding them, so
     /// that the cache (and TLB) misses of descriptors spread over a large file
     /// overlap instead of queueing one behind the other.

@@ -159,7 +159,7 @@ pub struct Oversized {
 }
 
 /// `Some` when `d` is an unquantized dense tensor whose buffer 0 is larger than
-/// [`minimum_buffer_size`]; `None` otherwise, and where the size is not defined,
+/// `minimum_buffer_size`; `None` otherwise, and where the size is not defined,
 /// `byte_offset` already lies past the buffer (`TD-BUF-004`) or strides reach
 /// below the buffer's start (`LY-STR-001`): one fault, one report.
 pub fn oversized_buffer(d: &TensorDescriptor) -> Option<Oversized> {
