@@ -25,10 +25,12 @@ pub enum Check {
     /// would pass `hrry validate --permissive`.
     Full,
     /// For files validated earlier: the header, trailer, index and KV are checked as
-    /// in [`Check::Metadata`]; each descriptor is decoded and checked when it is
-    /// first asked for, and the region is not walked. Lookups stay right (a false
-    /// `SORTED_INDEX` flag is still refused); reading stays memory-safe; what is
-    /// left out is the cross-checks between the index and the region.
+    /// in [`Check::Metadata`]; each descriptor is decoded when it is first asked for
+    /// (its fixed header checked, so that nothing is read past it), and the region
+    /// is not walked. Lookups stay right (a false `SORTED_INDEX` flag is still
+    /// refused); reading stays memory-safe (typed views, exports and dequantization
+    /// check sizes themselves); what is left out is every rule on descriptors,
+    /// layouts and the region.
     Trusted,
 }
 

@@ -218,7 +218,15 @@ impl<'a> HrryFile<'a> {
             walked,
             sorted,
             limits,
-            policy,
+            // A trusted open decodes each descriptor safely when asked for and
+            // leaves judging it to the validator.
+            policy: match depth {
+                Depth::Frame => Policy {
+                    allow_all: true,
+                    ..policy
+                },
+                Depth::Region => policy,
+            },
             mode,
             by_name: OnceLock::new(),
         })

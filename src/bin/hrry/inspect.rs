@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use hrry::file::OpenOptions;
+use hrry::file::{Check, OpenOptions};
 use hrry::report::{InspectOptions, INSPECT_FORMAT_VERSION};
 use serde_json::{json, Map, Value};
 
@@ -69,10 +69,13 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
     if stream {
         return crate::stream::inspect(&args.file, stdin.as_deref(), args.json);
     }
+    // Inspecting shows structure; judging it is `hrry validate`'s job. The trusted
+    // open checks the header, trailer, index and KV, and each descriptor as it is
+    // read, which is what printing them needs.
     let open = if args.permissive {
         OpenOptions::new().allow_all()
     } else {
-        OpenOptions::new()
+        OpenOptions::new().check(Check::Trusted)
     };
     let opened = match &stdin {
         Some(bytes) => open.open_bytes(bytes),
