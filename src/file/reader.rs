@@ -9,11 +9,11 @@ use crate::limits::Limits;
 use crate::model::view::{typed_slice, typed_vec, Element, ViewError};
 use crate::model::ElementType;
 use crate::schema::{
-    placement::place_buffers, FileHeader, IndexEntryOf, KvEntry, LayoutFields, NameSpan,
-    TensorDescriptor, Trailer,
+    placement::{place_buffers, DataPlacement},
+    FileHeader, IndexEntryOf, KvEntry, LayoutFields, NameSpan, TensorDescriptor, Trailer,
 };
 pub(super) use crate::validate::decoded::Depth;
-use crate::validate::decoded::{decode_descriptor, decode_file, DecodedFile, WalkedTensor};
+use crate::validate::decoded::{decode_descriptor, decode_file, DecodedFile, Region, Walked};
 use crate::validate::rules::container as rules;
 use crate::validate::{Mode, Policy, Report};
 
@@ -64,11 +64,12 @@ pub struct HrryFile<'a> {
     /// The entries; each name is a [`NameSpan`] into `names`.
     index: Vec<IndexEntryOf<NameSpan>>,
     kv: Vec<KvEntry>,
-    /// Each entry's tensor: from the walk of the region, else decoded when first
-    /// asked for.
-    tensors: Vec<OnceLock<Box<WalkedTensor>>>,
-    /// Whether the open walked the region.
-    walked: bool,
+    /// The tensors the open's walk of the region found, and which one each index
+    /// entry names (`None` when the open did not walk the region).
+    region: Option<Region>,
+    /// For each entry the walk did not give, its tensor decoded when first asked
+    /// for (the table made on first use).
+    lazy: OnceLock<Vec<OnceLock<Box<Walked>>>>,
     /// Whether the index order is checked sorted, so that lookups may bisect it.
     sorted: bool,
     limits: Limits,
@@ -189,7 +190,7 @@ impl<'a> HrryFile<'a> {
             index,
             names,
             kv,
-            tensors,
+            region,
         } = decoded;
         let names = String::from_utf8(names).map_err(|e| {
             Error::invalid(
@@ -199,14 +200,6 @@ impl<'a> HrryFile<'a> {
             )
         })?;
         let sorted = header.file_flags.sorted_index() && sorted_checked;
-        let walked = tensors.is_some();
-        let tensors = match tensors {
-            Some(walked) => walked
-                .into_iter()
-                .map(|t| t.map(Box::new).map(OnceLock::from).unwrap_or_default())
-                .collect(),
-            None => (0..index.len()).map(|_| OnceLock::new()).collect(),
-        };
         Ok(HrryFile {
             source,
             header,
@@ -214,8 +207,8 @@ impl<'a> HrryFile<'a> {
             names,
             index,
             kv,
-            tensors,
-            walked,
+            region,
+            lazy: OnceLock::new(),
             sorted,
             limits,
             // A trusted open decodes each descriptor safely when asked for and
@@ -337,22 +330,27 @@ impl<'a> HrryFile<'a> {
 
     /// The tensor of `entry`: the one the walk found, else decoded, checked and
     /// placed now (then kept).
-    fn tensor_of(&self, entry: TensorEntry<'_>) -> Result<&WalkedTensor, Error> {
-        let slot = self
-            .tensors
+    fn tensor_of(&self, entry: TensorEntry<'_>) -> Result<&Walked, Error> {
+        let walked = self.region.as_ref().and_then(|r| {
+            let at = (*r.by_entry.get(entry.position)?)?;
+            r.walked.get(at)
+        });
+        if let Some(t) = walked {
+            return Ok(t);
+        }
+        let lazy = self
+            .lazy
+            .get_or_init(|| (0..self.index.len()).map(|_| OnceLock::new()).collect());
+        let slot = lazy
             .get(entry.position)
             .ok_or_else(|| Error::Usage(format!("no index entry {}", entry.position)))?;
         if let Some(t) = slot.get() {
             return Ok(t);
         }
         let descriptor = self.decode_descriptor(entry)?;
-        let buffer_offsets = self.place(entry, &descriptor)?;
-        Ok(slot.get_or_init(|| {
-            Box::new(WalkedTensor {
-                descriptor,
-                buffer_offsets,
-            })
-        }))
+        let placement = self.place(entry, &descriptor)?;
+        let at = entry.entry.descriptor_offset;
+        Ok(slot.get_or_init(|| Box::new(Walked::new(at, descriptor, placement))))
     }
 
     /// The descriptor of `entry`: the one the open decoded, else decoded and checked
@@ -366,7 +364,7 @@ impl<'a> HrryFile<'a> {
         &self,
         entry: TensorEntry<'_>,
         descriptor: &TensorDescriptor,
-    ) -> Result<Vec<u64>, Error> {
+    ) -> Result<DataPlacement, Error> {
         let e = entry.entry;
         let end = e.descriptor_offset + u64::from(e.descriptor_length);
         place_buffers(
@@ -375,7 +373,6 @@ impl<'a> HrryFile<'a> {
             self.header.data_buffer_alignment.into(),
         )
         .filter(|p| p.data_offset == e.data_offset || descriptor.buffers.is_empty())
-        .map(|p| p.buffer_offsets)
         .ok_or_else(|| {
             Error::invalid(
                 &rules::HF_IDX_DATA_OFFSET,
@@ -478,9 +475,10 @@ impl<'a> HrryFile<'a> {
 
     /// The tensor of `entry`, with its descriptor and borrowed buffers.
     pub fn tensor_at<'f>(&'f self, entry: TensorEntry<'f>) -> Result<Tensor<'f>, Error> {
-        let WalkedTensor {
+        let Walked {
             descriptor,
             buffer_offsets: offsets,
+            ..
         } = self.tensor_of(entry)?;
         let bytes = self.bytes();
         let mut buffers = Vec::with_capacity(descriptor.buffers.len());
@@ -538,7 +536,7 @@ impl<'f> Iterator for Descriptors<'f> {
 
     fn next(&mut self) -> Option<Self::Item> {
         let entry = self.file.entry(self.next)?;
-        if !self.file.walked && self.next >= self.touched {
+        if self.file.region.is_none() && self.next >= self.touched {
             self.touched = self.next.saturating_add(Self::BATCH).min(self.file.len());
             self.file.touch_descriptors(self.next, self.touched);
         }

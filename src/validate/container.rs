@@ -480,14 +480,17 @@ fn check_index(
         ),
         complete: true,
     };
-    let mut seen: HashSet<&[u8]> = HashSet::with_capacity(n);
+    // Names in strictly ascending order are distinct: the set of names seen is
+    // built only once the order breaks (an index written sorted never needs it).
+    let mut seen: Option<HashSet<&[u8]>> = None;
     let controls = report.wants(&HF_TXT_CONTROL);
     let mut pos = 8u64;
     let sorted = h.file_flags.sorted_index();
     let mut previous: Option<&[u8]> = None;
     for i in 0..n as u64 {
         let at = base + pos;
-        let Ok((mut e, used)) = read_from::<IndexEntryOf<NameSpan>>(&index[pos as usize..]) else {
+        let Some((mut e, used)) = IndexEntryOf::<NameSpan>::decode_span(&index[pos as usize..])
+        else {
             report.violation(
                 &HF_IDX_DECODE,
                 at,
@@ -520,7 +523,16 @@ fn check_index(
         if controls {
             check_control_characters(name, "tensor name", at + 2, report);
         }
-        report.check(seen.insert(name), &HF_IDX_NAME_UNIQUE, at + 2, || {
+        let ascending = previous.is_none_or(|prev| prev < name);
+        if !ascending && seen.is_none() {
+            let earlier = out.offsets.iter().zip(&out.entries).map(|(&at, e)| {
+                let start = (at - base) as usize + 2;
+                &index[start..start + usize::from(e.name.len)]
+            });
+            seen = Some(earlier.collect());
+        }
+        let unique = seen.as_mut().is_none_or(|set| set.insert(name));
+        report.check(unique, &HF_IDX_NAME_UNIQUE, at + 2, || {
             format!(
                 "index name {:?} appears more than once",
                 String::from_utf8_lossy(name)

@@ -10,6 +10,7 @@ use crate::schema::{
 };
 use crate::source::ReadAt;
 
+pub(crate) use super::region::{Region, Walked};
 use super::rule::Policy;
 use super::rules::container::{HF_FILE_SIZE, HF_HDR_MAGIC, TD_HDR_LENGTH};
 use super::{container, input, region, Mode, Report, Violation};
@@ -24,15 +25,9 @@ pub(crate) struct DecodedFile {
     pub names: Vec<u8>,
     /// The KV entries in file order.
     pub kv: Vec<KvEntry>,
-    /// When the tensor region was walked: for each index entry, its tensor.
-    pub tensors: Option<Vec<Option<WalkedTensor>>>,
-}
-
-/// A tensor of the walk: its descriptor, decoded and checked, and where its
-/// buffers lie.
-pub(crate) struct WalkedTensor {
-    pub descriptor: TensorDescriptor,
-    pub buffer_offsets: Vec<u64>,
+    /// When the tensor region was walked: the tensors in file order, and which
+    /// one each index entry names.
+    pub region: Option<Region>,
 }
 
 /// How far a decode pass goes.
@@ -58,29 +53,15 @@ pub(crate) fn decode_file(
     let input = input::Input::new(source);
     let mut report = Report::with_policy(mode, policy);
     let decoded = container::check_frame(&input, limits, &mut report).map(|mut frame| {
-        let tensors = (depth == Depth::Region && !report.stopped()).then(|| {
-            let mut region = region::check_region(&frame, &mut report);
-            let mut taken: Vec<Option<region::Walked>> =
-                region.walked.drain(..).map(Some).collect();
-            region
-                .by_entry
-                .iter()
-                .map(|at| {
-                    let w = taken.get_mut((*at)?)?.take()?;
-                    Some(WalkedTensor {
-                        descriptor: w.descriptor,
-                        buffer_offsets: w.buffer_offsets,
-                    })
-                })
-                .collect()
-        });
+        let region = (depth == Depth::Region && !report.stopped())
+            .then(|| region::check_region(&frame, &mut report));
         DecodedFile {
             header: frame.header,
             trailer: frame.trailer,
             index: std::mem::take(&mut frame.index),
             names: std::mem::take(&mut frame.names),
             kv: std::mem::take(&mut frame.kv),
-            tensors,
+            region,
         }
     });
     match input.into_error() {

@@ -1,8 +1,6 @@
 //! The tensor region: walking descriptors and buffers in file order, then checking
 //! the index against what was found and recovering composites.
 
-use std::collections::HashMap;
-
 use crate::schema::{
     descriptor_offsets as off,
     placement::{align_up, place_buffers},
@@ -24,6 +22,23 @@ pub(crate) struct Walked {
     pub data_length: u64,
     /// Absolute offset of each buffer of the descriptor's buffer table.
     pub buffer_offsets: Vec<u64>,
+}
+
+impl Walked {
+    /// The tensor `descriptor` at `descriptor_offset`, its buffers placed as `p` says.
+    pub(crate) fn new(
+        descriptor_offset: u64,
+        descriptor: TensorDescriptor,
+        p: crate::schema::placement::DataPlacement,
+    ) -> Self {
+        Walked {
+            descriptor_offset,
+            data_offset: p.data_offset,
+            data_length: p.data_length(),
+            descriptor,
+            buffer_offsets: p.buffer_offsets,
+        }
+    }
 }
 
 /// What the walk of the tensor region found.
@@ -58,7 +73,9 @@ fn walk(frame: &Frame<'_>, report: &mut Report) -> (Vec<Walked>, bool) {
     let end = frame.region_end;
     let dba = u64::from(frame.header.data_buffer_alignment);
     let first = frame.header.first_descriptor_offset;
-    let mut out = Vec::new();
+    // Each index entry should name one tensor: reserving for them all spares the
+    // moves of growing (the index was bounded by the limits and the file's size).
+    let mut out = Vec::with_capacity(frame.index.len());
     if first > end {
         report.violation(
             &HF_PLC_FIRST,
@@ -141,11 +158,11 @@ fn walk(frame: &Frame<'_>, report: &mut Report) -> (Vec<Walked>, bool) {
         let next = match next_descriptor(frame, &d, p.data_end, report) {
             Some(n) => n,
             None => {
-                out.push(walked(pos, d, p));
+                out.push(Walked::new(pos, d, p));
                 return (out, false);
             }
         };
-        out.push(walked(pos, d, p));
+        out.push(Walked::new(pos, d, p));
         pos = next;
     }
     (out, true)
@@ -171,16 +188,6 @@ fn announce_descriptors(frame: &Frame<'_>) {
         .collect();
     if !ranges.is_empty() {
         frame.input.source().prefetch(&ranges);
-    }
-}
-
-fn walked(pos: u64, d: TensorDescriptor, p: crate::schema::placement::DataPlacement) -> Walked {
-    Walked {
-        descriptor_offset: pos,
-        data_offset: p.data_offset,
-        data_length: p.data_length(),
-        descriptor: d,
-        buffer_offsets: p.buffer_offsets,
     }
 }
 
@@ -293,16 +300,22 @@ fn check_index_agreement(
     complete: bool,
     report: &mut Report,
 ) -> Vec<Option<usize>> {
-    let by_offset: HashMap<u64, usize> = walked
-        .iter()
-        .enumerate()
-        .map(|(i, w)| (w.descriptor_offset, i))
-        .collect();
+    // The walk goes forward, so `walked` is sorted by strictly increasing
+    // descriptor offset: a lookup is a binary search. An index written in file
+    // order is found in O(1) by trying the entry after the previous one first.
+    let find = |offset: u64, hint: usize| match walked.get(hint) {
+        Some(w) if w.descriptor_offset == offset => Some(hint),
+        _ => walked
+            .binary_search_by_key(&offset, |w| w.descriptor_offset)
+            .ok(),
+    };
+    let mut hint = 0;
     let mut named = vec![false; walked.len()];
     let mut by_entry = Vec::with_capacity(frame.index.len());
     for (e, at) in frame.index.iter().zip(&frame.index_offsets) {
         let after_name = at + 2 + u64::from(e.name.len);
-        let found = by_offset.get(&e.descriptor_offset).copied();
+        let found = find(e.descriptor_offset, hint);
+        hint = found.map_or(hint, |i| i + 1);
         by_entry.push(found);
         let Some(i) = found else {
             if complete {
