@@ -155,12 +155,18 @@ def _on_device(tensor: torch.Tensor, device) -> torch.Tensor:
     if device.type == "cpu":
         return tensor
     out = torch.empty(tensor.shape, dtype=tensor.dtype, device=device)
-    source = tensor.reshape(-1)
-    target = out.view(-1)
-    step = max(1, _PIECE_BYTES // max(1, tensor.element_size()))
-    for start in range(0, source.numel(), step):
-        target[start : start + step].copy_(source[start : start + step])
+    _copy_in_pieces(tensor, out, _PIECE_BYTES)
     return out
+
+
+def _copy_in_pieces(source: torch.Tensor, out: torch.Tensor, piece_bytes: int) -> None:
+    """Copies ``source`` into ``out`` (of its shape and dtype) a run of at most
+    ``piece_bytes`` bytes of elements at a time, in row-major order."""
+    flat_source = source.reshape(-1)
+    flat_out = out.view(-1)
+    step = max(1, piece_bytes // max(1, source.element_size()))
+    for start in range(0, flat_source.numel(), step):
+        flat_out[start : start + step].copy_(flat_source[start : start + step])
 
 
 def _load_all(file: _hrry.File, device, dtype) -> Dict[str, torch.Tensor]:
