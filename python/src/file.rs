@@ -171,31 +171,46 @@ fn quantization_info<'py>(
     };
     let header = scheme.header();
     d.set_item("scheme_version", header.scheme_version)?;
-    d.set_item("symmetric", header.flags & FLAG_SYMMETRIC != 0)?;
+    // As `hrry inspect --json` reports them.
+    let flagged_symmetric = header.flags & FLAG_SYMMETRIC != 0;
     let type_name =
         |tag: u8| hrry::model::ElementType::from_tag(tag).map_or("unknown", |t| t.name());
     match scheme {
         QuantScheme::PerTensorAffine(s) => {
+            d.set_item("symmetric", s.zero_point == 0)?;
             d.set_item("scale", s.scale)?;
             d.set_item("zero_point", s.zero_point)?;
         }
         QuantScheme::PerChannelAffine(s) => {
+            d.set_item("symmetric", flagged_symmetric)?;
             d.set_item("axis", s.axis)?;
             d.set_item("scale_buffer_index", s.scale_buffer_index)?;
             d.set_item("zero_point_buffer_index", zero_points(s.zero_point_buffer_index))?;
             d.set_item("scale_type", type_name(s.scale_type_tag))?;
         }
         QuantScheme::PerBlockAffine(s) => {
+            d.set_item("symmetric", flagged_symmetric)?;
             d.set_item("axis", s.axis)?;
             d.set_item("block_size", s.block_size)?;
             d.set_item("scale_buffer_index", s.scale_buffer_index)?;
             d.set_item("zero_point_buffer_index", zero_points(s.zero_point_buffer_index))?;
             d.set_item("scale_type", type_name(s.scale_type_tag))?;
         }
-        QuantScheme::Nf4(s) | QuantScheme::Mxfp(s) => {
+        // NF4 scales are float32 absmax values, MXFP scales E8M0 exponents; neither
+        // has zero points.
+        QuantScheme::Nf4(s) => {
+            d.set_item("symmetric", true)?;
             d.set_item("axis", s.axis)?;
             d.set_item("block_size", s.block_size)?;
             d.set_item("scale_buffer_index", s.scale_buffer_index)?;
+            d.set_item("scale_type", "float32")?;
+        }
+        QuantScheme::Mxfp(s) => {
+            d.set_item("symmetric", true)?;
+            d.set_item("axis", s.axis)?;
+            d.set_item("block_size", s.block_size)?;
+            d.set_item("scale_buffer_index", s.scale_buffer_index)?;
+            d.set_item("scale_type", "float8_e8m0")?;
         }
     }
     Ok(Some(d))

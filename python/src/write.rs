@@ -195,8 +195,12 @@ fn normalized<'py>(
     }
     let descr: String = dtype.getattr("str")?.extract()?;
     let dtype_name: String = dtype.getattr("name")?.extract()?;
+    let ml_dtypes = match hrry::npy::import_type(&descr) {
+        Some(_) => None,
+        None => ml_dtypes_type(&dtype, &dtype_name)?,
+    };
     let ty = hrry::npy::import_type(&descr)
-        .or_else(|| ml_dtypes_type(&descr, &dtype_name))
+        .or(ml_dtypes)
         .ok_or_else(|| {
             PyTypeError::new_err(format!(
                 "tensor {name:?}: cannot store dtype {dtype_name} (supported: bool, int8-64, uint8-64, float16/32/64, complex64/128, ml_dtypes' bfloat16 and float8_e4m3fn/e5m2/e8m0fnu, or hrry.quantize output)"
@@ -205,18 +209,20 @@ fn normalized<'py>(
     Ok((array, ty))
 }
 
-/// The element type storing the `ml_dtypes` dtype named `name` (NumPy's `descr`
-/// of such a dtype is a void type of its width) bit for bit.
-fn ml_dtypes_type(descr: &str, name: &str) -> Option<ElementType> {
+/// The element type storing the `ml_dtypes` dtype `dtype` (named `name`) bit for
+/// bit, if it is one: a dtype of that package, of that name and width.
+fn ml_dtypes_type(dtype: &Bound<'_, PyAny>, name: &str) -> PyResult<Option<ElementType>> {
     use ElementType::*;
     let (ty, width) = match name {
-        "bfloat16" => (Bfloat16, "2"),
-        "float8_e4m3fn" => (Float8E4m3, "1"),
-        "float8_e5m2" => (Float8E5m2, "1"),
-        "float8_e8m0fnu" => (Float8E8m0, "1"),
-        _ => return None,
+        "bfloat16" => (Bfloat16, 2),
+        "float8_e4m3fn" => (Float8E4m3, 1),
+        "float8_e5m2" => (Float8E5m2, 1),
+        "float8_e8m0fnu" => (Float8E8m0, 1),
+        _ => return Ok(None),
     };
-    (descr.get(1..) == Some(&format!("V{width}"))).then_some(ty)
+    let module: String = dtype.getattr("type")?.getattr("__module__")?.extract()?;
+    let itemsize: usize = dtype.getattr("itemsize")?.extract()?;
+    Ok((module.split('.').next() == Some("ml_dtypes") && itemsize == width).then_some(ty))
 }
 
 /// The stored bytes of elements of `ty` given as C-order data of one element per
