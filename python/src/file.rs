@@ -65,7 +65,14 @@ fn open_mapping(
     access: Access,
 ) -> PyResult<Mapping> {
     let map = memory::map_path(path, access).map_err(|e| io_error(path, e))?;
-    decode(py, &path.display().to_string(), map, permissive, check, access)
+    decode(
+        py,
+        &path.display().to_string(),
+        map,
+        permissive,
+        check,
+        access,
+    )
 }
 
 /// Opens the HRRYFILE mapped by `map` (of `access`) as [`open_mapping`] does.
@@ -185,7 +192,10 @@ fn quantization_info<'py>(
             d.set_item("symmetric", flagged_symmetric)?;
             d.set_item("axis", s.axis)?;
             d.set_item("scale_buffer_index", s.scale_buffer_index)?;
-            d.set_item("zero_point_buffer_index", zero_points(s.zero_point_buffer_index))?;
+            d.set_item(
+                "zero_point_buffer_index",
+                zero_points(s.zero_point_buffer_index),
+            )?;
             d.set_item("scale_type", type_name(s.scale_type_tag))?;
         }
         QuantScheme::PerBlockAffine(s) => {
@@ -193,7 +203,10 @@ fn quantization_info<'py>(
             d.set_item("axis", s.axis)?;
             d.set_item("block_size", s.block_size)?;
             d.set_item("scale_buffer_index", s.scale_buffer_index)?;
-            d.set_item("zero_point_buffer_index", zero_points(s.zero_point_buffer_index))?;
+            d.set_item(
+                "zero_point_buffer_index",
+                zero_points(s.zero_point_buffer_index),
+            )?;
             d.set_item("scale_type", type_name(s.scale_type_tag))?;
         }
         // NF4 scales are float32 absmax values, MXFP scales E8M0 exponents; neither
@@ -469,7 +482,13 @@ pub fn open(
     check: &str,
     copy_on_write: bool,
 ) -> PyResult<File> {
-    let mapping = open_mapping(py, &path, permissive, check_arg(check)?, access(copy_on_write))?;
+    let mapping = open_mapping(
+        py,
+        &path,
+        permissive,
+        check_arg(check)?,
+        access(copy_on_write),
+    )?;
     Ok(File {
         path,
         mapping: Slot::new(Py::new(py, mapping)?),

@@ -114,7 +114,10 @@ pub(crate) fn stored_array<'py>(
     let file = mapping.file();
     let codes = detached(py, || carried_codes(file, &tensor, carrier))?
         .map_err(|e| tensor_error(py, what, name, e))?;
-    Ok((ty.name(), owned_array(py, codes, carrier.descr, &desc.shape)?))
+    Ok((
+        ty.name(),
+        owned_array(py, codes, carrier.descr, &desc.shape)?,
+    ))
 }
 
 /// The codes of `tensor` in logical row-major order as `carrier` carries them.

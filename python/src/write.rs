@@ -309,17 +309,25 @@ pub fn _save_stored<'py>(
     let kv = kv_pairs(metadata)?;
     let mut pending = Vec::new();
     for item in tensors.iter() {
-        let (name, type_name, shape, codes): (Bound<'py, PyAny>, String, Vec<u64>, Bound<'py, PyAny>) =
-            item.extract()?;
+        let (name, type_name, shape, codes): (
+            Bound<'py, PyAny>,
+            String,
+            Vec<u64>,
+            Bound<'py, PyAny>,
+        ) = item.extract()?;
         let name = tensor_name(&name)?;
         let ty = ElementType::from_name(&type_name)
             .filter(|&t| stored_form(t, &[]).is_some())
             .ok_or_else(|| {
-                PyTypeError::new_err(format!("tensor {name:?}: cannot store element type {type_name:?}"))
+                PyTypeError::new_err(format!(
+                    "tensor {name:?}: cannot store element type {type_name:?}"
+                ))
             })?;
         let codes = codes
             .cast_into::<PyArray1<u8>>()
-            .map_err(|_| PyTypeError::new_err(format!("tensor {name:?}: codes must be a 1-D uint8 array")))?
+            .map_err(|_| {
+                PyTypeError::new_err(format!("tensor {name:?}: codes must be a 1-D uint8 array"))
+            })?
             .readonly();
         pending.push(Pending::Array(name, ty, shape, codes));
     }
