@@ -354,3 +354,31 @@ def test_torch_dtype_names_the_refused_type():
     assert hrry.torch.torch_dtype("bfloat16") == torch.bfloat16
     with pytest.raises(TypeError, match="float4_e2m1"):
         hrry.torch.torch_dtype("float4_e2m1")
+
+
+
+INVALID_HRRY = [e for e in manifest_entries() if not e["valid"] and e["format"] == "hrryfile"]
+RULES = {r.id: r for r in hrry.rules()}
+
+
+@pytest.mark.parametrize("entry", INVALID_HRRY, ids=[e["path"] for e in INVALID_HRRY])
+def test_invalid_file_is_refused_naming_a_broken_rule(entry):
+    path = corpus_path(entry)
+    broken = hrry.validate(path).rule_ids()
+    openers = {
+        "load_file": hrry.torch.load_file,
+        "load": lambda p: hrry.torch.load(open(p, "rb").read()),
+        "safe_open": lambda p: hrry.torch.safe_open(p).keys(),
+    }
+    for label, opener in openers.items():
+        if RULES[entry["rule"]].reads == "metadata":
+            with pytest.raises(hrry.InvalidFileError) as raised:
+                opener(path)
+            assert raised.value.violations[0].rule in broken, label
+        else:
+            # Opening checks metadata only: a file breaking data rules alone loads,
+            # or fails on what its tensors hold, with an error of the package.
+            try:
+                opener(path)
+            except (hrry.HrryError, TypeError):
+                pass
