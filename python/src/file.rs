@@ -467,7 +467,8 @@ impl File {
 ///
 /// ``copy_on_write=True`` maps the file privately: arrays viewing it are writeable,
 /// a page is copied when first written (in this process only) and the file never
-/// changes; writes are seen by later reads of that tensor from the same `File`.
+/// changes; writes are seen by later reads of that tensor from the same `File`
+/// (`Client.put` of it included).
 /// By default the mapping and its arrays are read-only.
 ///
 /// Raises ``InvalidFileError`` (``.violations`` holds the first broken rule) and
