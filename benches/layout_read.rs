@@ -89,7 +89,7 @@ fn main() {
         let view = DenseView::new(&d, &[&buf]).expect("view");
         let t = best(|| {
             let mut sink = std::io::Cursor::new(&mut out[..]);
-            view.write_row_major(&mut sink).expect("read");
+            view.stream_row_major(&mut sink).expect("read");
         });
         assert_eq!(out, src, "{name}");
         println!(

@@ -399,8 +399,9 @@ mod unix {
             bytes: AtomicU64::new(0),
             reads: AtomicU64::new(0),
         };
-        let report =
-            hrry::validate::validate_source(&counting, &Options::default()).expect("readable");
+        let report = hrry::Format::HrryFile
+            .validate_source(&counting, &Options::default())
+            .expect("readable");
         assert!(report.is_valid(), "{:?}", report.violations);
         println!(
             "  validation reads {:.2} MiB of the file ({:.3}%) in {} reads",
@@ -416,7 +417,9 @@ mod unix {
                 mode: Mode::Strict,
                 ..Default::default()
             };
-            let report = hrry::validate::validate_source(&source, &options).expect("readable");
+            let report = hrry::Format::HrryFile
+                .validate_source(&source, &options)
+                .expect("readable");
             assert!(report.is_valid());
             start.elapsed()
         };

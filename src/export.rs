@@ -6,7 +6,7 @@
 //! overlays) assembled in memory, up to [`ExportOptions::max_bytes`]. Quantized
 //! tensors export their dequantized float32 values.
 //!
-//! [`write_row_major`] gives the same bytes without the `.npy` header, for callers
+//! [`export_row_major`] gives the same bytes without the `.npy` header, for callers
 //! that want the array data itself (the C ABI's `hrry_read_row_major`).
 
 use std::io::Write;
@@ -119,7 +119,7 @@ pub(crate) fn write_dense<W: Write>(
         pending: Vec::new(),
         remaining: view.element_count(),
     };
-    view.write_row_major(converter)?.finish()
+    view.stream_row_major(converter)?.finish()
 }
 
 /// A `Write` receiving packed row-major elements and pushing them to an
@@ -244,7 +244,7 @@ pub fn assemble_tensors(
 }
 
 /// The stored bytes of `tensor` when they already are exactly the data
-/// [`export_npy`] writes after the header (what [`write_row_major`] writes), with
+/// [`export_npy`] writes after the header (what [`export_row_major`] writes), with
 /// their dtype: an unquantized dense tensor of a type NumPy holds natively (see
 /// [`npy::is_native`]) whose buffer 0 is contiguous and row-major. A reader can hand
 /// these bytes out without copying; `None` means the tensor must be exported.
@@ -342,7 +342,7 @@ pub fn export_dtype(desc: &TensorDescriptor) -> Result<npy::Dtype, ExportError> 
     })
 }
 
-/// Length in bytes of what [`write_row_major`] writes for `desc`: the element count
+/// Length in bytes of what [`export_row_major`] writes for `desc`: the element count
 /// times the item size of [`export_dtype`].
 pub fn row_major_len(desc: &TensorDescriptor) -> Result<u64, ExportError> {
     let count = crate::layout::checked_count(&desc.shape)?;
@@ -358,7 +358,7 @@ pub fn row_major_len(desc: &TensorDescriptor) -> Result<u64, ExportError> {
 /// Writes tensor `name` of `file` in logical row-major order to `sink`: exactly the
 /// data `hrry export` stores after the `.npy` header, with the same element widening
 /// ([`export_dtype`]), [`row_major_len`] bytes in all.
-pub fn write_row_major<W: Write>(
+pub fn export_row_major<W: Write>(
     file: &HrryFile<'_>,
     name: &str,
     sink: W,
@@ -375,13 +375,13 @@ pub fn write_row_major<W: Write>(
     Ok(export_npy(file, name, skip, options)?.sink)
 }
 
-/// [`write_row_major`] into a new vector.
+/// [`export_row_major`] into a new vector.
 pub fn row_major_bytes(
     file: &HrryFile<'_>,
     name: &str,
     options: &ExportOptions,
 ) -> Result<Vec<u8>, ExportError> {
-    write_row_major(file, name, Vec::new(), options)
+    export_row_major(file, name, Vec::new(), options)
 }
 
 /// The logical row-major bytes of the tensor `desc` over `buffers` (what

@@ -66,20 +66,25 @@
 //!
 //! # Validating
 //!
-//! ```
-//! use hrry::validate::Mode;
+//! One entry per kind of input, each recognising the format by its magic:
+//! [`validate_bytes`], [`validate_path`] and [`validate_source`] (any
+//! [`source::ReadAt`]); the same methods on a [`Format`] validate as that format,
+//! and [`Format::validate_reader`] reads a bare stream or a captured conversation
+//! from any [`std::io::Read`].
 //!
+//! ```
 //! # let mut bytes = {
 //! #     let mut w = hrry::file::HrryWriter::new(Vec::new(), Default::default())?;
 //! #     w.write_row_major::<u8>("t", &[1], &[7])?;
 //! #     w.finish()?
 //! # };
-//! let (format, report) = hrry::validate_any(&bytes, Mode::Strict);
+//! let options = hrry::validate::Options::default(); // strict, default limits
+//! let (format, report) = hrry::validate_bytes(&bytes, &options);
 //! assert_eq!(format, hrry::Format::HrryFile);
 //! assert!(report.is_valid());
 //!
 //! bytes[10] = 0xFF; // a reserved header byte
-//! let (_, report) = hrry::validate_any(&bytes, Mode::Strict);
+//! let (_, report) = hrry::validate_bytes(&bytes, &options);
 //! let v = &report.violations[0];
 //! assert_eq!((v.rule.id, v.offset), ("HF-HDR-003", 10));
 //! println!("{v}"); // HF-HDR-003 at offset 10: …
@@ -256,65 +261,93 @@ impl Format {
     }
 }
 
-/// Validates `bytes` as `format`.
-pub fn validate_as(bytes: &[u8], format: Format, options: &validate::Options) -> validate::Report {
-    match format {
-        Format::HrryFile => validate::validate_file(bytes, options),
-        Format::Holo => holo::validate(bytes, options.mode),
-        Format::Stream => stream::validate_stream_bytes(bytes, options),
-        Format::Messages => stream::validate_messages(bytes, &conversation_options(options)),
+impl Format {
+    /// Validates `bytes` as this format (see [`validate_bytes`], which recognises
+    /// the format itself).
+    pub fn validate_bytes(self, bytes: &[u8], options: &validate::Options) -> Report {
+        match self {
+            Format::Holo => holo::validate(bytes, options.mode),
+            // Reading a slice cannot fail; the error arm is for completeness.
+            _ => self
+                .validate_source(&bytes, options)
+                .unwrap_or_else(|e| validate::unread(options.mode, &e)),
+        }
     }
-}
 
-/// How a captured conversation is validated under `options`.
-fn conversation_options(options: &validate::Options) -> stream::ConversationOptions {
-    stream::ConversationOptions {
-        mode: options.mode,
-        limits: options.limits,
-        ..Default::default()
+    /// Validates `source` as this format, reading only what the rules need: a
+    /// HRRYFILE's metadata, descriptors and the few data bytes rules inspect (never
+    /// whole dense buffers); a `.holo` archive's sections, its weight bodies and
+    /// footer hash streamed in fixed chunks; a bare stream or a conversation front
+    /// to back, one tensor or message at a time. The report is the one
+    /// [`Format::validate_bytes`] gives for the same bytes; a failed read is
+    /// returned instead.
+    pub fn validate_source(
+        self,
+        source: &dyn source::ReadAt,
+        options: &validate::Options,
+    ) -> std::io::Result<Report> {
+        match self {
+            Format::HrryFile => validate::validate_source(source, options),
+            Format::Holo => holo::validate_source(source, options.mode),
+            Format::Stream | Format::Messages => self.validate_reader(
+                std::io::BufReader::new(source::Sequential::new(source)),
+                options,
+            ),
+        }
     }
-}
 
-/// Validates `source` as `format`, reading only what the rules need (see
-/// [`validate::validate_source`] and [`holo::validate_source`]; a bare stream or a
-/// conversation is read front to back, one tensor or message at a time): the report
-/// [`validate_as`] gives for the same bytes, or the error of a failed read.
-pub fn validate_source_as(
-    source: &dyn source::ReadAt,
-    format: Format,
-    options: &validate::Options,
-) -> std::io::Result<validate::Report> {
-    let sequential = || std::io::BufReader::new(source::Sequential::new(source));
-    match format {
-        Format::HrryFile => validate::validate_source(source, options),
-        Format::Holo => holo::validate_source(source, options.mode),
-        Format::Stream => stream::validate_stream(sequential(), options),
-        Format::Messages => {
-            stream::validate_messages_from(sequential(), &conversation_options(options))
+    /// Validates a bare stream ([`Format::Stream`]) or a captured conversation
+    /// ([`Format::Messages`]) read front to back from `reader`, holding one tensor
+    /// or message at a time. A HRRYFILE or `.holo` archive needs random access
+    /// ([`Format::validate_source`]): asking for one here is an
+    /// [`std::io::ErrorKind::InvalidInput`] error, as is any failed read.
+    pub fn validate_reader<R: std::io::Read>(
+        self,
+        reader: R,
+        options: &validate::Options,
+    ) -> std::io::Result<Report> {
+        match self {
+            Format::Stream => stream::validate_stream(reader, options),
+            Format::Messages => stream::validate_messages(reader, options),
+            Format::HrryFile | Format::Holo => Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!(
+                    "a {} is validated with random access (validate_source), not from a reader",
+                    self.name()
+                ),
+            )),
         }
     }
 }
 
-/// Validates a source of either format, recognised by its magic (else `path`'s
-/// extension), reading only what the rules need; returns the format and the report,
-/// or the error of a failed read.
-pub fn validate_source_any(
-    source: &dyn source::ReadAt,
-    path: Option<&std::path::Path>,
-    options: &validate::Options,
-) -> std::io::Result<(Format, validate::Report)> {
-    let format = Format::detect_source(source, path)?;
-    Ok((format, validate_source_as(source, format, options)?))
+/// Validates `bytes` of any format `hrry` reads, recognised by their magic (a
+/// HRRYFILE when nothing matches, so that its validator explains what the bytes
+/// look like); returns the format and the report. [`Format::validate_bytes`]
+/// validates as a given format.
+pub fn validate_bytes(bytes: &[u8], options: &validate::Options) -> (Format, Report) {
+    let format = Format::detect(bytes, None);
+    (format, format.validate_bytes(bytes, options))
 }
 
-/// Validates the file at `path` with positioned reads of what the rules need
-/// ([`validate_source_any`] over a [`source::FileSource`]), so memory stays bounded
-/// whatever the file's size. Only regular files are read: a directory, pipe or
-/// device is an error, as is a failed open or read.
+/// Validates a source of any format, recognised by its magic, reading only what
+/// the rules need ([`Format::validate_source`]); returns the format and the
+/// report, or the error of a failed read.
+pub fn validate_source(
+    source: &dyn source::ReadAt,
+    options: &validate::Options,
+) -> std::io::Result<(Format, Report)> {
+    let format = Format::detect_source(source, None)?;
+    Ok((format, format.validate_source(source, options)?))
+}
+
+/// Validates the file at `path`, recognised by its magic, else by its extension
+/// ([`Format::detect`]), with positioned reads of what the rules need, so memory
+/// stays bounded whatever the file's size. Only regular files are read: a
+/// directory, pipe or device is an error, as is a failed open or read.
 pub fn validate_path(
     path: &std::path::Path,
     options: &validate::Options,
-) -> std::io::Result<(Format, validate::Report)> {
+) -> std::io::Result<(Format, Report)> {
     let file = std::fs::File::open(path)?;
     let meta = file.metadata()?;
     if !meta.is_file() {
@@ -325,18 +358,9 @@ pub fn validate_path(
         };
         return Err(std::io::Error::new(kind, "not a regular file"));
     }
-    validate_source_any(&source::FileSource::new(file)?, Some(path), options)
-}
-
-/// Validates bytes of any supported format, recognised by their magic; returns the
-/// format and the report.
-pub fn validate_any(bytes: &[u8], mode: validate::Mode) -> (Format, validate::Report) {
-    let format = Format::detect(bytes, None);
-    let options = validate::Options {
-        mode,
-        ..Default::default()
-    };
-    (format, validate_as(bytes, format, &options))
+    let source = source::FileSource::new(file)?;
+    let format = Format::detect_source(&source, Some(path))?;
+    Ok((format, format.validate_source(&source, options)?))
 }
 
 /// The README's examples, compiled and run as doc tests.

@@ -22,7 +22,13 @@ pub struct Limits {
     pub max_tiled_depth: u32,
     /// Deepest composite nesting (the spec requires 8).
     pub max_composite_depth: u32,
+    /// Largest transport message payload a validator or peer reads, in bytes
+    /// (`TR-LIM-001` beyond it; interchange.md § Limits).
+    pub max_message_size: u32,
 }
+
+/// Default largest transport message payload (64 MiB): [`Limits::max_message_size`].
+pub const DEFAULT_MAX_MESSAGE_SIZE: u32 = 64 << 20;
 
 impl Default for Limits {
     fn default() -> Self {
@@ -36,6 +42,7 @@ impl Default for Limits {
             max_descriptor_bytes: 16 << 20,
             max_tiled_depth: 8,
             max_composite_depth: 8,
+            max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
         }
     }
 }

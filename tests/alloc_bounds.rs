@@ -20,7 +20,7 @@ use hrry::schema::{
     to_bytes, FileFlags, FileHeader, IndexEntry, IndexSection, KvArray, KvEntry, KvScalar,
     KvSection, KvValue, Trailer, TRAILER_MAGIC,
 };
-use hrry::stream::{ConversationOptions, StreamReader};
+use hrry::stream::StreamReader;
 use hrry::testing::Piecemeal;
 use hrry::validate::{Mode, Options};
 
@@ -103,10 +103,23 @@ fn peak_of(f: impl FnOnce()) -> usize {
 /// and the sequential reader in both modes.
 fn open_and_validate(bytes: &[u8], limits: Limits) {
     for mode in [Mode::Strict, Mode::Permissive] {
-        let _ = hrry::validate::validate_file(bytes, &Options { mode, limits });
-        let _ = hrry::holo::validate(bytes, mode);
-        let _ = hrry::validate::validate_source(&Piecemeal(bytes), &Options { mode, limits });
-        let _ = hrry::holo::validate_source(&Piecemeal(bytes), mode);
+        let _ = hrry::Format::HrryFile.validate_bytes(bytes, &Options { mode, limits });
+        let _ = hrry::Format::Holo.validate_bytes(
+            bytes,
+            &hrry::validate::Options {
+                mode,
+                ..Default::default()
+            },
+        );
+        let _ =
+            hrry::Format::HrryFile.validate_source(&Piecemeal(bytes), &Options { mode, limits });
+        let _ = hrry::Format::Holo.validate_source(
+            &Piecemeal(bytes),
+            &hrry::validate::Options {
+                mode,
+                ..Default::default()
+            },
+        );
     }
     let _ = hrry::holo::HoloLoader::from_bytes(bytes);
     if let Ok(file) = hrry::file::OpenOptions::new()
@@ -129,17 +142,8 @@ fn open_and_validate(bytes: &[u8], limits: Limits) {
 /// conversation (validator), in both modes.
 fn read_as_stream_and_messages(bytes: &[u8], limits: Limits) {
     for mode in [Mode::Strict, Mode::Permissive] {
-        let _ = hrry::stream::validate_stream_bytes(bytes, &Options { mode, limits });
-        let options = ConversationOptions {
-            mode,
-            limits,
-            max_message_size: if limits == Limits::default() {
-                ConversationOptions::default().max_message_size
-            } else {
-                u32::MAX
-            },
-        };
-        let _ = hrry::stream::validate_messages(bytes, &options);
+        let _ = hrry::Format::Stream.validate_bytes(bytes, &Options { mode, limits });
+        let _ = hrry::Format::Messages.validate_bytes(bytes, &Options { mode, limits });
     }
     let mut r = StreamReader::with_limits(bytes, limits);
     while let Ok(Some(_)) = r.next_tensor() {}
@@ -157,6 +161,7 @@ fn wire_maximum() -> Limits {
         max_descriptor_bytes: u32::MAX,
         max_tiled_depth: u32::MAX,
         max_composite_depth: u32::MAX,
+        max_message_size: u32::MAX,
     }
 }
 
@@ -329,9 +334,12 @@ fn assert_rejected_small(name: &str, bytes: &[u8], rule: &str) {
             mode: Mode::Strict,
             limits,
         };
-        let in_memory = || hrry::validate::validate_file(bytes, &options);
-        let piecemeal =
-            || hrry::validate::validate_source(&Piecemeal(bytes), &options).expect("readable");
+        let in_memory = || hrry::Format::HrryFile.validate_bytes(bytes, &options);
+        let piecemeal = || {
+            hrry::Format::HrryFile
+                .validate_source(&Piecemeal(bytes), &options)
+                .expect("readable")
+        };
         let mut found = Vec::new();
         for (what, validate) in [
             (
@@ -475,14 +483,31 @@ fn holo_archive(section_count: u16, sections: &[(u8, Vec<u8>)]) -> Vec<u8> {
 fn assert_holo_rejected_small(name: &str, bytes: &[u8]) {
     for mode in [Mode::Strict, Mode::Permissive] {
         let mut valid = true;
-        let peak = peak_of(|| valid = hrry::holo::validate(bytes, mode).is_valid());
+        let peak = peak_of(|| {
+            valid = hrry::Format::Holo
+                .validate_bytes(
+                    bytes,
+                    &hrry::validate::Options {
+                        mode,
+                        ..Default::default()
+                    },
+                )
+                .is_valid()
+        });
         assert!(!valid, "{name}: validates");
         assert!(
             peak <= REJECT_CONSTANT,
             "{name}: validation held {peak} bytes"
         );
         let peak = peak_of(|| {
-            valid = hrry::holo::validate_source(&Piecemeal(bytes), mode)
+            valid = hrry::Format::Holo
+                .validate_source(
+                    &Piecemeal(bytes),
+                    &hrry::validate::Options {
+                        mode,
+                        ..Default::default()
+                    },
+                )
                 .expect("readable")
                 .is_valid()
         });
@@ -522,18 +547,24 @@ fn assert_stream_rejected_small(name: &str, bytes: &[u8], rules: &[&str]) {
         let mut got = Vec::new();
         let peak = peak_of(|| {
             got = if rules[0].starts_with("TR-") {
-                let options = ConversationOptions {
-                    limits,
-                    max_message_size: u32::MAX,
-                    ..Default::default()
+                let options = Options {
+                    mode: Mode::Strict,
+                    limits: Limits {
+                        max_message_size: u32::MAX,
+                        ..limits
+                    },
                 };
-                hrry::stream::validate_messages(bytes, &options).rule_ids()
+                hrry::Format::Messages
+                    .validate_bytes(bytes, &options)
+                    .rule_ids()
             } else {
                 let options = Options {
                     mode: Mode::Strict,
                     limits,
                 };
-                hrry::stream::validate_stream_bytes(bytes, &options).rule_ids()
+                hrry::Format::Stream
+                    .validate_bytes(bytes, &options)
+                    .rule_ids()
             };
         });
         assert!(peak <= REJECT_CONSTANT, "{name}: held {peak} bytes");

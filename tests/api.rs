@@ -10,14 +10,13 @@ use hrry::model::build::{dense, descriptor};
 use hrry::model::view::{typed_slice, typed_vec};
 use hrry::model::{Element, ElementType, ViewError};
 use hrry::schema::{ExtensionType, KvScalar, KvValue, LayoutFields, LAYOUT_COLUMN_MAJOR};
-use hrry::validate::Mode;
 
 /// A file with one row-major tensor `t` of shape [2, 3] holding `values`.
 fn file_of<T: Element>(values: &[T]) -> Vec<u8> {
     let mut w = HrryWriter::new(Vec::new(), WriterOptions::default()).unwrap();
     w.write_row_major("t", &[2, 3], values).unwrap();
     let bytes = w.finish().unwrap();
-    let (_, report) = hrry::validate_any(&bytes, Mode::Strict);
+    let (_, report) = hrry::validate_bytes(&bytes, &Default::default());
     assert!(report.is_valid(), "{:?}", report.violations);
     bytes
 }
@@ -214,7 +213,7 @@ fn kv_values_come_from_rust_values_and_read_back() {
     w.add_kv("none", Vec::<f64>::new()).unwrap();
     w.add_kv("raw", KvValue::Bool(1)).unwrap();
     let bytes = w.finish().unwrap();
-    let (_, report) = hrry::validate_any(&bytes, Mode::Strict);
+    let (_, report) = hrry::validate_bytes(&bytes, &Default::default());
     assert!(report.is_valid(), "{:?}", report.violations);
 
     let file = HrryFile::from_bytes(&bytes).unwrap();

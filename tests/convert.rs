@@ -10,13 +10,13 @@ use hrry::schema::gguf::{
     GgufArray, GgufArrayValues, GgufKv, GgufPreamble, GgufString, GgufTensorInfo, GgufValue,
 };
 use hrry::schema::{to_bytes, KvScalar, KvValue, LenBytes};
-use hrry::validate::{validate_file, Options as ValidateOptions};
+use hrry::validate::Options as ValidateOptions;
 use safetensors::tensor::TensorView;
 use safetensors::Dtype;
 
 fn assert_strictly_valid(path: &Path) {
     let bytes = std::fs::read(path).unwrap();
-    let report = validate_file(&bytes, &ValidateOptions::default());
+    let report = hrry::Format::HrryFile.validate_bytes(&bytes, &ValidateOptions::default());
     assert!(
         report.violations.is_empty(),
         "{}: {:?}",
@@ -1063,7 +1063,7 @@ fn hrry_to_gguf_gives_the_gguf_back() {
 
     // Without the recorded types, values keep their widened types.
     let options = Options {
-        to: Some(hrry::convert::Format::Gguf),
+        to: Some(hrry::convert::ModelFormat::Gguf),
         ..Options::default()
     };
     let st = dir.path().join("c.safetensors");

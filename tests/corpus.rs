@@ -12,7 +12,7 @@ fn validate(case: &hrry::corpus::Case, mode: Mode) -> hrry::validate::Report {
         mode,
         ..Default::default()
     };
-    hrry::validate_as(&case.bytes, case.format, &options)
+    case.format.validate_bytes(&case.bytes, &options)
 }
 
 #[test]

@@ -142,7 +142,7 @@ fn partitions_assemble_and_nested_members_are_skipped() {
     assert!(matches!(export(&bytes, "g"), Err(ExportError::Layout(_))));
 }
 
-/// `write_row_major` gives export's bytes without the header, for every tensor of
+/// `export_row_major` gives export's bytes without the header, for every tensor of
 /// every valid corpus file, and `row_major_len` says how many.
 #[test]
 fn row_major_bytes_are_export_data() {

@@ -1,8 +1,17 @@
 //! Damaged and hostile archives are rejected with a report, never a panic.
 
 use arbitrary::Unstructured;
-use hrry::holo::{validate, HoloLoader, HoloWriter};
+use hrry::holo::{HoloLoader, HoloWriter};
 use hrry::validate::Mode;
+
+/// A `.holo` archive held in memory, judged in `mode`.
+fn validate(bytes: &[u8], mode: Mode) -> hrry::Report {
+    let options = hrry::validate::Options {
+        mode,
+        ..Default::default()
+    };
+    hrry::Format::Holo.validate_bytes(bytes, &options)
+}
 
 fn small_archive() -> Vec<u8> {
     let mut w = hrry::corpus::holo::sample_writer();

@@ -160,7 +160,13 @@ impl Spec {
 
 fn check(spec: &Spec) {
     let bytes = spec.writer().finish().expect("random spec fits");
-    let report = hrry::holo::validate(&bytes, Mode::Strict);
+    let report = hrry::Format::Holo.validate_bytes(
+        &bytes,
+        &hrry::validate::Options {
+            mode: Mode::Strict,
+            ..Default::default()
+        },
+    );
     assert!(report.is_valid(), "{:?}", report.violations);
     let archive = HoloLoader::from_bytes(&bytes).expect("writer output loads");
 

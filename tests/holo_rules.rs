@@ -2,8 +2,17 @@
 //! validates clean and loads.
 
 use hrry::corpus::{holo::cases, Expect};
-use hrry::holo::{validate, HoloLoader};
+use hrry::holo::HoloLoader;
 use hrry::validate::{rules::holo::RULES, Mode};
+
+/// A `.holo` archive held in memory, judged in `mode`.
+fn validate(bytes: &[u8], mode: Mode) -> hrry::Report {
+    let options = hrry::validate::Options {
+        mode,
+        ..Default::default()
+    };
+    hrry::Format::Holo.validate_bytes(bytes, &options)
+}
 
 #[test]
 fn each_invalid_case_breaks_exactly_its_rule() {

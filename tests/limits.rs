@@ -18,7 +18,7 @@ fn sample() -> Vec<u8> {
 
 fn assert_refused(limits: Limits, limit: &str) {
     let bytes = sample();
-    let report = hrry::validate::validate_file(
+    let report = hrry::Format::HrryFile.validate_bytes(
         &bytes,
         &Options {
             mode: Mode::Strict,
@@ -48,7 +48,9 @@ fn assert_refused(limits: Limits, limit: &str) {
 #[test]
 fn the_sample_is_within_the_defaults() {
     let bytes = sample();
-    assert!(hrry::validate_any(&bytes, Mode::Strict).1.is_valid());
+    assert!(hrry::validate_bytes(&bytes, &Default::default())
+        .1
+        .is_valid());
     assert!(HrryFile::from_bytes(&bytes).is_ok());
 }
 

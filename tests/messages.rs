@@ -8,7 +8,7 @@ use hrry::schema::LenBytes;
 use hrry::stream::message::{
     error_code_for, read_frame, write_data_frame, write_message, Frame, MessageType, Payload,
 };
-use hrry::stream::{validate_messages, validate_messages_from, Conversation, ConversationOptions};
+use hrry::stream::Conversation;
 
 fn captures() -> Vec<(String, Vec<u8>)> {
     all_cases()
@@ -199,15 +199,19 @@ fn decoding_names_the_rule_a_receiver_answers_with() {
 
 #[test]
 fn one_message_at_a_time_gives_the_whole_capture_verdict() {
-    let options = ConversationOptions::default();
+    let options = hrry::validate::Options::default();
     for (path, bytes) in captures() {
-        let whole = validate_messages(&bytes, &options);
+        let whole = hrry::Format::Messages.validate_bytes(&bytes, &options);
         let mut conversation = Conversation::new(options);
         let mut found = Vec::new();
         let mut src = &bytes[..];
         let mut fatal = false;
         loop {
-            match read_frame(&mut src, conversation.position(), options.max_message_size) {
+            match read_frame(
+                &mut src,
+                conversation.position(),
+                options.limits.max_message_size,
+            ) {
                 Ok(Some(frame)) => found.extend(conversation.accept(&frame)),
                 Ok(None) => break,
                 Err(e) => {
@@ -226,7 +230,9 @@ fn one_message_at_a_time_gives_the_whole_capture_verdict() {
             data: &bytes,
             chunk: 5,
         };
-        let trickled = validate_messages_from(trickle, &options).unwrap();
+        let trickled = hrry::Format::Messages
+            .validate_reader(trickle, &options)
+            .unwrap();
         assert_eq!(trickled.violations, whole.violations, "{path}");
     }
 }
@@ -238,7 +244,7 @@ fn a_conversation_is_quiet_only_between_exchanges() {
         .find(|(p, _)| p.ends_with("valid/request.hrrymsg"))
         .unwrap()
         .1;
-    let mut conversation = Conversation::new(ConversationOptions::default());
+    let mut conversation = Conversation::new(hrry::validate::Options::default());
     let mut src = &capture[..];
     let mut quiet = Vec::new();
     let mut open = Vec::new();
@@ -272,7 +278,9 @@ fn truncated_captures_fail_cleanly() {
             boundaries.push(boundaries.last().unwrap() + f.encoded_len() as usize);
         }
         for n in 0..bytes.len() {
-            let ids = validate_messages(&bytes[..n], &ConversationOptions::default()).rule_ids();
+            let ids = hrry::Format::Messages
+                .validate_bytes(&bytes[..n], &hrry::validate::Options::default())
+                .rule_ids();
             if boundaries.contains(&n) {
                 assert!(
                     ids.iter().all(|id| unfinished.contains(id)),

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use hrry::file::{Check, HrryFile, HrryWriter, OpenOptions, WriterOptions};
 use hrry::schema::container::header_offsets;
-use hrry::validate::{validate_file, Level, Mode, Options, Reads, Report};
+use hrry::validate::{Level, Mode, Options, Reads, Report};
 
 /// Every HRRYFILE of `corpus/` and `tests/fuzz_findings/`.
 fn inputs() -> Vec<(PathBuf, Vec<u8>)> {
@@ -51,11 +51,11 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 fn strict(bytes: &[u8]) -> Report {
-    validate_file(bytes, &Options::default())
+    hrry::Format::HrryFile.validate_bytes(bytes, &Options::default())
 }
 
 fn permissive(bytes: &[u8]) -> Report {
-    validate_file(
+    hrry::Format::HrryFile.validate_bytes(
         bytes,
         &Options {
             mode: Mode::Permissive,

@@ -93,13 +93,13 @@ fn the_writer_refuses_set_bits_after_the_last_packed_element() {
         w.finish()
     };
     let bytes = write(&[0xC5, 0x03], false).expect("a zero tail is accepted");
-    assert!(hrry::validate_any(&bytes, hrry::validate::Mode::Strict)
+    assert!(hrry::validate_bytes(&bytes, &Default::default())
         .1
         .is_valid());
     let err = write(&[0xC5, 0x13], false).expect_err("a set tail bit is refused");
     assert!(err.to_string().contains("TD-BUF-006"), "{err}");
     // Unchecked (corpus) writing still produces the invalid file on request.
     let bad = write(&[0xC5, 0x13], true).expect("unchecked");
-    let (_, report) = hrry::validate_any(&bad, hrry::validate::Mode::Strict);
+    let (_, report) = hrry::validate_bytes(&bad, &Default::default());
     assert_eq!(report.rule_ids(), ["TD-BUF-006"]);
 }

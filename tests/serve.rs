@@ -21,7 +21,6 @@ use hrry::serve::client::{Client, ClientError, ClientOptions, FetchOptions, Rece
 use hrry::serve::session::{Output, Reply};
 use hrry::serve::{Catalog, ServeOptions, Server, ServerHandle, Session, ERROR_REFUSED};
 use hrry::stream::message::{read_frame, Frame, Payload};
-use hrry::stream::{validate_messages, ConversationOptions};
 
 fn options() -> ServeOptions {
     ServeOptions {
@@ -636,7 +635,8 @@ fn a_captured_session_passes_the_conversation_rules() {
     exchange(&mut raw, sent, 1, &mut capture);
     let sent = raw.send(4, &Payload::Ping(vec![1, 2, 3]));
     exchange(&mut raw, sent, 1, &mut capture);
-    let report = validate_messages(&capture, &ConversationOptions::default());
+    let report =
+        hrry::Format::Messages.validate_bytes(&capture, &hrry::validate::Options::default());
     assert!(
         report.violations.is_empty(),
         "{:?}",

@@ -22,7 +22,7 @@ fn validate(bytes: &[u8], mode: Mode) -> Report {
         mode,
         ..Options::default()
     };
-    hrry::validate_as(bytes, Format::HrryFile, &options)
+    Format::HrryFile.validate_bytes(bytes, &options)
 }
 
 /// Writes `tensors` (descriptor, buffers; handle sizes set to the buffers) and `kv`

@@ -8,10 +8,7 @@ use hrry::corpus::{all_cases, Expect};
 use hrry::file::{HrryFile, HrryWriter, WriterOptions};
 use hrry::model::build::{composite_head, dense};
 use hrry::model::ElementType;
-use hrry::stream::{
-    pack, unpack, validate_stream, validate_stream_bytes, StreamReader, StreamWriter, TensorNames,
-    UnpackOptions,
-};
+use hrry::stream::{pack, unpack, StreamReader, StreamWriter, TensorNames, UnpackOptions};
 use hrry::testing::targets::Trickle;
 use hrry::validate::Options;
 
@@ -69,7 +66,7 @@ fn every_valid_file_round_trips_through_a_stream() {
     assert!(files.len() > 30, "the corpus has its valid files");
     for (path, bytes) in files {
         let stream = pack_bytes(&bytes);
-        let report = validate_stream_bytes(&stream, &Options::default());
+        let report = hrry::Format::Stream.validate_bytes(&stream, &Options::default());
         assert!(
             report.is_valid(),
             "{path}: packed stream {:?}",
@@ -81,7 +78,9 @@ fn every_valid_file_round_trips_through_a_stream() {
                 chunk,
             });
             assert!(
-                hrry::validate::validate_file(&back, &Options::default()).is_valid(),
+                hrry::Format::HrryFile
+                    .validate_bytes(&back, &Options::default())
+                    .is_valid(),
                 "{path}: the unpacked file is valid"
             );
             assert_eq!(
@@ -311,7 +310,7 @@ fn truncation_at_every_offset_is_a_clean_violation() {
         let ends = clean_cuts(&stream);
         for n in 0..stream.len() {
             let prefix = &stream[..n];
-            let report = validate_stream_bytes(prefix, &Options::default());
+            let report = hrry::Format::Stream.validate_bytes(prefix, &Options::default());
             if report.is_valid() {
                 // Only a prefix ending where a tensor ends, no composite open.
                 assert!(ends.contains(&n), "{path}: cut at {n} passes");
@@ -355,7 +354,7 @@ fn bit_flips_in_descriptors_never_panic_and_are_mostly_caught() {
                     let mut b = stream.clone();
                     b[i] ^= 1 << bit;
                     flips += 1;
-                    let report = validate_stream_bytes(&b, &Options::default());
+                    let report = hrry::Format::Stream.validate_bytes(&b, &Options::default());
                     if !report.is_valid() {
                         caught += 1;
                         continue;
@@ -411,7 +410,9 @@ fn the_reader_names_what_stops_it() {
     let shape_at = hrry::schema::descriptor_offsets::SHAPE as usize;
     claims[shape_at..shape_at + 8].copy_from_slice(&(1u64 << 58).to_le_bytes());
     assert_eq!(first_rule(&claims), Some("ST-TRN-003"));
-    let report = validate_stream(&claims[..], &Options::default()).unwrap();
+    let report = hrry::Format::Stream
+        .validate_reader(&claims[..], &Options::default())
+        .unwrap();
     assert_eq!(report.rule_ids(), ["ST-TRN-003"]);
 }
 
@@ -458,7 +459,7 @@ fn unpack_lets_named_rules_pass_and_returns_them() {
     assert!(!done.allowed.is_empty());
     assert!(done.allowed.iter().all(|v| v.rule.id == "TD-BUF-003"));
     let file = w.finish().unwrap();
-    let report = hrry::validate::validate_file(&file, &Options::default());
+    let report = hrry::Format::HrryFile.validate_bytes(&file, &Options::default());
     assert_eq!(
         report.rule_ids(),
         ["TD-BUF-003"],

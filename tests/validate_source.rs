@@ -79,14 +79,16 @@ fn every_corpus_file_gives_the_same_report_from_its_file() {
                 Format::Stream,
                 Format::Messages,
             ] {
-                let memory = hrry::validate_as(&case.bytes, format, &options(mode));
-                let from_file =
-                    hrry::validate_source_as(&file, format, &options(mode)).expect("readable");
+                let memory = format.validate_bytes(&case.bytes, &options(mode));
+                let from_file = format
+                    .validate_source(&file, &options(mode))
+                    .expect("readable");
                 let what = format!("{} as {format:?} in {mode:?} mode", case.path);
                 assert_same_report(&from_file, &memory, &what);
                 let recording = Recording::new(&case.bytes);
-                let read =
-                    hrry::validate_source_as(&recording, format, &options(mode)).expect("readable");
+                let read = format
+                    .validate_source(&recording, &options(mode))
+                    .expect("readable");
                 assert_same_report(&read, &memory, &what);
             }
         }
@@ -171,10 +173,11 @@ fn model() -> Vec<u8> {
 fn dense_tensor_data_is_not_read() {
     let bytes = model();
     let recording = Recording::new(&bytes);
-    let report =
-        hrry::validate::validate_source(&recording, &options(Mode::Strict)).expect("readable");
+    let report = hrry::Format::HrryFile
+        .validate_source(&recording, &options(Mode::Strict))
+        .expect("readable");
     assert!(report.is_valid(), "{:?}", report.violations);
-    let memory = hrry::validate::validate_file(&bytes, &options(Mode::Strict));
+    let memory = hrry::Format::HrryFile.validate_bytes(&bytes, &options(Mode::Strict));
     assert_same_report(&report, &memory, "model");
     let reads = recording.reads();
     let mut data_bytes = 0;
@@ -216,8 +219,22 @@ fn a_holo_archive_is_hashed_in_fixed_chunks() {
     broken[middle] ^= 1;
     for archive in [bytes, broken] {
         let recording = Recording::new(&archive);
-        let from_source = hrry::holo::validate_source(&recording, Mode::Strict).expect("readable");
-        let memory = hrry::holo::validate(&archive, Mode::Strict);
+        let from_source = hrry::Format::Holo
+            .validate_source(
+                &recording,
+                &hrry::validate::Options {
+                    mode: Mode::Strict,
+                    ..Default::default()
+                },
+            )
+            .expect("readable");
+        let memory = hrry::Format::Holo.validate_bytes(
+            &archive,
+            &hrry::validate::Options {
+                mode: Mode::Strict,
+                ..Default::default()
+            },
+        );
         assert_same_report(&from_source, &memory, "archive");
         let largest = recording
             .reads()
@@ -252,7 +269,8 @@ fn a_failed_read_is_an_error_not_a_report() {
         bytes: &bytes,
         from: bytes.len() as u64 / 2,
     };
-    let e = hrry::validate::validate_source(&source, &options(Mode::Strict))
+    let e = hrry::Format::HrryFile
+        .validate_source(&source, &options(Mode::Strict))
         .expect_err("a read failed");
     assert_eq!(e.to_string(), "bad sector");
     let mut writer = HoloWriter::new();
@@ -262,7 +280,15 @@ fn a_failed_read_is_an_error_not_a_report() {
         bytes: &archive,
         from: archive.len() as u64 - 10,
     };
-    assert!(hrry::holo::validate_source(&source, Mode::Strict).is_err());
+    assert!(hrry::Format::Holo
+        .validate_source(
+            &source,
+            &hrry::validate::Options {
+                mode: Mode::Strict,
+                ..Default::default()
+            }
+        )
+        .is_err());
 }
 
 #[test]
@@ -278,7 +304,7 @@ fn validate_path_reads_regular_files_and_refuses_others() {
         for mode in [Mode::Strict, Mode::Permissive] {
             let (format, report) = hrry::validate_path(&path, &options(mode)).expect("readable");
             assert_eq!(format, Format::detect(&bytes, Some(&path)), "{name}");
-            let memory = hrry::validate_as(&bytes, format, &options(mode));
+            let memory = format.validate_bytes(&bytes, &options(mode));
             assert_same_report(&report, &memory, name);
         }
     }

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::ptr::null;
 use std::sync::OnceLock;
 
-use hrry::export::{row_major_len, write_row_major, ExportOptions};
+use hrry::export::{export_row_major, row_major_len, ExportOptions};
 use hrry::file::{Check, HrryFile, OpenOptions, Tensor, TensorEntry};
 use hrry::quant::Dequantizer;
 use hrry::schema::TensorDescriptor;
@@ -419,7 +419,7 @@ pub unsafe extern "C" fn hrry_read_row_major(
         }
         // SAFETY: the caller's contract above.
         let out = unsafe { ptr::out_slice(out.cast::<u8>(), len, "out") }?;
-        let rest = write_row_major(&handle.file, entry.name(), out, &ExportOptions::default())?;
+        let rest = export_row_major(&handle.file, entry.name(), out, &ExportOptions::default())?;
         if !rest.is_empty() {
             return Err(Failure::new(
                 HRRY_INTERNAL,

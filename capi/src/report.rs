@@ -52,10 +52,7 @@ fn options(permissive: bool) -> Options {
 /// Validates `bytes` as the format their magic (or `path`'s extension) says.
 pub(crate) fn validate(bytes: &[u8], path: Option<&Path>, permissive: bool) -> (Format, Report) {
     let format = Format::detect(bytes, path);
-    (
-        format,
-        hrry::validate_as(bytes, format, &options(permissive)),
-    )
+    (format, format.validate_bytes(bytes, &options(permissive)))
 }
 
 /// A new report on `bytes`.

@@ -196,7 +196,7 @@ pub(crate) fn check(
         mode: mode(permissive),
         ..Options::default()
     };
-    let report = detached(py, || hrry::validate_as(bytes, format, &options))?;
+    let report = detached(py, || format.validate_bytes(bytes, &options))?;
     Ok(Report::new(format, &report))
 }
 

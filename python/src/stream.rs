@@ -873,7 +873,9 @@ pub fn validate(py: Python<'_>, source: &Bound<'_, PyAny>, permissive: bool) -> 
         mode: mode(permissive),
         limits: Limits::default(),
     };
-    let result = detached(py, || hrry::stream::validate_stream(&mut source, &options))?;
+    let result = detached(py, || {
+        hrry::Format::Stream.validate_reader(&mut source, &options)
+    })?;
     match result {
         Ok(report) => Ok(Report::new(Format::Stream, &report)),
         Err(e) => Err(source

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
 
-use super::{Error, FileSource, Format};
+use super::{Error, FileSource, ModelFormat};
 use crate::schema::{KvArray, KvScalar, KvValue, LenBytes};
 
 /// KV key of the input files' names (a string array, in reading order), written
@@ -106,7 +106,7 @@ pub(crate) fn looks_like_index(path: &Path, prefix: &[u8]) -> bool {
 pub(crate) fn is_index(path: &Path) -> Result<bool, Error> {
     let mut src = FileSource::open(path)?;
     let prefix = src.read_prefix(16)?;
-    Ok(Format::sniff(&prefix, src.len()).is_none() && looks_like_index(path, &prefix))
+    Ok(ModelFormat::sniff(&prefix, src.len()).is_none() && looks_like_index(path, &prefix))
 }
 
 /// Reads and checks a `*.safetensors.index.json`: a JSON object whose

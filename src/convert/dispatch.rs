@@ -3,18 +3,20 @@
 use std::path::Path;
 
 use super::source::FileSource;
-use super::{checkpoint, gguf, safetensors, to_gguf, Error, Format, Options, Progress, Summary};
+use super::{
+    checkpoint, gguf, safetensors, to_gguf, Error, ModelFormat, Options, Progress, Summary,
+};
 
 /// Reads the first bytes of `path` and tells its format by magic (a sharded
 /// safetensors checkpoint's `*.index.json` counts as safetensors).
-pub fn detect(path: &Path) -> Result<Format, Error> {
+pub fn detect(path: &Path) -> Result<ModelFormat, Error> {
     let mut source = FileSource::open(path)?;
     let prefix = source.read_prefix(16)?;
-    if let Some(format) = Format::sniff(&prefix, source.len()) {
+    if let Some(format) = ModelFormat::sniff(&prefix, source.len()) {
         return Ok(format);
     }
     if checkpoint::looks_like_index(path, &prefix) {
-        return Ok(Format::Safetensors);
+        return Ok(ModelFormat::Safetensors);
     }
     Err(Error::Unsupported(format!(
         "{}: not a HRRYFILE, safetensors, safetensors index or GGUF file (first bytes {:02x?})",
@@ -41,7 +43,7 @@ pub fn convert(
         input
     };
     let from = detect(input)?;
-    let to = match options.to.or_else(|| Format::from_extension(output)) {
+    let to = match options.to.or_else(|| ModelFormat::from_extension(output)) {
         Some(f) => f,
         None => {
             return Err(Error::Unsupported(format!(
@@ -51,14 +53,14 @@ pub fn convert(
         }
     };
     match (from, to) {
-        (Format::Safetensors, Format::Hrry) => {
+        (ModelFormat::Safetensors, ModelFormat::Hrry) => {
             safetensors::to_hrry(input, output, options, progress)
         }
-        (Format::Gguf, Format::Hrry) => gguf::to_hrry(input, output, options, progress),
-        (Format::Hrry, Format::Safetensors) => {
+        (ModelFormat::Gguf, ModelFormat::Hrry) => gguf::to_hrry(input, output, options, progress),
+        (ModelFormat::Hrry, ModelFormat::Safetensors) => {
             safetensors::from_hrry(input, output, options, progress)
         }
-        (Format::Hrry, Format::Gguf) => to_gguf::from_hrry(input, output, options, progress),
+        (ModelFormat::Hrry, ModelFormat::Gguf) => to_gguf::from_hrry(input, output, options, progress),
         (from, to) => Err(Error::Unsupported(format!(
             "conversion from {} to {} is not supported (supported: safetensors -> hrryfile, gguf -> hrryfile, hrryfile -> safetensors, hrryfile -> gguf)",
             from.name(),

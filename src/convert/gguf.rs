@@ -29,7 +29,8 @@ use binrw::BinRead;
 
 use super::checkpoint::{self, Provenance};
 use super::{
-    ggml, output, qblocks, Error, FileSource, FloatType, Format, Options, Progress, Summary, CHUNK,
+    ggml, output, qblocks, Error, FileSource, FloatType, ModelFormat, Options, Progress, Summary,
+    CHUNK,
 };
 use crate::file::{CopyFrom, HrryWriter, WriterOptions};
 use crate::model::build::dense;
@@ -642,8 +643,8 @@ pub fn to_hrry(
         ));
     }
     Ok(Summary {
-        from: Format::Gguf,
-        to: Format::Hrry,
+        from: ModelFormat::Gguf,
+        to: ModelFormat::Hrry,
         tensors: plans.len(),
         metadata: kv_count,
         notes,

@@ -29,7 +29,7 @@ pub(crate) use source::{FileSource, CHUNK};
 
 /// A file format `convert` knows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Format {
+pub enum ModelFormat {
     /// A Hurray tensor file.
     Hrry,
     /// A safetensors file.
@@ -38,48 +38,48 @@ pub enum Format {
     Gguf,
 }
 
-impl Format {
+impl ModelFormat {
     /// Lower-case name (`hrryfile`, `safetensors`, `gguf`).
     pub fn name(self) -> &'static str {
         match self {
-            Format::Hrry => "hrryfile",
-            Format::Safetensors => "safetensors",
-            Format::Gguf => "gguf",
+            ModelFormat::Hrry => "hrryfile",
+            ModelFormat::Safetensors => "safetensors",
+            ModelFormat::Gguf => "gguf",
         }
     }
 
     /// The format whose magic starts `prefix` (at least 9 bytes of the file, whose
     /// total length is `file_len`). A safetensors file is recognised by its 8-byte
     /// header length, which must fit the file, followed by `{`.
-    pub fn sniff(prefix: &[u8], file_len: u64) -> Option<Format> {
+    pub fn sniff(prefix: &[u8], file_len: u64) -> Option<ModelFormat> {
         if prefix.starts_with(&crate::schema::FILE_MAGIC) {
-            return Some(Format::Hrry);
+            return Some(ModelFormat::Hrry);
         }
         if prefix.starts_with(&crate::schema::gguf::GGUF_MAGIC) {
-            return Some(Format::Gguf);
+            return Some(ModelFormat::Gguf);
         }
         let n = u64::from_le_bytes(prefix.get(..8)?.try_into().ok()?);
         let fits = n.checked_add(8).is_some_and(|end| end <= file_len);
-        (fits && prefix.get(8) == Some(&b'{')).then_some(Format::Safetensors)
+        (fits && prefix.get(8) == Some(&b'{')).then_some(ModelFormat::Safetensors)
     }
 
     /// The format a file name's extension names (`.hrry`, `.safetensors`, `.gguf`).
-    pub fn from_extension(path: &Path) -> Option<Format> {
+    pub fn from_extension(path: &Path) -> Option<ModelFormat> {
         let ext = path.extension()?.to_str()?.to_ascii_lowercase();
         match ext.as_str() {
-            "hrry" | "hrryfile" => Some(Format::Hrry),
-            "safetensors" => Some(Format::Safetensors),
-            "gguf" => Some(Format::Gguf),
+            "hrry" | "hrryfile" => Some(ModelFormat::Hrry),
+            "safetensors" => Some(ModelFormat::Safetensors),
+            "gguf" => Some(ModelFormat::Gguf),
             _ => None,
         }
     }
 
-    /// The format `name` names (as [`Format::name`], or `hrry`).
-    pub fn from_name(name: &str) -> Option<Format> {
+    /// The format `name` names (as [`ModelFormat::name`], or `hrry`).
+    pub fn from_name(name: &str) -> Option<ModelFormat> {
         match name.to_ascii_lowercase().as_str() {
-            "hrry" | "hrryfile" => Some(Format::Hrry),
-            "safetensors" => Some(Format::Safetensors),
-            "gguf" => Some(Format::Gguf),
+            "hrry" | "hrryfile" => Some(ModelFormat::Hrry),
+            "safetensors" => Some(ModelFormat::Safetensors),
+            "gguf" => Some(ModelFormat::Gguf),
             _ => None,
         }
     }
@@ -146,7 +146,7 @@ impl FloatType {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Options {
     /// The output format; `None` takes it from the output's extension.
-    pub to: Option<Format>,
+    pub to: Option<ModelFormat>,
     /// Convert GGUF tensors of quantization types without a Hurray equivalent by
     /// dequantizing them (to `dtype`) instead of refusing.
     pub dequantize_unsupported: bool,
@@ -192,9 +192,9 @@ impl Progress for NoProgress {}
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Summary {
     /// The input format.
-    pub from: Format,
+    pub from: ModelFormat,
     /// The output format.
-    pub to: Format,
+    pub to: ModelFormat,
     /// Tensors written.
     pub tensors: usize,
     /// Metadata entries written.
@@ -282,22 +282,25 @@ mod tests {
 
     #[test]
     fn sniffing() {
-        assert_eq!(Format::sniff(b"HRRYFILE\x01\x00", 100), Some(Format::Hrry));
         assert_eq!(
-            Format::sniff(b"GGUF\x03\x00\x00\x00", 100),
-            Some(Format::Gguf)
+            ModelFormat::sniff(b"HRRYFILE\x01\x00", 100),
+            Some(ModelFormat::Hrry)
+        );
+        assert_eq!(
+            ModelFormat::sniff(b"GGUF\x03\x00\x00\x00", 100),
+            Some(ModelFormat::Gguf)
         );
         let mut st = 2u64.to_le_bytes().to_vec();
         st.extend_from_slice(b"{}");
-        assert_eq!(Format::sniff(&st, 10), Some(Format::Safetensors));
-        assert_eq!(Format::sniff(&st, 9), None);
-        assert_eq!(Format::sniff(b"PK\x03\x04 junk", 100), None);
-        assert_eq!(Format::sniff(b"", 0), None);
+        assert_eq!(ModelFormat::sniff(&st, 10), Some(ModelFormat::Safetensors));
+        assert_eq!(ModelFormat::sniff(&st, 9), None);
+        assert_eq!(ModelFormat::sniff(b"PK\x03\x04 junk", 100), None);
+        assert_eq!(ModelFormat::sniff(b"", 0), None);
         assert_eq!(
-            Format::from_extension(Path::new("a/b.SafeTensors")),
-            Some(Format::Safetensors)
+            ModelFormat::from_extension(Path::new("a/b.SafeTensors")),
+            Some(ModelFormat::Safetensors)
         );
-        assert_eq!(Format::from_extension(Path::new("x.bin")), None);
+        assert_eq!(ModelFormat::from_extension(Path::new("x.bin")), None);
     }
 
     #[test]

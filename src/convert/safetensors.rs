@@ -22,7 +22,7 @@ use super::checkpoint::{self, Provenance, SafetensorsIndex};
 use super::hrry_source::{self, render, HrryInput, Render, RenderScratch};
 use super::{output, Summary};
 use super::{
-    pack_bools, Error, FileSource, FloatType, Format, NoProgress, Options, Progress, CHUNK,
+    pack_bools, Error, FileSource, FloatType, ModelFormat, NoProgress, Options, Progress, CHUNK,
 };
 use crate::file::WriterOptions;
 use crate::model::build::{dense, descriptor};
@@ -418,8 +418,8 @@ pub fn to_hrry(
     }
     output::finish_hrry(writer)?;
     Ok(Summary {
-        from: Format::Safetensors,
-        to: Format::Hrry,
+        from: ModelFormat::Safetensors,
+        to: ModelFormat::Hrry,
         tensors: tensors.len(),
         metadata: kv_count,
         notes: Vec::new(),
@@ -698,8 +698,8 @@ pub fn from_hrry(
     }
     output::commit(out)?;
     Ok(Summary {
-        from: Format::Hrry,
-        to: Format::Safetensors,
+        from: ModelFormat::Hrry,
+        to: ModelFormat::Safetensors,
         tensors: planned.len(),
         metadata: kv_count,
         notes,

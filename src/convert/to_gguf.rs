@@ -20,7 +20,7 @@ use std::path::Path;
 use super::gguf::GGUF_VALUE_TYPES_KEY;
 use super::hrry_source::{self, converts_to_float, render, HrryInput, Render, RenderScratch};
 use super::qblocks::{self, Kind};
-use super::{output, Error, FloatType, Format, Options, Progress, Summary};
+use super::{output, Error, FloatType, ModelFormat, Options, Progress, Summary};
 use crate::model::{element_count, ElementType};
 use crate::schema::gguf::{
     gguf_type_code, gguf_value_type as vt, GgmlType, GgufArray, GgufArrayValues, GgufKv,
@@ -579,8 +579,8 @@ pub fn from_hrry(
     }
     output::commit(out)?;
     Ok(Summary {
-        from: Format::Hrry,
-        to: Format::Gguf,
+        from: ModelFormat::Hrry,
+        to: ModelFormat::Gguf,
         tensors: planned.len(),
         metadata: kv_count,
         notes,

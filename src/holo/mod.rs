@@ -1,6 +1,6 @@
 //! The `.holo` compiled-model archive: [`HoloLoader`] (verify, then look up
 //! sections, ports, extensions, weights and constants without copying),
-//! [`HoloWriter`] (deterministic builder), [`validate`] (every `HOLO-…` rule) and,
+//! [`HoloWriter`] (deterministic builder), [`crate::Format::validate_bytes`] with [`crate::Format::Holo`] (every `HOLO-…` rule) and,
 //! with the `json` feature, `inspect_json` (the summary `hrry inspect` prints).
 //!
 //! The wire structures are in [`crate::schema::holo`]; the rules in
@@ -73,17 +73,16 @@ pub fn is_holo(bytes: &[u8]) -> bool {
     bytes.starts_with(&HOLO_MAGIC)
 }
 
-/// Checks `bytes` against every `HOLO-…` rule. Strict mode reports spec and
-/// hardening rules; permissive mode spec rules only.
-pub fn validate(bytes: &[u8], mode: Mode) -> Report {
+/// Checks an archive held in memory against every `HOLO-…` rule (strict mode:
+/// spec and hardening rules; permissive: spec rules only).
+pub(crate) fn validate(bytes: &[u8], mode: Mode) -> Report {
     walk::walk(bytes, mode).0
 }
 
 /// [`validate`] for an archive read through `source` (a file, say): the section
 /// table and structured sections are read, weight bodies and the footer's BLAKE3
-/// are streamed in fixed chunks, so memory does not grow with the archive. The
-/// report is the one [`validate`] gives for the same bytes; a failed read is
-/// returned instead.
-pub fn validate_source(source: &dyn ReadAt, mode: Mode) -> std::io::Result<Report> {
+/// are streamed in fixed chunks, so memory does not grow with the archive. A
+/// failed read is returned instead.
+pub(crate) fn validate_source(source: &dyn ReadAt, mode: Mode) -> std::io::Result<Report> {
     Ok(walk::walk_source(source, mode)?.0)
 }

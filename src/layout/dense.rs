@@ -17,7 +17,7 @@ use super::bits::{
 use super::element::{checked_count, element_bits};
 use super::error::LayoutError;
 
-/// Output bytes gathered at a time by [`DenseView::write_row_major`].
+/// Output bytes gathered at a time by [`DenseView::stream_row_major`].
 const SLAB_BYTES: u64 = 4 << 20;
 /// Columns gathered together per row within a slab.
 #[doc(hidden)]
@@ -519,7 +519,7 @@ impl<'a> DenseView<'a> {
     /// filled in blocks of [`BLOCK`] columns, so that layouts whose neighbours along
     /// the last dimension lie far apart (column-major, tiles, curves) are read with
     /// locality; the output is the same as element-by-element order.
-    pub fn write_row_major<W: Write>(&self, sink: W) -> Result<W, LayoutError> {
+    pub fn stream_row_major<W: Write>(&self, sink: W) -> Result<W, LayoutError> {
         let mut out = PackedWriter::new(sink, self.width);
         if let Some(run) = self.contiguous() {
             out.push_bytes(run)?;
@@ -537,7 +537,7 @@ impl<'a> DenseView<'a> {
         Ok(sink)
     }
 
-    /// The slab-and-block gathering of [`DenseView::write_row_major`].
+    /// The slab-and-block gathering of [`DenseView::stream_row_major`].
     fn write_slabs<W: Write>(&self, sink: &mut W, cols: u64) -> Result<(), LayoutError> {
         let rank = self.shape.len();
         let rows = self.count / cols;
@@ -667,16 +667,16 @@ pub fn to_row_major(
 ) -> Result<Vec<u8>, LayoutError> {
     let view = DenseView::new(desc, buffers)?;
     let len = row_major_len(desc, view.width, limit)?;
-    view.write_row_major(Vec::with_capacity(len))
+    view.stream_row_major(Vec::with_capacity(len))
 }
 
 /// Streams the dense tensor `desc` to `sink` as packed row-major bytes.
-pub fn write_row_major<W: Write>(
+pub fn stream_row_major<W: Write>(
     desc: &TensorDescriptor,
     buffers: &[&[u8]],
     sink: W,
 ) -> Result<W, LayoutError> {
-    DenseView::new(desc, buffers)?.write_row_major(sink)
+    DenseView::new(desc, buffers)?.stream_row_major(sink)
 }
 
 /// Lays out the packed row-major tensor `source` in the dense layout of `desc`:

@@ -25,7 +25,7 @@ mod error;
 pub mod sparse;
 
 pub use addressing::{hilbert_index, morton_code, DenseMap};
-pub use dense::{from_row_major, required_buffer_size, to_row_major, write_row_major, DenseView};
+pub use dense::{from_row_major, required_buffer_size, stream_row_major, to_row_major, DenseView};
 pub(crate) use element::checked_count;
 pub use element::element_bits;
 pub use error::LayoutError;

@@ -216,7 +216,7 @@ impl<'a> Dequantizer<'a> {
     }
 
     /// [`Dequantizer::new`] for a tensor of a file that already passed validation
-    /// ([`crate::validate::validate_file`], strict or permissive: every quantization rule is a
+    /// ([`crate::validate_bytes`], strict or permissive: every quantization rule is a
     /// spec rule, binding in both modes). It skips the scans of parameter values
     /// (scales finite and non-zero, zero points in range, padding codes zero), whose
     /// cost grows with the tensor and can match the dequantization's own, and keeps

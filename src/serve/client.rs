@@ -9,6 +9,7 @@ use std::net::{TcpStream, ToSocketAddrs};
 use std::time::Duration;
 
 use crate::layout::composite::Binder;
+use crate::limits::Limits;
 use crate::schema::transport::{
     error_code, CapabilityFlags, Hello, LayoutEntry, LayoutList, MessageHeader, RequestFlags,
     ShortBytes, TensorPut, TensorRequest, MESSAGE_HEADER_LEN, PROTOCOL_VERSION,
@@ -16,7 +17,7 @@ use crate::schema::transport::{
 };
 use crate::schema::{read_from, LenBytes, TensorDescriptor, DEVICE_CPU};
 use crate::stream::message::{write_data_frame, write_message, Frame, Payload};
-use crate::stream::{Conversation, ConversationOptions};
+use crate::stream::Conversation;
 use crate::validate::decode::decode_body;
 use crate::validate::Mode;
 
@@ -169,10 +170,12 @@ impl Client {
         socket.set_nodelay(true)?;
         socket.set_read_timeout(options.timeout)?;
         socket.set_write_timeout(options.timeout)?;
-        let conversation = Conversation::new(ConversationOptions {
+        let conversation = Conversation::new(crate::validate::Options {
             mode: Mode::Strict,
-            max_message_size: options.max_message_size,
-            ..ConversationOptions::default()
+            limits: Limits {
+                max_message_size: options.max_message_size,
+                ..Limits::default()
+            },
         });
         let mut client = Client {
             socket,

@@ -11,13 +11,14 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use crate::limits::Limits;
 use crate::schema::transport::{
     error_code, CapabilityFlags, ErrorPayload, Hello, LayoutEntry, LayoutList, MessageHeader,
     ShortBytes, TensorDescriptorPayload, TensorPut, PROTOCOL_VERSION,
 };
 use crate::schema::{LenBytes, DEVICE_CPU, LAYOUT_COMPOSITE};
 use crate::stream::message::{error_code_for, Frame, MessageType, Payload};
-use crate::stream::{Conversation, ConversationOptions};
+use crate::stream::Conversation;
 use crate::validate::decode::decode_body;
 use crate::validate::rules::transport::TR_ERR_CLOSED;
 use crate::validate::{Mode, Violation};
@@ -156,10 +157,12 @@ pub struct Session {
 impl Session {
     /// A session for a new connection.
     pub fn new(catalog: Arc<Catalog>, options: ServeOptions) -> Self {
-        let conversation = Conversation::new(ConversationOptions {
+        let conversation = Conversation::new(crate::validate::Options {
             mode: Mode::Strict,
-            max_message_size: options.max_message_size,
-            ..ConversationOptions::default()
+            limits: Limits {
+                max_message_size: options.max_message_size,
+                ..Limits::default()
+            },
         });
         Session {
             catalog,

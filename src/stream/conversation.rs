@@ -7,7 +7,7 @@
 //! returns the violations it causes; [`Conversation::finish`] reports what the end
 //! of the connection leaves unfinished. A server drives it live; a captured
 //! conversation (messages back to back, as on the wire) goes through
-//! [`validate_messages`].
+//! [`crate::Format::validate_reader`] with [`crate::Format::Messages`].
 //!
 //! Directions are inferred from the message types and each stream's state: a
 //! TENSOR_DATA frame on a stream that received a TENSOR_PUT comes from the client,
@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use std::io::Read;
 
 use crate::layout::composite::{partition_fault, Binder, PartitionFault};
-use crate::limits::Limits;
+
 use crate::schema::transport::{
     descriptor_payload_offsets as dpo, error_code, is_extension_layout, CapabilityFlags, Hello,
     LayoutList, ShortBytes, TensorDescriptorPayload, MESSAGE_HEADER_LEN, TENSOR_DATA_HEADER_LEN,
@@ -30,51 +30,19 @@ use crate::validate::composite::check_binding;
 use crate::validate::decode::{check_fixed_header, decode_body};
 use crate::validate::descriptor::check_descriptor;
 use crate::validate::rules::transport::*;
-use crate::validate::{layout, quant, Mode, Report, Rule, Violation};
+use crate::validate::{layout, quant, Options, Report, Rule, Violation};
 
 use super::message::{is_private_type, read_frame, Frame, MessageType, Payload};
 use super::Error;
 
-/// How a conversation is judged.
-#[derive(Clone, Copy, Debug)]
-pub struct ConversationOptions {
-    /// Strict (every rule) or permissive (spec rules only).
-    pub mode: Mode,
-    /// Limits on the descriptors carried (as for files).
-    pub limits: Limits,
-    /// Largest payload this validator reads (`TR-LIM-001` beyond it).
-    pub max_message_size: u32,
-}
-
-impl Default for ConversationOptions {
-    fn default() -> Self {
-        ConversationOptions {
-            mode: Mode::Strict,
-            limits: Limits::default(),
-            max_message_size: super::message::DEFAULT_MAX_MESSAGE_SIZE,
-        }
-    }
-}
-
-/// Validates a captured conversation held in memory: messages back to back
+/// Validates a captured conversation read from `source` — messages back to back
 /// (header and payload), in the order they crossed the connection, both
-/// directions.
-pub fn validate_messages(bytes: &[u8], options: &ConversationOptions) -> Report {
-    validate_messages_from(bytes, options).unwrap_or_else(|e| {
-        // Reading a slice cannot fail.
-        let mut report = Report::new(options.mode);
-        report.note(format!("reading the conversation failed: {e}"));
-        report.fatal = true;
-        report
-    })
-}
-
-/// [`validate_messages`] over any [`Read`], one message in memory at a time (a
-/// payload over `max_message_size` is refused before it is read). Only an I/O
-/// error of the source is an `Err`.
-pub fn validate_messages_from<R: Read>(
+/// directions — one message in memory at a time (a payload over
+/// [`crate::Limits::max_message_size`] is refused before it is read). Only an I/O error
+/// of the source is an `Err`.
+pub(crate) fn validate_messages<R: Read>(
     mut source: R,
-    options: &ConversationOptions,
+    options: &Options,
 ) -> std::io::Result<Report> {
     let mut report = Report::new(options.mode);
     let mut conversation = Conversation::new(*options);
@@ -82,7 +50,7 @@ pub fn validate_messages_from<R: Read>(
         let at = conversation.position();
         // A payload over the maximum is refused before it is read, as a receiver
         // would (`TR-LIM-001`).
-        match read_frame(&mut source, at, options.max_message_size) {
+        match read_frame(&mut source, at, options.limits.max_message_size) {
             Ok(Some(frame)) => {
                 for v in conversation.accept(&frame) {
                     report.violation(v.rule, v.offset, v.message);
@@ -215,7 +183,7 @@ struct ParallelTransfer {
 /// The conversation state machine (see the module documentation).
 #[derive(Clone, Debug)]
 pub struct Conversation {
-    options: ConversationOptions,
+    options: Options,
     position: u64,
     messages: u64,
     session: Session,
@@ -239,7 +207,7 @@ impl Found<'_> {
 
 impl Conversation {
     /// A conversation before its first message.
-    pub fn new(options: ConversationOptions) -> Self {
+    pub fn new(options: Options) -> Self {
         Conversation {
             options,
             position: 0,
@@ -420,13 +388,13 @@ impl Conversation {
         if h.stream_id == 0 {
             found.add(&TR_MSG_STREAM_ID, at + 4, "stream_id 0 is reserved");
         }
-        if h.payload_length > self.options.max_message_size {
+        if h.payload_length > self.options.limits.max_message_size {
             found.add(
                 &TR_LIM,
                 at + 8,
                 format!(
                     "payload_length {} exceeds the maximum message size {}",
-                    h.payload_length, self.options.max_message_size
+                    h.payload_length, self.options.limits.max_message_size
                 ),
             );
         }

@@ -20,8 +20,7 @@ use crate::validate::Rule;
 
 use super::Error;
 
-/// Default largest payload a receiver accepts (64 MiB).
-pub const DEFAULT_MAX_MESSAGE_SIZE: u32 = 64 << 20;
+pub use crate::limits::DEFAULT_MAX_MESSAGE_SIZE;
 
 /// The defined message types (interchange.md "Message Types").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

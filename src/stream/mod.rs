@@ -6,12 +6,14 @@
 //!   no padding, no names; a composite head binds the next `member_count` tensors
 //!   (nested composites pre-order). [`StreamReader`] and [`StreamWriter`] work over
 //!   any `Read` / `Write` without seeking, holding a fixed-size buffer whatever the
-//!   data size; [`validate_stream`] applies every rule; [`pack`] / [`unpack`]
+//!   data size; [`crate::Format::validate_reader`] with [`crate::Format::Stream`]
+//!   applies every rule; [`pack`] / [`unpack`]
 //!   convert from and to HRRYFILEs.
 //! - **Transport messages**: [`message`] frames, decodes and encodes them, with a
 //!   maximum payload size; [`Conversation`] checks a sequence of them one message at
-//!   a time (ordering, framing, composites, shards), and [`validate_messages`] a
-//!   whole captured conversation.
+//!   a time (ordering, framing, composites, shards), and
+//!   [`crate::Format::validate_reader`] with [`crate::Format::Messages`] a whole
+//!   captured conversation.
 
 mod conversation;
 mod error;
@@ -22,11 +24,11 @@ mod reader;
 mod validate;
 mod writer;
 
-pub use conversation::{
-    validate_messages, validate_messages_from, Conversation, ConversationOptions,
-};
+pub(crate) use conversation::validate_messages;
+pub use conversation::Conversation;
 pub use error::Error;
 pub use pack::{pack, pack_path, unpack, TensorNames, UnpackOptions, Unpacked};
 pub use reader::{Piece, StreamReader, StreamTensor};
-pub use validate::{validate_stream, validate_stream_bytes, TensorChecker};
+pub(crate) use validate::validate_stream;
+pub use validate::TensorChecker;
 pub use writer::StreamWriter;

@@ -84,7 +84,7 @@ pub struct Unpacked {
 }
 
 /// Reads every tensor of a bare stream, checks it against the rules (as
-/// [`super::validate_stream`] does) and writes it to `out`, in stream order,
+/// [`crate::Format::validate_reader`] does) and writes it to `out`, in stream order,
 /// under the names [`TensorNames`] generates. A violation of a rule not in
 /// `options.allowed` stops before the tensor is written, as
 /// [`Error::Invalid`]; a composite is checked as a whole when its last member

@@ -101,7 +101,7 @@ enum State {
 ///
 /// The reader checks what following the stream needs (descriptor headers, that
 /// descriptors decode, limits, truncation, composite completeness) and fails with
-/// the rule that broke; full conformance is [`super::validate_stream`]'s job. After
+/// the rule that broke; full conformance is [`crate::Format::validate_reader`]'s job. After
 /// an error, or the end, [`StreamReader::next_tensor`] returns `Ok(None)`.
 pub struct StreamReader<R: Read> {
     source: BufReader<R>,

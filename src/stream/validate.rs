@@ -12,25 +12,11 @@ use crate::validate::{
 
 use super::{Error, StreamReader, StreamTensor};
 
-/// Validates a bare stream held in memory.
-pub fn validate_stream_bytes(bytes: &[u8], options: &Options) -> Report {
-    match validate_stream(bytes, options) {
-        Ok(report) => report,
-        // Reading a slice cannot fail.
-        Err(e) => {
-            let mut report = Report::new(options.mode);
-            report.note(format!("reading the stream failed: {e}"));
-            report.fatal = true;
-            report
-        }
-    }
-}
-
 /// Validates a bare stream read from `source`, reporting every violation found.
 /// Holds one tensor (descriptor and data, for the rules that look at stored values)
 /// at a time, plus the descriptors of composites still waiting for members.
 /// Only an I/O error of the source is an `Err`.
-pub fn validate_stream<R: Read>(source: R, options: &Options) -> std::io::Result<Report> {
+pub(crate) fn validate_stream<R: Read>(source: R, options: &Options) -> std::io::Result<Report> {
     let mut report = Report::new(options.mode);
     let mut reader = StreamReader::with_limits(source, options.limits);
     let mut checker = TensorChecker::new(options);
@@ -60,7 +46,7 @@ pub fn validate_stream<R: Read>(source: R, options: &Options) -> std::io::Result
 
 /// The rules one tensor of a stream answers to beyond what [`StreamReader`]
 /// checks (descriptor, layout, quantization, composite binding and assembly),
-/// applied tensor by tensor in stream order: [`validate_stream`]'s walk, for
+/// applied tensor by tensor in stream order: the stream validator's walk, for
 /// readers that check each tensor before using it.
 pub struct TensorChecker {
     options: Options,

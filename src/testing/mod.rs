@@ -145,7 +145,7 @@ impl ArbitraryModel {
     /// the written bytes.
     pub fn assert_round_trip(&self) -> Vec<u8> {
         let bytes = self.write();
-        let (_, report) = crate::validate_any(&bytes, Mode::Strict);
+        let (_, report) = crate::validate_bytes(&bytes, &Default::default());
         assert!(report.is_valid(), "{:?}", report.violations);
 
         let file = HrryFile::from_bytes(&bytes).expect("opens");
@@ -222,7 +222,7 @@ impl ArbitraryModel {
 /// When the readers disagree on a file that strict validation accepts.
 pub fn exercise_file(bytes: &[u8]) -> bool {
     let validate = |mode| {
-        crate::validate::validate_file(
+        crate::Format::HrryFile.validate_bytes(
             bytes,
             &crate::validate::Options {
                 mode,

@@ -277,7 +277,7 @@ pub fn gguf(data: &[u8]) {
 /// streams the validator rejects, and a stream it passes unpacks to a HRRYFILE
 /// that packs back to the same bytes.
 pub fn stream(data: &[u8]) {
-    use crate::stream::{validate_stream_bytes, StreamReader};
+    use crate::stream::StreamReader;
     let Some((&control, bytes)) = data.split_first() else {
         return;
     };
@@ -320,7 +320,9 @@ pub fn stream(data: &[u8]) {
         last = reader.position();
     }
     let options = crate::validate::Options::default();
-    let valid = validate_stream_bytes(bytes, &options).is_valid();
+    let valid = crate::Format::Stream
+        .validate_bytes(bytes, &options)
+        .is_valid();
     let unpacked = unpack_to_file(bytes);
     assert_eq!(
         unpacked.is_ok(),
@@ -358,12 +360,12 @@ fn unpack_to_file(stream: &[u8]) -> Result<Vec<u8>, crate::stream::Error> {
 /// the same bytes.
 pub fn messages(data: &[u8]) {
     use crate::stream::message::{read_frame, Frame};
-    use crate::stream::{validate_messages, Conversation, ConversationOptions};
-    let options = ConversationOptions::default();
-    let whole = validate_messages(data, &options);
-    let _ = validate_messages(
+    use crate::stream::Conversation;
+    let options = crate::validate::Options::default();
+    let whole = crate::Format::Messages.validate_bytes(data, &options);
+    let _ = crate::Format::Messages.validate_bytes(
         data,
-        &ConversationOptions {
+        &crate::validate::Options {
             mode: Mode::Permissive,
             ..options
         },
@@ -374,7 +376,7 @@ pub fn messages(data: &[u8]) {
     let mut fatal = false;
     loop {
         let at = conversation.position();
-        match read_frame(&mut source, at, options.max_message_size) {
+        match read_frame(&mut source, at, options.limits.max_message_size) {
             Ok(Some(frame)) => {
                 if let Ok((payload, used)) = frame.decode(at) {
                     if used == frame.payload.len() as u64 {

@@ -12,6 +12,8 @@ pub mod decode;
 pub(crate) mod decoded;
 pub mod descriptor;
 pub(crate) mod input;
+
+pub(crate) use input::unread;
 pub mod layout;
 mod limit;
 pub mod quant;
@@ -28,20 +30,12 @@ pub(crate) use rule::declare_rules;
 pub(crate) use rule::Policy;
 pub use rule::{Level, Mode, Reads, Report, Rule, Violation, MAX_VIOLATIONS_PER_RULE};
 
-/// Validates a HRRYFILE held in memory and reports every violation found: the
-/// header, trailer, index and KV metadata first, then the tensor region they
-/// locate.
-pub fn validate_file(bytes: &[u8], options: &Options) -> Report {
-    validate_source(&bytes, options).unwrap_or_else(|e| input::unread(options.mode, &e))
-}
-
 /// Validates the HRRYFILE `source` and reports every violation found, reading only
 /// what the rules look at: the header, trailer, index, KV, every descriptor and the
 /// padding around it, quantization parameters, sparse index structures and the few
 /// data bytes a rule inspects (packing tails, padding elements, `float8_e8m0`
-/// codes), never whole dense data buffers. The report is the one
-/// [`validate_file`] gives for the same bytes; a failed read is returned instead.
-pub fn validate_source(source: &dyn ReadAt, options: &Options) -> io::Result<Report> {
+/// codes), never whole dense data buffers; a failed read is returned instead.
+pub(crate) fn validate_source(source: &dyn ReadAt, options: &Options) -> io::Result<Report> {
     let (report, _) = decoded::decode_file(
         source,
         options.limits,

@@ -165,7 +165,8 @@ pub const MAX_VIOLATIONS_PER_RULE: u32 = 1000;
 /// # Examples
 ///
 /// ```
-/// use hrry::validate::{validate_file, Level, Mode, Options};
+/// use hrry::validate::{Level, Mode, Options};
+/// use hrry::Format;
 ///
 /// # let mut bytes = {
 /// #     let mut w = hrry::file::HrryWriter::new(Vec::new(), Default::default())?;
@@ -173,7 +174,7 @@ pub const MAX_VIOLATIONS_PER_RULE: u32 = 1000;
 /// #     w.finish()?
 /// # };
 /// bytes[10] = 0xFF; // a reserved header byte
-/// let strict = validate_file(&bytes, &Options::default());
+/// let strict = Format::HrryFile.validate_bytes(&bytes, &Options::default());
 /// assert!(!strict.is_valid());
 /// assert_eq!(strict.rule_ids(), ["HF-HDR-003"]);
 /// for v in &strict.violations {
@@ -183,7 +184,7 @@ pub const MAX_VIOLATIONS_PER_RULE: u32 = 1000;
 /// // A spec rule binds in permissive mode too; only hardening rules are dropped.
 /// assert_eq!(strict.violations[0].rule.level, Level::Spec);
 /// let permissive = Options { mode: Mode::Permissive, ..Options::default() };
-/// assert_eq!(validate_file(&bytes, &permissive).rule_ids(), ["HF-HDR-003"]);
+/// assert_eq!(Format::HrryFile.validate_bytes(&bytes, &permissive).rule_ids(), ["HF-HDR-003"]);
 /// # Ok::<(), hrry::file::Error>(())
 /// ```
 #[derive(Clone, Debug, Default)]

@@ -4,7 +4,7 @@
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
-use hrry::convert::{self, Error, FloatType, Format, Options, Progress};
+use hrry::convert::{self, Error, FloatType, ModelFormat, Options, Progress};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::{text, Failure, Outcome};
@@ -22,7 +22,7 @@ pub struct Args {
     output: PathBuf,
     /// Output format: hrry, safetensors or gguf.
     #[arg(long, value_parser = parse_format)]
-    to: Option<Format>,
+    to: Option<ModelFormat>,
     /// Convert what the output format cannot hold exactly instead of refusing it:
     /// GGUF input tensors of block types Hurray lacks (Q4_1, Q5_0, Q5_1, Q8_1,
     /// K-quants, IQ4_NL, IQ4_XS, TQ1_0, TQ2_0, MXFP4) are dequantized; for GGUF
@@ -45,8 +45,9 @@ pub struct Args {
     quiet: bool,
 }
 
-fn parse_format(s: &str) -> Result<Format, String> {
-    Format::from_name(s).ok_or_else(|| format!("unknown format {s:?} (hrry, safetensors, gguf)"))
+fn parse_format(s: &str) -> Result<ModelFormat, String> {
+    ModelFormat::from_name(s)
+        .ok_or_else(|| format!("unknown format {s:?} (hrry, safetensors, gguf)"))
 }
 
 fn parse_dtype(s: &str) -> Result<FloatType, String> {

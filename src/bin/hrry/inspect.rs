@@ -88,10 +88,10 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
         // copy of it.
         let options = hrry::validate::Options::default();
         let report = match (&stdin, &opened) {
-            (Some(bytes), _) => hrry::validate_as(bytes, hrry::Format::HrryFile, &options),
-            (None, Ok(file)) => hrry::validate_as(file.bytes(), hrry::Format::HrryFile, &options),
+            (Some(bytes), _) => hrry::Format::HrryFile.validate_bytes(bytes, &options),
+            (None, Ok(file)) => hrry::Format::HrryFile.validate_bytes(file.bytes(), &options),
             (None, Err(_)) => hrry::source::FileSource::open(&args.file)
-                .and_then(|f| hrry::validate::validate_source(&f, &options))
+                .and_then(|f| hrry::Format::HrryFile.validate_source(&f, &options))
                 .map_err(|e| Failure(format!("cannot read {}: {e}", text::path(&args.file))))?,
         };
         Some(hrry::report::validate_json(&name, "hrryfile", &report)["violations"].clone())

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use hrry::file::{HrryWriter, Output, WriterOptions};
 use hrry::limits::Limits;
 use hrry::stream::message::read_frame;
-use hrry::stream::{ConversationOptions, StreamReader, StreamWriter, TensorNames, UnpackOptions};
+use hrry::stream::{StreamReader, StreamWriter, TensorNames, UnpackOptions};
 use hrry::validate::{Mode, Options};
 use serde_json::{json, Value};
 
@@ -297,20 +297,14 @@ fn validate(args: ValidateArgs) -> Result<Outcome, Failure> {
     };
     let check = |path: &Path| -> Result<hrry::validate::Report, Failure> {
         let source = open_input(path)?;
-        let report = if args.messages {
-            let options = ConversationOptions {
-                mode,
+        let options = Options {
+            mode,
+            limits: Limits {
                 max_message_size: args.max_message_size,
-                ..ConversationOptions::default()
-            };
-            hrry::stream::validate_messages_from(source, &options)
-        } else {
-            let options = Options {
-                mode,
-                limits: Limits::default(),
-            };
-            hrry::stream::validate_stream(source, &options)
+                ..Limits::default()
+            },
         };
+        let report = format.validate_reader(source, &options);
         report.map_err(|e| Failure(format!("cannot read {}: {e}", text::path(path))))
     };
     let (mut all_valid, mut any_error) = (true, false);

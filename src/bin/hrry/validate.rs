@@ -334,7 +334,11 @@ fn load(path: &Path, options: &Options) -> Result<(hrry::Format, Report), String
         whole = &bytes;
         &whole
     };
-    hrry::validate_source_any(source, Some(path), options).map_err(cannot_read)
+    let format = hrry::Format::detect_source(source, Some(path)).map_err(cannot_read)?;
+    let report = format
+        .validate_source(source, options)
+        .map_err(cannot_read)?;
+    Ok((format, report))
 }
 
 /// A file's result as JSON.

@@ -58,7 +58,7 @@ pub fn explain(corpus: &Corpus, path: &str) -> Result<String, Failure> {
         "messages" => hrry::Format::Messages,
         _ => hrry::Format::HrryFile,
     };
-    let report = hrry::validate_as(&bytes, format, &Default::default());
+    let report = format.validate_bytes(&bytes, &Default::default());
     if report.violations.is_empty() {
         let _ = writeln!(s, "hrry reports no violation");
     }

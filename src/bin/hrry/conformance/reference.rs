@@ -74,7 +74,7 @@ fn validate(request: &Value) -> Result<Value, String> {
         mode,
         ..Default::default()
     };
-    let report = hrry::validate_as(&bytes, format, &options);
+    let report = format.validate_bytes(&bytes, &options);
     Ok(json!({ "valid": report.is_valid(), "rules": report.rule_ids() }))
 }
 

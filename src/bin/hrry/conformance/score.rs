@@ -508,7 +508,7 @@ fn check_written(out: &Path, spec: &WriteSpec) -> (Status, String) {
         Ok(b) => b,
         Err(e) => return (Status::Fail, format!("cannot read the file written: {e}")),
     };
-    let report = hrry::validate_as(&bytes, hrry::Format::HrryFile, &Default::default());
+    let report = hrry::Format::HrryFile.validate_bytes(&bytes, &Default::default());
     if let Some(v) = report.violations.first() {
         return (
             Status::Fail,
