@@ -183,7 +183,7 @@ fn packed_row_major(
         return Ok(export::assemble_tensors(desc, &members, limit)?);
     }
     if is_dense(desc.layout_tag) {
-        return Ok(DenseView::new(desc, &tensor.buffers)?.write_row_major(Vec::new())?);
+        return Ok(DenseView::new(desc, &tensor.buffers)?.stream_row_major(Vec::new())?);
     }
     if is_sparse(desc.layout_tag) {
         return Ok(densify(desc, &tensor.buffers, limit)?);
