@@ -1,5 +1,5 @@
 """Strict, zero-copy loading of Hurray tensor files (HRRYFILE) and ``.holo``
-archives into NumPy.
+archives into NumPy (and PyTorch: ``hrry.torch``).
 
     import hrry
     with hrry.open("model.hrry") as f:          # maps and validates (strict)
@@ -11,11 +11,13 @@ archives into NumPy.
         e = c.fetch("tok_embd.weight")
 
 Arrays returned by ``get_tensor`` and ``load_file`` view the file mapping when the
-stored bytes already are the array; they are read-only and keep the mapping alive
-after ``File.close()``. For PyTorch, ``torch.from_numpy(array)`` shares the memory
-(PyTorch warns that the array is not writeable; ``array.copy()`` gives a writeable
-tensor). NumPy's ``__dlpack__`` exports them too, read-only views to consumers of
-DLPack 1.0 or later (``numpy.from_dlpack``, for one).
+stored bytes already are the array, and keep the mapping alive after
+``File.close()``. ``hrry.open``'s are read-only (NumPy's ``__dlpack__`` exports them
+to consumers of DLPack 1.0 or later, ``numpy.from_dlpack`` for one); ``load_file``'s
+(and those of ``hrry.open(path, copy_on_write=True)``) view a private copy-on-write
+mapping: writeable without copying, and writing never changes the file.
+``widen=False`` keeps bfloat16 and float8 as ``ml_dtypes`` arrays. For PyTorch,
+``hrry.torch`` has ``safetensors.torch``'s API.
 
 Arrays returned by ``dequantize`` are new, writeable float32 arrays. Large ones reuse
 the memory of earlier outputs of the same size once those are freed (up to 256 MiB

@@ -109,8 +109,13 @@ class File:
     def closed(self) -> bool: ...
     def info(self, name: str) -> dict:
         """``dtype``, ``shape``, ``layout``, ``quantization`` and ``buffers`` of a tensor."""
-    def get_tensor(self, name: str) -> np.ndarray:
-        """The array ``hrry export`` writes; a read-only view when no conversion is needed."""
+    @property
+    def copy_on_write(self) -> bool:
+        """True when views are writeable (a private copy-on-write mapping)."""
+    def get_tensor(self, name: str, *, widen: bool = True) -> np.ndarray:
+        """The array ``hrry export`` writes; a view when no conversion is needed
+        (read-only unless opened ``copy_on_write``). ``widen=False``: bfloat16,
+        float8, float6 and float4 as ``ml_dtypes`` arrays of the stored codes."""
     def dequantize(
         self,
         name: str,
@@ -197,11 +202,14 @@ def open(
     *,
     permissive: bool = False,
     check: Literal["metadata", "full", "trusted"] = "metadata",
+    copy_on_write: bool = False,
 ) -> File:
-    """Map and open a HRRYFILE, checking its metadata (``check="full"``: every rule)."""
+    """Map and open a HRRYFILE, checking its metadata (``check="full"``: every rule);
+    ``copy_on_write=True`` maps it privately, giving writeable views."""
 
-def load_file(path: _Path) -> Dict[str, np.ndarray]:
-    """Every tensor of a HRRYFILE, like ``safetensors.numpy.load_file``."""
+def load_file(path: _Path, *, widen: bool = True) -> Dict[str, np.ndarray]:
+    """Every tensor of a HRRYFILE, like ``safetensors.numpy.load_file``: writeable
+    views of a private copy-on-write mapping where no conversion is needed."""
 
 def save_file(
     tensors: Mapping[str, Union[np.ndarray, Quantized]],

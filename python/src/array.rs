@@ -42,6 +42,38 @@ pub(crate) unsafe fn borrowed_array<'py>(
     unsafe { array_over(owner, descr, shape, data.as_ptr().cast_mut(), data.len(), 0) }
 }
 
+/// [`borrowed_array`], writeable when `writeable` is true.
+///
+/// # Safety
+///
+/// As for [`borrowed_array`]; when `writeable`, the pages of `data` must be
+/// writeable and private to this process (a copy-on-write mapping `owner` holds),
+/// and nothing may rely on them staying unchanged but the tensor's own later reads.
+pub(crate) unsafe fn mapped_array<'py>(
+    owner: Bound<'py, PyAny>,
+    descr: &str,
+    shape: &[u64],
+    data: &[u8],
+    writeable: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    let flags = if writeable {
+        npyffi::NPY_ARRAY_WRITEABLE
+    } else {
+        0
+    };
+    // SAFETY: as the caller guarantees.
+    unsafe {
+        array_over(
+            owner,
+            descr,
+            shape,
+            data.as_ptr().cast_mut(),
+            data.len(),
+            flags,
+        )
+    }
+}
+
 /// A writeable C-order float32 array of `shape` over `buffer` (exactly its size),
 /// which goes back to the output pool when the array and its views are gone.
 pub(crate) fn pooled_array<'py>(

@@ -293,7 +293,7 @@ impl Client {
                 let path: PathBuf = file.extract().map_err(|_| {
                     PyTypeError::new_err("file is a hrry.File or a path (str or os.PathLike)")
                 })?;
-                opened = Bound::new(py, crate::file::open(py, path, false, "metadata")?)?;
+                opened = Bound::new(py, crate::file::open(py, path, false, "metadata", false)?)?;
                 opened.clone()
             }
         };

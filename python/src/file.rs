@@ -1,23 +1,28 @@
 //! `hrry.open`, `hrry.File` and `hrry.load_file`: a validated, mapped HRRYFILE whose
-//! tensors come out as NumPy arrays (read-only views into the mapping when the stored
-//! bytes already are the array).
+//! tensors come out as NumPy arrays (views into the mapping when the stored bytes
+//! already are the array: read-only, or writeable over a private copy-on-write
+//! mapping).
 
 use std::path::{Path, PathBuf};
 
 use hrry::export::{self, ExportError, ExportOptions};
 use hrry::file::{Check, HrryFile, OpenOptions, Tensor};
 use hrry::quant::Dequantizer;
-use hrry::schema::{layout_name, scheme_name, QuantScheme, TensorDescriptor, FLAG_SYMMETRIC};
+use hrry::schema::{
+    layout_name, scheme_name, QuantScheme, TensorDescriptor, FLAG_SYMMETRIC, NO_ZERO_POINT_BUFFER,
+};
 use pyo3::exceptions::{PyKeyError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
-use crate::array::{borrowed_array, owned_array, shape_tuple};
+use crate::array::{mapped_array, owned_array, shape_tuple};
 use crate::dequant::{dequantize_to, quant_error, threads_arg};
 use crate::errors::{detached, file_error, guard, io_error, HrryError};
 use crate::kv;
+use crate::memory::{self, Access};
 use crate::report::mode;
 use crate::slot::Slot;
+use crate::stored::{stored_array, unwidened};
 
 /// The mapped, validated file. Arrays viewing the mapping hold a reference to this
 /// object as their NumPy base, so the mapping outlives `File.close()` while any of
@@ -25,6 +30,7 @@ use crate::slot::Slot;
 #[pyclass(module = "hrry", frozen)]
 pub struct Mapping {
     file: HrryFile<'static>,
+    access: Access,
 }
 
 /// An open HRRYFILE (from `hrry.open`): tensor names, metadata, descriptors, and
@@ -48,15 +54,39 @@ fn check_arg(check: &str) -> PyResult<Check> {
     }
 }
 
-/// Maps `path` and opens it in one decode pass, judging what `check` says in the
-/// mode `permissive` selects; `InvalidFileError` names the first broken rule. The
-/// work runs with the interpreter released.
-fn open_mapping(py: Python<'_>, path: &Path, permissive: bool, check: Check) -> PyResult<Mapping> {
-    let what = path.display().to_string();
-    let map = hrry::file::map_file(path).map_err(|e| io_error(path, e))?;
+/// Maps `path` with `access` and opens it in one decode pass, judging what `check`
+/// says in the mode `permissive` selects; `InvalidFileError` names the first broken
+/// rule. The work runs with the interpreter released.
+fn open_mapping(
+    py: Python<'_>,
+    path: &Path,
+    permissive: bool,
+    check: Check,
+    access: Access,
+) -> PyResult<Mapping> {
+    let map = memory::map_path(path, access).map_err(|e| io_error(path, e))?;
+    decode(
+        py,
+        &path.display().to_string(),
+        map,
+        permissive,
+        check,
+        access,
+    )
+}
+
+/// Opens the HRRYFILE mapped by `map` (of `access`) as [`open_mapping`] does.
+fn decode(
+    py: Python<'_>,
+    what: &str,
+    map: memmap2::Mmap,
+    permissive: bool,
+    check: Check,
+    access: Access,
+) -> PyResult<Mapping> {
     let options = OpenOptions::new().check(check).judge_as(mode(permissive));
-    let file = detached(py, || options.open_mmap(map))?.map_err(|e| file_error(py, &what, e))?;
-    Ok(Mapping { file })
+    let file = detached(py, || options.open_mmap(map))?.map_err(|e| file_error(py, what, e))?;
+    Ok(Mapping { file, access })
 }
 
 /// The error for a tensor that cannot be exported or dequantized.
@@ -69,8 +99,18 @@ pub(crate) fn tensor_error(py: Python<'_>, what: &str, name: &str, e: ExportErro
 }
 
 impl Mapping {
+    /// The opened file.
+    pub(crate) fn file(&self) -> &HrryFile<'static> {
+        &self.file
+    }
+
+    /// True when arrays over this mapping may be written (a private mapping).
+    pub(crate) fn writeable(&self) -> bool {
+        memory::writeable(self.access)
+    }
+
     /// The tensor `name`, or `KeyError`.
-    fn tensor(&self, py: Python<'_>, what: &str, name: &str) -> PyResult<Tensor<'_>> {
+    pub(crate) fn tensor(&self, py: Python<'_>, what: &str, name: &str) -> PyResult<Tensor<'_>> {
         match guard(|| self.file.tensor(name))? {
             Ok(Some(t)) => Ok(t),
             Ok(None) => Err(PyKeyError::new_err(name.to_string())),
@@ -81,7 +121,7 @@ impl Mapping {
 
 /// `get_tensor` on the mapping `this`: a view when the stored bytes are the array,
 /// else the exported array.
-fn tensor_array<'py>(
+pub(crate) fn tensor_array<'py>(
     this: &Bound<'py, Mapping>,
     what: &str,
     name: &str,
@@ -90,14 +130,16 @@ fn tensor_array<'py>(
     let mapping = this.get();
     let tensor = mapping.tensor(py, what, name)?;
     if let Some((dtype, bytes)) = guard(|| export::stored_row_major(&tensor))? {
-        // SAFETY: `bytes` lies in the read-only mapping `this` owns, which lives (and
-        // stays unchanged) as long as `this`, the array's base object.
+        // SAFETY: `bytes` is the data of a dense row-major tensor inside the mapping
+        // `this` owns, which lives as long as `this`, the array's base object; it is
+        // writeable only when private (see `crate::memory`).
         return unsafe {
-            borrowed_array(
+            mapped_array(
                 this.clone().into_any(),
                 dtype.descr,
                 &tensor.descriptor.shape,
                 bytes,
+                mapping.writeable(),
             )
         };
     }
@@ -109,6 +151,12 @@ fn tensor_array<'py>(
     })?
     .map_err(|e| tensor_error(py, what, name, e))?;
     owned_array(py, data, dtype.descr, &desc.shape)
+}
+
+/// A `zero_point_buffer_index` as `File.info` gives it: `None` for the "no zero
+/// points" value (what `hrry inspect --json` prints as `null`).
+fn zero_points(index: u32) -> Option<u32> {
+    (index != NO_ZERO_POINT_BUFFER).then_some(index)
 }
 
 /// The `"quantization"` entry of `File.info`: `None`, or the scheme's name and
@@ -130,31 +178,52 @@ fn quantization_info<'py>(
     };
     let header = scheme.header();
     d.set_item("scheme_version", header.scheme_version)?;
-    d.set_item("symmetric", header.flags & FLAG_SYMMETRIC != 0)?;
+    // As `hrry inspect --json` reports them.
+    let flagged_symmetric = header.flags & FLAG_SYMMETRIC != 0;
     let type_name =
         |tag: u8| hrry::model::ElementType::from_tag(tag).map_or("unknown", |t| t.name());
     match scheme {
         QuantScheme::PerTensorAffine(s) => {
+            d.set_item("symmetric", s.zero_point == 0)?;
             d.set_item("scale", s.scale)?;
             d.set_item("zero_point", s.zero_point)?;
         }
         QuantScheme::PerChannelAffine(s) => {
+            d.set_item("symmetric", flagged_symmetric)?;
             d.set_item("axis", s.axis)?;
             d.set_item("scale_buffer_index", s.scale_buffer_index)?;
-            d.set_item("zero_point_buffer_index", s.zero_point_buffer_index)?;
+            d.set_item(
+                "zero_point_buffer_index",
+                zero_points(s.zero_point_buffer_index),
+            )?;
             d.set_item("scale_type", type_name(s.scale_type_tag))?;
         }
         QuantScheme::PerBlockAffine(s) => {
+            d.set_item("symmetric", flagged_symmetric)?;
             d.set_item("axis", s.axis)?;
             d.set_item("block_size", s.block_size)?;
             d.set_item("scale_buffer_index", s.scale_buffer_index)?;
-            d.set_item("zero_point_buffer_index", s.zero_point_buffer_index)?;
+            d.set_item(
+                "zero_point_buffer_index",
+                zero_points(s.zero_point_buffer_index),
+            )?;
             d.set_item("scale_type", type_name(s.scale_type_tag))?;
         }
-        QuantScheme::Nf4(s) | QuantScheme::Mxfp(s) => {
+        // NF4 scales are float32 absmax values, MXFP scales E8M0 exponents; neither
+        // has zero points.
+        QuantScheme::Nf4(s) => {
+            d.set_item("symmetric", true)?;
             d.set_item("axis", s.axis)?;
             d.set_item("block_size", s.block_size)?;
             d.set_item("scale_buffer_index", s.scale_buffer_index)?;
+            d.set_item("scale_type", "float32")?;
+        }
+        QuantScheme::Mxfp(s) => {
+            d.set_item("symmetric", true)?;
+            d.set_item("axis", s.axis)?;
+            d.set_item("block_size", s.block_size)?;
+            d.set_item("scale_buffer_index", s.scale_buffer_index)?;
+            d.set_item("scale_type", "float8_e8m0")?;
         }
     }
     Ok(Some(d))
@@ -230,7 +299,7 @@ impl File {
     }
 
     fn __getitem__<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
-        self.get_tensor(py, name)
+        self.get_tensor(py, name, true)
     }
 
     /// The KV metadata as a ``dict``: ``str`` (``bytes`` when not UTF-8), ``int``,
@@ -281,12 +350,47 @@ impl File {
     /// dtype rules: bfloat16 and narrow floats widen to float32, sub-byte integers to
     /// int8/uint8, quantized tensors dequantize to float32, any layout comes out in
     /// logical row-major order). When the stored bytes already are that array (a
-    /// row-major tensor of a type NumPy has), the result is a read-only view into the
-    /// mapping, no copy; otherwise a new array. ``KeyError`` if there is no such
-    /// tensor.
-    fn get_tensor<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
+    /// row-major tensor of a type NumPy has), the result is a view into the mapping,
+    /// no copy (read-only, or writeable when opened with ``copy_on_write=True``);
+    /// otherwise a new array. ``KeyError`` if there is no such tensor.
+    ///
+    /// ``widen=False`` keeps bfloat16, float8 (e4m3, e5m2, e8m0), float6 and float4
+    /// as ``ml_dtypes`` arrays of the stored codes (views into the mapping for a
+    /// row-major bfloat16 or float8 tensor); ``ImportError`` naming ml_dtypes when
+    /// such a tensor is asked for and it is not installed, ``HrryError`` for
+    /// float128.
+    #[pyo3(signature = (name, *, widen = true))]
+    fn get_tensor<'py>(
+        &self,
+        py: Python<'py>,
+        name: &str,
+        widen: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let m = self.mapping(py)?;
-        tensor_array(&m, &self.what(), name)
+        if widen {
+            return tensor_array(&m, &self.what(), name);
+        }
+        let (kind, array) = stored_array(&m, &self.what(), name)?;
+        unwidened(py, name, kind, array)
+    }
+
+    /// Tensor `name` in its stored element type, for ``hrry.torch``: the element
+    /// type's name (``"quantized"``, ``"extension"`` for those) and an array —
+    /// the stored codes as an integer array of the same width for the
+    /// types NumPy lacks, else what ``get_tensor`` gives.
+    fn _stored<'py>(
+        &self,
+        py: Python<'py>,
+        name: &str,
+    ) -> PyResult<(&'static str, Bound<'py, PyAny>)> {
+        let m = self.mapping(py)?;
+        stored_array(&m, &self.what(), name)
+    }
+
+    /// True when arrays viewing the mapping are writeable (``copy_on_write=True``).
+    #[getter]
+    fn copy_on_write(&self, py: Python<'_>) -> PyResult<bool> {
+        Ok(self.mapping(py)?.get().writeable())
     }
 
     /// Dequantizes tensor `name` to float32 in logical row-major order: the values
@@ -361,31 +465,92 @@ impl File {
 /// ``hrry.validate`` rejects; ``check="trusted"``, for files validated earlier,
 /// checks the index and decodes each descriptor when first read.
 ///
+/// ``copy_on_write=True`` maps the file privately: arrays viewing it are writeable,
+/// a page is copied when first written (in this process only) and the file never
+/// changes; writes are seen by later reads of that tensor from the same `File`
+/// (`Client.put` of it included).
+/// By default the mapping and its arrays are read-only.
+///
 /// Raises ``InvalidFileError`` (``.violations`` holds the first broken rule) and
-/// ``OSError`` when the file cannot be read. The work runs with the interpreter
-/// released.
+/// ``OSError`` when the file cannot be read (``IsADirectoryError`` for a
+/// directory). The work runs with the interpreter released.
 #[pyfunction]
-#[pyo3(signature = (path, *, permissive = false, check = "metadata"))]
-pub fn open(py: Python<'_>, path: PathBuf, permissive: bool, check: &str) -> PyResult<File> {
-    let mapping = open_mapping(py, &path, permissive, check_arg(check)?)?;
+#[pyo3(signature = (path, *, permissive = false, check = "metadata", copy_on_write = false))]
+pub fn open(
+    py: Python<'_>,
+    path: PathBuf,
+    permissive: bool,
+    check: &str,
+    copy_on_write: bool,
+) -> PyResult<File> {
+    let mapping = open_mapping(
+        py,
+        &path,
+        permissive,
+        check_arg(check)?,
+        access(copy_on_write),
+    )?;
     Ok(File {
         path,
         mapping: Slot::new(Py::new(py, mapping)?),
     })
 }
 
+fn access(copy_on_write: bool) -> Access {
+    if copy_on_write {
+        Access::CopyOnWrite
+    } else {
+        Access::ReadOnly
+    }
+}
+
+/// Opens a HRRYFILE held in ``data`` (bytes-like), copied into private memory, as
+/// `open` opens a file (``hrry.torch.load``); its path reads ``"<bytes>"``.
+#[pyfunction]
+#[pyo3(signature = (data, *, copy_on_write = false))]
+pub fn _open_bytes(py: Python<'_>, data: &[u8], copy_on_write: bool) -> PyResult<File> {
+    let what = "<bytes>";
+    let access = access(copy_on_write);
+    let mapping = if data.is_empty() {
+        // No mapping is empty: the core names what an empty file breaks.
+        match OpenOptions::new().judge_as(mode(false)).open_bytes(data) {
+            Err(e) => return Err(file_error(py, what, e)),
+            Ok(_) => return Err(HrryError::new_err("<bytes>: empty")),
+        }
+    } else {
+        let map = memory::map_copy(data, access).map_err(|e| io_error(Path::new(what), e))?;
+        decode(py, what, map, false, Check::Metadata, access)?
+    };
+    Ok(File {
+        path: PathBuf::from(what),
+        mapping: Slot::new(Py::new(py, mapping)?),
+    })
+}
+
 /// Loads every tensor of the HRRYFILE at ``path`` into a ``dict`` of NumPy arrays,
 /// in index order — like ``safetensors.numpy.load_file``, so switching is one import.
-/// The file is checked as ``hrry.open`` checks it (``InvalidFileError``); arrays are read-only
-/// views into the mapping where the stored bytes allow (see `File.get_tensor`).
+/// The file is checked as ``hrry.open`` checks it (``InvalidFileError``). Arrays are
+/// views into a private copy-on-write mapping where the stored bytes allow (see
+/// `File.get_tensor`): writeable, without copying, and writing never changes the
+/// file. ``widen=False`` as for `File.get_tensor`.
 #[pyfunction]
-pub fn load_file<'py>(py: Python<'py>, path: PathBuf) -> PyResult<Bound<'py, PyDict>> {
+#[pyo3(signature = (path, *, widen = true))]
+pub fn load_file<'py>(py: Python<'py>, path: PathBuf, widen: bool) -> PyResult<Bound<'py, PyDict>> {
     let what = path.display().to_string();
-    let mapping = Bound::new(py, open_mapping(py, &path, false, Check::Metadata)?)?;
+    let mapping = Bound::new(
+        py,
+        open_mapping(py, &path, false, Check::Metadata, Access::CopyOnWrite)?,
+    )?;
     let out = PyDict::new(py);
     for entry in mapping.get().file.entries() {
         let name = entry.name();
-        out.set_item(name, tensor_array(&mapping, &what, name)?)?;
+        let array = if widen {
+            tensor_array(&mapping, &what, name)?
+        } else {
+            let (kind, array) = stored_array(&mapping, &what, name)?;
+            unwidened(py, name, kind, array)?
+        };
+        out.set_item(name, array)?;
     }
     Ok(out)
 }

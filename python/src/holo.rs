@@ -233,7 +233,10 @@ impl Archive {
 #[pyo3(name = "open")]
 pub fn open_holo(py: Python<'_>, path: PathBuf) -> PyResult<Archive> {
     let what = path.display().to_string();
-    let map = Arc::new(hrry::file::map_file(&path).map_err(|e| io_error(&path, e))?);
+    let map = Arc::new(
+        crate::memory::map_path(&path, crate::memory::Access::ReadOnly)
+            .map_err(|e| io_error(&path, e))?,
+    );
     let storage = Shared(Arc::clone(&map));
     match detached(py, || HoloLoader::from_storage(storage))? {
         Ok(loader) => Ok(Archive {

@@ -13,9 +13,11 @@ mod errors;
 mod file;
 mod holo;
 mod kv;
+mod memory;
 mod pool;
 mod report;
 mod slot;
+mod stored;
 mod stream;
 mod write;
 
@@ -42,7 +44,9 @@ fn _hrry(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<holo::Section>()?;
     m.add_function(wrap_pyfunction!(file::open, m)?)?;
     m.add_function(wrap_pyfunction!(file::load_file, m)?)?;
+    m.add_function(wrap_pyfunction!(file::_open_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(write::save_file, m)?)?;
+    m.add_function(wrap_pyfunction!(write::_save_stored, m)?)?;
     m.add_function(wrap_pyfunction!(write::quantize, m)?)?;
     m.add_function(wrap_pyfunction!(report::validate, m)?)?;
     m.add_function(wrap_pyfunction!(report::rules, m)?)?;

@@ -229,7 +229,8 @@ pub fn validate(py: Python<'_>, source: &Bound<'_, PyAny>, permissive: bool) -> 
                 .map_or("?".into(), |n| n.to_string())
         ))
     })?;
-    let map = hrry::file::map_file(&path).map_err(|e| io_error(&path, e))?;
+    let map = crate::memory::map_path(&path, crate::memory::Access::ReadOnly)
+        .map_err(|e| io_error(&path, e))?;
     check(py, &map, Format::detect(&map, Some(&path)), permissive)
 }
 

@@ -1,7 +1,9 @@
 //! `hrry.save_file` and `hrry.quantize`: NumPy arrays (and per-block quantized
-//! tensors) written as a HRRYFILE by the core's writer.
+//! tensors) written as a HRRYFILE by the core's writer; `_save_stored`, the same for
+//! tensors given as their element type and stored codes (`hrry.torch`).
 
-use std::path::PathBuf;
+use std::borrow::Cow;
+use std::path::{Path, PathBuf};
 
 use hrry::file::{HrryWriter, WriterOptions};
 use hrry::model::{build::dense, ElementType};
@@ -10,7 +12,7 @@ use hrry::schema::KvValue;
 use numpy::{PyArray1, PyArrayDyn, PyArrayMethods, PyReadonlyArray1, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyString, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 
 use crate::array::shape_tuple;
 use crate::dequant::{dequantize_to, threads_arg};
@@ -192,13 +194,46 @@ fn normalized<'py>(
         dtype = array.getattr("dtype")?;
     }
     let descr: String = dtype.getattr("str")?.extract()?;
-    let ty = hrry::npy::import_type(&descr).ok_or_else(|| {
-        PyTypeError::new_err(format!(
-            "tensor {name:?}: cannot store dtype {} (supported: bool, int8-64, uint8-64, float16/32/64, complex64/128, or hrry.quantize output)",
-            dtype.str().map_or_else(|_| descr.clone(), |s| s.to_string())
-        ))
-    })?;
+    let dtype_name: String = dtype.getattr("name")?.extract()?;
+    let ml_dtypes = match hrry::npy::import_type(&descr) {
+        Some(_) => None,
+        None => ml_dtypes_type(&dtype, &dtype_name)?,
+    };
+    let ty = hrry::npy::import_type(&descr)
+        .or(ml_dtypes)
+        .ok_or_else(|| {
+            PyTypeError::new_err(format!(
+                "tensor {name:?}: cannot store dtype {dtype_name} (supported: bool, int8-64, uint8-64, float16/32/64, complex64/128, ml_dtypes' bfloat16 and float8_e4m3fn/e5m2/e8m0fnu, or hrry.quantize output)"
+            ))
+        })?;
     Ok((array, ty))
+}
+
+/// The element type storing the `ml_dtypes` dtype `dtype` (named `name`) bit for
+/// bit, if it is one: a dtype of that package, of that name and width.
+fn ml_dtypes_type(dtype: &Bound<'_, PyAny>, name: &str) -> PyResult<Option<ElementType>> {
+    use ElementType::*;
+    let (ty, width) = match name {
+        "bfloat16" => (Bfloat16, 2),
+        "float8_e4m3fn" => (Float8E4m3, 1),
+        "float8_e5m2" => (Float8E5m2, 1),
+        "float8_e8m0fnu" => (Float8E8m0, 1),
+        _ => return Ok(None),
+    };
+    let module: String = dtype.getattr("type")?.getattr("__module__")?.extract()?;
+    let itemsize: usize = dtype.getattr("itemsize")?.extract()?;
+    Ok((module.split('.').next() == Some("ml_dtypes") && itemsize == width).then_some(ty))
+}
+
+/// The stored bytes of elements of `ty` given as C-order data of one element per
+/// NumPy item: [`hrry::npy::stored_bytes`], and for bfloat16 and the float8 types
+/// (which NumPy carries as ml_dtypes or raw codes) the codes as they are.
+fn stored_form(ty: ElementType, data: &[u8]) -> Option<Cow<'_, [u8]>> {
+    use ElementType::*;
+    match ty {
+        Bfloat16 | Float8E4m3 | Float8E5m2 | Float8E8m0 => Some(Cow::Borrowed(data)),
+        _ => hrry::npy::stored_bytes(ty, data),
+    }
 }
 
 /// `value` as [`normalized`] makes it: its element type, its shape, and a flat
@@ -241,7 +276,76 @@ pub fn save_file(
     path: PathBuf,
     metadata: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<()> {
-    let what = path.display().to_string();
+    let kv = kv_pairs(metadata)?;
+    let np = py.import("numpy")?;
+    // The arrays and their borrows stay alive here while the bytes are written.
+    let mut pending = Vec::new();
+    for (name, value) in tensors.iter() {
+        let name = tensor_name(&name)?;
+        if let Ok(q) = value.cast::<Quantized>() {
+            pending.push(Pending::Quantized(name, q.clone()));
+            continue;
+        }
+        let (ty, shape, bytes) = stored_array(&np, &name, &value)?;
+        pending.push(Pending::Array(name, ty, shape, bytes));
+    }
+    write_pending(py, &pending, &kv, Some(&path)).map(drop)
+}
+
+/// Writes ``tensors`` (a list of ``(name, element_type, shape, codes)``: an
+/// element type's name as ``File.info`` gives it, a shape, and a C-contiguous uint8
+/// array of one stored element per item — booleans one byte each, bfloat16 and
+/// float8 their codes) as a HRRYFILE, with ``metadata`` as for `save_file`: to
+/// ``path``, or, when ``path`` is ``None``, into the returned ``bytes``. The
+/// writer under ``hrry.torch.save_file`` and ``hrry.torch.save``.
+#[pyfunction]
+#[pyo3(signature = (tensors, path = None, metadata = None))]
+pub fn _save_stored<'py>(
+    py: Python<'py>,
+    tensors: &Bound<'py, PyList>,
+    path: Option<PathBuf>,
+    metadata: Option<&Bound<'py, PyDict>>,
+) -> PyResult<Option<Bound<'py, PyBytes>>> {
+    let kv = kv_pairs(metadata)?;
+    let mut pending = Vec::new();
+    for item in tensors.iter() {
+        let (name, type_name, shape, codes): (
+            Bound<'py, PyAny>,
+            String,
+            Vec<u64>,
+            Bound<'py, PyAny>,
+        ) = item.extract()?;
+        let name = tensor_name(&name)?;
+        let ty = ElementType::from_name(&type_name)
+            .filter(|&t| stored_form(t, &[]).is_some())
+            .ok_or_else(|| {
+                PyTypeError::new_err(format!(
+                    "tensor {name:?}: cannot store element type {type_name:?}"
+                ))
+            })?;
+        let codes = codes
+            .cast_into::<PyArray1<u8>>()
+            .map_err(|_| {
+                PyTypeError::new_err(format!("tensor {name:?}: codes must be a 1-D uint8 array"))
+            })?
+            .readonly();
+        pending.push(Pending::Array(name, ty, shape, codes));
+    }
+    let bytes = write_pending(py, &pending, &kv, path.as_deref())?;
+    Ok(bytes.map(|b| PyBytes::new(py, &b)))
+}
+
+/// A tensor name given to a writer, which must be a ``str``.
+fn tensor_name(name: &Bound<'_, PyAny>) -> PyResult<String> {
+    Ok(name
+        .cast::<PyString>()
+        .map_err(|_| PyTypeError::new_err("tensor names must be str"))?
+        .to_cow()?
+        .to_string())
+}
+
+/// The ``metadata`` argument of the writers as KV pairs in order.
+fn kv_pairs(metadata: Option<&Bound<'_, PyDict>>) -> PyResult<Vec<(String, KvValue)>> {
     let mut kv: Vec<(String, KvValue)> = Vec::new();
     if let Some(metadata) = metadata {
         for (key, value) in metadata.iter() {
@@ -254,23 +358,18 @@ pub fn save_file(
             kv.push((key, value));
         }
     }
+    Ok(kv)
+}
 
-    let np = py.import("numpy")?;
-    // The arrays and their borrows stay alive here while the bytes are written.
-    let mut pending = Vec::new();
-    for (name, value) in tensors.iter() {
-        let name: String = name
-            .cast::<PyString>()
-            .map_err(|_| PyTypeError::new_err("tensor names must be str"))?
-            .to_cow()?
-            .to_string();
-        if let Ok(q) = value.cast::<Quantized>() {
-            pending.push(Pending::Quantized(name, q.clone()));
-            continue;
-        }
-        let (ty, shape, bytes) = stored_array(&np, &name, &value)?;
-        pending.push(Pending::Array(name, ty, shape, bytes));
-    }
+/// Writes `pending` with `kv` to `path` (atomically), or into the returned bytes
+/// when `path` is `None`; the work runs with the interpreter released.
+fn write_pending(
+    py: Python<'_>,
+    pending: &[Pending<'_>],
+    kv: &[(String, KvValue)],
+    path: Option<&Path>,
+) -> PyResult<Option<Vec<u8>>> {
+    let what = path.map_or_else(|| "<bytes>".to_string(), |p| p.display().to_string());
     let items = pending
         .iter()
         .map(|p| match p {
@@ -289,25 +388,40 @@ pub fn save_file(
         })
         .collect::<PyResult<Vec<_>>>()?;
 
-    let result = detached(py, || write_items(&path, &kv, &items))?;
+    let result = detached(py, || match path {
+        Some(path) => HrryWriter::create(path, WriterOptions::default())
+            .map_err(WriteError::File)
+            .and_then(|w| write_items(w, kv, &items))
+            .and_then(|w| w.finish_file().map_err(WriteError::File))
+            .map(|()| None),
+        None => HrryWriter::new(Vec::new(), WriterOptions::default())
+            .map_err(WriteError::File)
+            .and_then(|w| write_items(w, kv, &items))
+            .and_then(|w| w.finish().map_err(WriteError::File))
+            .map(Some),
+    })?;
     result.map_err(|e| match e {
-        WriteError::File(hrry::file::Error::Io(io)) => io_error(&path, io),
+        WriteError::File(hrry::file::Error::Io(io)) => io_error(Path::new(&what), io),
         WriteError::File(e) => file_error(py, &what, e),
         WriteError::Shape(name) => HrryError::new_err(format!("tensor {name:?}: shape too large")),
+        WriteError::Size(name) => HrryError::new_err(format!(
+            "tensor {name:?}: the data does not hold one element per item of its shape"
+        )),
     })
 }
 
 enum WriteError {
     File(hrry::file::Error),
     Shape(String),
+    Size(String),
 }
 
-fn write_items(
-    path: &std::path::Path,
+/// Adds `kv` and `items` to `w` and returns it, to be finished.
+fn write_items<W: std::io::Write>(
+    mut w: HrryWriter<W>,
     kv: &[(String, KvValue)],
     items: &[Item<'_>],
-) -> Result<(), WriteError> {
-    let mut w = HrryWriter::create(path, WriterOptions::default()).map_err(WriteError::File)?;
+) -> Result<HrryWriter<W>, WriteError> {
     for (key, value) in kv {
         w.add_kv(key, value.clone()).map_err(WriteError::File)?;
     }
@@ -320,8 +434,16 @@ fn write_items(
                 data,
             } => {
                 let desc = dense(*ty, shape).ok_or_else(|| WriteError::Shape(name.to_string()))?;
-                let stored = hrry::npy::stored_bytes(*ty, data)
-                    .ok_or_else(|| WriteError::Shape(name.to_string()))?;
+                let count = shape.iter().try_fold(1u64, |n, &d| n.checked_mul(d));
+                let per_item = match ty {
+                    ElementType::Bool => Some(1),
+                    t => t.bit_width().map(|b| u64::from(b) / 8),
+                };
+                if count.zip(per_item).map(|(n, b)| n * b) != Some(data.len() as u64) {
+                    return Err(WriteError::Size(name.to_string()));
+                }
+                let stored =
+                    stored_form(*ty, data).ok_or_else(|| WriteError::Shape(name.to_string()))?;
                 w.write_tensor(name, &desc, &[&stored])
                     .map_err(WriteError::File)?;
             }
@@ -331,5 +453,5 @@ fn write_items(
             }
         }
     }
-    w.finish_file().map_err(WriteError::File)
+    Ok(w)
 }

@@ -35,3 +35,28 @@ def hrry_bin():
 def run_hrry(*args):
     """Runs the `hrry` binary; returns the completed process (never raises)."""
     return subprocess.run([HRRY_BIN, *args], capture_output=True, text=True)
+
+
+def optional(module):
+    """Imports an optional dependency of some tests (torch, ml_dtypes, safetensors):
+    skips the test without it, unless HRRY_REQUIRE_OPTIONAL=1 (as run_tests.sh
+    sets), where a missing one fails."""
+    import importlib
+
+    if os.environ.get("HRRY_REQUIRE_OPTIONAL") == "1":
+        return importlib.import_module(module)
+    return pytest.importorskip(module)
+
+
+def mapped_ranges(path):
+    """The address ranges at which this process maps the file at `path`, from
+    /proc/self/maps (Linux)."""
+    target = os.path.realpath(path)
+    ranges = []
+    with open("/proc/self/maps") as f:
+        for line in f:
+            parts = line.split(None, 5)
+            if len(parts) == 6 and parts[5].strip() == target:
+                start, end = (int(x, 16) for x in parts[0].split("-"))
+                ranges.append((start, end))
+    return ranges

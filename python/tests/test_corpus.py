@@ -3,6 +3,7 @@ every tensor equals what `hrry export` writes (and quantized ones what `hrry deq
 writes); every invalid file raises InvalidFileError naming the manifest's rule, and
 `validate` reports it."""
 
+import json
 import os
 
 import numpy as np
@@ -179,3 +180,27 @@ def test_missing_path_is_oserror(tmp_path):
         hrry.holo.open(os.fspath(tmp_path / "nope.holo"))
     with pytest.raises(TypeError):
         hrry.validate(42)
+
+
+def test_info_quantization_fields_match_inspect_json(hrry_bin):
+    # Every field File.info reports for a quantized tensor has the value
+    # `hrry inspect --json` prints for it (absent zero points as None, JSON's null).
+    compared = 0
+    for entry in VALID_HRRY:
+        path = corpus_path(entry)
+        done = run_hrry("inspect", "--json", path)
+        assert done.returncode == 0, done.stderr
+        by_name = {t["name"]: t for t in json.loads(done.stdout)["tensors"]}
+        with hrry.open(path) as f:
+            for name in f.keys():
+                quant = f.info(name)["quantization"]
+                if quant is None:
+                    continue
+                want = by_name[name]["quantization"]
+                for key, value in quant.items():
+                    if key in want:
+                        assert value == want[key], (entry["path"], name, key)
+                        compared += 1
+                if "zero_point_buffer_index" in quant:
+                    assert (quant["zero_point_buffer_index"] is None) == quant["symmetric"]
+    assert compared > 50

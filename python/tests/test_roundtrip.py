@@ -187,7 +187,8 @@ def test_torch_style_sharing(tmp_path):
     arr = hrry.load_file(path)["x"]
     # What torch.from_numpy relies on: the array interface of a C-contiguous array.
     iface = arr.__array_interface__
-    assert iface["strides"] is None and iface["data"][1] is True
+    # Writeable (a private copy-on-write mapping): the read-only flag is clear.
+    assert iface["strides"] is None and iface["data"][1] is False
     assert arr.flags.c_contiguous
 
 

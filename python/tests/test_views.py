@@ -1,12 +1,15 @@
-"""Zero-copy views: read-only, kept alive by their base after close(), and the File
-API around them (lookup errors, closed files, info)."""
+"""Zero-copy views: read-only (or writeable over a private copy-on-write mapping, as
+`load_file` gives them), kept alive by their base after close(), and the File API
+around them (lookup errors, closed files, info)."""
 
 import gc
+import hashlib
 
 import numpy as np
 import pytest
 
 import hrry
+from conftest import mapped_ranges
 
 
 @pytest.fixture
@@ -60,8 +63,13 @@ def test_views_export_dlpack_read_only_and_zero_copy(sample_file):
     gc.collect()
     assert np.array_equal(shared, tensors["w"])  # the capsule keeps the mapping alive
     # Consumers of the unversioned protocol cannot mark memory read-only: refused.
-    with pytest.raises(BufferError):
-        hrry.load_file(path)["w"].__dlpack__()
+    with hrry.open(path) as f:
+        with pytest.raises(BufferError):
+            f.get_tensor("w").__dlpack__()
+    # load_file's arrays are writeable (a private mapping): exported as they are.
+    writeable = hrry.load_file(path)["w"]
+    capsule_view = np.from_dlpack(writeable)
+    assert capsule_view.ctypes.data == writeable.ctypes.data
 
 
 def test_views_survive_close_and_file_deletion(sample_file):
@@ -149,3 +157,38 @@ def test_open_checks_strictly_and_names_violations(sample_file, tmp_path):
     assert not hrry.validate(b"").valid
     with pytest.raises(OSError):
         hrry.open(tmp_path)  # a directory
+
+
+def test_load_file_arrays_are_writeable_without_copying(sample_file):
+    # safetensors.numpy.load_file's arrays are writeable: so are these, over a
+    # private mapping (no copy), and writing never reaches the file.
+    path, tensors = sample_file
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    loaded = hrry.load_file(path)
+    for name in ("w", "b", "s"):
+        a = loaded[name]
+        assert a.flags.writeable and not a.flags.owndata, name
+        ptr = a.__array_interface__["data"][0]
+        assert any(s <= ptr and ptr + a.nbytes <= e for s, e in mapped_ranges(path)), name
+    for name in ("w", "b", "s"):
+        loaded[name] *= 2
+    loaded["mask"][0] = False
+    assert loaded["w"][1, 0] == 16.0 and loaded["s"] == 5.0
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == digest
+    again = hrry.load_file(path)
+    for name, want in tensors.items():
+        assert np.array_equal(again[name], want), name
+
+
+def test_open_copy_on_write_gives_writeable_views(sample_file):
+    path, _ = sample_file
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    with hrry.open(path, copy_on_write=True) as f:
+        assert f.copy_on_write
+        w = f.get_tensor("w")
+        w[0, 0] = -1.0
+        # Later reads of the tensor from this File see the write; the file does not.
+        assert f.get_tensor("w")[0, 0] == -1.0
+    with hrry.open(path) as f:
+        assert not f.copy_on_write and f.get_tensor("w")[0, 0] == 0.0
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == digest
