@@ -465,8 +465,8 @@ pub fn export_raw<W: Write>(
     options: &ExportOptions,
 ) -> Result<Vec<(RawPart, W)>, ExportError> {
     use crate::file::slice_at;
+    use crate::model::quant::{block_scale_size, BlockGeometry};
     use crate::schema::{QuantScheme, FLAG_SYMMETRIC};
-    use crate::validate::quant::{block_scale_size, BlockGeometry};
 
     let tensor = file
         .tensor(name)?
@@ -570,7 +570,7 @@ pub fn export_raw<W: Write>(
         tag => {
             w.write_all(&npy::header("<f4", &[count]))?;
             for s in scales.chunks_exact(scale_size as usize) {
-                let v = crate::validate::quant::widen_scale(tag, s);
+                let v = crate::model::quant::widen_scale(tag, s);
                 w.write_all(&v.to_le_bytes())?;
             }
         }

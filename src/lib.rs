@@ -115,11 +115,12 @@
 //! # Layers
 //!
 //! Each module calls only the ones listed before it (`tests/module_graph.rs` checks
-//! that the library has no import cycle):
+//! this order, unit-test fixtures aside, and that the library has no import cycle):
 //!
 //! 1. [`schema`] — the wire: one `binrw` declaration per on-disk structure, which
 //!    reads and writes bytes but decides nothing.
-//! 2. [`model`] — typed values: [`model::ElementType`], Rust numbers for element
+//! 2. [`model`] — typed values: [`model::ElementType`], the quantization model
+//!    ([`model::quant`]), Rust numbers for element
 //!    types ([`model::Element`]), KV values from Rust values, descriptor builders.
 //! 3. [`layout`] — where each element of each layout lives; row-major copies of
 //!    dense and sparse tensors.

@@ -4,11 +4,11 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use hrry::convert::gguf::GGUF_VALUE_TYPES_KEY;
-use hrry::convert::{convert, safetensors::read_all, Error, FloatType, NoProgress, Options};
-use hrry::file::HrryFile;
-use hrry::schema::gguf::{
+use hrry::convert::gguf_schema::{
     GgufArray, GgufArrayValues, GgufKv, GgufPreamble, GgufString, GgufTensorInfo, GgufValue,
 };
+use hrry::convert::{convert, safetensors::read_all, Error, FloatType, NoProgress, Options};
+use hrry::file::HrryFile;
 use hrry::schema::{to_bytes, KvScalar, KvValue, LenBytes};
 use hrry::validate::Options as ValidateOptions;
 use safetensors::tensor::TensorView;

@@ -825,3 +825,66 @@ fn reexports_comments_and_strings_make_no_edge() {
         ]
     );
 }
+
+/// The layers `src/lib.rs` lists under "# Layers", in order: `1. [`schema`] — …`.
+fn stated_layers(lib: &str) -> Vec<String> {
+    lib.lines()
+        .filter_map(|line| {
+            let item = line.strip_prefix("//! ")?;
+            let (number, rest) = item.split_once(". [`")?;
+            number.parse::<u32>().ok()?;
+            let name = rest.split('`').next()?;
+            Some(name.trim_start_matches("mod@").to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn each_layer_imports_only_the_layers_lib_rs_lists_before_it() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let lib = std::fs::read_to_string(src.join("lib.rs")).unwrap();
+    let layers = stated_layers(&lib);
+    assert_eq!(
+        layers,
+        ["schema", "model", "layout", "validate", "file", "quant", "holo", "stream"],
+        "the layer list of src/lib.rs"
+    );
+    let rank = |module: &str| {
+        let top = module.split("::").next().unwrap_or_default();
+        layers.iter().position(|l| l == top)
+    };
+    let edges = parse(&module_files(&src)).edges();
+    // Unit tests that build their fixtures with a later layer (the graph counts
+    // test code too); each must still exist, so the list cannot go stale.
+    let fixtures = [
+        ("file::writer", "quant::quantize"),
+        ("schema::transport", "model::build"),
+        ("schema::transport", "model::element_type"),
+    ];
+    for (a, b) in fixtures {
+        assert!(
+            edges.contains_key(&(a.into(), b.into())),
+            "no edge {a} -> {b}"
+        );
+    }
+    let mut upward = Vec::new();
+    for ((a, b), why) in &edges {
+        if fixtures.contains(&(a.as_str(), b.as_str())) {
+            continue;
+        }
+        if let (Some(from), Some(to)) = (rank(a), rank(b)) {
+            if to > from {
+                upward.push(format!("{a} -> {b}: {why}"));
+            }
+        }
+    }
+    assert!(
+        upward.is_empty(),
+        "imports from a later layer:\n{}",
+        upward.join("\n")
+    );
+    // The check sees edges between layers, so it could fail.
+    assert!(edges
+        .keys()
+        .any(|(a, b)| matches!((rank(a), rank(b)), (Some(x), Some(y)) if y < x)));
+}

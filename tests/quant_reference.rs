@@ -280,7 +280,7 @@ fn quantizer_round_trips_within_half_a_step() {
                 };
                 let q = hrry::quant::quantize_per_block(&values, &shape, &opts).unwrap();
                 let out = dequantize(&q.descriptor, &q.buffer_slices()).unwrap();
-                let (lo, hi) = hrry::validate::quant::int_range(storage).unwrap();
+                let (lo, hi) = hrry::model::quant::int_range(storage).unwrap();
                 let steps = (hi - lo) as f32;
                 for (block, (x, y)) in values.chunks(16).zip(out.chunks(16)).enumerate() {
                     let (mn, mx) = x

@@ -6,7 +6,7 @@
 //! Block layouts (offsets in bytes within a block) are those of the ggml formats.
 //! The grid-codebook types (`IQ1_*`, `IQ2_*`, `IQ3_*`) are not supported.
 
-use crate::schema::gguf::GgmlType;
+use crate::convert::gguf_schema::GgmlType;
 
 /// Elements per K-quant super-block.
 const QK_K: usize = 256;

@@ -32,15 +32,15 @@ use super::{
     ggml, output, qblocks, Error, FileSource, FloatType, ModelFormat, Options, Progress, Summary,
     CHUNK,
 };
-use crate::file::{CopyFrom, HrryWriter, WriterOptions};
-use crate::model::build::dense;
-use crate::model::ElementType;
-use crate::quant::quantize::quantized_descriptor;
-use crate::schema::gguf::{
+use crate::convert::gguf_schema::{
     gguf_type_name, GgmlType, GgufArray, GgufArrayValues, GgufHeader, GgufKv, GgufPreamble,
     GgufValue, GGUF_ALIGNMENT_KEY, GGUF_DEFAULT_ALIGNMENT, GGUF_SPLIT_COUNT_KEY, GGUF_SPLIT_NO_KEY,
     GGUF_SPLIT_PREFIX, GGUF_SPLIT_TENSORS_COUNT_KEY,
 };
+use crate::file::{CopyFrom, HrryWriter, WriterOptions};
+use crate::model::build::dense;
+use crate::model::ElementType;
+use crate::quant::quantize::quantized_descriptor;
 use crate::schema::{
     KvArray, KvScalar, KvValue, LenBytes, PerBlockAffine, QuantScheme, QuantizationHeader,
     TensorDescriptor, FLAG_SYMMETRIC, NO_ZERO_POINT_BUFFER, SCHEME_PER_BLOCK_AFFINE,
@@ -844,9 +844,9 @@ mod tests {
         );
         assert_eq!(kv_value(&GgufValue::Bool(2)), KvValue::Bool(1));
         assert_eq!(
-            kv_value(&GgufValue::String(crate::schema::gguf::GgufString {
-                bytes: vec![0xFF]
-            })),
+            kv_value(&GgufValue::String(
+                crate::convert::gguf_schema::GgufString { bytes: vec![0xFF] }
+            )),
             KvValue::Bytes(LenBytes { bytes: vec![0xFF] })
         );
         let nested = GgufValue::Array(GgufArray {
@@ -886,7 +886,7 @@ mod tests {
         let preamble = GgufPreamble {
             version: 3,
             metadata: Vec::new(),
-            tensors: vec![crate::schema::gguf::GgufTensorInfo {
+            tensors: vec![crate::convert::gguf_schema::GgufTensorInfo {
                 name: "q".into(),
                 dimensions: vec![96, 2],
                 ggml_type: 2,

@@ -16,6 +16,7 @@ use std::path::Path;
 
 use super::{Error, FileSource, Progress};
 use crate::file::HrryFile;
+use crate::model::quant::block_scale_size;
 use crate::model::{element_count, packed_size, ElementType};
 use crate::quant::element::{float_value, int_value};
 use crate::quant::quantize::quantized_descriptor;
@@ -24,7 +25,6 @@ use crate::schema::{
     KvEntry, QuantScheme, TensorDescriptor, LAYOUT_ROW_MAJOR, NO_ZERO_POINT_BUFFER,
 };
 use crate::validate::descriptor::oversized_buffer;
-use crate::validate::quant::block_scale_size;
 
 /// Values dequantized per piece: the float32 output held at once.
 pub(crate) const DEQUANTIZE_CHUNK: usize = 1 << 18;
@@ -516,8 +516,8 @@ fn blocks_of(
     shape: &[u64],
     axis: usize,
     block_size: u32,
-) -> Option<crate::validate::quant::BlockGeometry> {
-    crate::validate::quant::BlockGeometry::new(shape, axis, block_size.into())
+) -> Option<crate::model::quant::BlockGeometry> {
+    crate::model::quant::BlockGeometry::new(shape, axis, block_size.into())
 }
 
 fn gcd(a: u64, b: u64) -> u64 {

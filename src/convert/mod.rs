@@ -11,6 +11,7 @@ pub mod checkpoint;
 mod dispatch;
 mod ggml;
 pub mod gguf;
+pub mod gguf_schema;
 mod hrry_source;
 mod output;
 mod qblocks;
@@ -55,7 +56,7 @@ impl ModelFormat {
         if prefix.starts_with(&crate::schema::FILE_MAGIC) {
             return Some(ModelFormat::Hrry);
         }
-        if prefix.starts_with(&crate::schema::gguf::GGUF_MAGIC) {
+        if prefix.starts_with(&gguf_schema::GGUF_MAGIC) {
             return Some(ModelFormat::Gguf);
         }
         let n = u64::from_le_bytes(prefix.get(..8)?.try_into().ok()?);

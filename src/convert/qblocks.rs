@@ -8,7 +8,7 @@
 //! low nibble of byte `k`), two's complement. Everything here works on whole
 //! blocks, a piece of a tensor at a time.
 
-use crate::schema::gguf::GgmlType;
+use crate::convert::gguf_schema::GgmlType;
 
 /// Elements per block.
 pub(crate) const BLOCK: usize = 32;

@@ -21,12 +21,12 @@ use super::gguf::GGUF_VALUE_TYPES_KEY;
 use super::hrry_source::{self, converts_to_float, render, HrryInput, Render, RenderScratch};
 use super::qblocks::{self, Kind};
 use super::{output, Error, FloatType, ModelFormat, Options, Progress, Summary};
-use crate::model::{element_count, ElementType};
-use crate::schema::gguf::{
+use crate::convert::gguf_schema::{
     gguf_type_code, gguf_value_type as vt, GgmlType, GgufArray, GgufArrayValues, GgufKv,
     GgufPreamble, GgufString, GgufTensorInfo, GgufValue, GGUF_ALIGNMENT_KEY,
     GGUF_DEFAULT_ALIGNMENT,
 };
+use crate::model::{element_count, ElementType};
 use crate::schema::{
     to_bytes, KvScalar, KvValue, QuantScheme, TensorDescriptor, FLAG_SYMMETRIC, LAYOUT_ROW_MAJOR,
     NO_ZERO_POINT_BUFFER,

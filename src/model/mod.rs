@@ -6,6 +6,7 @@
 pub mod build;
 pub mod element_type;
 pub mod kv;
+pub mod quant;
 pub mod view;
 
 pub use element_type::{element_count, packed_size, ElementType, BUILTIN_TYPES};

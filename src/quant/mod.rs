@@ -29,11 +29,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock, PoisonError};
 
 use crate::model::element_type::{element_count, ElementType};
+use crate::model::quant::{block_scale_size, BlockGeometry};
 use crate::schema::{
     BlockPagedFields, LayoutFields, PerBlockAffine, QuantScheme, TensorDescriptor, FLAG_SYMMETRIC,
     LAYOUT_ROW_MAJOR,
 };
-use crate::validate::quant::{block_scale_size, Addressing, BlockGeometry};
+use crate::validate::quant::Addressing;
 use crate::validate::{Mode, Report, Violation};
 
 use params::{BlockKind, BlockRows, Params, StoredTensor};

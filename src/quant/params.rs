@@ -3,7 +3,8 @@
 //! block kernels run on ([`BlockRows`]).
 
 use crate::model::element_type::ElementType;
-use crate::validate::quant::{Addressing, BlockGeometry};
+use crate::model::quant::BlockGeometry;
+use crate::validate::quant::Addressing;
 
 /// What a block kernel computes for each element.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

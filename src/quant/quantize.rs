@@ -3,12 +3,12 @@
 
 use crate::model::build;
 use crate::model::element_type::{element_count, ElementType};
+use crate::model::quant::{int_range, widen_scale, BlockGeometry, PER_BLOCK_STORAGE};
 use crate::schema::{
     LayoutFields, PerBlockAffine, QuantScheme, QuantizationHeader, QuantizationSection,
     TensorDescriptor, FLAG_SYMMETRIC, LAYOUT_ROW_MAJOR, NO_ZERO_POINT_BUFFER,
     SCHEME_PER_BLOCK_AFFINE,
 };
-use crate::validate::quant::{int_range, widen_scale, BlockGeometry, PER_BLOCK_STORAGE};
 
 /// How to quantize with [`quantize_per_block`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -7,7 +7,7 @@ use super::element::{
 };
 use super::params::{BlockKind, BlockRows, Params, StoredTensor};
 use crate::model::element_type::ElementType;
-use crate::validate::quant::{block_scale_size, element_bits, widen_scale};
+use crate::model::quant::{block_scale_size, element_bits, widen_scale};
 
 /// `s * (q - z)`: the difference exact in 64 bits, one conversion to float32, one
 /// float32 multiplication (docs/interpretations.md § Quantization).

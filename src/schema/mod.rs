@@ -8,8 +8,6 @@
 
 pub mod container;
 pub mod descriptor;
-#[cfg(feature = "convert")]
-pub mod gguf;
 pub mod holo;
 pub mod kv;
 pub mod layout;

@@ -258,7 +258,7 @@ fn arbitrary_block_tensor(
 /// The GGUF preamble (header, metadata, tensor infos) decoded alone, its metadata
 /// mapped to KV values, and re-encoded to the same bytes.
 pub fn gguf(data: &[u8]) {
-    let Ok((preamble, used)) = read_from::<crate::schema::gguf::GgufPreamble>(data) else {
+    let Ok((preamble, used)) = read_from::<crate::convert::gguf_schema::GgufPreamble>(data) else {
         return;
     };
     for kv in &preamble.metadata {

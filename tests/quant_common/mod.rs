@@ -70,7 +70,7 @@ pub fn random_scale(rng: &mut Rng, scale_type_tag: u8) -> Vec<u8> {
                 f.to_le_bytes().to_vec()
             }
         };
-        let v = hrry::validate::quant::widen_scale(scale_type_tag, &bytes);
+        let v = hrry::model::quant::widen_scale(scale_type_tag, &bytes);
         if v.is_finite() && v != 0.0 {
             return bytes;
         }

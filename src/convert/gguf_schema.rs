@@ -9,7 +9,7 @@
 
 use binrw::binrw;
 
-use super::counted;
+use crate::schema::counted;
 
 /// `GGUF`, the first four bytes of a GGUF file.
 pub const GGUF_MAGIC: [u8; 4] = *b"GGUF";
