@@ -21,6 +21,9 @@ attention and MLP weights, float32 norms), saves it as a HRRYFILE with
      time of filling an array of the output's size, existing and new, as a measure
      of the machine's memory speed
 
+  4. `hrry.open` + `keys()` of a file of --many small tensors
+                                 vs `safe_open(framework="np")` + `keys()`
+
 and prints each time and the ratio baseline / hrry (above 1: hrry is faster). Row 1
 also shows both sides after touching one byte of every page of every array, since
 `hrry.load_file` returns views whose pages are read on first use.
@@ -232,6 +235,51 @@ def bench_dequant_shape(work, repeat, rounds, hrry_bin, shape):
     return results
 
 
+def bench_open_many(work, count, repeat):
+    """Opening a file of `count` small tensors and listing their names, shapes and
+    dtypes: metadata alone, where the cost of checking the file shows."""
+    import safetensors.numpy
+    from safetensors import safe_open
+
+    shapes = [(4, 8), (16,), (2, 2, 2, 2), (3, 5), (128,)]
+    dtypes = [np.float16, np.float32, np.float64, np.uint8, np.int64]
+    tensors = {}
+    for i in range(count):
+        k = i % len(shapes)
+        tensors[f"model.layers.{i // len(shapes)}.part{k}"] = np.zeros(shapes[k], dtypes[k])
+    h_path = os.path.join(work, "many.hrry")
+    s_path = os.path.join(work, "many.safetensors")
+    hrry.save_file(tensors, h_path)
+    safetensors.numpy.save_file(tensors, s_path)
+    del tensors
+    print(f"\n{count} small tensors: {os.path.getsize(h_path) / 2**20:.1f} MiB HRRYFILE, "
+          f"{os.path.getsize(s_path) / 2**20:.1f} MiB safetensors")
+
+    def ours():
+        with hrry.open(h_path) as f:
+            return len(f.keys())
+
+    def theirs():
+        with safe_open(s_path, framework="np") as f:
+            return len(f.keys())
+
+    def ours_meta():
+        with hrry.open(h_path) as f:
+            return [(k, i["shape"], i["dtype"]) for k in f.keys() for i in [f.info(k)]]
+
+    def theirs_meta():
+        with safe_open(s_path, framework="np") as f:
+            return [(k, s.get_shape(), s.get_dtype()) for k in f.keys() for s in [f.get_slice(k)]]
+
+    t_ours, n_ours = best(ours, repeat)
+    t_theirs, n_theirs = best(theirs, repeat)
+    assert n_ours == n_theirs == count
+    row("4. open (checked) + keys(), vs safe_open + keys()", t_ours, t_theirs)
+    t_ours, _ = best(ours_meta, repeat)
+    t_theirs, _ = best(theirs_meta, repeat)
+    row("   + every tensor's shape and dtype (info / get_slice)", t_ours, t_theirs)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--size-mib", type=int, default=1024, help="model size (default 1024)")
@@ -241,6 +289,8 @@ def main():
     parser.add_argument("--dequant-shapes", default="4096x4096,11008x4096",
                         help="shapes of the dequantized tensors, comma-separated (default: "
                         "a 7B model's attention and MLP matrices, 4096x4096,11008x4096)")
+    parser.add_argument("--many", type=int, default=100_000,
+                        help="tensors of the many-small-tensors file (default 100000; 0 skips it)")
     parser.add_argument("--dir", help="where to write the files (default: a temporary folder)")
     args = parser.parse_args()
     hrry_bin = os.environ.get("HRRY_BIN") or os.path.join(ROOT, "target", "release", "hrry")
@@ -254,6 +304,8 @@ def main():
         bench_loading(work, args.size_mib, args.repeat)
         shapes = [tuple(int(d) for d in s.split("x")) for s in args.dequant_shapes.split(",")]
         bench_dequant(work, args.repeat, args.rounds, hrry_bin, shapes)
+        if args.many:
+            bench_open_many(work, args.many, args.repeat)
     finally:
         if not args.dir:
             shutil.rmtree(work, ignore_errors=True)

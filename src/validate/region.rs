@@ -292,6 +292,17 @@ fn next_descriptor(
     None
 }
 
+/// What the index is checked against, of one walked tensor: a compact copy, so
+/// that entries in name order (not file order) look tensors up in a small table.
+struct Placed {
+    descriptor_offset: u64,
+    data_offset: u64,
+    data_length: u64,
+    descriptor_length: u32,
+    /// A composite head without buffers (its index entry locates no data).
+    bufferless_head: bool,
+}
+
 /// Each index entry names one walked tensor and agrees with it; returns, for each
 /// entry, the tensor it names.
 fn check_index_agreement(
@@ -300,12 +311,23 @@ fn check_index_agreement(
     complete: bool,
     report: &mut Report,
 ) -> Vec<Option<usize>> {
-    // The walk goes forward, so `walked` is sorted by strictly increasing
+    let placed: Vec<Placed> = walked
+        .iter()
+        .map(|w| Placed {
+            descriptor_offset: w.descriptor_offset,
+            data_offset: w.data_offset,
+            data_length: w.data_length,
+            descriptor_length: w.descriptor.descriptor_length,
+            bufferless_head: w.descriptor.layout_tag == LAYOUT_COMPOSITE
+                && w.descriptor.buffers.is_empty(),
+        })
+        .collect();
+    // The walk goes forward, so `placed` is sorted by strictly increasing
     // descriptor offset: a lookup is a binary search. An index written in file
     // order is found in O(1) by trying the entry after the previous one first.
-    let find = |offset: u64, hint: usize| match walked.get(hint) {
+    let find = |offset: u64, hint: usize| match placed.get(hint) {
         Some(w) if w.descriptor_offset == offset => Some(hint),
-        _ => walked
+        _ => placed
             .binary_search_by_key(&offset, |w| w.descriptor_offset)
             .ok(),
     };
@@ -331,7 +353,7 @@ fn check_index_agreement(
             }
             continue;
         };
-        let w = &walked[i];
+        let w = &placed[i];
         if std::mem::replace(&mut named[i], true) {
             report.violation(
                 &HF_IDX_DESC_OFFSET,
@@ -343,18 +365,18 @@ fn check_index_agreement(
             );
         }
         report.check(
-            e.descriptor_length == w.descriptor.descriptor_length,
+            e.descriptor_length == w.descriptor_length,
             &HF_IDX_DESC_LENGTH,
             after_name + 8,
             || {
                 format!(
                     "index descriptor_length {} but the descriptor says {}",
-                    e.descriptor_length, w.descriptor.descriptor_length
+                    e.descriptor_length, w.descriptor_length
                 )
             },
         );
-        if w.descriptor.layout_tag == LAYOUT_COMPOSITE && w.descriptor.buffers.is_empty() {
-            let desc_end = w.descriptor_offset + u64::from(w.descriptor.descriptor_length);
+        if w.bufferless_head {
+            let desc_end = w.descriptor_offset + u64::from(w.descriptor_length);
             report.check(e.data_length == 0 && e.data_offset == desc_end, &HF_CMP_HEAD_INDEX, after_name + 12, || {
                 format!(
                     "composite head entry has data_offset {} / data_length {}, expected {desc_end} / 0",
