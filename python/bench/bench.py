@@ -52,29 +52,34 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 PAGE = 4096
 
 
-def model(size_mib, rng):
-    """A LLaMA-like set of tensors of about `size_mib` MiB."""
+def llama_like(size_mib, w, ones):
+    """A LLaMA-like set of tensors of about `size_mib` MiB of 2-byte weights: each
+    weight matrix made by `w(*shape)`, each norm vector by `ones(n)`."""
     hidden, inter, vocab = 2048, 5632, 32000
-
-    def w(*shape):
-        return (rng.standard_normal(shape, dtype=np.float32) * 0.02).astype(np.float16)
-
     tensors = {"model.embed_tokens.weight": w(vocab, hidden)}
     per_layer = (4 * hidden * hidden + 3 * hidden * inter) * 2
     budget = size_mib * 2**20 - 2 * vocab * hidden * 2
-    layers = max(1, round(budget / per_layer))
-    for i in range(layers):
+    for i in range(max(1, round(budget / per_layer))):
         p = f"model.layers.{i}."
         for name in ("q_proj", "k_proj", "v_proj", "o_proj"):
             tensors[p + f"self_attn.{name}.weight"] = w(hidden, hidden)
         tensors[p + "mlp.gate_proj.weight"] = w(inter, hidden)
         tensors[p + "mlp.up_proj.weight"] = w(inter, hidden)
         tensors[p + "mlp.down_proj.weight"] = w(hidden, inter)
-        tensors[p + "input_layernorm.weight"] = np.ones(hidden, np.float32)
-        tensors[p + "post_attention_layernorm.weight"] = np.ones(hidden, np.float32)
-    tensors["model.norm.weight"] = np.ones(hidden, np.float32)
+        tensors[p + "input_layernorm.weight"] = ones(hidden)
+        tensors[p + "post_attention_layernorm.weight"] = ones(hidden)
+    tensors["model.norm.weight"] = ones(hidden)
     tensors["lm_head.weight"] = w(vocab, hidden)
     return tensors
+
+
+def model(size_mib, rng):
+    """`llama_like` with float16 weights and float32 norms."""
+
+    def w(*shape):
+        return (rng.standard_normal(shape, dtype=np.float32) * 0.02).astype(np.float16)
+
+    return llama_like(size_mib, w, lambda n: np.ones(n, np.float32))
 
 
 def best(fn, repeat):

@@ -35,30 +35,17 @@ import torch
 import hrry.torch
 import safetensors.torch
 
+from bench import llama_like
+
 
 def model(size_mib, seed=0):
-    """A LLaMA-like set of bfloat16 tensors of about `size_mib` MiB."""
+    """A LLaMA-like set of bfloat16 tensors of about `size_mib` MiB (`bench.llama_like`)."""
     g = torch.Generator().manual_seed(seed)
-    hidden, inter, vocab = 2048, 5632, 32000
 
     def w(*shape):
         return (torch.randn(shape, generator=g) * 0.02).to(torch.bfloat16)
 
-    tensors = {"model.embed_tokens.weight": w(vocab, hidden)}
-    per_layer = (4 * hidden * hidden + 3 * hidden * inter) * 2
-    budget = size_mib * 2**20 - 2 * vocab * hidden * 2
-    for i in range(max(1, round(budget / per_layer))):
-        p = f"model.layers.{i}."
-        for name in ("q_proj", "k_proj", "v_proj", "o_proj"):
-            tensors[p + f"self_attn.{name}.weight"] = w(hidden, hidden)
-        tensors[p + "mlp.gate_proj.weight"] = w(inter, hidden)
-        tensors[p + "mlp.up_proj.weight"] = w(inter, hidden)
-        tensors[p + "mlp.down_proj.weight"] = w(hidden, inter)
-        tensors[p + "input_layernorm.weight"] = torch.ones(hidden)
-        tensors[p + "post_attention_layernorm.weight"] = torch.ones(hidden)
-    tensors["model.norm.weight"] = torch.ones(hidden)
-    tensors["lm_head.weight"] = w(vocab, hidden)
-    return tensors
+    return llama_like(size_mib, w, torch.ones)
 
 
 LOADERS = {"hrry": hrry.torch.load_file, "safetensors": safetensors.torch.load_file}

@@ -5,6 +5,7 @@ import json
 import os
 import subprocess
 
+import numpy as np
 import pytest
 
 ROOT = os.environ.get("HRRY_ROOT") or os.path.dirname(
@@ -60,3 +61,12 @@ def mapped_ranges(path):
                 start, end = (int(x, 16) for x in parts[0].split("-"))
                 ranges.append((start, end))
     return ranges
+
+
+def same_floats(got, want):
+    """Equal shapes and float32 values, NaN equal to NaN, -0.0 told from 0.0."""
+    assert got.shape == want.shape
+    g, w = got.astype(np.float32).ravel(), want.astype(np.float32).ravel()
+    nan = np.isnan(g)
+    assert np.array_equal(nan, np.isnan(w))
+    assert g[~nan].view(np.uint32).tolist() == w[~nan].view(np.uint32).tolist()

@@ -10,7 +10,7 @@ import warnings
 import numpy as np
 import pytest
 
-from conftest import CORPUS, corpus_path, manifest_entries, mapped_ranges, optional, run_hrry
+from conftest import CORPUS, corpus_path, manifest_entries, mapped_ranges, optional, run_hrry, same_floats
 
 torch = optional("torch")
 import hrry  # noqa: E402
@@ -52,15 +52,6 @@ CODED = {torch.bfloat16: np.int16, torch.float8_e4m3fn: np.uint8, torch.float8_e
 def raw(tensor):
     """The bytes of a CPU tensor, C order (bool as 0/1 bytes)."""
     return tensor.contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()
-
-
-def same_floats(got, want):
-    """Equal shapes and values, NaN equal to NaN, -0.0 told from 0.0."""
-    assert got.shape == want.shape
-    g, w = got.astype(np.float32).ravel(), want.astype(np.float32).ravel()
-    nan = np.isnan(g)
-    assert np.array_equal(nan, np.isnan(w))
-    assert g[~nan].view(np.uint32).tolist() == w[~nan].view(np.uint32).tolist()
 
 
 def expected_dtype(info):
@@ -354,7 +345,6 @@ def test_torch_dtype_names_the_refused_type():
     assert hrry.torch.torch_dtype("bfloat16") == torch.bfloat16
     with pytest.raises(TypeError, match="float4_e2m1"):
         hrry.torch.torch_dtype("float4_e2m1")
-
 
 
 INVALID_HRRY = [e for e in manifest_entries() if not e["valid"] and e["format"] == "hrryfile"]

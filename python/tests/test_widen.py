@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import hrry
-from conftest import CORPUS, mapped_ranges, optional
+from conftest import CORPUS, mapped_ranges, optional, same_floats
 
 ml_dtypes = optional("ml_dtypes")
 
@@ -28,15 +28,6 @@ KEPT = {
     "float6_e3m2": (ml_dtypes.float6_e3m2fn, False),
     "float4_e2m1": (ml_dtypes.float4_e2m1fn, False),
 }
-
-
-def same_floats(got, want):
-    """Equal shapes and float32 values, NaN equal to NaN, -0.0 told from 0.0."""
-    assert got.shape == want.shape
-    g, w = got.astype(np.float32).ravel(), want.astype(np.float32).ravel()
-    nan = np.isnan(g)
-    assert np.array_equal(nan, np.isnan(w))
-    assert g[~nan].view(np.uint32).tolist() == w[~nan].view(np.uint32).tolist()
 
 
 def inside_mapping(array, path):
