@@ -149,7 +149,8 @@
 //!
 //! A library that only reads, validates, dequantizes or writes files depends on
 //! `hrry` with `default-features = false`, which builds the core alone: binrw,
-//! modular-bitfield, crc32c, half, bytemuck, memmap2, blake3, tempfile and thiserror.
+//! modular-bitfield, crc32c, foldhash, half, bytemuck, memmap2, blake3, tempfile and
+//! thiserror.
 //!
 //! [Hurray]: https://github.com/pgillet/hurray
 //! [Hurray specification]: https://github.com/pgillet/hurray/tree/main/docs/spec

@@ -482,7 +482,7 @@ fn check_index(
     };
     // Names in strictly ascending order are distinct: the set of names seen is
     // built only once the order breaks (an index written sorted never needs it).
-    let mut seen: Option<HashSet<&[u8]>> = None;
+    let mut seen: Option<HashSet<&[u8], foldhash::fast::RandomState>> = None;
     let controls = report.wants(&HF_TXT_CONTROL);
     let mut pos = 8u64;
     let sorted = h.file_flags.sorted_index();
@@ -529,7 +529,9 @@ fn check_index(
                 let start = (at - base) as usize + 2;
                 &index[start..start + usize::from(e.name.len)]
             });
-            seen = Some(earlier.collect());
+            let mut set = HashSet::with_capacity_and_hasher(n, Default::default());
+            set.extend(earlier);
+            seen = Some(set);
         }
         let unique = seen.as_mut().is_none_or(|set| set.insert(name));
         report.check(unique, &HF_IDX_NAME_UNIQUE, at + 2, || {
