@@ -841,16 +841,19 @@ fn the_same_failure_has_the_same_exit_code_in_every_command() {
 }
 
 #[test]
-fn the_exit_code_table_is_in_help_and_readme() {
+fn the_exit_code_table_is_in_top_level_help_and_the_cli_reference_once() {
     let help = hrry(&["--help"]).out();
     let table: Vec<&str> = help
         .lines()
         .skip_while(|l| !l.starts_with("Exit codes"))
         .collect();
     assert!(table.len() >= 7, "{help}");
-    let readme = std::fs::read_to_string(Path::new(ROOT).join("README.md")).unwrap();
+    let reference = std::fs::read_to_string(Path::new(ROOT).join("docs/cli.md")).unwrap();
     for line in &table {
-        assert!(readme.contains(line.trim_end()), "README lacks {line:?}");
+        assert!(
+            reference.contains(line.trim_end()),
+            "docs/cli.md lacks {line:?}"
+        );
     }
     for code in ["0 ", "1 ", "2 ", "130", "141", "143"] {
         assert!(
@@ -858,11 +861,23 @@ fn the_exit_code_table_is_in_help_and_readme() {
             "{code}"
         );
     }
-    // Every subcommand shows the same table.
+    // The table says what success means for the server, and no longer claims that
+    // every command checks files.
+    assert!(help.contains("serve: stopped by SIGINT or SIGTERM"), "{help}");
+    assert!(!help.contains("(every command)"), "{help}");
+    // Subcommands point at it in one line instead of repeating it, in -h and --help.
     for sub in [
-        "inspect", "validate", "export", "dequant", "convert", "rules",
+        "inspect", "validate", "export", "dequant", "convert", "rules", "serve", "fetch",
+        "put",
     ] {
-        let help = hrry(&[sub, "--help"]).out();
-        assert!(help.contains(table[1]), "{sub} --help lacks the table");
+        for flag in ["-h", "--help"] {
+            let help = hrry(&[sub, flag]).out();
+            assert!(!help.contains(table[1]), "{sub} {flag} repeats the table");
+            assert_eq!(
+                help.matches("Exit codes:").count(),
+                1,
+                "{sub} {flag}: {help}"
+            );
+        }
     }
 }

@@ -1,5 +1,6 @@
-//! The documentation matches the code: the README lists every subcommand, and every
-//! citation of docs/interpretations.md names one of its sections.
+//! The documentation matches the code: the README is a front page whose links
+//! resolve and whose figures are the code's, docs/cli.md documents every subcommand,
+//! and every citation of docs/interpretations.md names one of its sections.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -23,33 +24,228 @@ fn subcommands(args: &[&str]) -> Vec<String> {
         .collect()
 }
 
-#[test]
-fn readme_lists_every_subcommand() {
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
-    let list = &readme[readme
-        .find("## Command line")
-        .expect("a command-line section")..];
-    let list = &list[..list.find("\n## ").unwrap_or(list.len())];
-    let top = subcommands(&[]);
-    assert!(top.len() >= 7, "{top:?}");
-    let mut missing = Vec::new();
-    for command in &top {
-        let nested = subcommands(&[command]);
-        let names: Vec<String> = if nested.is_empty() {
-            vec![format!("hrry {command} ")]
+/// Every subcommand of the binary, as `hrry COMMAND ` or, for a command with
+/// subcommands, `hrry COMMAND SUB `.
+fn every_subcommand() -> Vec<String> {
+    let mut all = Vec::new();
+    for command in subcommands(&[]) {
+        let nested = subcommands(&[&command]);
+        if nested.is_empty() {
+            all.push(format!("hrry {command} "));
         } else {
-            nested
-                .iter()
-                .map(|n| format!("hrry {command} {n} "))
-                .collect()
-        };
-        missing.extend(names.into_iter().filter(|n| !list.contains(n.as_str())));
+            all.extend(nested.iter().map(|n| format!("hrry {command} {n} ")));
+        }
     }
-    assert!(
-        missing.is_empty(),
-        "README's command list lacks {missing:?}"
+    all
+}
+
+/// The commands `docs/cli.md` lists in its synopsis (the first code block after
+/// `## Commands`), as `hrry COMMAND ` or `hrry COMMAND SUB `.
+fn documented_commands(cli_md: &str, nested: &[String]) -> Vec<String> {
+    let list = &cli_md[cli_md.find("## Commands").expect("a Commands section")..];
+    let block = &list[list.find("```").expect("a synopsis block")..];
+    let block = &block[3..];
+    let block = &block[..block.find("```").expect("the block ends")];
+    let mut found = Vec::new();
+    for line in block.lines() {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        if words.first() != Some(&"hrry") || words.len() < 2 {
+            continue;
+        }
+        let two = words
+            .get(2)
+            .map(|sub| format!("hrry {} {sub} ", words[1]));
+        let name = match two {
+            Some(two) if nested.contains(&two) => two,
+            _ => format!("hrry {} ", words[1]),
+        };
+        if !found.contains(&name) {
+            found.push(name);
+        }
+    }
+    found
+}
+
+#[test]
+fn cli_reference_documents_exactly_the_subcommands() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let cli_md = std::fs::read_to_string(root.join("docs/cli.md")).unwrap();
+    let mut actual = every_subcommand();
+    // `hrry conformance` runs by itself and has the subcommand `explain`.
+    if actual.iter().any(|c| c.starts_with("hrry conformance ")) {
+        actual.push("hrry conformance ".to_string());
+    }
+    actual.sort();
+    actual.dedup();
+    let mut documented = documented_commands(&cli_md, &actual);
+    documented.sort();
+    assert_eq!(
+        documented, actual,
+        "docs/cli.md's synopsis against the binary's --help"
     );
+}
+
+#[test]
+fn readme_is_a_front_page() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let lines = readme.lines().count();
+    assert!(lines <= 200, "README.md has {lines} lines (at most 200)");
+    let setup = readme_setup_commands(&readme);
+    assert_eq!(
+        setup,
+        [
+            "cargo run --release -- validate corpus/valid/basic.hrry",
+            "cargo test"
+        ]
+    );
+}
+
+/// The commands of the README's `## Set-up` code block, comments removed.
+fn readme_setup_commands(readme: &str) -> Vec<String> {
+    let setup = &readme[readme.find("## Set-up").expect("a Set-up section")..];
+    let block = &setup[setup.find("```sh\n").expect("a sh block") + 6..];
+    let block = &block[..block.find("```").expect("the block ends")];
+    block
+        .lines()
+        .map(|l| l.split('#').next().unwrap_or("").trim().to_string())
+        .filter(|l| !l.is_empty())
+        .collect()
+}
+
+#[test]
+fn the_rule_count_in_the_readme_is_the_rule_table_s() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let at = readme.find(" rules (`hrry rules`)").expect("the README gives a rule count");
+    let stated: usize = readme[..at]
+        .rsplit(|c: char| !c.is_ascii_digit())
+        .next()
+        .and_then(|n| n.parse().ok())
+        .expect("a number before \" rules\"");
+    assert_eq!(stated, hrry::validate::all_rules().count());
+    let out = Command::new(env!("CARGO_BIN_EXE_hrry"))
+        .args(["rules", "--json"])
+        .output()
+        .expect("hrry runs");
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON rules");
+    assert_eq!(stated, json["rules"].as_array().expect("a rule array").len());
+}
+
+/// The Markdown files whose links must resolve: the README and docs/*.md.
+fn linked_documents(root: &Path) -> Vec<PathBuf> {
+    let mut files = vec![root.join("README.md")];
+    for entry in std::fs::read_dir(root.join("docs")).unwrap().flatten() {
+        let path = entry.path();
+        if path.extension().is_some_and(|e| e == "md") {
+            files.push(path);
+        }
+    }
+    files.sort();
+    files
+}
+
+/// The targets of a Markdown text's inline links `[text](target)` and reference
+/// definitions `[label]: target`, outside code blocks and code spans.
+fn link_targets(text: &str) -> Vec<String> {
+    let mut targets = Vec::new();
+    let mut in_code = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            in_code = !in_code;
+            continue;
+        }
+        if in_code {
+            continue;
+        }
+        // Drop code spans, which may hold brackets.
+        let mut plain = String::new();
+        for (i, piece) in line.split('`').enumerate() {
+            if i % 2 == 0 {
+                plain.push_str(piece);
+            }
+        }
+        let trimmed = plain.trim_start();
+        if trimmed.starts_with('[') {
+            if let Some((_, rest)) = trimmed.split_once("]: ") {
+                targets.push(rest.trim().to_string());
+                continue;
+            }
+        }
+        for (at, _) in plain.match_indices("](") {
+            let rest = &plain[at + 2..];
+            if let Some(end) = rest.find(')') {
+                targets.push(rest[..end].trim().to_string());
+            }
+        }
+    }
+    targets
+}
+
+/// GitHub's anchor for a heading: lower case, punctuation dropped, spaces as `-`.
+fn anchor(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter(|c| c.is_alphanumeric() || *c == ' ' || *c == '-' || *c == '_')
+        .map(|c| if c == ' ' { '-' } else { c })
+        .collect()
+}
+
+fn anchors(text: &str) -> Vec<String> {
+    text.lines()
+        .filter(|l| l.starts_with('#'))
+        .map(|l| anchor(l.trim_start_matches('#')))
+        .collect()
+}
+
+#[test]
+fn every_relative_link_in_the_readme_and_docs_resolves() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut broken = Vec::new();
+    let mut checked = 0;
+    for file in linked_documents(root) {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for target in link_targets(&text) {
+            if target.contains("://") || target.starts_with("mailto:") {
+                continue;
+            }
+            checked += 1;
+            let (path, fragment) = target.split_once('#').unwrap_or((&target, ""));
+            let resolved = if path.is_empty() {
+                file.clone()
+            } else {
+                file.parent().unwrap().join(path)
+            };
+            if !resolved.exists() {
+                broken.push(format!("{}: {target}", file.display()));
+                continue;
+            }
+            if !fragment.is_empty() {
+                let linked = std::fs::read_to_string(&resolved).unwrap_or_default();
+                if !anchors(&linked).iter().any(|a| a == fragment) {
+                    broken.push(format!("{}: {target} (no such heading)", file.display()));
+                }
+            }
+        }
+    }
+    assert!(broken.is_empty(), "broken links: {broken:#?}");
+    // The README alone links the docs index and each page; none found means the
+    // scan is broken.
+    assert!(checked > 20, "only {checked} relative links found");
+}
+
+#[test]
+fn the_link_scanner_reads_inline_and_reference_links() {
+    let text = "see [a](docs/a.md) and [b](b.md#x-y), `[not](code)`\n\
+        ```\n[nor](block)\n```\n[ref]: https://example.org\n";
+    assert_eq!(
+        link_targets(text),
+        ["docs/a.md", "b.md#x-y", "https://example.org"]
+    );
+    assert_eq!(anchor("serve, fetch and put"), "serve-fetch-and-put");
+    assert_eq!(anchor("Exit codes"), "exit-codes");
 }
 
 /// The second-level headings of `docs/interpretations.md`.

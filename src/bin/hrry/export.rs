@@ -22,7 +22,7 @@ Examples:
       tensor name to its file(s), shape and type (file names are the tensor names
       made safe: no '/', control or reserved characters, at most 200 bytes)
 
-", exit_codes!()))]
+", see_exit_codes!()))]
 pub struct Args {
     /// The HRRYFILE holding the tensor(s).
     file: PathBuf,

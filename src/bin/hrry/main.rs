@@ -11,21 +11,30 @@ macro_rules! outln {
     };
 }
 
-/// The exit codes of every command, shown by `--help` and in the README (a macro,
-/// so that commands with more help text can `concat!` it).
+/// The exit codes of every command, shown once by `hrry --help` and in docs/cli.md
+/// (a macro, so that it can be `concat!`ed).
 macro_rules! exit_codes {
     () => {
         "\
-Exit codes (every command):
-  0    success; every file checked is valid
+Exit codes:
+  0    success: the command did its job (validate: every file checked is valid;
+       serve: stopped by SIGINT or SIGTERM)
   1    an input is invalid or cannot be processed: it breaks a rule, is malformed,
        or holds what the command does not support (a tensor type, a layout)
   2    usage or I/O error: bad arguments, a tensor or section not in the file, a
-       file that cannot be read or written, an output that is one of the inputs
+       file that cannot be read or written, an output that is one of the inputs, a
+       server that cannot be reached or answers with an ERROR
        (checking several files: 2 if any could not be read, else 1 if any is invalid)
   130  interrupted by SIGINT (Ctrl-C); temporary files are removed first
   141  standard output closed before the output ended (as by `| head`)
   143  terminated by SIGTERM; temporary files are removed first"
+    };
+}
+
+/// What every subcommand's `--help` ends with instead of the whole table.
+macro_rules! see_exit_codes {
+    () => {
+        "Exit codes: 0 success, 1 invalid input, 2 usage or I/O error (`hrry --help` explains)."
     };
 }
 
@@ -51,6 +60,9 @@ use clap::{Parser, Subcommand};
 /// The table of [`exit_codes!`].
 const EXIT_CODES: &str = exit_codes!();
 
+/// The line of [`see_exit_codes!`].
+const SEE_EXIT_CODES: &str = see_exit_codes!();
+
 /// Read, validate and inspect Hurray tensor files (HRRYFILE) and .holo archives.
 #[derive(Parser)]
 #[command(name = "hrry", version, about, long_about = None, after_help = EXIT_CODES)]
@@ -62,19 +74,19 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Dequantize a quantized tensor to a float32 .npy file, or print its statistics.
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = SEE_EXIT_CODES)]
     Dequant(dequant::Args),
     /// Show a file's header, metadata and tensors (or a .holo's sections).
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = SEE_EXIT_CODES)]
     Inspect(inspect::Args),
     /// Write tensors as NumPy .npy arrays (one, all of them, or the raw stored codes).
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = SEE_EXIT_CODES)]
     Export(export::Args),
     /// Check files against every rule of the spec and report each violation.
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = SEE_EXIT_CODES)]
     Validate(validate::Args),
     /// Convert between HRRYFILE and safetensors or GGUF (either way), whole checkpoints included.
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = SEE_EXIT_CODES)]
     Convert(convert::Args),
     /// Work with .holo archives (extract an extension or a section).
     #[command(subcommand)]
@@ -83,13 +95,13 @@ enum Command {
     #[command(subcommand)]
     Stream(stream::Command),
     /// Serve the tensors of HRRYFILEs over the Hurray network transport.
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = SEE_EXIT_CODES)]
     Serve(net::ServeArgs),
     /// Fetch a tensor from a server into a .npy or .hrry file.
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = SEE_EXIT_CODES)]
     Fetch(net::FetchArgs),
     /// Push a tensor of a HRRYFILE to a server.
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = SEE_EXIT_CODES)]
     Put(net::PutArgs),
     /// Score another implementation against the conformance corpus (verdict, rule,
     /// read and write tiers), or explain a corpus case.
@@ -99,7 +111,7 @@ enum Command {
     #[command(hide = true)]
     ConformanceTestee(conformance::TesteeArgs),
     /// List the rule table: stable IDs, levels, summaries and spec sections.
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = SEE_EXIT_CODES)]
     Rules {
         /// Print JSON instead of a table.
         #[arg(long, conflicts_with = "markdown")]

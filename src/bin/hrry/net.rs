@@ -30,7 +30,7 @@ Examples:
   hrry serve model.hrry
   hrry serve --listen 0.0.0.0:7070 a.hrry b.hrry
 
-", exit_codes!()))]
+", see_exit_codes!()))]
 pub struct ServeArgs {
     /// The HRRYFILEs to serve.
     #[arg(required = true)]
@@ -74,7 +74,7 @@ Examples:
   hrry fetch 127.0.0.1:7070 tok_embd.weight -o emb.npy
   hrry fetch 127.0.0.1:7070 sparse.w -o w.hrry --layout csr
 
-", exit_codes!()))]
+", see_exit_codes!()))]
 pub struct FetchArgs {
     /// The server, HOST:PORT.
     addr: String,
@@ -98,7 +98,7 @@ it under KEY (or the name given with --as).
 Example:
   hrry put 127.0.0.1:7070 adapter.hrry lora.a
 
-", exit_codes!()))]
+", see_exit_codes!()))]
 pub struct PutArgs {
     /// The server, HOST:PORT.
     addr: String,

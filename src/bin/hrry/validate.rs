@@ -33,7 +33,7 @@ JSON output:
   \"level\", \"offset\", \"message\"}], \"notes\"}, or {\"file\", \"valid\": false,
   \"error\"} for a file that could not be read (missing, unreadable, not a file).
 
-", exit_codes!()))]
+", see_exit_codes!()))]
 pub struct Args {
     /// Files or directories to check; `-` reads standard input. A directory
     /// contributes the files in it (its whole tree with -r) named *.hrry,

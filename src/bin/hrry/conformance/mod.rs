@@ -25,7 +25,7 @@ use testee::Testee;
 #[derive(clap::Args)]
 #[command(
     args_conflicts_with_subcommands = true,
-    after_long_help = concat!("\
+    after_long_help = "\
 Testees:
   hrry conformance [OPTIONS] -- CMD ARGS...
       starts CMD once; it reads one JSON request a line on standard input and
@@ -51,9 +51,8 @@ Expected failures (--expected-failures FILE): lines `PATH TIER` or `PATH` (every
 tier), `#` comments. --update-expected-failures rewrites FILE to list exactly the
 cases failing now, and the run then exits 0 unless it could not run.
 
-Exit codes: 0 nothing failed unexpectedly, 1 something did, 2 usage or I/O error.
-
-", exit_codes!())
+Exit codes: 0 nothing failed unexpectedly, 1 something did, 2 usage or I/O error,
+130 / 143 interrupted (`hrry --help` explains)."
 )]
 pub struct Args {
     #[command(subcommand)]
