@@ -22,9 +22,10 @@ if ! command -v cargo-fuzz >/dev/null 2>&1; then
     cargo install cargo-fuzz --locked
 fi
 
-# Before RUSTC_BOOTSTRAP is set, so that this reuses the build `cargo test` made.
+# Before RUSTC_BOOTSTRAP is set, so that this reuses the release build of the library
+# (the `hrry` binary's, which .ci/run's earlier steps made).
 echo "fuzz: seeding corpora from corpus/"
-cargo run --quiet --example fuzz_seeds -- corpus fuzz/corpus
+cargo run --release --quiet -p hrry-tools --bin fuzz_seeds -- corpus fuzz/corpus
 
 # cargo fuzz needs nightly-only flags; the stable toolchain accepts them with this.
 export RUSTC_BOOTSTRAP=1

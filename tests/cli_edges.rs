@@ -863,12 +863,14 @@ fn the_exit_code_table_is_in_top_level_help_and_the_cli_reference_once() {
     }
     // The table says what success means for the server, and no longer claims that
     // every command checks files.
-    assert!(help.contains("serve: stopped by SIGINT or SIGTERM"), "{help}");
+    assert!(
+        help.contains("serve: stopped by SIGINT or SIGTERM"),
+        "{help}"
+    );
     assert!(!help.contains("(every command)"), "{help}");
     // Subcommands point at it in one line instead of repeating it, in -h and --help.
     for sub in [
-        "inspect", "validate", "export", "dequant", "convert", "rules", "serve", "fetch",
-        "put",
+        "inspect", "validate", "export", "dequant", "convert", "rules", "serve", "fetch", "put",
     ] {
         for flag in ["-h", "--help"] {
             let help = hrry(&[sub, flag]).out();

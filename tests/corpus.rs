@@ -82,11 +82,15 @@ fn corpus_on_disk_is_current() {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("corpus");
     let cases = all_cases();
     for case in &cases {
-        let on_disk = std::fs::read(dir.join(&case.path))
-            .unwrap_or_else(|e| panic!("{}: {e}; run `cargo run --example gen_corpus`", case.path));
+        let on_disk = std::fs::read(dir.join(&case.path)).unwrap_or_else(|e| {
+            panic!(
+                "{}: {e}; run `cargo run -p hrry-tools --bin gen_corpus`",
+                case.path
+            )
+        });
         assert!(
             on_disk == case.bytes,
-            "{} is stale; run `cargo run --example gen_corpus`",
+            "{} is stale; run `cargo run -p hrry-tools --bin gen_corpus`",
             case.path
         );
     }

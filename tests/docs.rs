@@ -52,9 +52,7 @@ fn documented_commands(cli_md: &str, nested: &[String]) -> Vec<String> {
         if words.first() != Some(&"hrry") || words.len() < 2 {
             continue;
         }
-        let two = words
-            .get(2)
-            .map(|sub| format!("hrry {} {sub} ", words[1]));
+        let two = words.get(2).map(|sub| format!("hrry {} {sub} ", words[1]));
         let name = match two {
             Some(two) if nested.contains(&two) => two,
             _ => format!("hrry {} ", words[1]),
@@ -117,7 +115,9 @@ fn readme_setup_commands(readme: &str) -> Vec<String> {
 fn the_rule_count_in_the_readme_is_the_rule_table_s() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
-    let at = readme.find(" rules (`hrry rules`)").expect("the README gives a rule count");
+    let at = readme
+        .find(" rules (`hrry rules`)")
+        .expect("the README gives a rule count");
     let stated: usize = readme[..at]
         .rsplit(|c: char| !c.is_ascii_digit())
         .next()
@@ -129,7 +129,10 @@ fn the_rule_count_in_the_readme_is_the_rule_table_s() {
         .output()
         .expect("hrry runs");
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON rules");
-    assert_eq!(stated, json["rules"].as_array().expect("a rule array").len());
+    assert_eq!(
+        stated,
+        json["rules"].as_array().expect("a rule array").len()
+    );
 }
 
 /// The Markdown files whose links must resolve: the README and docs/*.md.

@@ -5,7 +5,7 @@
 #
 #   tests/measure_stream.sh [WORK_DIR [MIB [RUNS]]]    (default /tmp/hrry-stream 1024 5)
 #
-# Builds the release binary and `examples/big_model.rs`, writes WORK_DIR/model.hrry
+# Builds the release binary and `tools/src/bin/big_model.rs`, writes WORK_DIR/model.hrry
 # (MIB MiB; the largest tensor is a quarter of it) unless present, warms the page
 # cache, then alternates RUNS times:
 #   pipeline to a file   hrry stream pack F -o - | hrry stream unpack - -o G
@@ -23,10 +23,10 @@ work=${1:-/tmp/hrry-stream}
 mib=${2:-1024}
 runs=${3:-5}
 mkdir -p "$work"
-cargo build --release --quiet --bin hrry --example big_model
+cargo build --release --quiet -p hrry --bin hrry -p hrry-tools --bin big_model
 hrry=target/release/hrry
 F=$work/model.hrry G=$work/unpacked.hrry C=$work/copy.bin
-[[ -f $F ]] || target/release/examples/big_model "$F" "$mib"
+[[ -f $F ]] || target/release/big_model "$F" "$mib"
 cat "$F" > /dev/null
 # The machine may be shared: say how busy it was while the timings were taken.
 load() { cut -d' ' -f1-3 /proc/loadavg; }

@@ -3,7 +3,7 @@
 //! Every file under `corpus/` is produced here, deterministically: valid files that
 //! must validate clean in strict mode, and invalid files that each break exactly one
 //! rule. `corpus/manifest.json` lists them. Regenerate with
-//! `cargo run --example gen_corpus` (a test fails when the tree is stale).
+//! `cargo run -p hrry-tools --bin gen_corpus` (a test fails when the tree is stale).
 
 mod case;
 mod container;

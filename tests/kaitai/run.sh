@@ -10,7 +10,7 @@
 #
 # Default PATHs: corpus/valid/, corpus/stream/valid/, corpus/messages/valid/, the
 # sample files written by
-# `cargo run --release --example kaitai_samples`, and the upstream golden file
+# `cargo run --release -p hrry-tools --bin kaitai_samples`, and the upstream golden file
 # (tests/data/upstream-vectors/files/).
 #
 # Installs what it needs into local folders: tests/kaitai/node_modules (npm ci,
@@ -18,7 +18,7 @@
 # PyPI, pinned by requirements.txt). Needs node >= 18, npm, python3 >= 3.8, cargo.
 #
 # Environment: HRRY=path/to/hrry uses that binary instead of building one;
-# KAITAI_PROFILE=dev builds hrry and the examples in the dev profile (target/debug,
+# KAITAI_PROFILE=dev builds hrry and the sample writer in the dev profile (target/debug,
 # already built by `cargo test`) instead of release.
 set -euo pipefail
 
@@ -64,10 +64,10 @@ if [[ -z "${HRRY:-}" ]]; then
     cargo build --profile "$profile" --quiet --bin hrry
     HRRY="$bin/hrry"
 fi
-cargo build --profile "$profile" --quiet --example kaitai_samples
+cargo build --profile "$profile" --quiet -p hrry-tools --bin kaitai_samples
 samples="$work/samples"
 rm -rf "$samples"
-"$bin/examples/kaitai_samples" "$samples"
+"$bin/kaitai_samples" "$samples"
 
 # Generated parsers (never committed).
 gen="$work/gen"

@@ -2,7 +2,7 @@
 """`hrry export` writes arrays NumPy loads to the expected values.
 
 Creates a virtual environment, installs numpy from PyPI into it, builds `hrry` and
-the fixture generator (`examples/export_fixtures.rs`), exports every fixture tensor
+the fixture generator (`tools/src/bin/export_fixtures.rs`), exports every fixture tensor
 with `hrry export FILE TENSOR -o OUT.npy`, and compares `numpy.load` of each
 output with the dtype, shape and values the generator recorded.
 
@@ -69,9 +69,9 @@ def main():
     import numpy as np
 
     fixtures = os.path.join(work, "fixtures")
-    run(["cargo", "build", "--quiet", "--bin", "hrry", "--example", "export_fixtures"], cwd=ROOT)
+    run(["cargo", "build", "--quiet", "-p", "hrry", "--bin", "hrry", "-p", "hrry-tools", "--bin", "export_fixtures"], cwd=ROOT)
     target = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
-    run([os.path.join(target, "debug", "examples", "export_fixtures"), fixtures])
+    run([os.path.join(target, "debug", "export_fixtures"), fixtures])
     hrry = os.path.join(target, "debug", "hrry")
     with open(os.path.join(fixtures, "expected.json")) as f:
         cases = json.load(f)["cases"]

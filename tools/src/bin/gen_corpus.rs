@@ -1,4 +1,4 @@
-//! Regenerates the conformance corpus: `cargo run --example gen_corpus [DIR]`
+//! Regenerates the conformance corpus: `cargo run -p hrry-tools --bin gen_corpus [DIR]`
 //! (default `corpus/`).
 
 fn main() -> std::io::Result<()> {

@@ -1,5 +1,5 @@
 //! Writes a model-sized HRRYFILE for measuring streaming: `cargo run --release
-//! --example big_model -- OUT.hrry [MIB]` (default 1024 MiB).
+//! -p hrry-tools --bin big_model -- OUT.hrry [MIB]` (default 1024 MiB).
 //!
 //! A llama-like layout: one float16 embedding-sized tensor of a quarter of the
 //! total (the largest), then layers of float16 weight matrices and float32 norms

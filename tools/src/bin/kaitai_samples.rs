@@ -3,7 +3,7 @@
 //! stream, `.hrrys`), and a `.holo` archive, for the
 //! Kaitai Struct cross-check (`tests/kaitai/run.sh`) to parse and compare with `hrry inspect --json`.
 //!
-//! usage: `cargo run --release --example kaitai_samples -- OUT_DIR`
+//! usage: `cargo run --release -p hrry-tools --bin kaitai_samples -- OUT_DIR`
 //!
 //! The files exercise the wire format, not the validator: most are valid, but some
 //! fields take values chosen only to make each byte position distinct.
@@ -725,12 +725,13 @@ fn composites(dir: &Path) {
 /// Every upstream golden descriptor (`tests/data/upstream-vectors/descriptors/`) as a tensor
 /// of one file; the composite head is followed by two members.
 fn upstream_descriptors(dir: &Path) {
+    // The repository root is the parent of this crate's folder, `tools/`.
     let vectors =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/upstream-vectors/descriptors");
-    let Ok(listing) = std::fs::read_dir(&vectors) else {
-        eprintln!("no {}: skipping upstream descriptors", vectors.display());
-        return;
-    };
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/upstream-vectors/descriptors");
+    let listing = std::fs::read_dir(&vectors).unwrap_or_else(|e| {
+        eprintln!("cannot list {}: {e}", vectors.display());
+        std::process::exit(1)
+    });
     let mut names: Vec<PathBuf> = listing.filter_map(|e| e.ok().map(|e| e.path())).collect();
     names.sort();
     let mut tensors = Vec::new();

@@ -1,6 +1,6 @@
 //! Builds the fuzz targets' seed corpora from the conformance corpus:
-//! `cargo run --example fuzz_seeds -- corpus fuzz/corpus` (what `fuzz/run.sh` does;
-//! an example of the main crate so that it reuses the build `cargo test` made).
+//! `cargo run --release -p hrry-tools --bin fuzz_seeds -- corpus fuzz/corpus` (what
+//! `fuzz/run.sh` does).
 //!
 //! Whole HRRYFILEs seed `open_file` (and `sequential`, behind its control byte);
 //! the descriptors, index sections and KV sections cut out of them seed

@@ -4,7 +4,7 @@
 //! and the expected values in logical row-major order (computed from the source
 //! values, not by reading the files back).
 //!
-//! `cargo run --example export_fixtures -- DIR`
+//! `cargo run -p hrry-tools --bin export_fixtures -- DIR`
 
 use std::path::Path;
 
