@@ -24,7 +24,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         quantized += 1;
         // The dequantizer reads the codes and the scale / zero-point buffers the
         // open already checked, with SIMD kernels where the CPU has them.
-        let values = Dequantizer::new(&t.descriptor, &t.buffers)?.to_vec()?;
+        let values = Dequantizer::new(t.descriptor, &t.buffers)?.to_vec()?;
         let (min, max) = values
             .iter()
             .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &v| {

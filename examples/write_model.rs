@@ -47,7 +47,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let t = file.tensor("layer0.bias")?.ok_or("no layer0.bias")?;
     assert_eq!(t.as_slice::<f32>()?, &bias[..]);
     let t = file.tensor("layer0.weight")?.ok_or("no layer0.weight")?;
-    let restored = Dequantizer::new(&t.descriptor, &t.buffers)?.to_vec()?;
+    let restored = Dequantizer::new(t.descriptor, &t.buffers)?.to_vec()?;
     let worst = weight
         .iter()
         .zip(&restored)
