@@ -38,6 +38,9 @@ pub fn describe_head(head: &[u8], len: u64) -> String {
         return "this is an HTML page (often an error or login page saved instead of the download)"
             .into();
     }
+    if let Some(truncated) = truncated_safetensors(bytes, len) {
+        return truncated;
+    }
     if looks_like_safetensors(bytes, len) {
         return "this is a safetensors file; convert it with `hrry convert`".into();
     }
@@ -67,6 +70,56 @@ fn looks_like_safetensors(bytes: &[u8], file_len: u64) -> bool {
     n >= 2 && n <= file_len - 8 && bytes.get(8) == Some(&b'{')
 }
 
+/// A safetensors file cut short, as by an interrupted download: its JSON header is
+/// longer than the file, or (when the whole header is among the first bytes) a
+/// tensor's `data_offsets` end past the file's end.
+fn truncated_safetensors(bytes: &[u8], file_len: u64) -> Option<String> {
+    let n = u64::from_le_bytes(bytes.get(..8)?.try_into().ok()?);
+    if bytes.get(8) != Some(&b'{') || n < 2 {
+        return None;
+    }
+    // A header of more than 100 MB is not a safetensors header (its own limit).
+    if n > file_len - 8 && n <= 100_000_000 {
+        return Some(format!(
+            "this is a truncated safetensors file (an interrupted download?): its header \
+             says {n} bytes of JSON, but the file ends {file_len} bytes in"
+        ));
+    }
+    let header = bytes.get(8..usize::try_from(8 + n).ok()?)?;
+    let data_end = largest_data_offset(header)?;
+    let needed = (8 + n).saturating_add(data_end);
+    (needed > file_len).then(|| {
+        format!(
+            "this is a truncated safetensors file (an interrupted download?): its tensors \
+             need {needed} bytes, the file has {file_len}"
+        )
+    })
+}
+
+/// The largest number inside the `"data_offsets": [start, end]` pairs of a
+/// safetensors JSON header (scanned, not parsed: the core has no JSON parser).
+fn largest_data_offset(header: &[u8]) -> Option<u64> {
+    const KEY: &[u8] = b"\"data_offsets\"";
+    let mut largest = None;
+    let mut at = 0;
+    while let Some(found) = header[at..].windows(KEY.len()).position(|w| w == KEY) {
+        at += found + KEY.len();
+        let rest = &header[at..];
+        let open = rest.iter().position(|&b| b == b'[')?;
+        let close = rest.iter().position(|&b| b == b']')?;
+        if close < open {
+            return None;
+        }
+        for number in rest[open + 1..close].split(|&b| b == b',') {
+            let text = std::str::from_utf8(number).ok()?.trim();
+            let value: u64 = text.parse().ok()?;
+            largest = Some(largest.map_or(value, |l: u64| l.max(value)));
+        }
+        at += close;
+    }
+    largest
+}
+
 #[cfg(test)]
 mod tests {
     use super::describe;
@@ -78,6 +131,13 @@ mod tests {
                 .contains("Git LFS")
         );
         assert!(describe(b"GGUF\x03\x00\x00\x00").contains("GGUF"));
+        let header = br#"{"w":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}}"#;
+        let mut whole = (header.len() as u64).to_le_bytes().to_vec();
+        whole.extend_from_slice(header);
+        whole.extend_from_slice(&[0; 16]);
+        assert!(describe(&whole).contains("a safetensors file"));
+        assert!(describe(&whole[..whole.len() - 1]).contains("truncated safetensors"));
+        assert!(describe(&whole[..20]).contains("truncated safetensors"));
         assert!(describe(b"<!DOCTYPE html><html>").contains("HTML"));
         assert!(describe(b"HOLO\x02\x00").contains(".holo"));
         let mut st = 4u64.to_le_bytes().to_vec();

@@ -61,10 +61,59 @@ pub fn convert(
             safetensors::from_hrry(input, output, options, progress)
         }
         (ModelFormat::Hrry, ModelFormat::Gguf) => to_gguf::from_hrry(input, output, options, progress),
+        (ModelFormat::Safetensors, ModelFormat::Gguf) | (ModelFormat::Gguf, ModelFormat::Safetensors) => {
+            through_hrry(input, from, output, to, options, progress)
+        }
         (from, to) => Err(Error::Unsupported(format!(
-            "conversion from {} to {} is not supported (supported: safetensors -> hrryfile, gguf -> hrryfile, hrryfile -> safetensors, hrryfile -> gguf)",
+            "conversion from {} to {} is not supported (supported: safetensors, gguf and hrryfile to one another)",
             from.name(),
             to.name()
         ))),
     }
+}
+
+/// safetensors to GGUF or GGUF to safetensors in one run: the input becomes a
+/// temporary HRRYFILE beside the output (the disk that will hold the output anyway,
+/// not a possibly small temporary folder), which is then converted and removed.
+/// The notes of both passes are kept.
+fn through_hrry(
+    input: &Path,
+    from: ModelFormat,
+    output: &Path,
+    to: ModelFormat,
+    options: &Options,
+    progress: &mut dyn Progress,
+) -> Result<Summary, Error> {
+    let folder = match output.parent() {
+        Some(p) if !p.as_os_str().is_empty() && output.as_os_str() != "-" => p,
+        _ => Path::new("."),
+    };
+    let staged = tempfile::Builder::new()
+        .prefix(".hrry-convert-")
+        .suffix(".hrry")
+        .tempfile_in(folder)
+        .map_err(|source| Error::Io {
+            path: folder.to_path_buf(),
+            source,
+        })?;
+    let first_pass = Options {
+        to: Some(ModelFormat::Hrry),
+        ..*options
+    };
+    let first = match from {
+        ModelFormat::Gguf => gguf::to_hrry(input, staged.path(), &first_pass, progress)?,
+        _ => safetensors::to_hrry(input, staged.path(), &first_pass, progress)?,
+    };
+    let second = match to {
+        ModelFormat::Gguf => to_gguf::from_hrry(staged.path(), output, options, progress)?,
+        _ => safetensors::from_hrry(staged.path(), output, options, progress)?,
+    };
+    let mut notes = first.notes;
+    notes.extend(second.notes);
+    Ok(Summary {
+        from,
+        to,
+        notes,
+        ..second
+    })
 }

@@ -566,7 +566,8 @@ pub fn to_hrry(
     }
     if nested > 0 {
         notes.push(format!(
-            "{nested} nested metadata array(s) stored as JSON strings (KV arrays cannot nest)"
+            "{nested} nested metadata {} stored as JSON strings (KV arrays cannot nest)",
+            if nested == 1 { "array" } else { "arrays" }
         ));
     }
     if let Some(paths) = &split_paths {
@@ -638,7 +639,12 @@ pub fn to_hrry(
     output::finish_hrry(writer)?;
     if dequantized > 0 {
         notes.push(format!(
-            "{dequantized} tensor(s) dequantized to {}",
+            "{dequantized} {} dequantized to {}",
+            if dequantized == 1 {
+                "tensor"
+            } else {
+                "tensors"
+            },
             options.dtype.element_type().name()
         ));
     }

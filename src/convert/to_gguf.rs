@@ -509,7 +509,8 @@ pub fn from_hrry(
     let long = planned.iter().filter(|p| p.name.len() >= 64).count();
     if long > 0 {
         notes.push(format!(
-            "{long} tensor name(s) of 64 bytes or more, which llama.cpp refuses"
+            "{long} tensor {} of 64 bytes or more, which llama.cpp refuses",
+            if long == 1 { "name" } else { "names" }
         ));
     }
     let dequantized = planned
@@ -518,7 +519,12 @@ pub fn from_hrry(
         .count();
     if dequantized > 0 {
         notes.push(format!(
-            "{dequantized} tensor(s) stored as {} (--dequantize-unsupported)",
+            "{dequantized} {} stored as {} (--dequantize-unsupported)",
+            if dequantized == 1 {
+                "tensor"
+            } else {
+                "tensors"
+            },
             options.dtype.element_type().name()
         ));
     }

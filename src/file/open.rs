@@ -156,9 +156,16 @@ impl<'a> HrryFile<'a> {
     }
 }
 
-/// Maps the file at `path` read-only.
+/// Maps the file at `path` read-only. A directory is refused as one (mapping it
+/// would fail with the obscure "No such device").
 pub fn map_file(path: &Path) -> std::io::Result<Mmap> {
     let file = std::fs::File::open(path)?;
+    if file.metadata()?.is_dir() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::IsADirectory,
+            "is a directory, not a file",
+        ));
+    }
     // SAFETY: the map is read-only; as with every mmap-based reader, another process
     // truncating or rewriting the file while it is mapped is outside what we can
     // guard against (documented in the README).

@@ -68,11 +68,10 @@ impl HoloLoader<Mmap> {
             path: path.to_path_buf(),
             source,
         };
-        let file = std::fs::File::open(path).map_err(io_error)?;
-        // SAFETY: the mapping is read-only and lives inside the loader. The file could
-        // still be changed by another process while mapped; like every mmap reader we
+        // The mapping is read-only and lives inside the loader. The file could still
+        // be changed by another process while mapped; like every mmap reader we
         // accept that, and the checks done at open time only hold for the bytes then.
-        let map = unsafe { Mmap::map(&file) }.map_err(io_error)?;
+        let map = crate::file::map_file(path).map_err(io_error)?;
         Self::from_storage(map)
     }
 }

@@ -39,7 +39,7 @@ use crate::validate::{Mode, Report};
 #[derive(Debug, thiserror::Error)]
 pub enum HoloError {
     /// The archive breaks a rule; the first violation found is named.
-    #[error("{rule} at offset {offset}: {message} ({violations} violation(s) in all)")]
+    #[error("{rule} at offset {offset}: {message} ({violations} {} in all)", if *.violations == 1 { "violation" } else { "violations" })]
     Invalid {
         /// The rule ID (`HOLO-…`).
         rule: &'static str,

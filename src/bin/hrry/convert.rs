@@ -98,13 +98,17 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
                 eprintln!("hrry: note: {}", text::safe(note));
             }
             let line = format!(
-                "{} ({}) -> {} ({}): {} tensors, {} metadata entries",
+                "{} ({}) -> {} ({}): {}, {}",
                 text::path(&args.input),
                 summary.from.name(),
                 text::path(&args.output),
                 summary.to.name(),
-                summary.tensors,
-                summary.metadata
+                text::plural(summary.tensors as u64, "tensor", "tensors"),
+                text::plural(
+                    summary.metadata as u64,
+                    "metadata entry",
+                    "metadata entries"
+                )
             );
             // Standard output may be the converted file itself.
             if crate::is_dash(&args.output) {
@@ -122,9 +126,19 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
             | Error::Checkpoint { .. }
             | Error::File(hrry::file::Error::Invalid(_))),
         ) => {
-            eprintln!("hrry: {}", text::safe(&e.to_string()));
+            eprintln!("hrry: {}", text::safe(&naming(&args.input, e.to_string())));
             Ok(Outcome::Invalid)
         }
-        Err(e) => Err(Failure(e.to_string())),
+        Err(e) => Err(Failure(naming(&args.input, e.to_string()))),
+    }
+}
+
+/// `message` with the input's path in front, unless it names the input already.
+fn naming(input: &std::path::Path, message: String) -> String {
+    let shown = input.display().to_string();
+    if message.contains(&shown) {
+        message
+    } else {
+        format!("{}: {message}", text::path(input))
     }
 }

@@ -158,7 +158,14 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
 /// any input the command cannot process; anything else is a usage error.
 fn quant_failure(what: &str, e: QuantError) -> Result<Outcome, Failure> {
     match e {
-        QuantError::Invalid(_) | QuantError::NotQuantized | QuantError::Unsupported(_) => {
+        QuantError::NotQuantized => {
+            eprintln!(
+                "{what}: not a quantized tensor, so there is nothing to dequantize; \
+                 `hrry export FILE TENSOR -o OUT.npy` writes its values"
+            );
+            Ok(Outcome::Invalid)
+        }
+        QuantError::Invalid(_) | QuantError::Unsupported(_) => {
             eprintln!("{what}: {}", text::safe(&e.to_string()));
             Ok(Outcome::Invalid)
         }

@@ -95,7 +95,8 @@ pub fn inspect(path: &Path, bytes: Option<&[u8]>, json: bool) -> Result<Outcome,
                     _ => (None, None),
                 };
                 let name = path.to_string_lossy();
-                let v = crate::inspect::error_json(&name, "holo", &e.to_string(), rule, offset);
+                let v =
+                    crate::inspect::error_json(&name, Some("holo"), &e.to_string(), rule, offset);
                 outln!("{}", serde_json::to_string_pretty(&v)?);
             }
             return Ok(Outcome::Invalid);
@@ -118,7 +119,10 @@ fn print_human(name: &str, v: &Value) {
     );
     outln!("  fingerprint {}", v["fingerprint"].as_str().unwrap_or("?"));
     let list = |key: &str| v[key].as_array().map(Vec::as_slice).unwrap_or_default();
-    outln!("  {} section(s):", list("sections").len());
+    outln!(
+        "  {}:",
+        text::plural(list("sections").len() as u64, "section", "sections")
+    );
     for s in list("sections") {
         outln!(
             "    {:>2} {:<14} offset {:<12} length {}",
@@ -193,9 +197,10 @@ fn extract(args: ExtractArgs) -> Result<Outcome, Failure> {
             let found = archive.sections_of(kind).count();
             archive.sections_of(kind).nth(args.index).ok_or_else(|| {
                 Failure(format!(
-                    "{}: {found} {} section(s), so no index {}",
+                    "{}: {found} {} {}, so no index {}",
                     args.file.display(),
                     kind.name(),
+                    if found == 1 { "section" } else { "sections" },
                     args.index
                 ))
             })?

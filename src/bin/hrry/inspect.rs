@@ -8,7 +8,7 @@ use hrry::file::{Check, OpenOptions};
 use hrry::report::{InspectOptions, INSPECT_FORMAT_VERSION};
 use serde_json::{json, Map, Value};
 
-use crate::text::{self, cut, safe, width};
+use crate::text::{self, cut, plural, safe, width};
 use crate::{is_dash, Failure, Outcome};
 
 /// KV array elements shown by default in human output.
@@ -50,6 +50,23 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<Outcome, Failure> {
+    let json = args.json;
+    let name = args.file.to_string_lossy().into_owned();
+    match show(args) {
+        // With --json a file that cannot be read still gives a document, with no
+        // format (nothing was recognised), besides the message on standard error.
+        Err(Failure(message)) if json => {
+            eprintln!("hrry: {}", text::safe(&message));
+            let v = error_json(&name, None, &message, None, None);
+            outln!("{}", serde_json::to_string_pretty(&v)?);
+            Ok(Outcome::Error)
+        }
+        other => other,
+    }
+}
+
+/// Shows one file: a `.holo` archive, a bare stream or a HRRYFILE.
+fn show(args: Args) -> Result<Outcome, Failure> {
     let stdin = if is_dash(&args.file) {
         Some(crate::read_input(&args.file).map_err(Failure)?)
     } else {
@@ -150,13 +167,13 @@ fn unreadable(
     let offset = e.violation().map(|v| v.offset);
     crate::report_invalid(&args.file, e);
     if args.json {
-        let mut v = error_json(
-            name,
-            "hrryfile",
-            &e.to_string(),
-            e.rule().map(|r| r.id),
-            offset,
-        );
+        // Bytes that do not start with the magic (a text file, another format) are
+        // not reported as a HRRYFILE.
+        let format = match e.rule() {
+            Some(rule) if rule.id == "HF-HDR-001" => None,
+            _ => Some("hrryfile"),
+        };
+        let mut v = error_json(name, format, &e.to_string(), e.rule().map(|r| r.id), offset);
         if let Some(violations) = &violations {
             v["violations"] = violations.clone();
         }
@@ -173,11 +190,11 @@ fn unreadable(
     Ok(Outcome::Invalid)
 }
 
-/// The `--json` document for a file that cannot be opened (exit 1): why, the rule it
-/// breaks and where, when known.
+/// The `--json` document for a file that cannot be opened (exit 1) or read (exit
+/// 2): why, the format recognised, the rule it breaks and where, when known.
 pub fn error_json(
     name: &str,
-    format: &str,
+    format: Option<&str>,
     error: &str,
     rule: Option<&str>,
     offset: Option<u64>,
@@ -288,7 +305,10 @@ fn print_violations(violations: &Value) {
         outln!("  no rule is broken");
         return;
     }
-    outln!("  {} rule violation(s):", list.len());
+    outln!(
+        "  {}:",
+        plural(list.len() as u64, "rule violation", "rule violations")
+    );
     for x in list {
         outln!(
             "    {} at offset {}: {}",
@@ -315,11 +335,6 @@ pub fn summary_line(s: &Value) -> String {
         if types.is_empty() { "" } else { ": " },
         types.join(", ")
     )
-}
-
-/// "1 tensor", "2 tensors".
-fn plural(n: u64, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// Bytes with a binary unit (`4.5 KiB`), exact below 1 KiB.
@@ -374,7 +389,7 @@ fn print_kv(kv: &Map<String, Value>, full: bool) {
 fn kv_value(e: &Value, full: bool) -> String {
     let limit = if full { usize::MAX } else { SHOWN_STRING_CHARS };
     let scalar = |x: &Value, limit: usize| match x {
-        Value::String(s) => format!("\"{}\"", cut(s, limit)),
+        Value::String(s) => text::quoted(s, limit),
         other => safe(&other.to_string()).into_owned(),
     };
     match e["type"].as_str() {

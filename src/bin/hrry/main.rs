@@ -85,7 +85,7 @@ enum Command {
     /// Check files against every rule of the spec and report each violation.
     #[command(after_help = SEE_EXIT_CODES)]
     Validate(validate::Args),
-    /// Convert between HRRYFILE and safetensors or GGUF (either way), whole checkpoints included.
+    /// Convert between HRRYFILE, safetensors and GGUF (any direction), whole checkpoints included.
     #[command(after_help = SEE_EXIT_CODES)]
     Convert(convert::Args),
     /// Work with .holo archives (extract an extension or a section).

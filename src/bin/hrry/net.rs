@@ -154,7 +154,10 @@ pub fn serve(args: ServeArgs) -> Result<Outcome, Failure> {
     Server::run_until_signal(Arc::new(catalog), listen, options, |addr| {
         // The address line is what scripts wait for: print it at once.
         println!("listening on {addr}");
-        eprintln!("hrry: serving {count} tensors");
+        eprintln!(
+            "hrry: serving {}",
+            text::plural(count as u64, "tensor", "tensors")
+        );
         use std::io::Write;
         let _ = std::io::stdout().flush();
     })
@@ -199,11 +202,15 @@ pub fn fetch(args: FetchArgs) -> Result<Outcome, Failure> {
         out.commit()?;
     }
     eprintln!(
-        "hrry: {} -> {} ({} tensor(s), {} bytes of data)",
-        args.key,
+        "hrry: {} -> {} ({}, {} received)",
+        text::safe(&args.key),
         text::path(&args.output),
-        tensors.len(),
-        tensors.iter().map(|t| t.data.len() as u64).sum::<u64>()
+        text::plural(tensors.len() as u64, "tensor", "tensors"),
+        text::plural(
+            tensors.iter().map(|t| t.data.len() as u64).sum::<u64>(),
+            "byte of buffer data",
+            "bytes of buffer data"
+        )
     );
     Ok(Outcome::Ok)
 }
@@ -225,6 +232,11 @@ pub fn put(args: PutArgs) -> Result<Outcome, Failure> {
     client
         .put(key, tensor.descriptor, &tensor.buffers)
         .map_err(|e| Failure(format!("{key}: {e}")))?;
-    eprintln!("hrry: pushed {key} to {}", args.addr);
+    eprintln!(
+        "hrry: {} stored on {} as {:?}",
+        text::safe(&args.key),
+        args.addr,
+        text::safe(key).as_ref()
+    );
     Ok(Outcome::Ok)
 }

@@ -432,10 +432,10 @@ fn inspect_messages(path: &Path, as_json: bool) -> Result<Outcome, Failure> {
         outln!("{}", serde_json::to_string_pretty(&v)?);
     } else {
         outln!(
-            "{}: transport conversation, {} bytes, {} message(s)",
+            "{}: transport conversation, {}, {}",
             text::path(path),
-            at,
-            messages.len()
+            text::plural(at, "byte", "bytes"),
+            text::plural(messages.len() as u64, "message", "messages")
         );
         let number = |v: &Value| v.as_u64().unwrap_or(0);
         for m in &messages {

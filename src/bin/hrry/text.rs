@@ -56,6 +56,26 @@ pub fn cut(s: &str, max: usize) -> String {
     }
 }
 
+/// `s` as a quoted string for people: cut to at most `max` characters, quotes and
+/// backslashes escaped (so a value holding `"` cannot pass for two), then made
+/// [`safe`]; a cut value ends with `…` and its full length in bytes after the
+/// closing quote.
+pub fn quoted(s: &str, max: usize) -> String {
+    let (shown, rest) = match s.char_indices().nth(max) {
+        Some((end, _)) => (&s[..end], format!("… ({} bytes)", s.len())),
+        None => (s, String::new()),
+    };
+    let mut escaped = String::with_capacity(shown.len() + 2);
+    for c in shown.chars() {
+        match c {
+            '"' => escaped.push_str("\\\""),
+            '\\' => escaped.push_str("\\\\"),
+            c => escaped.push(c),
+        }
+    }
+    format!("\"{}\"{rest}", safe(&escaped))
+}
+
 /// Display width of `s` as printed by [`safe`], counting characters (names are
 /// mostly ASCII; wide characters only make a column a little wider).
 pub fn width(s: &str) -> usize {
@@ -78,5 +98,13 @@ mod tests {
         assert_eq!(cut("abcdef", 3), "abc… (6 bytes)");
         assert_eq!(cut("abc", 3), "abc");
         assert_eq!(width("a\x1b"), 5);
+        assert_eq!(quoted(r#"say "hi"\n"#, 80), r#""say \"hi\"\\n""#);
+        assert_eq!(quoted("ab\x1bc", 80), r#""ab\x1bc""#);
+        assert_eq!(quoted("abcdef", 3), r#""abc"… (6 bytes)"#);
     }
+}
+
+/// A count and the noun it counts: "1 tensor", "2 tensors", "0 violations".
+pub fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }

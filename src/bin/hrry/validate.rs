@@ -83,7 +83,8 @@ struct Checked {
     verdict: Verdict,
 }
 
-/// An input to check: a path, or a path that could not even be listed.
+/// An input to check: a path, or a directory that could not be listed or held
+/// nothing to check (with the message saying which).
 enum Input {
     Path(PathBuf),
     Unlisted(PathBuf, String),
@@ -105,21 +106,6 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
     let mut inputs = Vec::new();
     for path in &args.paths {
         collect(path, args.recursive, true, &mut inputs);
-    }
-    if inputs.is_empty() {
-        return Err(Failure(format!(
-            "no HRRYFILE or .holo files found in {}{}",
-            args.paths
-                .iter()
-                .map(|p| text::path(p))
-                .collect::<Vec<_>>()
-                .join(", "),
-            if args.recursive {
-                ""
-            } else {
-                " (-r descends into subdirectories)"
-            }
-        )));
     }
     let jobs = match args.jobs {
         0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
@@ -187,7 +173,24 @@ pub fn conclude(
 fn collect(path: &Path, recursive: bool, named: bool, inputs: &mut Vec<Input>) {
     if named {
         match std::fs::metadata(path) {
-            Ok(m) if m.is_dir() && !is_dash(path) => walk(path, recursive, inputs),
+            Ok(m) if m.is_dir() && !is_dash(path) => {
+                let before = inputs.len();
+                walk(path, recursive, inputs);
+                // A directory given with nothing to check is reported like an
+                // unreadable file, so that every path given has its entry.
+                if inputs.len() == before {
+                    let message = format!(
+                        "no HRRYFILE, .holo, stream or capture found in {}{}",
+                        text::path(path),
+                        if recursive {
+                            ""
+                        } else {
+                            " (-r descends into subdirectories)"
+                        }
+                    );
+                    inputs.push(Input::Unlisted(path.to_path_buf(), message));
+                }
+            }
             _ => inputs.push(Input::Path(path.to_path_buf())),
         }
         return;
@@ -345,7 +348,14 @@ fn load(path: &Path, options: &Options) -> Result<(hrry::Format, Report), String
 fn file_json(done: &Checked) -> Value {
     match &done.verdict {
         Verdict::Checked { format, report } => {
-            hrry::report::validate_json(&done.name, format.name(), report)
+            let mut v = hrry::report::validate_json(&done.name, format.name(), report);
+            // Bytes without a HRRYFILE's magic (a text file, another format) were
+            // validated as a HRRYFILE, as the rules say, but are not one.
+            let no_magic = report.violations.iter().any(|v| v.rule.id == "HF-HDR-001");
+            if *format == hrry::Format::HrryFile && no_magic {
+                v["format"] = Value::Null;
+            }
+            v
         }
         Verdict::Error(message) => json!({
             "file": done.name,
@@ -372,7 +382,10 @@ pub fn print_report(name: &str, report: &Report) {
     if report.is_valid() {
         outln!("{name}: valid");
     } else {
-        outln!("{name}: INVALID ({} violation(s))", report.violations.len());
+        outln!(
+            "{name}: INVALID ({})",
+            text::plural(report.violations.len() as u64, "violation", "violations")
+        );
         for v in &report.violations {
             outln!(
                 "  {} [{}] at offset {}: {}",
