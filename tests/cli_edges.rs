@@ -883,3 +883,205 @@ fn the_exit_code_table_is_in_top_level_help_and_the_cli_reference_once() {
         }
     }
 }
+
+#[test]
+fn a_directory_where_a_file_is_expected_is_named_a_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = s(dir.path());
+    let out = dir.path().join("x.npy");
+    for args in [
+        vec!["export", d, "w", "-o", s(&out)],
+        vec!["export", d, "--all", s(&out)],
+        vec!["dequant", d, "w", "--stats"],
+        vec!["serve", d],
+        vec!["inspect", d],
+        vec!["put", "127.0.0.1:1", d, "w"],
+    ] {
+        let r = hrry(&args);
+        assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
+        assert!(
+            r.stderr.contains("is a directory") || r.stderr.contains("Is a directory"),
+            "{args:?}: {}",
+            r.stderr
+        );
+        assert!(
+            !r.stderr.contains("No such device"),
+            "{args:?}: {}",
+            r.stderr
+        );
+    }
+}
+
+#[test]
+fn every_input_has_a_json_entry_and_unrecognised_bytes_no_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    // An empty directory is an entry of its own, not a missing one.
+    let r = hrry(&["validate", "--json", s(&empty), &corpus("valid/basic.hrry")]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    let doc = r.json();
+    let files = doc["files"].as_array().unwrap();
+    assert_eq!(files.len(), 2, "{doc}");
+    assert_eq!(files[0]["file"], s(&empty));
+    assert_eq!(files[0]["valid"], false);
+    assert!(files[0]["error"].as_str().unwrap().contains("no HRRYFILE"));
+    assert_eq!(files[1]["valid"], true);
+
+    // A file that cannot be read still gives inspect's error document.
+    let missing = dir.path().join("missing.hrry");
+    let r = hrry(&["inspect", "--json", s(&missing)]);
+    assert_eq!(r.code, 2);
+    let doc = r.json();
+    assert_eq!(doc["file"], s(&missing));
+    assert!(doc["error"].as_str().unwrap().contains("missing.hrry"));
+    assert!(doc["format"].is_null(), "{doc}");
+    assert!(doc["rule"].is_null() && doc["offset"].is_null(), "{doc}");
+
+    // A text file is not reported as a HRRYFILE by either command.
+    let text = dir.path().join("notes.txt");
+    std::fs::write(&text, "hello\n").unwrap();
+    let r = hrry(&["validate", "--json", s(&text)]);
+    assert_eq!(r.code, 1);
+    assert!(r.json()["files"][0]["format"].is_null(), "{}", r.out());
+    let r = hrry(&["inspect", "--json", s(&text)]);
+    assert_eq!(r.code, 1);
+    let doc = r.json();
+    assert!(doc["format"].is_null(), "{doc}");
+    assert_eq!(doc["rule"], "HF-HDR-001");
+    // A real HRRYFILE keeps its format.
+    let r = hrry(&["validate", "--json", &corpus("invalid/HF-CRC-001.hrry")]);
+    assert_eq!(r.json()["files"][0]["format"], "hrryfile");
+}
+
+#[test]
+fn convert_goes_between_gguf_and_safetensors_in_one_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let gguf = dir.path().join("m.gguf");
+    let st = dir.path().join("m.safetensors");
+    let back = dir.path().join("back.gguf");
+    let help = hrry(&["--help"]).out();
+    assert!(!help.contains("either way"), "{help}");
+    assert_eq!(
+        hrry(&["convert", &corpus("valid/basic.hrry"), s(&gguf)]).code,
+        0
+    );
+    let r = hrry(&["convert", s(&gguf), s(&st)]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.out().contains("(gguf) ->") && r.out().contains("(safetensors)"));
+    let bytes = std::fs::read(&st).unwrap();
+    let loaded = safetensors::SafeTensors::deserialize(&bytes).unwrap();
+    let weights = loaded.tensor("weights").unwrap();
+    assert_eq!(weights.shape(), [2, 3]);
+    assert_eq!(weights.data(), &basic_weights_bytes()[..]);
+    let r = hrry(&["convert", s(&st), s(&back)]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // Nothing staged is left beside the outputs.
+    assert_eq!(names(dir.path()), ["back.gguf", "m.gguf", "m.safetensors"]);
+}
+
+/// The float32 bytes of `weights` in corpus/valid/basic.hrry.
+fn basic_weights_bytes() -> Vec<u8> {
+    let bytes = std::fs::read(corpus("valid/basic.hrry")).unwrap();
+    let file = hrry::HrryFile::from_bytes(&bytes).unwrap();
+    let t = file.tensor("weights").unwrap().unwrap();
+    t.buffers[0].to_vec()
+}
+
+#[test]
+fn messages_name_the_file_and_point_at_the_way_out() {
+    let dir = tempfile::tempdir().unwrap();
+    // convert names the input it refuses.
+    let bad = corpus("invalid/HF-CRC-001.hrry");
+    let r = hrry(&["convert", &bad, s(&dir.path().join("x.safetensors"))]);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr.contains("HF-CRC-001.hrry: HF-CRC-001"),
+        "{}",
+        r.stderr
+    );
+    // dequant of a dense tensor says to export it.
+    let r = hrry(&["dequant", &corpus("valid/basic.hrry"), "weights", "--stats"]);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("hrry export"), "{}", r.stderr);
+    // A safetensors download cut short is called truncated, header or data.
+    let header = br#"{"w":{"dtype":"F32","shape":[64],"data_offsets":[0,256]}}"#;
+    let mut whole = (header.len() as u64).to_le_bytes().to_vec();
+    whole.extend_from_slice(header);
+    whole.extend_from_slice(&[0; 256]);
+    for cut in [20, whole.len() - 10] {
+        let path = dir.path().join(format!("cut{cut}.safetensors"));
+        std::fs::write(&path, &whole[..cut]).unwrap();
+        let r = hrry(&["validate", s(&path)]);
+        assert_eq!(r.code, 1);
+        assert!(
+            r.out().contains("truncated safetensors"),
+            "{cut}: {}",
+            r.out()
+        );
+    }
+}
+
+#[test]
+fn human_output_escapes_quotes_and_counts_in_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("q.hrry");
+    let mut w = HrryWriter::create(&path, WriterOptions::default()).unwrap();
+    w.add_kv("motto", r#"say "hi" \ bye"#).unwrap();
+    w.write_row_major::<f32>("only", &[1], &[1.0]).unwrap();
+    w.finish_file().unwrap();
+    let out = hrry(&["inspect", s(&path)]).out();
+    assert!(out.contains(r#""say \"hi\" \\ bye""#), "{out}");
+    assert!(
+        out.contains("1 tensor,") && !out.contains("1 tensors"),
+        "{out}"
+    );
+    assert!(out.contains("metadata (1 entry)"), "{out}");
+    // One violation, said so.
+    let out = hrry(&["validate", &corpus("invalid/HF-CRC-001.hrry")]).out();
+    assert!(out.contains("(1 violation)"), "{out}");
+    for text in [out, hrry(&["inspect", s(&path)]).out()] {
+        assert!(!text.contains("(s)"), "{text}");
+    }
+}
+
+#[test]
+fn gguf_metadata_shows_its_gguf_type() {
+    let dir = tempfile::tempdir().unwrap();
+    // A GGUF version 3 file with no tensors and one uint32 key.
+    let key = b"general.alignment";
+    let mut gguf = b"GGUF".to_vec();
+    gguf.extend_from_slice(&3u32.to_le_bytes());
+    gguf.extend_from_slice(&0u64.to_le_bytes());
+    gguf.extend_from_slice(&1u64.to_le_bytes());
+    gguf.extend_from_slice(&(key.len() as u64).to_le_bytes());
+    gguf.extend_from_slice(key);
+    gguf.extend_from_slice(&4u32.to_le_bytes()); // UINT32
+    gguf.extend_from_slice(&32u32.to_le_bytes());
+    let src = dir.path().join("u.gguf");
+    let out = dir.path().join("u.hrry");
+    std::fs::write(&src, &gguf).unwrap();
+    assert_eq!(hrry(&["convert", s(&src), s(&out)]).code, 0);
+    let text = hrry(&["inspect", s(&out)]).out();
+    let line = text
+        .lines()
+        .find(|l| l.contains("general.alignment"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(line.contains("uint32"), "{line}");
+}
+
+#[test]
+fn help_explains_sizes_and_widening() {
+    let inspect = hrry(&["inspect", "--help"]).out();
+    assert!(
+        inspect.contains("BYTES") && inspect.contains("hrry fetch"),
+        "{inspect}"
+    );
+    let fetch = hrry(&["fetch", "--help"]).out();
+    assert!(fetch.contains("BYTES"), "{fetch}");
+    let export = hrry(&["export", "--help"]).out();
+    assert!(
+        export.contains("bfloat16") && export.contains("float32"),
+        "{export}"
+    );
+}

@@ -7,7 +7,9 @@ use hrry::convert::gguf::GGUF_VALUE_TYPES_KEY;
 use hrry::convert::gguf_schema::{
     GgufArray, GgufArrayValues, GgufKv, GgufPreamble, GgufString, GgufTensorInfo, GgufValue,
 };
-use hrry::convert::{convert, safetensors::read_all, Error, FloatType, NoProgress, Options};
+use hrry::convert::{
+    convert, safetensors::read_all, Error, FloatType, ModelFormat, NoProgress, Options,
+};
 use hrry::file::HrryFile;
 use hrry::schema::{to_bytes, KvScalar, KvValue, LenBytes};
 use hrry::validate::Options as ValidateOptions;
@@ -455,14 +457,21 @@ fn malformed_inputs_fail_cleanly() {
     assert!(run(&path, &out, &Options::default()).is_err());
     let gguf = dir.path().join("m.gguf");
     std::fs::write(&gguf, &good).unwrap();
-    let e = run(
+    let e = run(&gguf, &dir.path().join("copy.gguf"), &Options::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("not supported"), "{e}");
+    // GGUF to safetensors goes through a HRRYFILE in one run.
+    let summary = run(
         &gguf,
         &dir.path().join("m.safetensors"),
         &Options::default(),
     )
-    .unwrap_err()
-    .to_string();
-    assert!(e.contains("not supported"), "{e}");
+    .unwrap();
+    assert_eq!(
+        (summary.from, summary.to),
+        (ModelFormat::Gguf, ModelFormat::Safetensors)
+    );
 }
 
 #[test]
@@ -1155,7 +1164,7 @@ fn hrry_to_gguf_refuses_what_gguf_cannot_hold_unless_asked() {
             summary
                 .notes
                 .iter()
-                .any(|n| n.contains("4 tensor(s) stored as")),
+                .any(|n| n.contains("4 tensors stored as")),
             "{:?}",
             summary.notes
         );

@@ -13,7 +13,7 @@ fn inspect(args: &[&str]) -> serde_json::Value {
         .output()
         .expect("hrry runs");
     let code = out.status.code().expect("exit code");
-    assert!(code == 0 || code == 1, "{args:?}: exit {code}");
+    assert!((0..=2).contains(&code), "{args:?}: exit {code}");
     serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("{args:?}: stdout is not JSON ({e})"))
 }
@@ -71,6 +71,21 @@ fn every_corpus_file_matches_the_schema() {
         opened > 100 && errors > 10,
         "{opened} opened, {errors} errors"
     );
+}
+
+#[test]
+fn unreadable_and_unrecognised_files_give_documents_the_schema_accepts() {
+    let schema = validator();
+    let dir = tempfile::tempdir().unwrap();
+    let text = dir.path().join("notes.txt");
+    std::fs::write(&text, "hello\n").unwrap();
+    let missing = dir.path().join("missing.hrry");
+    for path in [&text, &missing, &dir.path().to_path_buf()] {
+        let v = inspect(&["--json", path.to_str().unwrap()]);
+        assert!(v["format"].is_null(), "{path:?}: {v}");
+        let problems: Vec<String> = schema.iter_errors(&v).map(|e| e.to_string()).collect();
+        assert!(problems.is_empty(), "{path:?}: {problems:#?}");
+    }
 }
 
 #[test]

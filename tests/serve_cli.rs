@@ -73,11 +73,39 @@ fn serve_fetch_put_and_stop_on_sigterm() {
     let stored = dir.path().join("t.hrry");
     run(hrry().args(["fetch", &addr, "t", "-o"]).arg(&stored));
     run(hrry().arg("validate").arg(&stored));
-    // A push, served back under its new key.
-    run(hrry()
+    // A push, served back under its new key; the message names the tensor once
+    // and the key it is stored under.
+    let pushed = run(hrry()
         .args(["put", &addr])
         .arg(corpus("layout-csr.hrry"))
         .args(["t", "--as", "copy"]));
+    let said = String::from_utf8_lossy(&pushed.stderr);
+    assert!(
+        said.contains("t stored on") && said.contains("as \"copy\""),
+        "{said}"
+    );
+    // Fetching to a name whose format cannot be told is refused, as convert
+    // refuses one, and writes nothing.
+    let text = dir.path().join("t.txt");
+    let out = hrry()
+        .args(["fetch", &addr, "t", "-o"])
+        .arg(&text)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains(".npy or .hrry"));
+    assert!(!text.exists());
+    // The fetch summary counts in words, without "(s)".
+    let out = hrry()
+        .args(["fetch", &addr, "t", "-o"])
+        .arg(dir.path().join("t2.hrry"))
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("(1 tensor, ") && !said.contains("(s)"),
+        "{said}"
+    );
     let copy = dir.path().join("copy.npy");
     run(hrry().args(["fetch", &addr, "copy", "-o"]).arg(&copy));
     assert_eq!(

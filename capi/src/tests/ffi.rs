@@ -396,3 +396,16 @@ fn an_empty_file_is_invalid_and_a_directory_unreadable() {
     }
     std::fs::remove_file(empty).unwrap();
 }
+
+#[test]
+fn a_directory_is_refused_as_a_directory() {
+    let dir = CString::new(corpus("valid").into_os_string().into_encoded_bytes()).unwrap();
+    let mut f = garbage();
+    // SAFETY: a valid C string and output pointer.
+    let status = unsafe { hrry_open(dir.as_ptr(), &mut f) };
+    assert_eq!(status, HRRY_IO);
+    assert!(f.is_null());
+    let message = last_error();
+    assert!(message.contains("is a directory"), "{message}");
+    assert!(!message.contains("No such device"), "{message}");
+}

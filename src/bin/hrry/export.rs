@@ -13,6 +13,11 @@ use crate::{text, Failure, Outcome};
 /// Arguments of `hrry export`.
 #[derive(clap::Args)]
 #[command(after_long_help = concat!("\
+Types NumPy holds keep their bits (float16 as <f2, bool as |b1, ...). bfloat16 and
+the 8-, 6- and 4-bit floats, which NumPy has no dtype for, are widened exactly to
+float32; sub-byte integers to int8 / uint8; float128 narrows to float64 (round to
+nearest even); quantized tensors are dequantized to float32 (--raw keeps the codes).
+
 Examples:
   hrry export model.hrry tok_embd.weight -o emb.npy
   hrry export model.hrry tok_embd.weight --raw -o emb.npy

@@ -20,6 +20,16 @@ const NAME_COLUMN_MAX: usize = 48;
 
 /// Arguments of `hrry inspect`.
 #[derive(clap::Args)]
+#[command(after_long_help = concat!("\
+The tensor table: ELEMENTS is the element count; BYTES the tensor's data_length in
+the index, its buffers as stored (codes, scales and zero points of a quantized
+tensor) with the alignment padding between them, which is why it can exceed the
+buffer bytes `hrry fetch` reports receiving and differ from the size of a .npy
+export (values widened, dequantized to float32); OFFSET where its data
+starts. KV values keep the type the file stores; a key converted from GGUF shows
+its GGUF type too (`uint32 (stored as uint64)`).
+
+", see_exit_codes!()))]
 pub struct Args {
     /// The file to show (`-` reads standard input).
     file: PathBuf,
@@ -361,9 +371,17 @@ fn print_kv(kv: &Map<String, Value>, full: bool) {
         "metadata ({}):",
         plural(kv.len() as u64, "entry", "entries")
     );
+    let gguf_types = gguf_value_types(kv);
+    let type_of = |key: &str, e: &Value| {
+        let stored = e["type"].as_str().unwrap_or("?");
+        match gguf_types.get(key).and_then(Value::as_str) {
+            Some(gguf) if gguf != stored => format!("{} (stored as {stored})", safe(gguf)),
+            _ => stored.to_string(),
+        }
+    };
     let type_width = kv
-        .values()
-        .map(|e| e["type"].as_str().unwrap_or("?").len())
+        .iter()
+        .map(|(k, e)| type_of(k, e).chars().count())
         .max()
         .unwrap_or(0);
     let key_width = kv
@@ -373,7 +391,7 @@ fn print_kv(kv: &Map<String, Value>, full: bool) {
         .max()
         .unwrap_or(0);
     for (key, e) in kv {
-        let ty = e["type"].as_str().unwrap_or("?");
+        let ty = type_of(key, e);
         let value = kv_value(e, full);
         let key = safe(key);
         if width(&key) > NAME_COLUMN_MAX {
@@ -383,6 +401,20 @@ fn print_kv(kv: &Map<String, Value>, full: bool) {
             outln!("  {key:key_width$}  {ty:<type_width$}  {value}");
         }
     }
+}
+
+/// The GGUF type of each key of a file converted from GGUF, from the JSON object
+/// `hrry convert` records under `hrry.gguf.value_types` (a HRRYFILE stores every
+/// GGUF integer as int64 or uint64): empty for other files or a malformed entry.
+fn gguf_value_types(kv: &Map<String, Value>) -> Map<String, Value> {
+    kv.get(hrry::convert::gguf::GGUF_VALUE_TYPES_KEY)
+        .and_then(|e| e["value"].as_str())
+        .and_then(|s| serde_json::from_str::<Value>(s).ok())
+        .and_then(|v| match v {
+            Value::Object(m) => Some(m),
+            _ => None,
+        })
+        .unwrap_or_default()
 }
 
 /// One KV value for people: strings quoted and cut, arrays as `N × type [a, b, …]`.

@@ -67,8 +67,11 @@ pub struct ServeArgs {
 #[command(after_long_help = concat!("\
 Requests a tensor from a server. To a .npy file the tensor is asked in row-major
 layout (the server transcodes) and written in logical order as `hrry export`
-would; to a .hrry file it is stored as received (a composite with its members,
-named KEY.0, KEY.1, ...).
+would; to a .hrry file (or `-`) it is stored as received (a composite with its
+members, named KEY.0, KEY.1, ...); another extension is refused. The bytes of
+buffer data reported are those received for the tensor's buffers in the layout the
+server sent, without the padding a file puts between buffers (which `hrry inspect`
+counts in BYTES) and before any widening `.npy` output does.
 
 Examples:
   hrry fetch 127.0.0.1:7070 tok_embd.weight -o emb.npy
@@ -175,8 +178,25 @@ fn layout_tag(name: &str) -> Result<u8, Failure> {
         .ok_or_else(|| Failure(format!("unknown layout {name:?} (try row-major, csr, ...)")))
 }
 
+/// Whether `fetch` writes `output` as a `.npy` array (else as a HRRYFILE), from its
+/// extension; `-` (standard output) is a HRRYFILE. Any other name is refused, as
+/// `convert` refuses one, rather than guessed.
+fn writes_npy(output: &std::path::Path) -> Result<bool, Failure> {
+    if crate::is_dash(output) {
+        return Ok(false);
+    }
+    match output.extension().and_then(|e| e.to_str()) {
+        Some("npy") => Ok(true),
+        Some("hrry" | "hrryfile") => Ok(false),
+        _ => Err(Failure(format!(
+            "cannot tell the output format from {:?}: use a .npy or .hrry extension",
+            text::path(output)
+        ))),
+    }
+}
+
 pub fn fetch(args: FetchArgs) -> Result<Outcome, Failure> {
-    let npy = args.output.extension().is_some_and(|e| e == "npy");
+    let npy = writes_npy(&args.output)?;
     let mut how = FetchOptions::default();
     match &args.layout {
         Some(name) => how.layouts = vec![layout_tag(name)?],

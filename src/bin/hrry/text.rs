@@ -82,6 +82,11 @@ pub fn width(s: &str) -> usize {
     safe(s).chars().count()
 }
 
+/// A count and the noun it counts: "1 tensor", "2 tensors", "0 violations".
+pub fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -102,9 +107,4 @@ mod tests {
         assert_eq!(quoted("ab\x1bc", 80), r#""ab\x1bc""#);
         assert_eq!(quoted("abcdef", 3), r#""abc"… (6 bytes)"#);
     }
-}
-
-/// A count and the noun it counts: "1 tensor", "2 tensors", "0 violations".
-pub fn plural(n: u64, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
 }
