@@ -89,6 +89,7 @@ fn readme_is_a_front_page() {
     let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
     let lines = readme.lines().count();
     assert!(lines <= 200, "README.md has {lines} lines (at most 200)");
+    // The two set-up commands, which CI runs as written in a fresh clone.
     let setup = readme_setup_commands(&readme);
     assert_eq!(
         setup,
@@ -97,6 +98,14 @@ fn readme_is_a_front_page() {
             "cargo test"
         ]
     );
+    let ci = std::fs::read_to_string(root.join(".ci/run")).unwrap();
+    let clone_step = &ci[ci.find("git clone").expect(".ci/run clones the repository")..];
+    for command in &setup {
+        assert!(
+            clone_step.lines().any(|l| l.trim() == command),
+            ".ci/run does not run {command:?} in its clone"
+        );
+    }
 }
 
 /// The commands of the README's `## Set-up` code block, comments removed.
