@@ -110,12 +110,13 @@ fn corpus_on_disk_is_current() {
     );
 }
 
+/// Rule IDs are unique. (How many rules there are is pinned exactly by
+/// tests/docs.rs: the README states the count and it must equal the table's.)
 #[test]
-fn rule_table_is_large_and_unique() {
+fn rule_ids_are_unique() {
     let ids: Vec<&str> = all_rules().map(|r| r.id).collect();
     let unique: BTreeSet<&str> = ids.iter().copied().collect();
     assert_eq!(ids.len(), unique.len(), "duplicate rule IDs");
-    assert!(ids.len() >= 80, "only {} rules", ids.len());
 }
 
 /// Rules whose corpus file shows a permissive allowance of the spec: an unknown
