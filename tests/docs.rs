@@ -422,3 +422,17 @@ fn no_file_cites_documents_outside_the_repository() {
         .collect();
     assert!(found.is_empty(), "{found:#?}");
 }
+
+#[test]
+fn the_c_readme_says_how_an_installed_library_is_found() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join("capi/README.md")).unwrap();
+    // After `capi/install.sh PREFIX`, a dynamically linked program needs the loader
+    // told where PREFIX/lib is, unless the prefix is one it searches.
+    let after = &text[text.find("capi/install.sh").expect("the install step")..];
+    let next_section = after.find("\n## ").unwrap_or(after.len());
+    let install = &after[..next_section];
+    for needed in ["LD_LIBRARY_PATH=PREFIX/lib", "-Wl,-rpath,PREFIX/lib"] {
+        assert!(install.contains(needed), "capi/README.md lacks {needed:?}");
+    }
+}
