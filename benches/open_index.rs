@@ -1,5 +1,5 @@
 //! Opening and indexing a file of many small tensors, against `safetensors` 0.8
-//! reading an equivalent file in the same run (issue 2).
+//! reading an equivalent file in the same run.
 //!
 //! Run with `cargo bench --bench open_index`. `HRRY_BENCH_RUNS` sets the timed runs
 //! per measurement (default 9; median reported, minimum beside it; the operations of

@@ -22,7 +22,7 @@
 //!    `hrry validate` on a sparse 16 GiB file whose tensors are dense data (holes:
 //!    only the metadata is written), and on the 1 GiB file.
 //!
-//! Targets (issue 17): validation at least 10x faster than reading the file; peak
+//! Targets: validation at least 10x faster than reading the file; peak
 //! RSS of `hrry validate` on the 16 GiB file at most 64 MiB.
 
 fn main() {

@@ -1,4 +1,4 @@
-//! The command line at its edges (issue 16): output paths that are devices, FIFOs,
+//! The command line at its edges: output paths that are devices, FIFOs,
 //! symlinks, stdout or an input; signals mid-write; batches with missing and broken
 //! files; hostile names; very large metadata; the exit-code table.
 

@@ -1,5 +1,6 @@
-//! The last checkable requirements (issue 15): buffer handles per buffer-protocol.md,
-//! quantization in every layout, and the remaining gaps. For each requirement the
+//! Requirements that one field decides: buffer handles per buffer-protocol.md,
+//! quantization in every layout, element codes, composite heads, shard sections,
+//! Hilbert buffers, empty KV arrays and per-tensor buffer counts. For each the
 //! smallest file that breaks it and one that keeps it are built here, and both are
 //! judged in strict and permissive mode: the valid file passes both; the broken one
 //! reports exactly its rule in strict mode, and in permissive mode too when the
@@ -388,7 +389,7 @@ fn kv_array(element_tag: u8) -> Vec<u8> {
 }
 
 #[test]
-fn the_remaining_gaps() {
+fn codes_composite_heads_shards_hilbert_kv_arrays_and_buffer_counts() {
     check(vec![
         Item {
             what: "float8_e8m0 data codes 0x00 and 0xFF make the descriptor invalid",
