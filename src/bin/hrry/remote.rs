@@ -1,6 +1,8 @@
 //! Inputs named by URL (`http://`, `https://`): opened as remote sources read with
 //! range requests (`hrry::remote`). Setting `HRRY_REMOTE_STATS=1` prints the
-//! requests and bytes each one cost on standard error.
+//! requests and bytes each one cost on standard error; `HRRY_REMOTE_SUFFIX_BYTES`
+//! and `HRRY_REMOTE_BLOCK_BYTES` set the first request's length (256 KiB) and the
+//! block fetched around a read that misses the cache (64 KiB).
 
 use std::path::Path;
 
@@ -22,7 +24,20 @@ pub fn shown(path: &Path) -> String {
 
 /// Opens the file at `url` (the error names the URL, without credentials).
 pub fn open(url: &str) -> Result<RemoteSource, String> {
-    RemoteSource::open(url, &RemoteOptions::default()).map_err(|e| format!("cannot read {e}"))
+    let mut options = RemoteOptions::default();
+    for (var, field) in [
+        ("HRRY_REMOTE_SUFFIX_BYTES", &mut options.suffix_len),
+        ("HRRY_REMOTE_BLOCK_BYTES", &mut options.block_size),
+    ] {
+        if let Some(v) = std::env::var_os(var) {
+            *field = v
+                .to_str()
+                .and_then(|v| v.parse().ok())
+                .filter(|&n: &u64| n > 0)
+                .ok_or_else(|| format!("{var} must be a positive number of bytes"))?;
+        }
+    }
+    RemoteSource::open(url, &options).map_err(|e| format!("cannot read {e}"))
 }
 
 /// Prints what reading `source` cost, when `HRRY_REMOTE_STATS` is set.

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# hrry::remote against a real HTTP server: installs nginx (Debian package) if it is
+# missing, serves the repository on a loopback port, and runs the tests and the
+# benchmark that need it (tests/remote.rs, benches/remote.rs) with
+# HRRY_TEST_HTTP_BASE set to its URL. REMOTE_BENCH_GIB sets the benchmark file's
+# size (25 by default; 0 skips the benchmark).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+if ! command -v nginx >/dev/null; then
+    if ! apt-get install -y nginx-light >/dev/null 2>&1; then
+        apt-get update >/dev/null && apt-get install -y nginx-light >/dev/null
+    fi
+fi
+dir=$(mktemp -d "${TMPDIR:-/tmp}/hrry-nginx.XXXXXX")
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+sed -e "s|@DIR@|$dir|g" -e "s|@PORT@|$port|" -e "s|@ROOT@|$PWD|" tests/remote/nginx.conf.in >"$dir/nginx.conf"
+nginx -c "$dir/nginx.conf" -p "$dir" &
+nginx_pid=$!
+trap 'kill "$nginx_pid" 2>/dev/null; wait "$nginx_pid" 2>/dev/null; rm -rf "$dir"' EXIT
+for _ in $(seq 50); do
+    curl -fs -o /dev/null -r 0-0 "http://127.0.0.1:$port/Cargo.toml" && break
+    sleep 0.1
+done
+export HRRY_TEST_HTTP_BASE="http://127.0.0.1:$port/"
+cargo test --release --test remote
+if [ "${REMOTE_BENCH_GIB:-25}" != 0 ]; then
+    cargo bench --bench remote
+fi
