@@ -111,7 +111,11 @@ fn nginx_answers_multi_range_prefetches_in_one_request() {
         remote.read_at(s, &mut buf).expect("read");
         assert_eq!(buf, bytes[s as usize..(s + n) as usize]);
     }
-    assert_eq!(remote.stats().requests, before + 1, "reads served from the cache");
+    assert_eq!(
+        remote.stats().requests,
+        before + 1,
+        "reads served from the cache"
+    );
 }
 
 // --- a server with faults -------------------------------------------------------
@@ -197,7 +201,11 @@ fn answer_one(mut stream: TcpStream, bytes: &[u8], answer: Answer) -> std::io::R
     let head = |status: &str, headers: &str| {
         format!("HTTP/1.1 {status}\r\nConnection: close\r\n{headers}\r\n")
     };
-    let etag = if answer == Answer::Changed { "\"v2\"" } else { "\"v1\"" };
+    let etag = if answer == Answer::Changed {
+        "\"v2\""
+    } else {
+        "\"v1\""
+    };
     if answer == Answer::Changed && if_match.is_some_and(|m| m != etag) {
         stream.write_all(head("412 Precondition Failed", "Content-Length: 0\r\n").as_bytes())?;
         return Ok(());
@@ -209,7 +217,11 @@ fn answer_one(mut stream: TcpStream, bytes: &[u8], answer: Answer) -> std::io::R
         Answer::IgnoreRange => {
             let total = 1u64 << 30;
             stream.write_all(
-                head("200 OK", &format!("Content-Length: {total}\r\nETag: {etag}\r\n")).as_bytes(),
+                head(
+                    "200 OK",
+                    &format!("Content-Length: {total}\r\nETag: {etag}\r\n"),
+                )
+                .as_bytes(),
             )?;
             let zeros = vec![0u8; 1 << 16];
             for _ in 0..total / zeros.len() as u64 {
@@ -222,7 +234,11 @@ fn answer_one(mut stream: TcpStream, bytes: &[u8], answer: Answer) -> std::io::R
                 // A multi-range request: answered whole, as by a server that
                 // speaks single ranges only (the client must not read it).
                 stream.write_all(
-                    head("200 OK", &format!("Content-Length: {len}\r\nETag: {etag}\r\n")).as_bytes(),
+                    head(
+                        "200 OK",
+                        &format!("Content-Length: {len}\r\nETag: {etag}\r\n"),
+                    )
+                    .as_bytes(),
                 )?;
                 return stream.write_all(bytes);
             };
@@ -273,15 +289,30 @@ fn validate_remote(url: &str, options: &RemoteOptions) -> std::io::Result<String
 fn a_correct_server_gives_the_local_report() {
     let (bytes, expected, options) = sample();
     let server = fault_server(bytes, |_| Answer::Right);
-    assert_eq!(validate_remote(&server.url, &options).expect("validates"), expected);
-    assert!(server.requests.load(Ordering::SeqCst) > 1, "the options need several requests");
+    assert_eq!(
+        validate_remote(&server.url, &options).expect("validates"),
+        expected
+    );
+    assert!(
+        server.requests.load(Ordering::SeqCst) > 1,
+        "the options need several requests"
+    );
 }
 
 #[test]
 fn two_503s_are_retried_to_the_right_verdict() {
     let (bytes, expected, options) = sample();
-    let server = fault_server(bytes, |n| if n < 2 { Answer::Status(503) } else { Answer::Right });
-    assert_eq!(validate_remote(&server.url, &options).expect("validates"), expected);
+    let server = fault_server(bytes, |n| {
+        if n < 2 {
+            Answer::Status(503)
+        } else {
+            Answer::Right
+        }
+    });
+    assert_eq!(
+        validate_remote(&server.url, &options).expect("validates"),
+        expected
+    );
 }
 
 #[test]
@@ -290,13 +321,22 @@ fn endless_503s_give_up_naming_the_url() {
     let server = fault_server(bytes, |_| Answer::Status(503));
     let e = validate_remote(&server.url, &options).expect_err("an error");
     assert!(e.to_string().contains(&server.url), "{e}");
-    assert_eq!(server.requests.load(Ordering::SeqCst), 1 + options.retries as usize);
+    assert_eq!(
+        server.requests.load(Ordering::SeqCst),
+        1 + options.retries as usize
+    );
 }
 
 #[test]
 fn a_changed_file_is_an_error_saying_so() {
     let (bytes, _, options) = sample();
-    let server = fault_server(bytes, |n| if n == 0 { Answer::Right } else { Answer::Changed });
+    let server = fault_server(bytes, |n| {
+        if n == 0 {
+            Answer::Right
+        } else {
+            Answer::Changed
+        }
+    });
     let e = validate_remote(&server.url, &options).expect_err("an error");
     assert!(e.to_string().contains("changed"), "{e}");
 }
@@ -304,12 +344,19 @@ fn a_changed_file_is_an_error_saying_so() {
 #[test]
 fn a_wrong_content_range_is_an_error() {
     let (bytes, _, options) = sample();
-    let server = fault_server(bytes, |n| if n == 0 { Answer::Right } else { Answer::WrongRange });
+    let server = fault_server(bytes, |n| {
+        if n == 0 {
+            Answer::Right
+        } else {
+            Answer::WrongRange
+        }
+    });
     let e = validate_remote(&server.url, &options).expect_err("an error");
     assert!(e.to_string().contains("Content-Range"), "{e}");
-    let first = fault_server(std::fs::read(root().join("corpus/valid/basic.hrry")).unwrap(), |_| {
-        Answer::WrongRange
-    });
+    let first = fault_server(
+        std::fs::read(root().join("corpus/valid/basic.hrry")).unwrap(),
+        |_| Answer::WrongRange,
+    );
     assert!(RemoteSource::open(&first.url, &options).is_err());
 }
 
@@ -320,9 +367,21 @@ fn a_short_body_is_retried_or_an_error() {
         multi_range: false,
         ..options
     };
-    let once = fault_server(bytes.clone(), |n| if n == 1 { Answer::Short } else { Answer::Right });
-    assert_eq!(validate_remote(&once.url, &options).expect("retried"), expected);
-    let always = fault_server(bytes, |n| if n == 0 { Answer::Right } else { Answer::Short });
+    let once = fault_server(bytes.clone(), |n| {
+        if n == 1 {
+            Answer::Short
+        } else {
+            Answer::Right
+        }
+    });
+    assert_eq!(
+        validate_remote(&once.url, &options).expect("retried"),
+        expected
+    );
+    let always = fault_server(
+        bytes,
+        |n| if n == 0 { Answer::Right } else { Answer::Short },
+    );
     let e = validate_remote(&always.url, &options).expect_err("an error");
     assert!(e.to_string().contains("bytes"), "{e}");
 }
@@ -345,7 +404,10 @@ fn a_multi_range_refusal_falls_back_to_single_ranges() {
     let report = hrry::Format::HrryFile
         .validate_source(&source, &Default::default())
         .expect("validates");
-    assert_eq!(hrry::report::validate_json("f", "hrryfile", &report).to_string(), expected);
+    assert_eq!(
+        hrry::report::validate_json("f", "hrryfile", &report).to_string(),
+        expected
+    );
 }
 
 #[test]
@@ -365,7 +427,13 @@ fn cli_errors_exit_2_naming_the_url_without_credentials() {
     );
     assert!(all.contains(&missing.url), "{all}");
     assert!(!all.contains("s3cret"), "{all}");
-    let changed = fault_server(bytes, |n| if n == 0 { Answer::Right } else { Answer::Changed });
+    let changed = fault_server(bytes, |n| {
+        if n == 0 {
+            Answer::Right
+        } else {
+            Answer::Changed
+        }
+    });
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_hrry"))
         .args(["validate", &changed.url])
         .env("HRRY_REMOTE_SUFFIX_BYTES", "256")
@@ -374,7 +442,10 @@ fn cli_errors_exit_2_naming_the_url_without_credentials() {
         .expect("run hrry");
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("changed") && stderr.contains(&changed.url), "{stderr}");
+    assert!(
+        stderr.contains("changed") && stderr.contains(&changed.url),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -386,4 +457,135 @@ fn reads_past_the_end_are_errors() {
     let mut buf = [0u8; 4];
     let e = source.read_at(len - 2, &mut buf).expect_err("past the end");
     assert_eq!(e.kind(), std::io::ErrorKind::UnexpectedEof);
+}
+
+// --- a 7B model's worth of tensors ----------------------------------------------
+
+/// A writer that seeks over all-zero 4 KiB blocks, so a file of any size costs only
+/// its metadata on disk.
+struct Holes(std::fs::File);
+
+impl Write for Holes {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        use std::io::{Seek, SeekFrom};
+        for block in buf.chunks(4096) {
+            if block.iter().all(|&b| b == 0) {
+                self.0.seek(SeekFrom::Current(block.len() as i64))?;
+            } else {
+                self.0.write_all(block)?;
+            }
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
+    }
+}
+
+/// The 291 float32 tensors of a 7B llama-style model (32 layers of 4096×4096 and
+/// 11008×4096 matrices, a 32000×4096 embedding and output): about 25 GiB.
+fn llama_7b() -> Vec<(String, Vec<u64>)> {
+    let mut out = vec![("token_embd.weight".to_string(), vec![32000, 4096])];
+    for l in 0..32 {
+        for (part, shape) in [
+            ("attn_norm.weight", vec![4096]),
+            ("attn_q.weight", vec![4096, 4096]),
+            ("attn_k.weight", vec![4096, 4096]),
+            ("attn_v.weight", vec![4096, 4096]),
+            ("attn_output.weight", vec![4096, 4096]),
+            ("ffn_norm.weight", vec![4096]),
+            ("ffn_gate.weight", vec![11008, 4096]),
+            ("ffn_up.weight", vec![11008, 4096]),
+            ("ffn_down.weight", vec![4096, 11008]),
+        ] {
+            out.push((format!("blk.{l}.{part}"), shape));
+        }
+    }
+    out.push(("output_norm.weight".to_string(), vec![4096]));
+    out.push(("output.weight".to_string(), vec![32000, 4096]));
+    out
+}
+
+/// Writes the 7B model (zeros as holes, a 32000-token tokenizer in its KV) to
+/// `path` unless it is there.
+fn write_sparse_7b(path: &Path) {
+    if path.exists() {
+        return;
+    }
+    std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+    let partial = path.with_extension("partial");
+    let file = std::fs::File::create(&partial).expect("create");
+    let sink = std::io::BufWriter::with_capacity(1 << 20, Holes(file));
+    let mut w = hrry::file::HrryWriter::new(sink, Default::default()).expect("writer");
+    w.add_kv("general.architecture", "llama").expect("kv");
+    w.add_kv(
+        "tokenizer.ggml.tokens",
+        hrry::testing::tokenizer_tokens(32000),
+    )
+    .expect("kv");
+    let zeros = vec![0u8; 1 << 20];
+    for (name, shape) in llama_7b() {
+        let d =
+            hrry::model::build::dense(hrry::model::ElementType::Float32, &shape).expect("dense");
+        w.begin_tensor(&name, &d).expect("begin");
+        let mut left: u64 = d.buffers.iter().map(|b| b.byte_size).sum();
+        while left > 0 {
+            let n = left.min(zeros.len() as u64) as usize;
+            w.write_data(&zeros[..n]).expect("data");
+            left -= n as u64;
+        }
+        w.end_tensor().expect("end");
+    }
+    let sink = w.finish().expect("finish");
+    let mut file = sink
+        .into_inner()
+        .map_err(|e| e.into_error())
+        .expect("flush")
+        .0;
+    use std::io::Seek;
+    let len = file.stream_position().expect("position");
+    file.set_len(len).expect("length");
+    drop(file);
+    std::fs::rename(&partial, path).expect("rename");
+}
+
+#[test]
+fn a_7b_model_validates_over_http_in_few_requests() {
+    let Ok(base) = std::env::var("HRRY_TEST_HTTP_BASE") else {
+        eprintln!("HRRY_TEST_HTTP_BASE is not set: tests/remote/run.sh runs this test with nginx");
+        return;
+    };
+    let rel = "target/remote-test/llama-7b-f32.hrry";
+    let path = root().join(rel);
+    write_sparse_7b(&path);
+    let local = hrry::source::FileSource::open(&path).expect("open");
+    let expected = report_json(&local, &path);
+    assert!(expected.contains("\"valid\":true"), "{expected}");
+    let url = format!("{base}{rel}");
+    for multi_range in [true, false] {
+        let options = RemoteOptions {
+            multi_range,
+            ..Default::default()
+        };
+        let remote = RemoteSource::open(&url, &options).expect("open");
+        assert_eq!(report_json(&remote, &path), expected);
+        let s = remote.stats();
+        eprintln!(
+            "validate {url} ({:.1} GiB, 291 tensors), {}: {} requests, {} bytes ({:.2} MiB)",
+            local.len() as f64 / (1u64 << 30) as f64,
+            if multi_range {
+                "multi-range"
+            } else {
+                "single ranges"
+            },
+            s.requests,
+            s.bytes,
+            s.bytes as f64 / (1 << 20) as f64
+        );
+        assert!(s.bytes <= 8 << 20, "{s:?}");
+        if multi_range {
+            assert!(s.requests <= 16, "{s:?}");
+        }
+    }
 }

@@ -7,9 +7,9 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use super::location::Location;
-use super::ranges::{parse_content_range, range_header, ContentRange};
 use super::multipart;
 use super::options::RemoteOptions;
+use super::ranges::{parse_content_range, range_header, ContentRange};
 
 /// Room for a multipart body's delimiters and part headers, per part.
 const PART_OVERHEAD: u64 = 256;
@@ -128,7 +128,9 @@ impl HttpObject {
     /// each. Returns what arrived; a range may come back in several pieces or
     /// merged with its neighbours.
     pub fn fetch_many(&self, ranges: &[(u64, u64)]) -> io::Result<Vec<Piece>> {
-        if ranges.len() > 1 && self.options.multi_range && !self.no_multi_range.load(Ordering::Relaxed)
+        if ranges.len() > 1
+            && self.options.multi_range
+            && !self.no_multi_range.load(Ordering::Relaxed)
         {
             if let Some(pieces) = self.with_retries(|| self.attempt_multi(ranges))? {
                 return Ok(pieces);
@@ -136,7 +138,8 @@ impl HttpObject {
         }
         let mut out = Vec::with_capacity(ranges.len());
         for &(s, e) in ranges {
-            let len = usize::try_from(e - s).map_err(|_| self.error(io::ErrorKind::OutOfMemory, "range too long"))?;
+            let len = usize::try_from(e - s)
+                .map_err(|_| self.error(io::ErrorKind::OutOfMemory, "range too long"))?;
             let mut bytes = vec![0; len];
             self.read_into(s, &mut bytes)?;
             out.push(Piece { start: s, bytes });
@@ -160,7 +163,9 @@ impl HttpObject {
             // A single range: the server merged the ranges into one (allowed), or
             // answered only some. Take it if it is one of what was asked.
             let range = self.content_range(&response)?;
-            let inside = ranges.iter().any(|&(s, e)| range.start >= s && range.end <= e)
+            let inside = ranges
+                .iter()
+                .any(|&(s, e)| range.start >= s && range.end <= e)
                 || (range.start == ranges[0].0 && range.end == ranges[ranges.len() - 1].1);
             if !inside {
                 return Err(wrong_range(range, ranges[0].0, ranges[ranges.len() - 1].1));
@@ -196,7 +201,10 @@ impl HttpObject {
             if range.total.is_some_and(|t| t != total) {
                 return Err(self.changed(format!("its length is now {}", range.total.unwrap_or(0))));
             }
-            if !ranges.iter().any(|&(s, e)| range.start >= s && range.end <= e) {
+            if !ranges
+                .iter()
+                .any(|&(s, e)| range.start >= s && range.end <= e)
+            {
                 return Err(Failure::Final(
                     io::ErrorKind::InvalidData,
                     format!(
@@ -320,11 +328,17 @@ impl HttpObject {
     }
 
     /// The `Content-Range` of an answer, checked against the pinned length.
-    fn content_range(&self, response: &ureq::http::Response<ureq::Body>) -> Result<ContentRange, Failure> {
+    fn content_range(
+        &self,
+        response: &ureq::http::Response<ureq::Body>,
+    ) -> Result<ContentRange, Failure> {
         let value = header(response, "content-range").ok_or_else(|| {
             Failure::Final(
                 io::ErrorKind::InvalidData,
-                format!("a {} answer has no Content-Range", response.status().as_u16()),
+                format!(
+                    "a {} answer has no Content-Range",
+                    response.status().as_u16()
+                ),
             )
         })?;
         let range = parse_content_range(&value).ok_or_else(|| {
@@ -342,7 +356,11 @@ impl HttpObject {
     }
 
     /// Reads exactly `buf.len()` bytes of body into `buf`, and checks nothing follows.
-    fn read_body(&self, response: &mut ureq::http::Response<ureq::Body>, buf: &mut [u8]) -> Result<(), Failure> {
+    fn read_body(
+        &self,
+        response: &mut ureq::http::Response<ureq::Body>,
+        buf: &mut [u8],
+    ) -> Result<(), Failure> {
         if let Some(len) = response.body().content_length() {
             if len != buf.len() as u64 {
                 return Err(Failure::Final(
@@ -381,7 +399,10 @@ impl HttpObject {
         if matches!(reader.read(&mut extra), Ok(n) if n > 0) {
             return Err(Failure::Final(
                 io::ErrorKind::InvalidData,
-                format!("the body is longer than the {} bytes of its range", buf.len()),
+                format!(
+                    "the body is longer than the {} bytes of its range",
+                    buf.len()
+                ),
             ));
         }
         Ok(())

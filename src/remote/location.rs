@@ -34,9 +34,17 @@ pub(crate) fn scheme(text: &str) -> Option<String> {
 fn is_secret_parameter(name: &str) -> bool {
     let name = name.to_ascii_lowercase();
     name.starts_with("x-amz-")
-        || ["signature", "sig", "token", "key", "secret", "password", "auth"]
-            .iter()
-            .any(|s| name.contains(s))
+        || [
+            "signature",
+            "sig",
+            "token",
+            "key",
+            "secret",
+            "password",
+            "auth",
+        ]
+        .iter()
+        .any(|s| name.contains(s))
 }
 
 /// `url` without its user information, and with the values of secret-looking query
@@ -79,7 +87,10 @@ fn strip_userinfo(url: &str) -> (String, Option<String>) {
     let authority_end = rest.find('/').unwrap_or(rest.len());
     let (authority, path) = rest.split_at(authority_end);
     match authority.rsplit_once('@') {
-        Some((userinfo, host)) => (format!("{scheme}://{host}{path}"), Some(userinfo.to_string())),
+        Some((userinfo, host)) => (
+            format!("{scheme}://{host}{path}"),
+            Some(userinfo.to_string()),
+        ),
         None => (url.to_string(), None),
     }
 }

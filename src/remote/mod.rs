@@ -161,7 +161,11 @@ impl ReadAt for RemoteSource {
                 })
                 .collect()
         };
-        let mut merged = ranges::coalesce(wanted, self.options.coalesce_gap, self.options.block_size.max(1) * 64);
+        let mut merged = ranges::coalesce(
+            wanted,
+            self.options.coalesce_gap,
+            self.options.block_size.max(1) * 64,
+        );
         // Never more than the cache holds (it would only push out what came first).
         let mut budget = self.options.cache_bytes;
         merged.retain(|&(s, e)| {

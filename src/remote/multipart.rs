@@ -26,7 +26,10 @@ pub(crate) fn boundary(content_type: &str) -> Option<String> {
 /// Splits `body` into its parts: each part's `Content-Range` and where its bytes
 /// are in `body`. Every part must have a `Content-Range` whose length is the
 /// length of its bytes; anything malformed is an error naming what is wrong.
-pub(crate) fn parts(body: &[u8], boundary: &str) -> Result<Vec<(ContentRange, Range<usize>)>, String> {
+pub(crate) fn parts(
+    body: &[u8],
+    boundary: &str,
+) -> Result<Vec<(ContentRange, Range<usize>)>, String> {
     let delimiter = format!("--{boundary}");
     let delimiter = delimiter.as_bytes();
     let mut at = find(body, delimiter, 0).ok_or("no boundary in the multipart body")?;
@@ -73,7 +76,9 @@ pub(crate) fn parts(body: &[u8], boundary: &str) -> Result<Vec<(ContentRange, Ra
             .ok_or("a multipart part is shorter than its Content-Range")?;
         let next = data_end + 2;
         if !body[data_end..].starts_with(b"\r\n")
-            || !body.get(next..).is_some_and(|rest| rest.starts_with(delimiter))
+            || !body
+                .get(next..)
+                .is_some_and(|rest| rest.starts_with(delimiter))
         {
             return Err("a multipart part is longer than its Content-Range".into());
         }

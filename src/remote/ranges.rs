@@ -84,7 +84,10 @@ mod tests {
                 total: Some(0)
             })
         );
-        assert_eq!(parse_content_range("bytes 0-9/*").map(|r| r.total), Some(None));
+        assert_eq!(
+            parse_content_range("bytes 0-9/*").map(|r| r.total),
+            Some(None)
+        );
         for bad in [
             "bytes 10-9/100",
             "bytes 0-100/100",
@@ -99,10 +102,17 @@ mod tests {
 
     #[test]
     fn nearby_ranges_merge_within_bounds() {
-        let got = coalesce(vec![(100, 110), (0, 10), (12, 20), (5, 8), (50, 50)], 4, 1000);
+        let got = coalesce(
+            vec![(100, 110), (0, 10), (12, 20), (5, 8), (50, 50)],
+            4,
+            1000,
+        );
         assert_eq!(got, [(0, 20), (100, 110)]);
         // A merge that would pass max_len is not made.
-        assert_eq!(coalesce(vec![(0, 10), (10, 20)], 0, 15), [(0, 10), (10, 20)]);
+        assert_eq!(
+            coalesce(vec![(0, 10), (10, 20)], 0, 15),
+            [(0, 10), (10, 20)]
+        );
         assert_eq!(range_header(&[(0, 10), (20, 21)]), "bytes=0-9,20-20");
     }
 }
