@@ -58,7 +58,9 @@ pub(crate) struct Piece {
 
 impl HttpObject {
     /// An object at `location`; nothing is requested yet.
-    pub fn new(location: Location, options: RemoteOptions) -> HttpObject {
+    pub fn new(location: Location, mut options: RemoteOptions) -> HttpObject {
+        // S3 answers one range per request.
+        options.multi_range &= !location.is_s3();
         let config = ureq::Agent::config_builder()
             .http_status_as_error(false)
             .timeout_global(Some(options.timeout))
@@ -150,14 +152,20 @@ impl HttpObject {
     /// One multi-range request: `None` when the server answered with a single
     /// range or the whole object (its body left unread), so single ranges follow.
     fn attempt_multi(&self, ranges: &[(u64, u64)]) -> Result<Option<Vec<Piece>>, Failure> {
-        let mut response = self.send(&range_header(ranges))?;
-        if response.status().as_u16() != 206 {
-            if response.status().as_u16() == 200 {
+        let response = self.send(&range_header(ranges));
+        let mut response = match response {
+            Ok(r) if r.status().as_u16() == 206 => r,
+            // 200 (the whole object, left unread), 400 or 416 (S3 and others
+            // refuse several ranges): single ranges from now on. 5xx and broken
+            // connections were retried by `send`'s caller; the version check
+            // (412, another ETag) fails for good.
+            Ok(r) if matches!(r.status().as_u16(), 200 | 400 | 416 | 501) => {
                 self.no_multi_range.store(true, Ordering::Relaxed);
                 return Ok(None);
             }
-            return Err(self.unexpected(&response));
-        }
+            Ok(r) => return Err(self.unexpected(&r)),
+            Err(e) => return Err(e),
+        };
         let content_type = header(&response, "content-type").unwrap_or_default();
         let Some(boundary) = multipart::boundary(&content_type) else {
             // A single range: the server merged the ranges into one (allowed), or
@@ -281,7 +289,7 @@ impl HttpObject {
     fn send(&self, range: &str) -> Result<ureq::http::Response<ureq::Body>, Failure> {
         let mut request = self
             .agent
-            .get(&self.location.request_url)
+            .get(self.location.request_url())
             .header("Range", range)
             .header("Accept-Encoding", "identity");
         if let Some(auth) = &self.location.basic_auth {

@@ -2,12 +2,24 @@
 //! is shown in messages (never with its credentials).
 
 use std::io;
+use std::sync::Arc;
 
-/// An `http://` or `https://` URL split into what requests use and what people see.
+use super::s3::S3Object;
+
+/// Where requests go.
+#[derive(Clone)]
+enum Target {
+    /// One URL, without user information.
+    Fixed(String),
+    /// An S3 object: each request gets a newly signed URL.
+    S3(Arc<S3Object>),
+}
+
+/// An `http://`, `https://` or `s3://` URL split into what requests use and what
+/// people see.
 #[derive(Clone)]
 pub(crate) struct Location {
-    /// The URL requests go to, without user information.
-    pub request_url: String,
+    target: Target,
     /// `Authorization: Basic …` from the URL's user information, if it had any.
     pub basic_auth: Option<String>,
     /// The URL as messages show it (see [`redact`]).
@@ -116,13 +128,33 @@ fn percent_decode(text: &str) -> Vec<u8> {
 }
 
 impl Location {
-    /// Parses an `http://` or `https://` URL.
+    /// Whether this is an S3 object.
+    pub fn is_s3(&self) -> bool {
+        matches!(self.target, Target::S3(_))
+    }
+
+    /// The URL for the next request.
+    pub fn request_url(&self) -> String {
+        match &self.target {
+            Target::Fixed(url) => url.clone(),
+            Target::S3(object) => object.request_url(),
+        }
+    }
+
+    /// Parses an `http://`, `https://` or `s3://` URL.
     pub fn parse(url: &str) -> io::Result<Location> {
         let shown = redact(url);
+        if scheme(url).as_deref() == Some("s3") {
+            return Ok(Location {
+                target: Target::S3(Arc::new(S3Object::from_url(url)?)),
+                basic_auth: None,
+                shown,
+            });
+        }
         if !matches!(scheme(url).as_deref(), Some("http" | "https")) {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
-                format!("{shown}: not an http:// or https:// URL"),
+                format!("{shown}: not an http://, https:// or s3:// URL"),
             ));
         }
         let (without_query, query) = match url.split_once('?') {
@@ -143,7 +175,7 @@ impl Location {
             )
         });
         Ok(Location {
-            request_url,
+            target: Target::Fixed(request_url),
             basic_auth,
             shown,
         })
@@ -168,7 +200,7 @@ mod tests {
         // An `@` in the path is not user information.
         assert_eq!(redact("http://h/a@b"), "http://h/a@b");
         let l = Location::parse("http://u%40x:p%3Aw@h/f?q=1").expect("parses");
-        assert_eq!(l.request_url, "http://h/f?q=1");
+        assert_eq!(l.request_url(), "http://h/f?q=1");
         assert!(!l.shown.contains("p%3Aw"));
         // base64("u@x:p:w")
         assert_eq!(l.basic_auth.as_deref(), Some("Basic dUB4OnA6dw=="));
@@ -181,6 +213,7 @@ mod tests {
         assert!(!is_url("corpus/valid/basic.hrry"));
         assert!(!is_url("ftp://h/f"));
         assert!(!is_url("c:\\dir\\f"));
-        assert!(Location::parse("s3://b/k").is_err());
+        assert!(Location::parse("ftp://b/k").is_err());
+        assert!(Location::parse("s3://bucket-only").is_err());
     }
 }

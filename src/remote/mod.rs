@@ -1,4 +1,5 @@
-//! Files read over the network: a [`ReadAt`] over HTTP(S) range requests.
+//! Files read over the network: a [`ReadAt`] over HTTP(S) range requests, and S3
+//! objects (`s3://bucket/key`) through presigned range requests.
 //!
 //! [`RemoteSource::open`] asks for the last [`RemoteOptions::suffix_len`] bytes
 //! (`Range: bytes=-N`, no `HEAD`): the answer's `Content-Range` gives the length,
@@ -34,6 +35,7 @@ mod location;
 mod multipart;
 mod options;
 mod ranges;
+mod s3;
 
 use std::io;
 use std::sync::atomic::Ordering;
@@ -73,8 +75,10 @@ impl std::fmt::Debug for RemoteSource {
 }
 
 impl RemoteSource {
-    /// Opens the file at `url` (`http://` or `https://`, user information in it
-    /// sent as basic authentication) with one suffix request.
+    /// Opens the file at `url` with one suffix request: `http://` or `https://`
+    /// (user information in it sent as basic authentication), or `s3://bucket/key`
+    /// (signed with the standard `AWS_*` environment variables, `AWS_ENDPOINT_URL`
+    /// naming an S3-compatible store).
     pub fn open(url: &str, options: &RemoteOptions) -> io::Result<RemoteSource> {
         let object = http::HttpObject::new(location::Location::parse(url)?, options.clone());
         let (len, tail) = object.suffix(options.suffix_len)?;

@@ -22,5 +22,28 @@ for _ in $(seq 50); do
     sleep 0.1
 done
 export HRRY_TEST_HTTP_BASE="http://127.0.0.1:$port/"
-cargo test --test remote -- --nocapture --test-threads=1 2>&1 | grep -E '^(test |validate |[0-9]+ corpus)|result|panicked|assert' 
+
+# S3: s3s-fs (built once into target/tools; REMOTE_S3=0 skips it) serving the
+# repository as bucket `repo`, with a key pair the tests sign with.
+if [ "${REMOTE_S3:-1}" != 0 ]; then
+    s3s=target/tools/bin/s3s-fs
+    if [ ! -x "$s3s" ]; then
+        cargo install --quiet --locked --root target/tools --target-dir target/tools-build \
+            s3s-fs@0.14.1 --features binary
+    fi
+    mkdir -p "$dir/s3" && ln -s "$PWD" "$dir/s3/repo"
+    s3port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    "$s3s" --host 127.0.0.1 --port "$s3port" --access-key hrry-test-key \
+        --secret-key hrry-test-secret "$dir/s3" >"$dir/s3s.log" 2>&1 &
+    s3s_pid=$!
+    trap 'kill "$nginx_pid" "$s3s_pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$dir"' EXIT
+    for _ in $(seq 50); do
+        curl -s -o /dev/null "http://127.0.0.1:$s3port/" && break
+        sleep 0.1
+    done
+    export HRRY_TEST_S3_BUCKET=repo AWS_ACCESS_KEY_ID=hrry-test-key \
+        AWS_SECRET_ACCESS_KEY=hrry-test-secret AWS_REGION=us-east-1 \
+        AWS_ENDPOINT_URL="http://127.0.0.1:$s3port"
+fi
+cargo test --test remote -- --nocapture --test-threads=1 2>&1 | grep -E '^(test |validate |[0-9]+ corpus)|result|panicked|assert'
 exit "${PIPESTATUS[0]}"
