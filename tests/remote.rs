@@ -629,3 +629,41 @@ fn a_7b_model_validates_over_http_in_few_requests() {
         }
     }
 }
+
+#[test]
+fn validate_checks_many_urls_in_parallel_as_json_lines() {
+    let (bytes, _, _) = sample();
+    let good = fault_server(bytes.clone(), |_| Answer::Right);
+    let missing = fault_server(bytes, |_| Answer::Status(404));
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hrry"))
+        .args([
+            "validate",
+            "--jobs",
+            "2",
+            "--jsonl",
+            &good.url,
+            &missing.url,
+            &good.url,
+        ])
+        .output()
+        .expect("run hrry");
+    assert_eq!(out.status.code(), Some(2), "one URL cannot be read");
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    assert_eq!(lines.len(), 3);
+    let valid = lines
+        .iter()
+        .filter(|v| v["valid"] == true && v["file"] == good.url.as_str());
+    assert_eq!(valid.count(), 2);
+    assert!(lines.iter().any(|v| v["file"] == missing.url.as_str()
+        && v["error"].as_str().is_some_and(|e| e.contains("404"))));
+    // inspect does not read URLs yet, and says so.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hrry"))
+        .args(["inspect", &good.url])
+        .output()
+        .expect("run hrry");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("does not read URLs"));
+}

@@ -50,6 +50,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<Outcome, Failure> {
+    crate::remote::refuse(&args.file, "inspect")?;
     let stdin = if is_dash(&args.file) {
         Some(crate::read_input(&args.file).map_err(Failure)?)
     } else {

@@ -65,3 +65,14 @@ pub fn validate(url: &str, options: &Options) -> Result<(hrry::Format, Report), 
     print_stats(&source);
     result
 }
+
+/// The failure for a command that does not read URLs yet, when `path` is one.
+pub fn refuse(path: &Path, command: &str) -> Result<(), crate::Failure> {
+    match url(path) {
+        Some(u) => Err(crate::Failure(format!(
+            "cannot read {}: `hrry {command}` does not read URLs yet (`hrry validate` does)",
+            hrry::remote::redact(u)
+        ))),
+        None => Ok(()),
+    }
+}
