@@ -146,7 +146,9 @@ impl Location {
         let shown = redact(url);
         if scheme(url).as_deref() == Some("s3") {
             return Ok(Location {
-                target: Target::S3(Arc::new(S3Object::from_url(url)?)),
+                target: Target::S3(Arc::new(S3Object::from_url(url).map_err(|why| {
+                    io::Error::new(io::ErrorKind::InvalidInput, format!("{shown}: {why}"))
+                })?)),
                 basic_auth: None,
                 shown,
             });

@@ -1,7 +1,6 @@
 //! `s3://bucket/key` objects: each request goes to a freshly presigned (SigV4)
 //! `GET` URL, built from the standard AWS environment variables.
 
-use std::io;
 use std::time::Duration;
 
 /// How long each presigned URL stays valid (each request signs a new one).
@@ -20,13 +19,9 @@ impl S3Object {
     /// region `AWS_REGION` or `AWS_DEFAULT_REGION` (`us-east-1`), at
     /// `AWS_ENDPOINT_URL_S3` or `AWS_ENDPOINT_URL` (path-style URLs) or else AWS
     /// itself (virtual-hosted URLs).
-    pub fn from_url(url: &str) -> io::Result<S3Object> {
-        let invalid = |why: &str| {
-            io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!("{}: {why}", super::location::redact(url)),
-            )
-        };
+    /// An error says what is wrong, without the URL (the caller names it).
+    pub fn from_url(url: &str) -> Result<S3Object, String> {
+        let invalid = |why: &str| why.to_string();
         let rest = url
             .get(5..)
             .filter(|_| url[..5].eq_ignore_ascii_case("s3://"))
