@@ -136,7 +136,8 @@
 //!
 //! Beside them: [`limits`] (caps on what a file may ask for), [`diagnose`] (what
 //! bytes that are not a HRRYFILE most likely are), [`export`] and [`npy`] (a tensor
-//! as a NumPy array), and with the `convert` feature `convert` (safetensors and GGUF).
+//! as a NumPy array), with the `convert` feature `convert` (safetensors and GGUF), and
+//! with the `remote` feature `remote` (files read over HTTP(S) range requests).
 //!
 //! # Features
 //!
@@ -146,6 +147,7 @@
 //! | `convert` | yes     | `hrry::convert`: safetensors ↔ HRRYFILE, GGUF ↔ HRRYFILE, whole checkpoints in (safetensors, serde_json) |
 //! | `json`    | no      | JSON summaries of `.holo` archives (`holo::inspect_json`) and of the CLI's output |
 //! | `kappa`   | no      | `holo::kappa`: κ-labels of archives (uor-addr) |
+//! | `remote`  | yes (via `cli`) | `hrry::remote`: a [`source::ReadAt`] over HTTP(S) range requests (ureq, rustls) |
 //!
 //! A library that only reads, validates, dequantizes or writes files depends on
 //! `hrry` with `default-features = false`, which builds the core alone: binrw,
@@ -175,6 +177,8 @@ pub mod limits;
 pub mod model;
 pub mod npy;
 pub mod quant;
+#[cfg(feature = "remote")]
+pub mod remote;
 // The CLI's `--json` renderings; their format is documented by the CLI.
 #[cfg(feature = "json")]
 #[doc(hidden)]

@@ -77,6 +77,7 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
 
 /// Shows one file: a `.holo` archive, a bare stream or a HRRYFILE.
 fn show(args: Args) -> Result<Outcome, Failure> {
+    crate::remote::refuse(&args.file, "inspect")?;
     let stdin = if is_dash(&args.file) {
         Some(crate::read_input(&args.file).map_err(Failure)?)
     } else {

@@ -47,6 +47,7 @@ mod holo;
 mod input;
 mod inspect;
 mod net;
+mod remote;
 mod stream;
 mod text;
 mod validate;

@@ -35,7 +35,7 @@ JSON output:
 
 ", see_exit_codes!()))]
 pub struct Args {
-    /// Files or directories to check; `-` reads standard input. A directory
+    /// Files, directories or http(s):// URLs to check; `-` reads standard input. A directory
     /// contributes the files in it (its whole tree with -r) named *.hrry,
     /// *.hrryfile or *.holo or starting with one of their magics. Every file named
     /// is checked, whatever its name or content.
@@ -172,6 +172,10 @@ pub fn conclude(
 /// they look like something `hrry` validates.
 fn collect(path: &Path, recursive: bool, named: bool, inputs: &mut Vec<Input>) {
     if named {
+        if crate::remote::url(path).is_some() {
+            inputs.push(Input::Path(path.to_path_buf()));
+            return;
+        }
         match std::fs::metadata(path) {
             Ok(m) if m.is_dir() && !is_dash(path) => {
                 let before = inputs.len();
@@ -292,7 +296,7 @@ fn check(position: usize, input: &Input, options: &Options) -> Checked {
     };
     Checked {
         position,
-        name: path.to_string_lossy().into_owned(),
+        name: crate::remote::shown(path),
         verdict,
     }
 }
@@ -304,6 +308,9 @@ fn check(position: usize, input: &Input, options: &Options) -> Checked {
 /// (`input::Input`). Other kinds of file (devices,
 /// sockets, directories) are refused rather than read forever.
 fn load(path: &Path, options: &Options) -> Result<(hrry::Format, Report), String> {
+    if let Some(url) = crate::remote::url(path) {
+        return crate::remote::validate(url, options);
+    }
     let cannot_read = |e: std::io::Error| format!("cannot read {}: {e}", text::path(path));
     let mut regular = false;
     if !is_dash(path) {
