@@ -7,6 +7,8 @@
 //! [`HrryWriter`] validates clean, reads back equal through every reader, and
 //! re-encodes to identical bytes.
 
+pub mod mutation;
+pub mod oracles;
 pub mod targets;
 
 use arbitrary::{Arbitrary, Result, Unstructured};
@@ -472,4 +474,33 @@ pub fn tokenizer_tokens(n: usize) -> KvValue {
             })
             .collect(),
     })
+}
+
+/// True when this CPU has what the SIMD dequantization kernels need (x86-64 with
+/// AVX2 and F16C); elsewhere [`Kernel::Auto`](crate::quant::Kernel::Auto) runs the
+/// scalar kernels.
+pub fn simd_kernels_available() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        crate::quant::x86::available()
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// How many dequantization calls on this thread so far ran a SIMD kernel (0 where
+/// [`simd_kernels_available`] is false; single-threaded dequantization runs on the
+/// calling thread): a test compares it before and after, so that "the SIMD kernels
+/// agree with the scalar ones" cannot quietly compare the scalar path with itself.
+pub fn simd_kernel_runs() -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        crate::quant::x86::SIMD_RUNS.with(std::cell::Cell::get)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        0
+    }
 }
