@@ -262,8 +262,17 @@ pub fn exercise_file(bytes: &[u8]) -> bool {
                             // Logical-order export (dense addressing or sparse
                             // densification), bounded like the CLI's.
                             let limit = 16 * bytes.len() as u64 + (1 << 20);
-                            let _ =
-                                crate::layout::logical_row_major(t.descriptor, &t.buffers, limit);
+                            if !oracles::assert_export_matches_elements(
+                                t.descriptor,
+                                &t.buffers,
+                                limit,
+                            ) {
+                                let _ = crate::layout::logical_row_major(
+                                    t.descriptor,
+                                    &t.buffers,
+                                    limit,
+                                );
+                            }
                         }
                         random_access.push((
                             e.index_entry().descriptor_offset,

@@ -79,7 +79,11 @@ fn read_every_tensor(options: &OpenOptions, bytes: &[u8], report: &Report, what:
     for entry in file.entries() {
         if let Err(e) = file.tensor_at(entry) {
             let name = entry.name();
-            assert_reports(report, e.rule().map(|r| r.id), &format!("{what}, {name:?}: {e}"));
+            assert_reports(
+                report,
+                e.rule().map(|r| r.id),
+                &format!("{what}, {name:?}: {e}"),
+            );
             all = false;
         }
     }
@@ -119,7 +123,10 @@ pub fn assert_readers_give_same_bytes(bytes: &[u8], strictly_valid: bool) {
         return;
     };
     let Some(tensors) = random_access(&file) else {
-        assert!(!strictly_valid, "a tensor of a strictly valid file does not read");
+        assert!(
+            !strictly_valid,
+            "a tensor of a strictly valid file does not read"
+        );
         return;
     };
 
@@ -152,7 +159,10 @@ pub fn assert_readers_give_same_bytes(bytes: &[u8], strictly_valid: bool) {
             }
         }
     } else {
-        assert!(!strictly_valid, "the sequential reader refuses a valid file");
+        assert!(
+            !strictly_valid,
+            "the sequential reader refuses a valid file"
+        );
     }
 
     // stream pack, then the stream reader.
