@@ -6,7 +6,8 @@
 # Replays every target's committed corpus (fuzz/corpus/TARGET/) through the
 # target's body — the `corpus::` tests of tests/fuzz_regressions.rs, which run the
 # very code the fuzzers run — under cargo-tarpaulin's ptrace engine (it needs no
-# LLVM tools; installed if missing), then prints line coverage per module and,
+# LLVM tools; installed if missing; one test thread, as breakpoints under ptrace
+# race between threads), then prints line coverage per module and,
 # last, the total as `line coverage: NN.N%`. Modules, as paths under src/:
 #
 #   decode    file/{mod,open,reader,sequential,error}.rs, source.rs (opening, the
@@ -22,7 +23,10 @@
 # converters, the server and the corpus generator are not parsing or validating
 # code and are not counted. With --record, the total is appended to
 # fuzz/stats/line_coverage.tsv (committed, read by fuzz/campaign.sh --summary).
-# The per-file report is left in fuzz/coverage/ (git-ignored).
+# The per-file report is left in fuzz/coverage/ (git-ignored). HRRY_FUZZ_CORPUS=DIR
+# measures a copy of the corpora instead (DIR/TARGET/), e.g. while a campaign runs.
+# The tests are built without optimisation (CARGO_PROFILE_TEST_OPT_LEVEL=0): the
+# ptrace engine's breakpoints land mid-instruction in optimised code.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -33,11 +37,11 @@ fi
 
 out=fuzz/coverage
 mkdir -p "$out"
-nice cargo tarpaulin --engine ptrace --skip-clean \
+CARGO_PROFILE_TEST_OPT_LEVEL=0 nice cargo tarpaulin --engine ptrace --skip-clean \
     --target-dir target/tarpaulin \
     --test fuzz_regressions \
     --out Json --output-dir "$out" \
-    -- corpus:: >"$out/tarpaulin.log" 2>&1 || {
+    -- corpus:: --test-threads=1 >"$out/tarpaulin.log" 2>&1 || {
     tail -n 40 "$out/tarpaulin.log"
     echo "coverage: tarpaulin failed (log: $out/tarpaulin.log)"
     exit 1

@@ -35,12 +35,15 @@ macro_rules! findings {
 
 findings! {}
 
-/// The files of `fuzz/corpus/TARGET/`, sorted; panics when the folder is missing
-/// or empty.
+/// The files of `fuzz/corpus/TARGET/` (or of `$HRRY_FUZZ_CORPUS/TARGET/`, to
+/// measure a copy while a campaign changes the committed one), sorted; panics when
+/// the folder is missing or empty.
 fn committed_corpus(target: &str) -> Vec<std::path::PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fuzz/corpus")
-        .join(target);
+    let root = std::env::var_os("HRRY_FUZZ_CORPUS").map_or_else(
+        || Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus"),
+        std::path::PathBuf::from,
+    );
+    let dir = root.join(target);
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| {
             panic!("fuzz/corpus/{target}: {e} (every target has a committed corpus)")
