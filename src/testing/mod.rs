@@ -357,6 +357,13 @@ pub fn dequantize_with_every_kernel(
     }
     let row_len = usize::try_from(dq.row_len()).ok()?;
     if row_len > 0 && dq.rows() > 1 {
+        let mut rest = vec![0f32; reference.len() - row_len];
+        dq.dequantize_rows(1, &mut rest)
+            .expect("rows after the first dequantize");
+        assert!(
+            bits(&rest) == bits(&reference[row_len..]),
+            "rows from 1 differ from the whole"
+        );
         let chunks = dq.row_chunks(row_len * 2).ok()?;
         let joined: Vec<f32> = chunks.flat_map(|(_, v)| v).collect();
         assert!(

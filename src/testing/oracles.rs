@@ -130,6 +130,9 @@ pub fn assert_readers_give_same_bytes(bytes: &[u8], strictly_valid: bool) {
         return;
     };
 
+    assert_typed_views_match_export(&file);
+    assert_trusted_open_agrees(bytes, &tensors, strictly_valid);
+
     // Sequential reader: a prefix of the same tensors, all of them when valid.
     if let Ok(mut r) = SequentialReader::new(bytes, TensorRegionEnd::BufferToEof, Limits::default())
     {
@@ -271,4 +274,84 @@ pub fn assert_export_matches_elements(
         (false, Err(_)) => {}
     }
     true
+}
+
+/// The typed views of every tensor (`Tensor::to_vec` for each Rust element type
+/// the view supports) hold exactly the bytes of its logical row-major export,
+/// whenever the view accepts the tensor; and the lazy `descriptors` iterator gives
+/// each tensor's descriptor.
+fn assert_typed_views_match_export(file: &HrryFile<'_>) {
+    for (entry, d) in file.descriptors() {
+        let Ok(t) = file.tensor_at(entry) else {
+            continue;
+        };
+        if let Ok(d) = d {
+            assert!(
+                to_bytes(d) == to_bytes(t.descriptor),
+                "descriptors() differs"
+            );
+        }
+        let _ = (
+            t.name(),
+            t.shape(),
+            t.layout(),
+            t.element_type(),
+            t.is_quantized(),
+        );
+        let exported = || crate::layout::logical_row_major(t.descriptor, &t.buffers, 1 << 24);
+        macro_rules! view {
+            ($($ty:ty),*) => {$(
+                if let Ok(values) = t.to_vec::<$ty>() {
+                    let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+                    let exported = exported().expect("a tensor with a typed view exports");
+                    assert!(bytes == exported, "to_vec::<{}> differs from the export", stringify!($ty));
+                    let _ = t.as_slice::<$ty>();
+                }
+            )*};
+        }
+        view!(f32, f64, i8, u8, i16, u16, i32, u32, i64, u64);
+    }
+}
+
+/// The trusted open (`Check::Trusted`, for files validated earlier) never panics;
+/// on a strictly valid file it opens, finds every tensor by name and reads the same
+/// descriptors and bytes as the default reader (`tensors`, in descriptor order).
+fn assert_trusted_open_agrees(bytes: &[u8], tensors: &[Read], strictly_valid: bool) {
+    let trusted = match OpenOptions::new().check(Check::Trusted).open_bytes(bytes) {
+        Ok(f) => f,
+        Err(e) => {
+            assert!(
+                !strictly_valid,
+                "the trusted open refuses a valid file: {e}"
+            );
+            return;
+        }
+    };
+    let mut read = Vec::new();
+    for e in trusted.entries() {
+        let found = trusted.find(e.name()).map(|f| f.position());
+        if strictly_valid {
+            assert_eq!(
+                found,
+                Some(e.position()),
+                "trusted lookup of {:?}",
+                e.name()
+            );
+        }
+        match trusted.tensor_at(e) {
+            Ok(t) => read.push((
+                e.index_entry().descriptor_offset,
+                to_bytes(t.descriptor),
+                t.buffers.iter().map(|b| b.to_vec()).collect::<Vec<_>>(),
+            )),
+            Err(err) => assert!(!strictly_valid, "trusted read of {:?}: {err}", e.name()),
+        }
+    }
+    for d in trusted.descriptors() {
+        let _ = d;
+    }
+    if strictly_valid {
+        read.sort_by_key(|t| t.0);
+        assert!(read == tensors, "the trusted open reads differently");
+    }
 }

@@ -347,8 +347,31 @@ pub fn gguf(data: &[u8]) {
     let Ok((preamble, used)) = read_from::<crate::schema::gguf::GgufPreamble>(data) else {
         return;
     };
+    use crate::schema::gguf::{gguf_type_code, gguf_type_name, GgmlType, GgufValue};
     for kv in &preamble.metadata {
         let _ = crate::convert::gguf::kv_value(&kv.value);
+        let _ = crate::convert::gguf::value_type_name(&kv.value);
+        let code = kv.value.value_type();
+        assert_eq!(gguf_type_code(gguf_type_name(code)).unwrap_or(code), code);
+        let _ = kv.value.as_u64();
+        if let GgufValue::Array(a) = &kv.value {
+            assert_eq!(a.values.is_empty(), a.values.len() == 0);
+            let _ = a.values.value_type();
+        }
+    }
+    for t in &preamble.tensors {
+        if let Some(ty) = GgmlType::from_code(t.ggml_type) {
+            let _ = ty.block_geometry();
+            let ne0 = t.dimensions.first().copied().unwrap_or(1);
+            let rows = t
+                .dimensions
+                .iter()
+                .skip(1)
+                .try_fold(1u64, |a, &n| a.checked_mul(n));
+            if let Some(rows) = rows {
+                let _ = ty.tensor_bytes(ne0, rows);
+            }
+        }
     }
     assert_eq!(
         to_bytes(&preamble),
