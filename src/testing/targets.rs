@@ -355,8 +355,7 @@ pub fn gguf(data: &[u8]) {
         assert_eq!(gguf_type_code(gguf_type_name(code)).unwrap_or(code), code);
         let _ = kv.value.as_u64();
         if let GgufValue::Array(a) = &kv.value {
-            assert_eq!(a.values.is_empty(), a.values.len() == 0);
-            let _ = a.values.value_type();
+            let _ = (a.values.len(), a.values.is_empty(), a.values.value_type());
         }
     }
     for t in &preamble.tensors {
