@@ -9,7 +9,7 @@
 # from its committed corpus fuzz/corpus/TARGET/ and from seeds made from corpus/
 # (`cargo run --example fuzz_seeds`). Both are only read: libFuzzer writes what it
 # finds into the first corpus folder it is given, a scratch one under
-# fuzz/scratch/ (git-ignored), so a run never changes the tree. fuzz/campaign.sh
+# fuzz/scratch/run/ (git-ignored), so a run never changes the tree. fuzz/campaign.sh
 # is what merges findings back into fuzz/corpus/.
 #
 # Exits non-zero if any target crashes, leaks, times out on an input or runs out
@@ -28,7 +28,7 @@ if ! command -v cargo-fuzz >/dev/null 2>&1; then
     cargo install cargo-fuzz --locked
 fi
 
-scratch=fuzz/scratch
+scratch=fuzz/scratch/run
 rm -rf "$scratch"
 mkdir -p "$scratch/seeds" "$scratch/new"
 
