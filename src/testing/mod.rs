@@ -288,6 +288,12 @@ pub fn exercise_file(bytes: &[u8]) -> bool {
                 }
             }
             let _ = crate::report::inspect_json(&file);
+            assert_eq!(file.is_empty(), file.len() == 0);
+            for e in file.kv() {
+                if let Ok(key) = std::str::from_utf8(&e.key) {
+                    assert!(file.kv_value(key).is_some(), "kv_value({key:?})");
+                }
+            }
         }
         Err(err) => assert!(!valid, "valid file does not open: {err}"),
     }
@@ -355,6 +361,38 @@ pub fn dequantize_with_every_kernel(
             "{kernel:?} differs from the reference"
         );
     }
+    // The other ways in: a caller's buffer (streaming stores or not), the free
+    // functions, the constructor that skips the data checks, several threads.
+    assert_eq!(dq.len(), reference.len() as u64, "len");
+    assert_eq!(dq.is_empty(), reference.is_empty(), "is_empty");
+    let _ = dq.shape();
+    let mut out = vec![f32::NAN; reference.len()];
+    dq.dequantize_into(&mut out)
+        .expect("into a buffer of len()");
+    assert!(bits(&out) == bits(&reference), "dequantize_into differs");
+    out.fill(f32::NAN);
+    dq.dequantize_into_fresh(&mut out)
+        .expect("into a buffer of len()");
+    assert!(
+        bits(&out) == bits(&reference),
+        "dequantize_into_fresh differs"
+    );
+    assert!(
+        dq.dequantize_into(&mut [0.0]).is_err() || reference.len() == 1,
+        "a buffer of the wrong length is refused"
+    );
+    let free = crate::quant::dequantize(desc, buffers).expect("dequantize");
+    assert!(bits(&free) == bits(&reference), "quant::dequantize differs");
+    let mut pre = Dequantizer::prevalidated(desc, buffers).expect("prevalidated");
+    pre.set_threads(2);
+    let threaded = pre.to_vec().expect("prevalidated, two threads");
+    assert!(bits(&threaded) == bits(&reference), "prevalidated differs");
+    assert!(
+        dq.dequantize_rows(dq.rows().saturating_add(1), &mut [])
+            .is_err()
+            || dq.rows() == u64::MAX,
+        "rows past the end are refused"
+    );
     let row_len = usize::try_from(dq.row_len()).ok()?;
     if row_len > 0 && dq.rows() > 1 {
         let mut rest = vec![0f32; reference.len() - row_len];

@@ -140,6 +140,26 @@ pub fn assert_readers_give_same_bytes(bytes: &[u8], strictly_valid: bool) {
         loop {
             match r.next_tensor() {
                 Ok(Some(t)) => {
+                    // Its typed view reads what the random-access one reads.
+                    if let Some(e) = file
+                        .entries()
+                        .find(|e| e.index_entry().descriptor_offset == t.descriptor_offset)
+                    {
+                        if let Ok(r) = file.tensor_at(e) {
+                            let ours = t
+                                .to_vec::<f32>()
+                                .ok()
+                                .map(|v| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>());
+                            let theirs = r
+                                .to_vec::<f32>()
+                                .ok()
+                                .map(|v| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>());
+                            if to_bytes(&t.descriptor) == to_bytes(r.descriptor) {
+                                assert_eq!(ours, theirs, "sequential typed view differs");
+                            }
+                            let _ = t.as_slice::<u8>();
+                        }
+                    }
                     let got = (t.descriptor_offset, to_bytes(&t.descriptor), t.buffers);
                     assert!(
                         tensors.get(i) == Some(&got),
