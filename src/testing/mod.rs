@@ -288,7 +288,7 @@ pub fn exercise_file(bytes: &[u8]) -> bool {
                 }
             }
             let _ = crate::report::inspect_json(&file);
-            assert_eq!(file.is_empty(), file.len() == 0);
+            assert_eq!(file.is_empty(), file.entries().next().is_none());
             for e in file.kv() {
                 if let Ok(key) = std::str::from_utf8(&e.key) {
                     assert!(file.kv_value(key).is_some(), "kv_value({key:?})");
