@@ -33,7 +33,13 @@ macro_rules! findings {
     };
 }
 
-findings! {}
+findings! {
+    // The index lists no tensor; the region holds one, followed by zero bytes up to
+    // the KV section: the region walk stopped there as incomplete, so the index
+    // count (HF-IDX-007) went unchecked and permissive validation and the reader
+    // accepted a file whose sequential reading has a tensor random access lacks.
+    unindexed_tensor_before_zero_tail: oracle_readers / "unindexed-tensor-before-zero-tail";
+}
 
 /// The files of `fuzz/corpus/TARGET/` (or of `$HRRY_FUZZ_CORPUS/TARGET/`, to
 /// measure a copy while a campaign changes the committed one), sorted; panics when
