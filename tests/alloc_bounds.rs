@@ -1,8 +1,9 @@
 //! Resource bounds on untrusted input, measured with a counting global allocator
 //! (its own test binary: a `#[global_allocator]` is per binary).
 //!
-//! Opening and fully validating any input — the conformance corpus, the minimised
-//! fuzz findings, and files built to be as dense as the format allows — never holds
+//! Opening and fully validating any input — the conformance corpus, the committed
+//! fuzz corpora, the minimised fuzz findings, and files built to be as dense as the
+//! format allows — never holds
 //! more than `ALLOC_FACTOR` × the input size + `ALLOC_CONSTANT` bytes at once. A file
 //! claiming a huge count (2^64 tensors, 2^32 KV entries, rank 2^32; a `.holo` with
 //! 65 535 sections, the most its uint16 can claim, or payloads claiming 2^31 items)
@@ -256,25 +257,71 @@ fn every_corpus_file_is_bounded() {
     }
 }
 
-#[test]
-fn every_fuzz_finding_is_bounded() {
-    // Every minimised finding (tests/fuzz_findings/TARGET/NAME), whatever target
-    // found it, is also a possible input file.
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz_findings");
-    let mut count = 0;
-    for dir in std::fs::read_dir(&root).expect("tests/fuzz_findings exists") {
+/// The files under `tests/DIR/TARGET/` (or `fuzz/corpus/TARGET/`), by target:
+/// `(target, path)`, sorted.
+fn inputs_under(root: &str) -> Vec<(String, std::path::PathBuf)> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(root);
+    let mut all = Vec::new();
+    for dir in std::fs::read_dir(&root).unwrap_or_else(|e| panic!("{}: {e}", root.display())) {
         let dir = dir.expect("readable").path();
         let Ok(files) = std::fs::read_dir(&dir) else {
             continue;
         };
+        let target = dir.file_name().unwrap().to_string_lossy().into_owned();
         for f in files {
-            let path = f.expect("readable").path();
-            let bytes = std::fs::read(&path).expect("readable finding");
-            assert_bounded(&path.display().to_string(), &bytes);
-            count += 1;
+            all.push((target.clone(), f.expect("readable").path()));
         }
     }
+    all.sort();
+    all
+}
+
+/// Asserts every input a target's bytes stand for (`hrry::testing::targets::inputs_of`:
+/// the file, stream or capture itself, or the file a structure-aware target
+/// writes) stays within the bound through every entry point; returns how many.
+fn assert_inputs_bounded(target: &str, path: &std::path::Path) -> usize {
+    let bytes = std::fs::read(path).expect("readable input");
+    let inputs = hrry::testing::targets::inputs_of(target, &bytes);
+    for input in &inputs {
+        assert_bounded(&path.display().to_string(), input);
+    }
+    inputs.len()
+}
+
+#[test]
+fn every_fuzz_finding_is_bounded() {
+    // Every minimised finding (tests/fuzz_findings/TARGET/NAME), whatever target
+    // found it, is also a possible input file.
+    let mut count = 0;
+    for (target, path) in inputs_under("tests/fuzz_findings") {
+        let bytes = std::fs::read(&path).expect("readable finding");
+        assert_bounded(&path.display().to_string(), &bytes);
+        count += assert_inputs_bounded(&target, &path);
+    }
     eprintln!("{count} fuzz findings checked");
+}
+
+/// Every committed fuzz corpus (`fuzz/corpus/TARGET/`, what the fuzzers kept as
+/// reaching new code): each input as the entry points see it. Fails when a
+/// target's corpus is missing or empty.
+#[test]
+fn every_committed_fuzz_corpus_input_is_bounded() {
+    let all = inputs_under("fuzz/corpus");
+    let mut per_target = std::collections::BTreeMap::new();
+    for (target, path) in &all {
+        *per_target.entry(target.as_str()).or_insert(0usize) += assert_inputs_bounded(target, path);
+    }
+    for (target, _) in hrry::testing::targets::TARGETS {
+        assert!(
+            all.iter().any(|(t, _)| t == target),
+            "fuzz/corpus/{target} is missing or empty"
+        );
+    }
+    assert!(
+        per_target.values().sum::<usize>() > 0,
+        "no committed corpus input checked"
+    );
+    eprintln!("{per_target:?} committed corpus inputs checked");
 }
 
 /// Inputs as dense in small structures as the format allows: each encoded byte

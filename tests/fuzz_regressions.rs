@@ -2,6 +2,13 @@
 //! `tests/fuzz_findings/TARGET/NAME`, replayed through the very code of the target
 //! that found it (`hrry::testing::targets`). Each has its own named test below; a
 //! finding without one fails `every_finding_has_a_test`.
+//!
+//! And every target's committed corpus (`fuzz/corpus/TARGET/`, what the fuzzers
+//! reached so far, minimised) replayed through that target's body, so that every
+//! property the targets check holds on every input they ever kept: one test per
+//! target, which fails when its corpus is missing or empty.
+//! (`tests/alloc_bounds.rs` runs the same corpora through every entry point under
+//! its memory bound.)
 
 use std::path::Path;
 
@@ -26,7 +33,85 @@ macro_rules! findings {
     };
 }
 
-findings! {}
+findings! {
+    // The index lists no tensor; the region holds one, followed by zero bytes up to
+    // the KV section: the region walk stopped there as incomplete, so the index
+    // count (HF-IDX-007) went unchecked and permissive validation and the reader
+    // accepted a file whose sequential reading has a tensor random access lacks.
+    unindexed_tensor_before_zero_tail: oracle_readers / "unindexed-tensor-before-zero-tail";
+}
+
+/// The files of `fuzz/corpus/TARGET/` (or of `$HRRY_FUZZ_CORPUS/TARGET/`, to
+/// measure a copy while a campaign changes the committed one), sorted; panics when
+/// the folder is missing or empty.
+fn committed_corpus(target: &str) -> Vec<std::path::PathBuf> {
+    let root = std::env::var_os("HRRY_FUZZ_CORPUS").map_or_else(
+        || Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus"),
+        std::path::PathBuf::from,
+    );
+    let dir = root.join(target);
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| {
+            panic!("fuzz/corpus/{target}: {e} (every target has a committed corpus)")
+        })
+        .map(|f| f.expect("readable").path())
+        .collect();
+    files.sort();
+    assert!(
+        !files.is_empty(),
+        "fuzz/corpus/{target} is empty (every target has a committed corpus)"
+    );
+    files
+}
+
+/// Declares one test per target replaying its committed corpus through its body,
+/// and the list `REPLAYED` that `every_target_replays_its_corpus` checks.
+macro_rules! corpora {
+    ($($target:ident),* $(,)?) => {
+        $(
+            #[test]
+            fn $target() {
+                let files = committed_corpus(stringify!($target));
+                for path in &files {
+                    let bytes = std::fs::read(path).expect("readable corpus file");
+                    hrry::testing::targets::$target(&bytes);
+                }
+                eprintln!("{}: {} corpus inputs replayed", stringify!($target), files.len());
+            }
+        )*
+        const REPLAYED: &[&str] = &[$(stringify!($target)),*];
+    };
+}
+
+/// Each target's corpus, replayed (a module of its own: the tests are named after
+/// the targets).
+mod corpus {
+    use super::committed_corpus;
+    corpora! {
+        open_file, descriptor, kv_section, index_section, sequential, roundtrip, holo,
+        simd_dequant, gguf, stream, messages, serve, oracle_readers, writer, mutate,
+        export_layouts,
+    }
+
+    #[test]
+    fn every_target_replays_its_corpus() {
+        for (name, _) in hrry::testing::targets::TARGETS {
+            assert!(
+                REPLAYED.contains(name),
+                "target {name} has no corpus replay"
+            );
+        }
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus");
+        for dir in std::fs::read_dir(root).expect("fuzz/corpus exists") {
+            let name = dir.expect("readable").file_name();
+            let name = name.to_string_lossy();
+            assert!(
+                REPLAYED.contains(&name.as_ref()),
+                "fuzz/corpus/{name} is not a fuzz target's corpus"
+            );
+        }
+    }
+}
 
 #[test]
 fn every_finding_has_a_test() {

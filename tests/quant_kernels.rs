@@ -323,3 +323,48 @@ fn every_dense_layout_dequantizes_to_the_same_logical_values() {
         }
     }
 }
+
+/// On a CPU with AVX2 and F16C, `Kernel::Auto` really runs the SIMD kernels for
+/// every decoder (the comparisons above would otherwise hold trivially, the scalar
+/// path against itself); elsewhere this says it skipped.
+#[test]
+fn the_simd_kernels_run_where_the_cpu_has_them() {
+    if !hrry::testing::simd_kernels_available() {
+        eprintln!("skipped: this CPU lacks AVX2 + F16C, Kernel::Auto runs the scalar kernels");
+        return;
+    }
+    let mut rng = Rng(11);
+    let mut cases: Vec<(Block, ElementType)> = AFFINE_STORAGE
+        .iter()
+        .map(|&s| {
+            (
+                Block::Affine {
+                    scale_type: 0x02,
+                    symmetric: false,
+                },
+                s,
+            )
+        })
+        .collect();
+    cases.push((Block::Nf4, Uint4));
+    for storage in [Float4E2m1, Float8E4m3, Float8E5m2, Int8, Int4] {
+        cases.push((Block::Mxfp, storage));
+    }
+    for (block, storage) in cases {
+        // Whole blocks of 32 (the block loop) and blocks of 16 (the row loop).
+        for (block_size, shape) in [(32, [3u64, 64]), (16, [2, 48])] {
+            let (desc, buffers) = block_tensor(&mut rng, block, storage, block_size, &shape, 1);
+            let slices = slices(&buffers);
+            let mut dq = Dequantizer::new(&desc, &slices).unwrap();
+            dq.set_kernel(Kernel::Scalar);
+            let scalar = dq.to_vec().unwrap();
+            let before = hrry::testing::simd_kernel_runs();
+            dq.set_kernel(Kernel::Auto);
+            let auto = dq.to_vec().unwrap();
+            let runs = hrry::testing::simd_kernel_runs() - before;
+            let what = format!("{} {block:?} {shape:?}", storage.name());
+            assert!(runs > 0, "{what}: Kernel::Auto ran no SIMD kernel");
+            assert_bits_eq(&auto, &scalar, &what);
+        }
+    }
+}

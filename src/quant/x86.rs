@@ -18,6 +18,22 @@ pub(crate) fn available() -> bool {
     is_x86_feature_detected!("avx2") && is_x86_feature_detected!("f16c")
 }
 
+#[cfg(feature = "arbitrary-model")]
+thread_local! {
+    /// Calls on this thread that ran an AVX2 kernel, counted for the tests (feature
+    /// `arbitrary-model`, read by `hrry::testing::simd_kernel_runs`): the kernel
+    /// tests assert the SIMD path ran on a CPU that has it, instead of comparing
+    /// the scalar path with itself.
+    pub(crate) static SIMD_RUNS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Counts one call that runs an AVX2 kernel (only with feature `arbitrary-model`).
+#[inline]
+fn count_simd_run() {
+    #[cfg(feature = "arbitrary-model")]
+    SIMD_RUNS.with(|n| n.set(n.get() + 1));
+}
+
 /// Dequantizes `out.len() / job.row_len` whole rows; `stream` asks for
 /// non-temporal stores (where alignment allows). Call only when [`available`].
 pub(crate) fn block_rows(job: &BlockRows<'_>, out: &mut [f32], stream: bool) {
@@ -30,7 +46,8 @@ pub(crate) fn block_rows(job: &BlockRows<'_>, out: &mut [f32], stream: bool) {
     // `out[b * k..(b + 1) * k]`, with no partial block and no tail.
     let whole = job.block_size.is_multiple_of(32) && job.row_len.is_multiple_of(job.block_size);
     macro_rules! go {
-        ($d:ty) => {
+        ($d:ty) => {{
+            count_simd_run();
             // SAFETY: `available()` confirmed AVX2 and F16C; `job` was built by the
             // dequantizer, whose constructor checked that the data and parameter
             // slices hold every block of every row, and `out` holds whole rows;
@@ -43,7 +60,7 @@ pub(crate) fn block_rows(job: &BlockRows<'_>, out: &mut [f32], stream: bool) {
                     (false, false) => rows::<$d, false>(job, out),
                 }
             }
-        };
+        }};
     }
     match job.kind {
         BlockKind::Affine { storage, .. } => match storage {

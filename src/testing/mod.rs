@@ -7,6 +7,8 @@
 //! [`HrryWriter`] validates clean, reads back equal through every reader, and
 //! re-encodes to identical bytes.
 
+pub mod mutation;
+pub mod oracles;
 pub mod targets;
 
 use arbitrary::{Arbitrary, Result, Unstructured};
@@ -260,8 +262,17 @@ pub fn exercise_file(bytes: &[u8]) -> bool {
                             // Logical-order export (dense addressing or sparse
                             // densification), bounded like the CLI's.
                             let limit = 16 * bytes.len() as u64 + (1 << 20);
-                            let _ =
-                                crate::layout::logical_row_major(t.descriptor, &t.buffers, limit);
+                            if !oracles::assert_export_matches_elements(
+                                t.descriptor,
+                                &t.buffers,
+                                limit,
+                            ) {
+                                let _ = crate::layout::logical_row_major(
+                                    t.descriptor,
+                                    &t.buffers,
+                                    limit,
+                                );
+                            }
                         }
                         random_access.push((
                             e.index_entry().descriptor_offset,
@@ -277,6 +288,12 @@ pub fn exercise_file(bytes: &[u8]) -> bool {
                 }
             }
             let _ = crate::report::inspect_json(&file);
+            assert_eq!(file.is_empty(), file.entries().next().is_none());
+            for e in file.kv() {
+                if let Ok(key) = std::str::from_utf8(&e.key) {
+                    assert!(file.kv_value(key).is_some(), "kv_value({key:?})");
+                }
+            }
         }
         Err(err) => assert!(!valid, "valid file does not open: {err}"),
     }
@@ -344,8 +361,47 @@ pub fn dequantize_with_every_kernel(
             "{kernel:?} differs from the reference"
         );
     }
+    // The other ways in: a caller's buffer (streaming stores or not), the free
+    // functions, the constructor that skips the data checks, several threads.
+    assert_eq!(dq.len(), reference.len() as u64, "len");
+    assert_eq!(dq.is_empty(), reference.is_empty(), "is_empty");
+    let _ = dq.shape();
+    let mut out = vec![f32::NAN; reference.len()];
+    dq.dequantize_into(&mut out)
+        .expect("into a buffer of len()");
+    assert!(bits(&out) == bits(&reference), "dequantize_into differs");
+    out.fill(f32::NAN);
+    dq.dequantize_into_fresh(&mut out)
+        .expect("into a buffer of len()");
+    assert!(
+        bits(&out) == bits(&reference),
+        "dequantize_into_fresh differs"
+    );
+    assert!(
+        dq.dequantize_into(&mut [0.0]).is_err() || reference.len() == 1,
+        "a buffer of the wrong length is refused"
+    );
+    let free = crate::quant::dequantize(desc, buffers).expect("dequantize");
+    assert!(bits(&free) == bits(&reference), "quant::dequantize differs");
+    let mut pre = Dequantizer::prevalidated(desc, buffers).expect("prevalidated");
+    pre.set_threads(2);
+    let threaded = pre.to_vec().expect("prevalidated, two threads");
+    assert!(bits(&threaded) == bits(&reference), "prevalidated differs");
+    assert!(
+        dq.dequantize_rows(dq.rows().saturating_add(1), &mut [])
+            .is_err()
+            || dq.rows() == u64::MAX,
+        "rows past the end are refused"
+    );
     let row_len = usize::try_from(dq.row_len()).ok()?;
     if row_len > 0 && dq.rows() > 1 {
+        let mut rest = vec![0f32; reference.len() - row_len];
+        dq.dequantize_rows(1, &mut rest)
+            .expect("rows after the first dequantize");
+        assert!(
+            bits(&rest) == bits(&reference[row_len..]),
+            "rows from 1 differ from the whole"
+        );
         let chunks = dq.row_chunks(row_len * 2).ok()?;
         let joined: Vec<f32> = chunks.flat_map(|(_, v)| v).collect();
         assert!(
@@ -472,4 +528,33 @@ pub fn tokenizer_tokens(n: usize) -> KvValue {
             })
             .collect(),
     })
+}
+
+/// True when this CPU has what the SIMD dequantization kernels need (x86-64 with
+/// AVX2 and F16C); elsewhere [`Kernel::Auto`](crate::quant::Kernel::Auto) runs the
+/// scalar kernels.
+pub fn simd_kernels_available() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        crate::quant::x86::available()
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// How many dequantization calls on this thread so far ran a SIMD kernel (0 where
+/// [`simd_kernels_available`] is false; single-threaded dequantization runs on the
+/// calling thread): a test compares it before and after, so that "the SIMD kernels
+/// agree with the scalar ones" cannot quietly compare the scalar path with itself.
+pub fn simd_kernel_runs() -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        crate::quant::x86::SIMD_RUNS.with(std::cell::Cell::get)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        0
+    }
 }

@@ -18,6 +18,7 @@ use crate::schema::{
 };
 use crate::validate::{descriptor::check_descriptor, Mode, Report};
 
+use super::mutation::RichModel;
 use super::ArbitraryModel;
 
 /// A fuzz target's body.
@@ -37,7 +38,92 @@ pub const TARGETS: &[(&str, Body)] = &[
     ("stream", stream),
     ("messages", messages),
     ("serve", serve),
+    ("oracle_readers", oracle_readers),
+    ("writer", writer),
+    ("mutate", mutate),
+    ("export_layouts", export_layouts),
 ];
+
+/// Whole files, judged by the readers' agreement
+/// ([`super::oracles::assert_readers_agree_with_validator`]: the validator accepts
+/// exactly what the full-check reader reads whole, every refusal names a rule the
+/// validator reports) and by the readers' answers
+/// ([`super::oracles::assert_readers_give_same_bytes`]: random access, sequential,
+/// and `stream pack` then the stream reader give the same bytes).
+pub fn oracle_readers(data: &[u8]) {
+    let (_, strict) = super::oracles::assert_readers_agree_with_validator(data);
+    super::oracles::assert_readers_give_same_bytes(data, strict);
+}
+
+/// Structure-aware: an arbitrary [`RichModel`] (every element type and layout,
+/// quantization schemes, composites, KV types) is written by `HrryWriter`; the file
+/// validates strictly, reads back equal, and every reader gives the same bytes.
+pub fn writer(data: &[u8]) {
+    let mut u = Unstructured::new(data);
+    if let Ok(model) = RichModel::arbitrary(&mut u) {
+        let bytes = model.assert_written_faithfully();
+        oracle_readers(&bytes);
+    }
+}
+
+/// Structure-aware: the file of an arbitrary [`RichModel`] with one targeted
+/// mutation ([`super::mutation::mutate`]: a field, a count, an offset or a flag),
+/// run through every reader ([`super::exercise_file`]) and the reader oracles.
+pub fn mutate(data: &[u8]) {
+    let mut u = Unstructured::new(data);
+    let Ok(model) = RichModel::arbitrary(&mut u) else {
+        return;
+    };
+    let Some(bytes) = model.write() else {
+        return;
+    };
+    let Ok(mutated) = super::mutation::mutate(&mut u, &bytes) else {
+        return;
+    };
+    super::exercise_file(&mutated);
+    oracle_readers(&mutated);
+}
+
+/// Structure-aware: a dense tensor of any element type in any dense layout, its
+/// buffer sometimes a little short or long; its logical row-major export equals
+/// reading it element by element
+/// ([`super::oracles::assert_export_matches_elements`]).
+pub fn export_layouts(data: &[u8]) {
+    let mut u = Unstructured::new(data);
+    if let Ok((desc, buffers)) = super::mutation::arbitrary_dense(&mut u, false) {
+        let slices: Vec<&[u8]> = buffers.iter().map(Vec::as_slice).collect();
+        super::oracles::assert_export_matches_elements(&desc, &slices, 1 << 20);
+    }
+}
+
+/// The inputs a target's bytes stand for, as whole files or streams an entry point
+/// reads: the bytes themselves for the targets fed whole files, streams or
+/// captures; the bytes after the control byte for `sequential` and `stream`; the
+/// file a structure-aware target writes (and, for `mutate`, then mutates); nothing
+/// for the targets fed a section, a descriptor or a tensor alone. What
+/// `tests/alloc_bounds.rs` runs through every entry point under its memory bound.
+pub fn inputs_of(target: &str, data: &[u8]) -> Vec<Vec<u8>> {
+    let mut u = Unstructured::new(data);
+    match target {
+        "open_file" | "holo" | "messages" | "serve" | "oracle_readers" => vec![data.to_vec()],
+        "sequential" | "stream" => vec![data.get(1..).unwrap_or_default().to_vec()],
+        "roundtrip" => ArbitraryModel::arbitrary(&mut u)
+            .map(|m| vec![m.write()])
+            .unwrap_or_default(),
+        "writer" => RichModel::arbitrary(&mut u)
+            .ok()
+            .and_then(|m| m.write())
+            .into_iter()
+            .collect(),
+        "mutate" => RichModel::arbitrary(&mut u)
+            .ok()
+            .and_then(|m| m.write())
+            .and_then(|bytes| super::mutation::mutate(&mut u, &bytes).ok())
+            .into_iter()
+            .collect(),
+        _ => Vec::new(),
+    }
+}
 
 /// Whole-file open: every reader, cross-checked ([`super::exercise_file`]).
 pub fn open_file(data: &[u8]) {
@@ -261,8 +347,30 @@ pub fn gguf(data: &[u8]) {
     let Ok((preamble, used)) = read_from::<crate::convert::gguf_schema::GgufPreamble>(data) else {
         return;
     };
+    use crate::schema::gguf::{gguf_type_code, gguf_type_name, GgmlType, GgufValue};
     for kv in &preamble.metadata {
         let _ = crate::convert::gguf::kv_value(&kv.value);
+        let _ = crate::convert::gguf::value_type_name(&kv.value);
+        let code = kv.value.value_type();
+        assert_eq!(gguf_type_code(gguf_type_name(code)).unwrap_or(code), code);
+        let _ = kv.value.as_u64();
+        if let GgufValue::Array(a) = &kv.value {
+            let _ = (a.values.len(), a.values.is_empty(), a.values.value_type());
+        }
+    }
+    for t in &preamble.tensors {
+        if let Some(ty) = GgmlType::from_code(t.ggml_type) {
+            let _ = ty.block_geometry();
+            let ne0 = t.dimensions.first().copied().unwrap_or(1);
+            let rows = t
+                .dimensions
+                .iter()
+                .skip(1)
+                .try_fold(1u64, |a, &n| a.checked_mul(n));
+            if let Some(rows) = rows {
+                let _ = ty.tensor_bytes(ne0, rows);
+            }
+        }
     }
     assert_eq!(
         to_bytes(&preamble),

@@ -282,6 +282,10 @@ fn next_descriptor(
                 end - data_end
             ),
         );
+        // Only zeros remain: the walk has seen every tensor of the region, so the
+        // index is still checked against it (HF-IDX-007 and the rest), in every
+        // mode, whatever the hardening rule above decides.
+        return Some(end);
     } else {
         report.violation(
             &HF_PLC_TAIL_PADDING,

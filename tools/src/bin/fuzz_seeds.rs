@@ -8,9 +8,13 @@
 //! bare streams (`corpus/stream/`) seed `stream`, behind its control byte, and
 //! captured conversations (`corpus/messages/`) seed `messages`, and their
 //! client-side messages `serve`.
-//! `gguf` gets a small hand-built GGUF preamble. The structure-aware targets
-//! (`roundtrip`, `simd_dequant`) start from nothing. Nothing here is committed:
-//! `fuzz/run.sh` runs it before fuzzing, so the seeds always match `corpus/`.
+//! `oracle_readers` gets the HRRYFILEs too. `gguf` gets a small hand-built GGUF
+//! preamble. The structure-aware targets (`roundtrip`, `simd_dequant`, `writer`,
+//! `mutate`, `export_layouts`), whose bytes drive a generator rather than being a
+//! file, get a few fixed pseudo-random inputs of various lengths to start from.
+//! The seeds themselves are not committed: `fuzz/run.sh` runs this before fuzzing,
+//! so they always match `corpus/`; what the fuzzers grew from them, minimised, is
+//! (`fuzz/corpus/`).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -39,6 +43,20 @@ fn files(corpus: &Path) -> Vec<PathBuf> {
     }
     all.sort();
     all
+}
+
+/// `len` bytes of a fixed pseudo-random sequence (a linear congruential generator
+/// started at `seed`).
+fn pseudo_random(seed: u64, len: usize) -> Vec<u8> {
+    let mut state = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    (0..len)
+        .map(|_| {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (state >> 56) as u8
+        })
+        .collect()
 }
 
 /// A GGUF version 3 preamble: three metadata pairs (a uint32, a string, an array of
@@ -81,6 +99,22 @@ fn main() {
     };
     let (corpus, out) = (Path::new(corpus), Path::new(out));
     put(out, "gguf", "preamble-v3", &gguf_seed());
+    for target in [
+        "roundtrip",
+        "simd_dequant",
+        "writer",
+        "mutate",
+        "export_layouts",
+    ] {
+        for (i, len) in [64usize, 256, 1024, 4096, 16384].into_iter().enumerate() {
+            put(
+                out,
+                target,
+                &format!("random-{i}"),
+                &pseudo_random(i as u64, len),
+            );
+        }
+    }
     let mut count = 0;
     for path in files(corpus) {
         let bytes = fs::read(&path).expect("read corpus file");
@@ -109,6 +143,7 @@ fn main() {
         let is_hrry = bytes.starts_with(b"HRRYFILE");
         if is_hrry {
             put(out, "open_file", &stem, &bytes);
+            put(out, "oracle_readers", &stem, &bytes);
             for control in [0u8, 1] {
                 let mut framed = vec![control];
                 framed.extend_from_slice(&bytes);

@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# A fuzzing campaign that accumulates: every target (or the ones named) for
+# SECONDS each, from its committed corpus; what reaches new coverage is merged
+# back into fuzz/corpus/TARGET/ (then minimised; inputs over 64 KiB dropped, the
+# committed corpora staying under 25 MB), and the run is appended to the
+# committed log fuzz/stats/campaigns.tsv, from which fuzz/stats/README.md (totals
+# per target: executions so far, time, corpus size, coverage reached) is rebuilt.
+#
+#   fuzz/campaign.sh SECONDS [TARGET...]
+#   fuzz/campaign.sh --summary            # only rebuild fuzz/stats/README.md
+#
+# Commit fuzz/corpus/ and fuzz/stats/ afterwards. A target that crashes, leaks,
+# hangs or over-allocates is recorded as such (its input under
+# fuzz/artifacts/TARGET/, to be kept as a regression in tests/fuzz_findings/) and
+# its new inputs are not merged. Runs under `nice`: the machine is shared.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+stats=fuzz/stats
+log_tsv=$stats/campaigns.tsv
+cap_bytes=$((25 * 1024 * 1024))
+mkdir -p "$stats"
+if [ ! -s "$log_tsv" ]; then
+    printf 'date_utc\tcommit\ttarget\tseconds\texecutions\tcorpus_files\tcorpus_bytes\tedges\tfeatures\tresult\n' >"$log_tsv"
+fi
+
+# fuzz/stats/README.md from the log: one row per target, totals over campaigns.
+summarize() {
+    local cov=""
+    if [ -s "$stats/line_coverage.tsv" ]; then
+        cov=$(tail -n 1 "$stats/line_coverage.tsv" | awk -F'\t' '{ print $3 " (" $1 ", commit " $2 ")" }')
+    fi
+    {
+        echo "# Fuzzing statistics"
+        echo
+        echo "Rebuilt by \`fuzz/campaign.sh\` from [campaigns.tsv](campaigns.tsv), the"
+        echo "append-only log of every campaign run (one line per target per run). The"
+        echo "executions and time add up over campaigns; corpus size and coverage are"
+        echo "those after the latest run (edges and features as libFuzzer counts them;"
+        echo "a line of 0 seconds records a change to the corpus alone, such as pruning)."
+        echo
+        echo "| target | campaigns | seconds | executions | corpus files | corpus bytes | edges | features | findings |"
+        echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+        awk -F'\t' 'NR > 1 {
+                t = $3
+                if (!(t in runs)) order[n++] = t
+                if ($4 > 0) runs[t]++
+                secs[t] += $4; execs[t] += $5
+                files[t] = $6; bytes[t] = $7
+                if ($8 != "?") { edges[t] = $8; ft[t] = $9 }
+                if ($10 ~ /^finding/) found[t]++
+            }
+            END {
+                for (i = 0; i < n; i++) {
+                    t = order[i]
+                    printf "| %s | %d | %d | %.0f | %d | %d | %s | %s | %d |\n",
+                        t, runs[t], secs[t], execs[t], files[t], bytes[t], edges[t], ft[t], found[t] + 0
+                }
+            }' "$log_tsv"
+        echo
+        if [ -n "$cov" ]; then
+            echo "Line coverage of the parsing and validating code by the committed corpora"
+            echo "(\`fuzz/coverage.sh\`, latest): $cov; history in"
+            echo "[line_coverage.tsv](line_coverage.tsv)."
+        fi
+    } >"$stats/README.md"
+}
+
+if [ "${1:-}" = "--summary" ]; then
+    summarize
+    cat "$stats/README.md"
+    exit 0
+fi
+
+secs=${1:?usage: fuzz/campaign.sh SECONDS [TARGET...] | --summary}
+shift
+
+if ! command -v cargo-fuzz >/dev/null 2>&1; then
+    echo "campaign: installing cargo-fuzz"
+    cargo install cargo-fuzz --locked
+fi
+
+scratch=fuzz/scratch/campaign
+rm -rf "$scratch"
+mkdir -p "$scratch/seeds"
+nice cargo run --release --quiet -p hrry-tools --bin fuzz_seeds -- corpus "$scratch/seeds"
+
+export RUSTC_BOOTSTRAP=1 CARGO_TERM_COLOR=never
+if [ "$#" -gt 0 ]; then
+    targets=("$@")
+else
+    mapfile -t targets < <(cargo fuzz list)
+fi
+nice cargo fuzz build
+
+commit=$(git rev-parse --short HEAD)
+for t in "${targets[@]}"; do
+    echo "=== campaign: $t for ${secs}s"
+    mkdir -p "$scratch/new/$t" "$scratch/seeds/$t" "fuzz/corpus/$t" "fuzz/artifacts/$t"
+    log="fuzz/artifacts/$t.campaign.log"
+    status=0
+    nice timeout $((secs + 600)) cargo fuzz run "$t" \
+        "$scratch/new/$t" "fuzz/corpus/$t" "$scratch/seeds/$t" -- \
+        -max_total_time="$secs" \
+        -dict=fuzz/hrry.dict \
+        -timeout=10 \
+        -rss_limit_mb=2048 \
+        -malloc_limit_mb=1024 \
+        -print_final_stats=1 \
+        >"$log" 2>&1 || status=$?
+    execs=$(grep -E '^stat::number_of_executed_units:' "$log" | awk '{ print $2 }' | tail -n 1)
+    done_line=$(grep -E '#[0-9]+[[:space:]]+(DONE|pulse|NEW|REDUCE|INITED)' "$log" | tail -n 1 || true)
+    edges=$(sed -nE 's/.* cov: ([0-9]+).*/\1/p' <<<"$done_line")
+    ft=$(sed -nE 's/.* ft: ([0-9]+).*/\1/p' <<<"$done_line")
+    result=ok
+    if [ "$status" -ne 0 ]; then
+        result="finding:$(grep -oE 'fuzz/artifacts/[^ ]+' "$log" | tail -n 1 || echo "exit-$status")"
+        grep -E 'Test unit written to|^SUMMARY|panicked at' "$log" || true
+    else
+        # Keep what reached new coverage, then minimise the whole corpus.
+        nice cargo fuzz run "$t" "fuzz/corpus/$t" "$scratch/new/$t" "$scratch/seeds/$t" -- \
+            -merge=1 -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=1024 \
+            >"$log.merge" 2>&1
+        nice cargo fuzz cmin "$t" "fuzz/corpus/$t" -- -timeout=10 -rss_limit_mb=2048 \
+            >"$log.cmin" 2>&1
+        # Inputs over 64 KiB are mutants of the largest conformance files, which
+        # every run seeds afresh from corpus/: left out, to keep under the cap.
+        find "fuzz/corpus/$t" -type f -size +64k -delete
+    fi
+    files=$(find "fuzz/corpus/$t" -type f | wc -l)
+    bytes=$(du -sb "fuzz/corpus/$t" | awk '{ print $1 }')
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
+        "$(date -u +%Y-%m-%dT%H:%MZ)" "$commit" "$t" "$secs" "${execs:-0}" \
+        "$files" "$bytes" "${edges:-?}" "${ft:-?}" "$result" >>"$log_tsv"
+    tail -n 1 "$log_tsv"
+done
+
+summarize
+cat "$stats/README.md"
+total=$(du -sb fuzz/corpus | awk '{ print $1 }')
+echo "campaign: committed corpora $total bytes (cap $cap_bytes)"
+if [ "$total" -gt "$cap_bytes" ]; then
+    echo "campaign: over the cap: lower -max_len or drop the largest inputs before committing"
+    exit 1
+fi
