@@ -69,9 +69,11 @@ fn stands_alone(group: &[Item]) -> bool {
             .map(|(i, t)| (format!("t{i}"), t.clone()))
             .collect(),
     };
-    model
-        .write()
-        .is_some_and(|bytes| crate::validate::validate_file(&bytes, &Default::default()).is_valid())
+    model.write().is_some_and(|bytes| {
+        crate::Format::HrryFile
+            .validate_bytes(&bytes, &Default::default())
+            .is_valid()
+    })
 }
 
 fn parts() -> &'static Parts {
@@ -339,7 +341,7 @@ impl RichModel {
     /// When one of those fails.
     pub fn assert_written_faithfully(&self) -> Vec<u8> {
         let bytes = self.write().expect("the writer accepts a valid model");
-        let report = crate::validate::validate_file(&bytes, &Default::default());
+        let report = crate::Format::HrryFile.validate_bytes(&bytes, &Default::default());
         assert!(
             report.is_valid(),
             "the writer's output does not validate: {:?}",

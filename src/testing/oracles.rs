@@ -6,7 +6,7 @@
 use crate::file::{Check, HrryFile, OpenOptions, SequentialReader, TensorRegionEnd};
 use crate::limits::Limits;
 use crate::schema::{to_bytes, TensorDescriptor};
-use crate::validate::{validate_file, Mode, Options, Report};
+use crate::validate::{Mode, Options, Report};
 
 /// One tensor as read: descriptor offset, encoded descriptor, buffers. Descriptors
 /// are compared encoded, since a NaN statistic is never equal to itself.
@@ -37,7 +37,7 @@ fn assert_reports(report: &Report, rule: Option<&str>, what: &str) {
 /// Returns the permissive and strict verdicts.
 pub fn assert_readers_agree_with_validator(bytes: &[u8]) -> (bool, bool) {
     let report = |mode| {
-        validate_file(
+        crate::Format::HrryFile.validate_bytes(
             bytes,
             &Options {
                 mode,
@@ -198,7 +198,7 @@ pub fn assert_readers_give_same_bytes(bytes: &[u8], strictly_valid: bool) {
             return;
         }
     };
-    let report = crate::stream::validate_stream_bytes(&stream, &Options::default());
+    let report = crate::Format::Stream.validate_bytes(&stream, &Options::default());
     assert!(
         !strictly_valid || report.is_valid(),
         "a packed valid file is not a valid stream: {:?}",

@@ -347,7 +347,7 @@ pub fn gguf(data: &[u8]) {
     let Ok((preamble, used)) = read_from::<crate::convert::gguf_schema::GgufPreamble>(data) else {
         return;
     };
-    use crate::schema::gguf::{gguf_type_code, gguf_type_name, GgmlType, GgufValue};
+    use crate::convert::gguf_schema::{gguf_type_code, gguf_type_name, GgmlType, GgufValue};
     for kv in &preamble.metadata {
         let _ = crate::convert::gguf::kv_value(&kv.value);
         let _ = crate::convert::gguf::value_type_name(&kv.value);
