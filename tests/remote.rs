@@ -17,8 +17,13 @@ use std::time::Duration;
 use hrry::remote::{RemoteOptions, RemoteSource};
 use hrry::source::ReadAt;
 
+/// The folder the test server serves (`HRRY_TEST_HTTP_ROOT`, which
+/// tests/remote/run.sh sets), else this checkout: files written for the server go
+/// there, even when the test binary was built in another clone of the repository.
 fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    std::env::var_os("HRRY_TEST_HTTP_ROOT")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")))
 }
 
 /// Every `.hrry` and `.holo` file of the corpus, sorted.

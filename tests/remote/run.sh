@@ -22,6 +22,8 @@ for _ in $(seq 50); do
     sleep 0.1
 done
 export HRRY_TEST_HTTP_BASE="http://127.0.0.1:$port/"
+# What the server serves: where the tests write the files they fetch.
+export HRRY_TEST_HTTP_ROOT="$PWD"
 
 # S3: s3s-fs (built once into target/tools; REMOTE_S3=0 skips it) serving the
 # repository as bucket `repo`, with a key pair the tests sign with.
