@@ -85,6 +85,8 @@ rm -rf "$scratch"
 mkdir -p "$scratch/seeds"
 nice cargo run --release --quiet -p hrry-tools --bin fuzz_seeds -- corpus "$scratch/seeds"
 
+# shellcheck source=fuzz/libfuzzer.sh
+source fuzz/libfuzzer.sh
 export RUSTC_BOOTSTRAP=1 CARGO_TERM_COLOR=never
 if [ "$#" -gt 0 ]; then
     targets=("$@")
@@ -101,12 +103,7 @@ for t in "${targets[@]}"; do
     status=0
     nice timeout $((secs + 600)) cargo fuzz run "$t" \
         "$scratch/new/$t" "fuzz/corpus/$t" "$scratch/seeds/$t" -- \
-        -max_total_time="$secs" \
-        -dict=fuzz/hrry.dict \
-        -timeout=10 \
-        -rss_limit_mb=2048 \
-        -malloc_limit_mb=1024 \
-        -print_final_stats=1 \
+        -max_total_time="$secs" "${LIBFUZZER_OPTIONS[@]}" \
         >"$log" 2>&1 || status=$?
     execs=$(grep -E '^stat::number_of_executed_units:' "$log" | awk '{ print $2 }' | tail -n 1)
     done_line=$(grep -E '#[0-9]+[[:space:]]+(DONE|pulse|NEW|REDUCE|INITED)' "$log" | tail -n 1 || true)

@@ -38,6 +38,8 @@ echo "fuzz: seeds from corpus/"
 cargo run --release --quiet -p hrry-tools --bin fuzz_seeds -- corpus "$scratch/seeds"
 
 # cargo fuzz needs nightly-only flags; the stable toolchain accepts them with this.
+# shellcheck source=fuzz/libfuzzer.sh
+source fuzz/libfuzzer.sh
 export RUSTC_BOOTSTRAP=1
 
 if [ "$#" -gt 0 ]; then
@@ -64,16 +66,9 @@ for t in "${targets[@]}"; do
     mkdir -p "$scratch/new/$t" "$scratch/seeds/$t" "fuzz/artifacts/$t"
     log="fuzz/artifacts/$t.log"
     status=0
-    # -timeout: one input taking over 10 s is a failure (a hang);
-    # -rss_limit_mb / -malloc_limit_mb: over-allocation is a failure.
     timeout $((secs + 300)) cargo fuzz run "$t" \
         "$scratch/new/$t" "fuzz/corpus/$t" "$scratch/seeds/$t" -- \
-        -max_total_time="$secs" \
-        -dict=fuzz/hrry.dict \
-        -timeout=10 \
-        -rss_limit_mb=2048 \
-        -malloc_limit_mb=1024 \
-        -print_final_stats=1 \
+        -max_total_time="$secs" "${LIBFUZZER_OPTIONS[@]}" \
         >"$log" 2>&1 || status=$?
     tail -n 25 "$log"
     {
