@@ -1,14 +1,13 @@
 //! `hrry.validate`, `hrry.rules` and the objects they return.
 
-use std::path::PathBuf;
-
 use hrry::validate::{Mode, Options};
 use hrry::Format;
-use pyo3::exceptions::PyTypeError;
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyByteArray, PyBytes, PyMemoryView};
+use pyo3::types::PyDict;
 
 use crate::errors::{detached, invalid_file, io_error};
+use crate::input::{Fetched, Input, Remote};
 
 /// One broken rule: its ID, its level (`"spec"`, `"hardening"` or `"limit"`), the
 /// absolute byte offset of the offending field and what was expected vs found.
@@ -42,6 +41,52 @@ impl Violation {
     fn __str__(&self) -> String {
         format!("{} at offset {}: {}", self.rule, self.offset, self.message)
     }
+
+    /// The violation as a plain ``dict`` (``rule``, ``level``, ``offset``,
+    /// ``message``): an entry of ``violations`` in ``hrry validate --json``.
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        d.set_item("rule", &self.rule)?;
+        d.set_item("level", &self.level)?;
+        d.set_item("offset", self.offset)?;
+        d.set_item("message", &self.message)?;
+        Ok(d)
+    }
+
+    /// The violation a ``dict`` of `to_dict` describes (``ValueError`` or
+    /// ``KeyError`` for one that does not).
+    #[staticmethod]
+    fn from_dict(d: &Bound<'_, PyAny>) -> PyResult<Violation> {
+        let level: String = d.get_item("level")?.extract()?;
+        if !LEVELS.contains(&level.as_str()) {
+            return Err(PyValueError::new_err(format!(
+                "a violation's level is one of {LEVELS:?}, not {level:?}"
+            )));
+        }
+        Ok(Violation {
+            rule: d.get_item("rule")?.extract()?,
+            level,
+            offset: d.get_item("offset")?.extract()?,
+            message: d.get_item("message")?.extract()?,
+        })
+    }
+
+    /// Pickles as its `to_dict`.
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        reduce(py, "Violation", self.to_dict(py)?)
+    }
+}
+
+/// The levels of rules.
+const LEVELS: [&str; 3] = ["spec", "hardening", "limit"];
+
+/// `(cls.from_dict, (d,))`: what `__reduce__` of the class `name` of `hrry` gives,
+/// so pickles hold plain data and rebuild through the checks of `from_dict`.
+fn reduce<'py>(py: Python<'py>, name: &str, d: Bound<'py, PyDict>) -> PyResult<Bound<'py, PyAny>> {
+    let class = py.import("hrry._hrry")?.getattr(name)?;
+    (class.getattr("from_dict")?, (d,))
+        .into_pyobject(py)
+        .map(Bound::into_any)
 }
 
 impl From<&hrry::validate::Violation> for Violation {
@@ -89,8 +134,8 @@ impl Rule {
 
 /// The result of `hrry.validate`: whether the input is valid, what format it was
 /// judged as, and every violation found.
-#[pyclass(module = "hrry", frozen)]
-#[derive(Clone, Debug)]
+#[pyclass(module = "hrry", frozen, eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Report {
     /// True when no violation was found.
     #[pyo3(get)]
@@ -108,6 +153,11 @@ pub struct Report {
     /// Violations found but not listed (more than 1000 of one rule).
     #[pyo3(get)]
     pub suppressed: u64,
+    /// What was validated: the path, the URL (without credentials) or the file
+    /// object's name; ``None`` for bytes.
+    #[pyo3(get)]
+    pub file: Option<String>,
+    fetched: Option<Fetched>,
 }
 
 #[pymethods]
@@ -127,6 +177,82 @@ impl Report {
             }
         }
         ids
+    }
+
+    /// For a URL or a file object: what reading it cost, ``{"requests", "bytes",
+    /// "retries"}`` (for a file object, its ``read`` calls and the bytes they
+    /// returned); ``None`` otherwise.
+    #[getter]
+    fn fetched<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        self.fetched.map(|f| f.to_dict(py)).transpose()
+    }
+
+    /// The report as a plain ``dict`` of JSON types, with the field names of
+    /// ``hrry validate --json``'s file objects (``file``, ``valid``, ``format``,
+    /// ``mode``, ``violations``, ``notes``) and also ``suppressed`` and ``fetched``.
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        d.set_item("file", &self.file)?;
+        d.set_item("valid", self.valid)?;
+        d.set_item("format", self.format)?;
+        d.set_item("mode", self.mode)?;
+        let violations = self
+            .violations
+            .iter()
+            .map(|v| v.to_dict(py))
+            .collect::<PyResult<Vec<_>>>()?;
+        d.set_item("violations", violations)?;
+        d.set_item("notes", &self.notes)?;
+        d.set_item("suppressed", self.suppressed)?;
+        d.set_item("fetched", self.fetched(py)?)?;
+        Ok(d)
+    }
+
+    /// The report a ``dict`` of `to_dict` describes (``ValueError``,
+    /// ``KeyError`` or ``TypeError`` for one that does not). ``valid`` must agree
+    /// with the violations (none of them for a valid report).
+    #[staticmethod]
+    fn from_dict(d: &Bound<'_, PyAny>) -> PyResult<Report> {
+        let one_of = |key: &str, names: &[&'static str]| -> PyResult<&'static str> {
+            let value: String = d.get_item(key)?.extract()?;
+            names.iter().find(|n| **n == value).copied().ok_or_else(|| {
+                PyValueError::new_err(format!(
+                    "a report's {key} is one of {names:?}, not {value:?}"
+                ))
+            })
+        };
+        let violations = d
+            .get_item("violations")?
+            .try_iter()?
+            .map(|v| Violation::from_dict(&v?))
+            .collect::<PyResult<Vec<_>>>()?;
+        let valid: bool = d.get_item("valid")?.extract()?;
+        let suppressed: u64 = d.get_item("suppressed")?.extract()?;
+        if valid != (violations.is_empty() && suppressed == 0) {
+            return Err(PyValueError::new_err(
+                "a report is valid exactly when it has no violations",
+            ));
+        }
+        let fetched = d.get_item("fetched")?;
+        Ok(Report {
+            valid,
+            format: one_of("format", &FORMATS)?,
+            mode: one_of("mode", &["strict", "permissive"])?,
+            violations,
+            notes: d.get_item("notes")?.extract()?,
+            suppressed,
+            file: d.get_item("file")?.extract()?,
+            fetched: if fetched.is_none() {
+                None
+            } else {
+                Some(Fetched::from_dict(&fetched)?)
+            },
+        })
+    }
+
+    /// Pickles as its `to_dict`.
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        reduce(py, "Report", self.to_dict(py)?)
     }
 
     fn __bool__(&self) -> bool {
@@ -157,7 +283,15 @@ impl Report {
             violations: report.violations.iter().map(Violation::from).collect(),
             notes: report.notes.clone(),
             suppressed: report.suppressed,
+            file: None,
+            fetched: None,
         }
+    }
+
+    /// This report, naming the file it is of.
+    pub(crate) fn of_file(mut self, file: impl Into<String>) -> Self {
+        self.file = Some(file.into());
+        self
     }
 
     /// An `InvalidFileError` for `what` carrying this report's violations.
@@ -185,6 +319,17 @@ pub(crate) fn mode(permissive: bool) -> Mode {
     }
 }
 
+/// The names of the formats a report may be of.
+const FORMATS: [&str; 4] = ["hrryfile", "holo", "stream", "messages"];
+
+/// The core's options for the `permissive` flag.
+fn options(permissive: bool) -> Options {
+    Options {
+        mode: mode(permissive),
+        ..Options::default()
+    }
+}
+
 /// Validates `bytes` as `format` with the interpreter released.
 pub(crate) fn check(
     py: Python<'_>,
@@ -192,46 +337,67 @@ pub(crate) fn check(
     format: Format,
     permissive: bool,
 ) -> PyResult<Report> {
-    let options = Options {
-        mode: mode(permissive),
-        ..Options::default()
-    };
+    let options = options(permissive);
     let report = detached(py, || format.validate_bytes(bytes, &options))?;
     Ok(Report::new(format, &report))
+}
+
+/// Validates the remote source `remote` (recognised by its magic, else its name),
+/// reading what the rules need, with the interpreter released. A failed read is
+/// raised (the file object's own exception when it raised one), never reported.
+pub(crate) fn check_remote(py: Python<'_>, remote: &Remote, permissive: bool) -> PyResult<Report> {
+    let options = options(permissive);
+    let source = remote.source();
+    let hint = remote.name_hint();
+    let result = detached(py, || {
+        let format = Format::detect_source(source, Some(&hint))?;
+        Ok::<_, std::io::Error>((format, format.validate_source(source, &options)?))
+    })?;
+    // A read that failed fails the validation, whatever the core made of it.
+    if let Some(raised) = remote.take_error() {
+        return Err(raised);
+    }
+    let (format, report) = result.map_err(|e| remote.error(e))?;
+    let mut report = Report::new(format, &report).of_file(remote.shown());
+    report.fetched = Some(remote.fetched());
+    Ok(report)
 }
 
 /// Checks a HRRYFILE or a `.holo` archive against every rule and reports each
 /// violation; never raises for a bad file.
 ///
-/// `source` is a path (``str`` or ``os.PathLike``, mapped, not read) or the bytes
-/// themselves (``bytes``, ``bytearray``, ``memoryview``). The format is recognised by
-/// the magic (else a ``.holo`` extension). Strict mode (the default) reports spec and
-/// hardening rules; ``permissive=True`` reports spec rules only, with the spec's
-/// permissive allowances. Raises ``OSError`` when a path cannot be read.
+/// `source` is a path (``str`` or ``os.PathLike``, mapped, not read), an
+/// ``http://``, ``https://`` or ``s3://`` URL (read with range requests: the
+/// metadata, descriptors and the few data bytes rules inspect, never whole tensor
+/// data; S3 signed with the standard ``AWS_*`` environment variables,
+/// ``AWS_ENDPOINT_URL`` for S3-compatible stores), a binary file object with
+/// ``seek`` and ``read`` (an open file, ``io.BytesIO``, an fsspec file; read at
+/// the offsets the rules need) or the bytes themselves (``bytes``, ``bytearray``,
+/// ``memoryview``). The format is recognised by the magic (else a ``.holo``
+/// extension). Strict mode (the default) reports spec and hardening rules;
+/// ``permissive=True`` reports spec rules only, with the spec's permissive
+/// allowances. Raises ``OSError`` when the file cannot be read (a missing URL:
+/// ``FileNotFoundError`` naming it), and a file object's own exception when its
+/// ``seek`` or ``read`` raises; a read that comes back short raises ``OSError``.
 #[pyfunction]
 #[pyo3(signature = (source, *, permissive = false))]
 pub fn validate(py: Python<'_>, source: &Bound<'_, PyAny>, permissive: bool) -> PyResult<Report> {
-    if let Ok(bytes) = source.cast::<PyBytes>() {
-        let data = bytes.as_bytes();
-        return check(py, data, Format::detect(data, None), permissive);
+    match Input::of(source, true)? {
+        Input::Bytes(bytes) => {
+            let data = bytes.as_bytes();
+            check(py, data, Format::detect(data, None), permissive)
+        }
+        Input::Path(path) => {
+            let map = crate::memory::map_path(&path, crate::memory::Access::ReadOnly)
+                .map_err(|e| io_error(&path, e))?;
+            Ok(
+                check(py, &map, Format::detect(&map, Some(&path)), permissive)?
+                    .of_file(path.display().to_string()),
+            )
+        }
+        Input::Url(url) => check_remote(py, &Remote::url(py, &url)?, permissive),
+        Input::Object(object) => check_remote(py, &Remote::object(&object)?, permissive),
     }
-    if source.is_instance_of::<PyByteArray>() || source.is_instance_of::<PyMemoryView>() {
-        let owned = py.get_type::<PyBytes>().call1((source,))?;
-        let data = owned.cast::<PyBytes>()?.as_bytes();
-        return check(py, data, Format::detect(data, None), permissive);
-    }
-    let path: PathBuf = source.extract().map_err(|_| {
-        PyTypeError::new_err(format!(
-            "validate() takes a path (str or os.PathLike) or bytes, not {}",
-            source
-                .get_type()
-                .name()
-                .map_or("?".into(), |n| n.to_string())
-        ))
-    })?;
-    let map = crate::memory::map_path(&path, crate::memory::Access::ReadOnly)
-        .map_err(|e| io_error(&path, e))?;
-    check(py, &map, Format::detect(&map, Some(&path)), permissive)
 }
 
 /// The rule table: every rule hrry checks, with its stable ID, level, one-line

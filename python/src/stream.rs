@@ -25,6 +25,7 @@ use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyMemoryView};
 
 use crate::errors::{detached, invalid_file, io_error, HrryError};
 use crate::file::{descriptor_info, File};
+use crate::fileobj::{read_into, type_name};
 use crate::report::{mode, Report, Violation};
 use crate::write::{stored_array, Quantized};
 
@@ -68,7 +69,7 @@ impl PyFileObject {
 
 impl Read for PyFileObject {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        self.call(|object| read_into(object, buf))
+        self.call(|object| read_into(object, buf, "the stream source"))
     }
 }
 
@@ -85,40 +86,6 @@ impl Write for PyFileObject {
             Ok(())
         })
     }
-}
-
-/// Reads up to `buf.len()` bytes with `object.read(n)`.
-fn read_into(object: &Bound<'_, PyAny>, buf: &mut [u8]) -> PyResult<usize> {
-    let py = object.py();
-    let got = object.call_method1("read", (buf.len(),))?;
-    if got.is_none() {
-        return Err(PyValueError::new_err(
-            "the source's read() returned None (a non-blocking source with no data); \
-                 give a blocking file object",
-        ));
-    }
-    let bytes = if let Ok(b) = got.cast::<PyBytes>() {
-        b.clone()
-    } else if got.is_instance_of::<PyByteArray>() || got.is_instance_of::<PyMemoryView>() {
-        py.get_type::<PyBytes>()
-            .call1((&got,))?
-            .cast_into::<PyBytes>()?
-    } else {
-        return Err(PyTypeError::new_err(format!(
-            "the source's read() must return bytes, not {}",
-            type_name(&got)
-        )));
-    };
-    let data = bytes.as_bytes();
-    if data.len() > buf.len() {
-        return Err(PyValueError::new_err(format!(
-            "the source's read({}) returned {} bytes",
-            buf.len(),
-            data.len()
-        )));
-    }
-    buf[..data.len()].copy_from_slice(data);
-    Ok(data.len())
 }
 
 /// Where a stream is read from.
@@ -265,13 +232,6 @@ impl Sink {
             Sink::Python(_) => Ok(()),
         }
     }
-}
-
-fn type_name(object: &Bound<'_, PyAny>) -> String {
-    object
-        .get_type()
-        .name()
-        .map_or_else(|_| "?".to_string(), |n| n.to_string())
 }
 
 /// The Python error for a stream error: a broken rule is an `InvalidFileError`
