@@ -70,3 +70,46 @@ def same_floats(got, want):
     nan = np.isnan(g)
     assert np.array_equal(nan, np.isnan(w))
     assert g[~nan].view(np.uint32).tolist() == w[~nan].view(np.uint32).tolist()
+
+
+def remote_servers():
+    """The loopback servers of tests/remote/servers.sh (which python/run_tests.sh
+    starts): ``(http_base, http_root, s3_bucket)``. Without them the test is
+    skipped, unless HRRY_REQUIRE_OPTIONAL=1, where it fails."""
+    base = os.environ.get("HRRY_TEST_HTTP_BASE")
+    bucket = os.environ.get("HRRY_TEST_S3_BUCKET")
+    if not base or not bucket:
+        message = "no test servers: python/run_tests.sh starts them (tests/remote/servers.sh)"
+        if os.environ.get("HRRY_REQUIRE_OPTIONAL") == "1":
+            pytest.fail(message)
+        pytest.skip(message)
+    return base, os.environ.get("HRRY_TEST_HTTP_ROOT") or ROOT, bucket
+
+
+class Served:
+    """URLs of files under the folder the test servers serve."""
+
+    def __init__(self):
+        self.base, self.root, self.bucket = remote_servers()
+
+    def relative(self, path):
+        rel = os.path.relpath(os.path.realpath(path), os.path.realpath(self.root))
+        assert not rel.startswith(".."), f"{path} is not under {self.root}"
+        return rel.replace(os.sep, "/")
+
+    def http(self, path):
+        return self.base + self.relative(path)
+
+    def s3(self, path):
+        return f"s3://{self.bucket}/{self.relative(path)}"
+
+    def scratch(self, name):
+        """A folder for files the servers are to serve (under target/)."""
+        d = os.path.join(self.root, "target", "py-hrry", "served", name)
+        os.makedirs(d, exist_ok=True)
+        return d
+
+
+@pytest.fixture(scope="session")
+def served():
+    return Served()
