@@ -3,6 +3,8 @@
 import os
 from types import TracebackType
 from typing import (
+    Any,
+    BinaryIO,
     Dict,
     Iterator,
     List,
@@ -24,6 +26,10 @@ from . import stream as stream
 __version__: str
 
 _Path = Union[str, "os.PathLike[str]"]
+_Url = str
+"""An ``http://``, ``https://`` or ``s3://`` URL (a ``str``)."""
+_Source = Union[_Path, _Url, BinaryIO]
+"""A path, a URL, or a binary file object with ``seek`` and ``read``."""
 MetadataValue = Union[str, int, float, bool, bytes, List[str], List[int], List[float], List[bool], List[bytes]]
 
 class HrryError(ValueError):
@@ -50,7 +56,8 @@ class ProtocolError(HrryError):
     connection is closed."""
 
 class Violation:
-    """One broken rule, at the absolute byte offset of the offending field."""
+    """One broken rule, at the absolute byte offset of the offending field.
+    Compares by value and pickles."""
     @property
     def rule(self) -> str: ...
     @property
@@ -59,6 +66,11 @@ class Violation:
     def offset(self) -> int: ...
     @property
     def message(self) -> str: ...
+    def to_dict(self) -> Dict[str, Any]:
+        """``{"rule", "level", "offset", "message"}``, as in ``hrry validate --json``."""
+    @staticmethod
+    def from_dict(d: Mapping[str, Any]) -> "Violation":
+        """The violation ``to_dict`` gave (checked: ``ValueError``, ``KeyError``)."""
 
 class Rule:
     """One rule of the rule table."""
@@ -74,7 +86,8 @@ class Rule:
     def spec(self) -> str: ...
 
 class Report:
-    """The result of ``validate``."""
+    """The result of ``validate``. Compares by value and pickles (as plain data),
+    so a cluster can ship it."""
     @property
     def valid(self) -> bool: ...
     @property
@@ -89,7 +102,22 @@ class Report:
     def notes(self) -> List[str]: ...
     @property
     def suppressed(self) -> int: ...
+    @property
+    def file(self) -> Optional[str]:
+        """The path, the URL (without credentials) or the file object's name;
+        ``None`` for bytes."""
+    @property
+    def fetched(self) -> Optional[Dict[str, int]]:
+        """For a URL or file object: ``{"requests", "bytes", "retries"}`` it cost
+        (a file object's ``read`` calls and the bytes they returned)."""
     def rule_ids(self) -> List[str]: ...
+    def to_dict(self) -> Dict[str, Any]:
+        """JSON types only: ``file``, ``valid``, ``format``, ``mode``, ``violations``
+        and ``notes`` (as ``hrry validate --json``), ``suppressed``, ``fetched``."""
+    @staticmethod
+    def from_dict(d: Mapping[str, Any]) -> "Report":
+        """The report ``to_dict`` gave (checked: ``ValueError``, ``KeyError``,
+        ``TypeError``)."""
     def __bool__(self) -> bool: ...
 
 class File:
@@ -218,8 +246,13 @@ def save_file(
 ) -> None:
     """Write tensors (and metadata) as a HRRYFILE, atomically, like ``safetensors.numpy.save_file``."""
 
-def validate(source: Union[_Path, bytes, bytearray, memoryview], *, permissive: bool = False) -> Report:
-    """Check a HRRYFILE or .holo archive against every rule; never raises for a bad file."""
+def validate(
+    source: Union[_Source, bytes, bytearray, memoryview], *, permissive: bool = False
+) -> Report:
+    """Check a HRRYFILE or .holo archive against every rule; never raises for a bad
+    file. A URL or file object is read at the offsets the rules need (never the
+    tensor data); ``OSError`` when it cannot be read (``FileNotFoundError`` for a
+    missing URL), a file object's own exception when its ``seek``/``read`` raises."""
 
 def rules() -> List[Rule]:
     """The rule table."""

@@ -12,15 +12,18 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyMemoryView};
 
 use crate::array::{borrowed_array, shape_tuple};
 use crate::errors::{detached, io_error, HrryError};
+use crate::input::{Input, Remote};
 use crate::report::check;
 use crate::slot::Slot;
 
 /// A shared read-only mapping, so the bytes stay at hand when verification fails.
-struct Shared(Arc<Mmap>);
+/// The length is the archive's: a mapping is never empty, an archive may be.
+#[derive(Clone)]
+struct Shared(Arc<Mmap>, usize);
 
 impl AsRef<[u8]> for Shared {
     fn as_ref(&self) -> &[u8] {
-        &self.0
+        &self.0[..self.1]
     }
 }
 
@@ -226,27 +229,57 @@ impl Archive {
     }
 }
 
-/// Opens the `.holo` archive at ``path``: maps it and verifies every rule (strict),
-/// the closing BLAKE3 hash included. Raises ``InvalidFileError`` (with
-/// ``.violations``) for an invalid archive and ``OSError`` when it cannot be read.
+/// Opens the `.holo` archive ``source``: a path (mapped), an ``http://``,
+/// ``https://`` or ``s3://`` URL or a binary file object with ``seek`` and
+/// ``read`` (read whole into private memory: verification hashes every byte), or
+/// the bytes themselves (copied),
+/// and verifies every rule (strict), the closing BLAKE3 hash included. Raises
+/// ``InvalidFileError`` (with ``.violations``) for an invalid archive and
+/// ``OSError`` when it cannot be read (a file object's own exception when it
+/// raises).
 #[pyfunction]
 #[pyo3(name = "open")]
-pub fn open_holo(py: Python<'_>, path: PathBuf) -> PyResult<Archive> {
-    let what = path.display().to_string();
-    let map = Arc::new(
-        crate::memory::map_path(&path, crate::memory::Access::ReadOnly)
-            .map_err(|e| io_error(&path, e))?,
-    );
-    let storage = Shared(Arc::clone(&map));
+pub fn open_holo(py: Python<'_>, source: &Bound<'_, PyAny>) -> PyResult<Archive> {
+    let (what, map, len) = match Input::of(source, true)? {
+        Input::Path(path) => {
+            let map = crate::memory::map_path(&path, crate::memory::Access::ReadOnly)
+                .map_err(|e| io_error(&path, e))?;
+            let len = map.len();
+            (path.display().to_string(), map, len)
+        }
+        Input::Url(url) => read_whole(py, &Remote::url(py, &url)?)?,
+        Input::Object(object) => read_whole(py, &Remote::object(&object)?)?,
+        Input::Bytes(bytes) => {
+            let what = "<bytes>";
+            let map = crate::memory::map_copy(bytes.as_bytes(), crate::memory::Access::ReadOnly)
+                .map_err(|e| io_error(std::path::Path::new(what), e))?;
+            (what.to_string(), map, bytes.as_bytes().len())
+        }
+    };
+    let storage = Shared(Arc::new(map), len);
+    let bytes = storage.clone();
     match detached(py, || HoloLoader::from_storage(storage))? {
         Ok(loader) => Ok(Archive {
-            path,
+            path: PathBuf::from(&what),
             mapping: Slot::new(Py::new(py, HoloMapping { loader })?),
         }),
         Err(HoloError::Invalid { .. }) => {
-            let report = check(py, &map, Format::Holo, false)?;
+            let report = check(py, bytes.as_ref(), Format::Holo, false)?;
             Err(report.into_error(py, &what))
         }
         Err(e) => Err(HrryError::new_err(format!("{what}: {e}"))),
     }
+}
+
+/// Every byte of `remote` in private memory, how it is named, and its length.
+fn read_whole(py: Python<'_>, remote: &Remote) -> PyResult<(String, Mmap, usize)> {
+    let source = remote.source();
+    let map = detached(py, || crate::memory::map_source(source))?;
+    if let Some(raised) = remote.take_error() {
+        return Err(raised);
+    }
+    let map = map.map_err(|e| remote.error(e))?;
+    // `map_source` read exactly the source's length (it fits in memory).
+    let len = source.len() as usize;
+    Ok((remote.shown().to_string(), map, len))
 }

@@ -74,6 +74,24 @@ pub(crate) fn map_copy(bytes: &[u8], access: Access) -> io::Result<Mmap> {
     }
 }
 
+/// A private anonymous mapping holding every byte of `source` (at least one byte
+/// long, read-only), read in pieces of at most [`WHOLE_PIECE`] bytes.
+pub(crate) fn map_source(source: &dyn hrry::source::ReadAt) -> io::Result<Mmap> {
+    let len = usize::try_from(source.len())
+        .map_err(|_| io::Error::new(io::ErrorKind::OutOfMemory, "too large for memory"))?;
+    let mut map = MmapMut::map_anon(len.max(1))?;
+    let mut offset = 0;
+    while offset < len {
+        let end = len.min(offset + WHOLE_PIECE);
+        source.read_at(offset as u64, &mut map[offset..end])?;
+        offset = end;
+    }
+    map.make_read_only()
+}
+
+/// Most bytes [`map_source`] asks of its source at once.
+const WHOLE_PIECE: usize = 64 << 20;
+
 /// Makes the pages of the private mapping `map` writeable again. Its type stays
 /// `Mmap` because the core holds it as one; nothing in Rust writes through it.
 #[cfg(unix)]

@@ -72,25 +72,27 @@ def same_floats(got, want):
     assert g[~nan].view(np.uint32).tolist() == w[~nan].view(np.uint32).tolist()
 
 
-def remote_servers():
-    """The loopback servers of tests/remote/servers.sh (which python/run_tests.sh
-    starts): ``(http_base, http_root, s3_bucket)``. Without them the test is
-    skipped, unless HRRY_REQUIRE_OPTIONAL=1, where it fails."""
-    base = os.environ.get("HRRY_TEST_HTTP_BASE")
-    bucket = os.environ.get("HRRY_TEST_S3_BUCKET")
-    if not base or not bucket:
-        message = "no test servers: python/run_tests.sh starts them (tests/remote/servers.sh)"
-        if os.environ.get("HRRY_REQUIRE_OPTIONAL") == "1":
-            pytest.fail(message)
-        pytest.skip(message)
-    return base, os.environ.get("HRRY_TEST_HTTP_ROOT") or ROOT, bucket
+def _missing(what):
+    """Skips the test for want of `what`, or fails it with HRRY_REQUIRE_OPTIONAL=1."""
+    message = f"no {what}: python/run_tests.sh starts the test servers (tests/remote/servers.sh)"
+    if os.environ.get("HRRY_REQUIRE_OPTIONAL") == "1":
+        pytest.fail(message)
+    pytest.skip(message)
 
 
 class Served:
-    """URLs of files under the folder the test servers serve."""
+    """URLs of files under the folder the loopback test servers of
+    tests/remote/servers.sh serve (which python/run_tests.sh starts): nginx at
+    HRRY_TEST_HTTP_BASE, s3s-fs as bucket HRRY_TEST_S3_BUCKET. Without them the
+    test is skipped, unless HRRY_REQUIRE_OPTIONAL=1, where it fails."""
 
     def __init__(self):
-        self.base, self.root, self.bucket = remote_servers()
+        self.base = os.environ.get("HRRY_TEST_HTTP_BASE") or _missing("HTTP server")
+        self.root = os.environ.get("HRRY_TEST_HTTP_ROOT") or ROOT
+
+    @property
+    def bucket(self):
+        return os.environ.get("HRRY_TEST_S3_BUCKET") or _missing("S3 server")
 
     def relative(self, path):
         rel = os.path.relpath(os.path.realpath(path), os.path.realpath(self.root))

@@ -127,8 +127,8 @@ def test_concurrent_validations_share_the_interpreter(large_file):
 
 
 class Raising(Counting):
-    def __init__(self, path, after):
-        super().__init__(path)
+    def __init__(self, path, after, chunk=1000):
+        super().__init__(path, chunk)
         self.after = after
 
     def read(self, n=-1):
@@ -198,3 +198,49 @@ def test_misbehaving_objects_raise_clearly(large_file):
         hrry.validate(SeekRaises(large_file))
     with pytest.raises(TypeError, match="binary file object"):
         hrry.validate(12)
+
+
+HOLO = [e for e in ENTRIES if e["format"] == "holo"]
+
+
+def archive_contents(archive):
+    return (
+        archive.format_version,
+        archive.fingerprint,
+        [(s.kind, s.offset, s.length, bytes(s.data)) for s in archive.sections],
+        {k: bytes(v) for k, v in archive.weights.items()},
+        archive.inputs,
+        archive.outputs,
+    )
+
+
+def holo_outcome(source):
+    """What hrry.holo.open makes of `source`: the contents, or the violations."""
+    try:
+        with hrry.holo.open(source) as archive:
+            return archive_contents(archive)
+    except hrry.InvalidFileError as e:
+        return e.violations
+
+
+@pytest.mark.parametrize("entry", HOLO, ids=ids(HOLO))
+def test_holo_archives_from_file_objects(entry):
+    path = corpus_path(entry)
+    want = holo_outcome(path)
+    assert (want and not isinstance(want, list)) == entry["valid"]
+    with open(path, "rb") as f:
+        assert holo_outcome(f) == want
+    with open(path, "rb") as f:
+        assert holo_outcome(f.read()) == want
+
+
+def test_holo_from_a_raising_file_object():
+    path = max((corpus_path(e) for e in HOLO if e["valid"]), key=os.path.getsize)
+    counting = Counting(path, chunk=1000)
+    hrry.holo.open(counting).close()
+    assert counting.calls > 1
+    for after in range(counting.calls):
+        with pytest.raises(ConnectionResetError):
+            hrry.holo.open(Raising(path, after))
+    with pytest.raises(OSError, match="ended at offset"):
+        hrry.holo.open(Truncating(path, os.path.getsize(path) - 1))

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from conftest import ROOT, optional
+from conftest import ROOT, Served, optional
 from test_client import Server
 
 
@@ -31,6 +31,8 @@ def test_readme_example(tmp_path, monkeypatch):
 PACKAGE_BLOCKS = python_blocks(os.path.join(ROOT, "python", "README.md"))
 # The address the client example names, served by the test instead.
 EXAMPLE_ADDRESS = "127.0.0.1:7070"
+# The web server the remote example names: the test's nginx, serving the repository.
+EXAMPLE_BASE = "https://example.com/"
 
 
 def tree(root):
@@ -52,6 +54,8 @@ def test_package_readme_block_runs_as_written(index, monkeypatch, hrry_bin):
     if EXAMPLE_ADDRESS in code:
         server = Server(os.path.join(ROOT, "corpus", "valid", "basic.hrry"))
         code = code.replace(EXAMPLE_ADDRESS, server.address)
+    if EXAMPLE_BASE in code:
+        code = code.replace(EXAMPLE_BASE, Served().base)
     monkeypatch.chdir(ROOT)
     before = tree(ROOT)
     try:

@@ -25,7 +25,17 @@ def without_source(report):
     return d
 
 
-@pytest.mark.parametrize("entry", ENTRIES, ids=ids(ENTRIES))
+def empty_fails(entries):
+    """`entries`, the empty files among them marked as failing: nginx answers a
+    range request for an empty file with 200 and hrry::remote refuses that
+    answer (a known bug of hrry::remote, not of the bindings)."""
+    bug = pytest.mark.xfail(
+        raises=OSError, strict=True, reason="hrry::remote refuses nginx's 200 for an empty file"
+    )
+    return [pytest.param(e, marks=bug) if e["size"] == 0 else e for e in entries]
+
+
+@pytest.mark.parametrize("entry", empty_fails(ENTRIES), ids=ids(ENTRIES))
 def test_the_corpus_over_http(entry, served):
     path = corpus_path(entry)
     want = without_source(hrry.validate(path))
@@ -122,13 +132,14 @@ def http_filesystem(base):
     def get(url, first, last):
         request = urllib.request.Request(url, headers={"Range": f"bytes={first}-{last}"})
         with urllib.request.urlopen(request) as answer:
-            return answer.headers.get("Content-Range"), answer.read()
+            assert answer.status == 206
+            return answer.read()
 
     class RangeFile(AbstractBufferedFile):
         def _fetch_range(self, start, end):
             if start >= end:
                 return b""
-            _, data = get(self.fs.base + self.path, start, end - 1)
+            data = get(self.fs.base + self.path, start, end - 1)
             self.fs.fetched += len(data)
             self.fs.requests += 1
             return data
@@ -143,8 +154,10 @@ def http_filesystem(base):
             self.requests = 0
 
         def info(self, path, **kwargs):
-            content_range, _ = get(self.base + path, 0, 0)
-            return {"name": path, "size": int(content_range.split("/")[1]), "type": "file"}
+            request = urllib.request.Request(self.base + path, method="HEAD")
+            with urllib.request.urlopen(request) as answer:
+                size = int(answer.headers["Content-Length"])
+            return {"name": path, "size": size, "type": "file"}
 
         def _open(self, path, mode="rb", block_size=None, **kwargs):
             return RangeFile(self, path, mode, block_size=block_size or 1 << 16, **kwargs)
@@ -164,3 +177,16 @@ def test_an_fsspec_file(large, served):
     with fs.open(served.relative(large), "rb") as f:
         assert hrry.validate(f).valid
     assert fs.fetched < 1 << 20, fs.fetched
+
+
+HOLO = [e for e in ENTRIES if e["format"] == "holo"]
+
+
+@pytest.mark.parametrize("entry", HOLO, ids=ids(HOLO))
+def test_holo_archives_over_http(entry, served):
+    from test_fileobj import holo_outcome
+
+    path = corpus_path(entry)
+    assert holo_outcome(served.http(path)) == holo_outcome(path)
+    with pytest.raises(FileNotFoundError, match="nothing.holo"):
+        hrry.holo.open(served.base + "corpus/nothing.holo")
