@@ -3,7 +3,6 @@
 //! interpreter released; a fetched tensor comes out as the array `hrry fetch -o
 //! X.npy` writes.
 
-use std::path::PathBuf;
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -274,8 +273,8 @@ impl Client {
         Ok(out)
     }
 
-    /// Pushes tensor ``key`` of ``file`` (an open `File`, or the path of a HRRYFILE,
-    /// opened and validated strictly) to the server, which stores it under ``key`` or
+    /// Pushes tensor ``key`` of ``file`` (an open `File`, or what ``hrry.open``
+    /// takes: a path, URL or file object, opened and validated strictly) to the server, which stores it under ``key`` or
     /// ``as_key`` — what ``hrry put`` does. ``KeyError`` if the file has no such
     /// tensor; ``ServerError`` if the server refuses it.
     #[pyo3(signature = (file, key, *, as_key = None))]
@@ -290,10 +289,7 @@ impl Client {
         let file = match file.cast::<File>() {
             Ok(f) => f.clone(),
             Err(_) => {
-                let path: PathBuf = file.extract().map_err(|_| {
-                    PyTypeError::new_err("file is a hrry.File or a path (str or os.PathLike)")
-                })?;
-                opened = Bound::new(py, crate::file::open(py, path, false, "metadata", false)?)?;
+                opened = Bound::new(py, crate::file::open(py, file, false, "metadata", false)?)?;
                 opened.clone()
             }
         };

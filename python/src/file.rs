@@ -4,6 +4,7 @@
 //! mapping).
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use hrry::export::{self, ExportError, ExportOptions};
 use hrry::file::{Check, HrryFile, OpenOptions, Tensor};
@@ -18,6 +19,7 @@ use pyo3::types::{PyDict, PyList};
 use crate::array::{mapped_array, owned_array, shape_tuple};
 use crate::dequant::{dequantize_to, quant_error, threads_arg};
 use crate::errors::{detached, file_error, guard, io_error, HrryError};
+use crate::input::{Fetched, Input, Remote};
 use crate::kv;
 use crate::memory::{self, Access};
 use crate::report::mode;
@@ -31,6 +33,9 @@ use crate::stored::{stored_array, unwidened};
 pub struct Mapping {
     file: HrryFile<'static>,
     access: Access,
+    /// The URL or file object the file is read from (its bytes fetched into a
+    /// mapped mirror as they are asked for), or `None` for a local file or bytes.
+    remote: Option<Arc<Remote>>,
 }
 
 /// An open HRRYFILE (from `hrry.open`): tensor names, metadata, descriptors, and
@@ -38,6 +43,7 @@ pub struct Mapping {
 /// is safe (they keep the mapping alive).
 #[pyclass(module = "hrry", frozen)]
 pub struct File {
+    /// The path, the URL (without credentials) or the file object's name.
     path: PathBuf,
     mapping: Slot<Mapping>,
 }
@@ -86,7 +92,71 @@ fn decode(
 ) -> PyResult<Mapping> {
     let options = OpenOptions::new().check(check).judge_as(mode(permissive));
     let file = detached(py, || options.open_mmap(map))?.map_err(|e| file_error(py, what, e))?;
-    Ok(Mapping { file, access })
+    Ok(Mapping {
+        file,
+        access,
+        remote: None,
+    })
+}
+
+/// Opens the HRRYFILE `remote` (a URL or a file object) as [`open_mapping`] does:
+/// its metadata is read now, each tensor's bytes when the tensor is first asked
+/// for (into a mapped mirror, read-only).
+fn open_remote(
+    py: Python<'_>,
+    remote: Remote,
+    permissive: bool,
+    check: Check,
+) -> PyResult<Mapping> {
+    let remote = Arc::new(remote);
+    let options = OpenOptions::new().check(check).judge_as(mode(permissive));
+    let source = Arc::clone(&remote);
+    let opened = detached(py, || options.open_source(source))?;
+    if let Some(raised) = remote.take_error() {
+        return Err(raised);
+    }
+    let file = opened.map_err(|e| file_error(py, remote.shown(), e))?;
+    Ok(Mapping {
+        file,
+        access: Access::ReadOnly,
+        remote: Some(remote),
+    })
+}
+
+/// Opens the file `source` names (a path, a URL or a file object).
+/// `access` is for a local file or bytes; a URL or file object is read-only, and
+/// refused with `Access::CopyOnWrite` unless `writeable_copies` says the caller
+/// copies what it hands out.
+fn open_input(
+    py: Python<'_>,
+    source: &Bound<'_, PyAny>,
+    permissive: bool,
+    check: Check,
+    access: Access,
+    writeable_copies: bool,
+) -> PyResult<(String, Mapping)> {
+    let remote = match Input::of(source, true)? {
+        Input::Path(path) => {
+            let mapping = open_mapping(py, &path, permissive, check, access)?;
+            return Ok((path.display().to_string(), mapping));
+        }
+        Input::Url(_) | Input::Object(_) if access == Access::CopyOnWrite && !writeable_copies => {
+            return Err(PyValueError::new_err(
+                "copy_on_write=True needs a local file: a URL or file object is read into a \
+                 read-only mirror (copy the arrays, or use load_file)",
+            ))
+        }
+        Input::Url(url) => Remote::url(py, &url)?,
+        Input::Object(object) => Remote::object(&object)?,
+        Input::Bytes(bytes) => {
+            return Ok((
+                BYTES_NAME.to_string(),
+                open_bytes(py, bytes.as_bytes(), access)?,
+            ))
+        }
+    };
+    let shown = remote.shown().to_string();
+    Ok((shown, open_remote(py, remote, permissive, check)?))
 }
 
 /// The error for a tensor that cannot be exported or dequantized.
@@ -109,13 +179,27 @@ impl Mapping {
         memory::writeable(self.access)
     }
 
-    /// The tensor `name`, or `KeyError`.
+    /// The tensor `name`, or `KeyError`. Its bytes are fetched first when the file
+    /// is read from a URL or a file object, with the interpreter released (always
+    /// released: a file object's reads take their lock before the interpreter).
     pub(crate) fn tensor(&self, py: Python<'_>, what: &str, name: &str) -> PyResult<Tensor<'_>> {
-        match guard(|| self.file.tensor(name))? {
+        match detached(py, || self.file.tensor(name))? {
             Ok(Some(t)) => Ok(t),
             Ok(None) => Err(PyKeyError::new_err(name.to_string())),
-            Err(e) => Err(file_error(py, what, e)),
+            Err(e) => Err(self.raised().unwrap_or_else(|| file_error(py, what, e))),
         }
+    }
+
+    /// The exception a file object raised while being read (or its misbehaviour),
+    /// which a failure of the core stands for.
+    pub(crate) fn raised(&self) -> Option<PyErr> {
+        self.remote.as_ref().and_then(|r| r.take_error())
+    }
+
+    /// What reading the URL or file object has cost so far (`None` for local
+    /// files and bytes).
+    fn fetched(&self) -> Option<Fetched> {
+        self.remote.as_ref().map(|r| r.fetched())
     }
 }
 
@@ -149,7 +233,11 @@ pub(crate) fn tensor_array<'py>(
     let data = detached(py, || {
         export::row_major_bytes(file, name, &ExportOptions::default())
     })?
-    .map_err(|e| tensor_error(py, what, name, e))?;
+    .map_err(|e| {
+        mapping
+            .raised()
+            .unwrap_or_else(|| tensor_error(py, what, name, e))
+    })?;
     owned_array(py, data, dtype.descr, &desc.shape)
 }
 
@@ -317,10 +405,23 @@ impl File {
         Ok(d)
     }
 
-    /// The path the file was opened from.
+    /// The path the file was opened from (for a URL: the URL without its
+    /// credentials; for a file object: its name).
     #[getter]
     fn path(&self) -> String {
         self.what()
+    }
+
+    /// For a file read from a URL or a file object: what reading it has cost so
+    /// far, ``{"requests", "bytes", "retries"}`` (tensors are fetched when first
+    /// asked for); ``None`` for a local file.
+    #[getter]
+    fn fetched<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        self.mapping(py)?
+            .get()
+            .fetched()
+            .map(|f| f.to_dict(py))
+            .transpose()
     }
 
     /// True once `close()` was called.
@@ -341,8 +442,11 @@ impl File {
         let entry = file
             .find(name)
             .ok_or_else(|| PyKeyError::new_err(name.to_string()))?;
-        let desc =
-            guard(|| file.descriptor(entry))?.map_err(|e| file_error(py, &self.what(), e))?;
+        let desc = detached(py, || file.descriptor(entry))?.map_err(|e| {
+            m.get()
+                .raised()
+                .unwrap_or_else(|| file_error(py, &self.what(), e))
+        })?;
         descriptor_info(py, desc)
     }
 
@@ -454,8 +558,14 @@ impl File {
     }
 }
 
-/// Opens the HRRYFILE at ``path``: maps it, checks it in one pass and returns a
-/// `File`.
+/// Opens the HRRYFILE ``source``, checks it in one pass and returns a `File`.
+///
+/// ``source`` is a path (mapped), an ``http://``, ``https://`` or ``s3://`` URL
+/// or a binary file object with ``seek`` and ``read`` (an fsspec file), or the
+/// bytes themselves (copied into private memory). A URL or file object is read as
+/// needed: the metadata now (for a URL, a suffix request and the descriptors), a
+/// tensor's bytes when it is first asked for, kept in a mapped temporary mirror
+/// (in ``TMPDIR``) so that asking again costs nothing and arrays view it, read-only.
 ///
 /// ``check="metadata"`` (the default) judges every rule decided from the header,
 /// trailer, index, KV, descriptors and parameter buffers (strictly, or with
@@ -468,30 +578,28 @@ impl File {
 /// ``copy_on_write=True`` maps the file privately: arrays viewing it are writeable,
 /// a page is copied when first written (in this process only) and the file never
 /// changes; writes are seen by later reads of that tensor from the same `File`
-/// (`Client.put` of it included).
-/// By default the mapping and its arrays are read-only.
+/// (`Client.put` of it included). By default the mapping and its arrays are
+/// read-only. A URL or file object cannot be opened copy-on-write (``ValueError``;
+/// copy the arrays, or use `load_file`).
 ///
 /// Raises ``InvalidFileError`` (``.violations`` holds the first broken rule) and
 /// ``OSError`` when the file cannot be read (``IsADirectoryError`` for a
-/// directory). The work runs with the interpreter released.
+/// directory, ``FileNotFoundError`` naming a missing URL; a file object's own
+/// exception when its ``seek`` or ``read`` raises, then or when a tensor is read).
+/// The work runs with the interpreter released.
 #[pyfunction]
-#[pyo3(signature = (path, *, permissive = false, check = "metadata", copy_on_write = false))]
+#[pyo3(signature = (source, *, permissive = false, check = "metadata", copy_on_write = false))]
 pub fn open(
     py: Python<'_>,
-    path: PathBuf,
+    source: &Bound<'_, PyAny>,
     permissive: bool,
     check: &str,
     copy_on_write: bool,
 ) -> PyResult<File> {
-    let mapping = open_mapping(
-        py,
-        &path,
-        permissive,
-        check_arg(check)?,
-        access(copy_on_write),
-    )?;
+    let check = check_arg(check)?;
+    let (what, mapping) = open_input(py, source, permissive, check, access(copy_on_write), false)?;
     Ok(File {
-        path,
+        path: PathBuf::from(what),
         mapping: Slot::new(Py::new(py, mapping)?),
     })
 }
@@ -504,52 +612,72 @@ fn access(copy_on_write: bool) -> Access {
     }
 }
 
+/// How a file opened from bytes is named.
+const BYTES_NAME: &str = "<bytes>";
+
+/// Opens the HRRYFILE `data`, copied into private memory of `access`.
+fn open_bytes(py: Python<'_>, data: &[u8], access: Access) -> PyResult<Mapping> {
+    if data.is_empty() {
+        // No mapping is empty: the core names what an empty file breaks.
+        return match OpenOptions::new().judge_as(mode(false)).open_bytes(data) {
+            Err(e) => Err(file_error(py, BYTES_NAME, e)),
+            Ok(_) => Err(HrryError::new_err("<bytes>: empty")),
+        };
+    }
+    let map = memory::map_copy(data, access).map_err(|e| io_error(Path::new(BYTES_NAME), e))?;
+    decode(py, BYTES_NAME, map, false, Check::Metadata, access)
+}
+
 /// Opens a HRRYFILE held in ``data`` (bytes-like), copied into private memory, as
 /// `open` opens a file (``hrry.torch.load``); its path reads ``"<bytes>"``.
 #[pyfunction]
 #[pyo3(signature = (data, *, copy_on_write = false))]
 pub fn _open_bytes(py: Python<'_>, data: &[u8], copy_on_write: bool) -> PyResult<File> {
-    let what = "<bytes>";
-    let access = access(copy_on_write);
-    let mapping = if data.is_empty() {
-        // No mapping is empty: the core names what an empty file breaks.
-        match OpenOptions::new().judge_as(mode(false)).open_bytes(data) {
-            Err(e) => return Err(file_error(py, what, e)),
-            Ok(_) => return Err(HrryError::new_err("<bytes>: empty")),
-        }
-    } else {
-        let map = memory::map_copy(data, access).map_err(|e| io_error(Path::new(what), e))?;
-        decode(py, what, map, false, Check::Metadata, access)?
-    };
+    let mapping = open_bytes(py, data, access(copy_on_write))?;
     Ok(File {
-        path: PathBuf::from(what),
+        path: PathBuf::from(BYTES_NAME),
         mapping: Slot::new(Py::new(py, mapping)?),
     })
 }
 
-/// Loads every tensor of the HRRYFILE at ``path`` into a ``dict`` of NumPy arrays,
+/// Loads every tensor of the HRRYFILE ``source`` into a ``dict`` of NumPy arrays,
 /// in index order — like ``safetensors.numpy.load_file``, so switching is one import.
-/// The file is checked as ``hrry.open`` checks it (``InvalidFileError``). Arrays are
-/// views into a private copy-on-write mapping where the stored bytes allow (see
-/// `File.get_tensor`): writeable, without copying, and writing never changes the
-/// file. ``widen=False`` as for `File.get_tensor`.
+/// ``source`` is what `open` takes. The file is checked as ``hrry.open`` checks it
+/// (``InvalidFileError``). Arrays of a local file are views into a private
+/// copy-on-write mapping where the stored bytes allow (see `File.get_tensor`):
+/// writeable, without copying, and writing never changes the file; those of a URL
+/// or file object are writeable arrays of their own. ``widen=False`` as for
+/// `File.get_tensor`.
 #[pyfunction]
-#[pyo3(signature = (path, *, widen = true))]
-pub fn load_file<'py>(py: Python<'py>, path: PathBuf, widen: bool) -> PyResult<Bound<'py, PyDict>> {
-    let what = path.display().to_string();
-    let mapping = Bound::new(
+#[pyo3(signature = (source, *, widen = true))]
+pub fn load_file<'py>(
+    py: Python<'py>,
+    source: &Bound<'py, PyAny>,
+    widen: bool,
+) -> PyResult<Bound<'py, PyDict>> {
+    let (what, mapping) = open_input(
         py,
-        open_mapping(py, &path, false, Check::Metadata, Access::CopyOnWrite)?,
+        source,
+        false,
+        Check::Metadata,
+        Access::CopyOnWrite,
+        true,
     )?;
+    let mapping = Bound::new(py, mapping)?;
+    let writeable = mapping.get().writeable();
     let out = PyDict::new(py);
     for entry in mapping.get().file.entries() {
         let name = entry.name();
-        let array = if widen {
+        let mut array = if widen {
             tensor_array(&mapping, &what, name)?
         } else {
             let (kind, array) = stored_array(&mapping, &what, name)?;
             unwidened(py, name, kind, array)?
         };
+        // A view of a read-only mirror becomes an array of its own.
+        if !writeable && !array.getattr("flags")?.getattr("writeable")?.is_truthy()? {
+            array = array.call_method0("copy")?;
+        }
         out.set_item(name, array)?;
     }
     Ok(out)

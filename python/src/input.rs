@@ -66,7 +66,7 @@ impl<'py> Input<'py> {
 /// A source read through the network or through Python: a URL or a file object.
 pub(crate) enum Remote {
     /// A file behind a URL.
-    Url(RemoteSource),
+    Url(Box<RemoteSource>),
     /// A Python file object.
     Object(FileObject),
 }
@@ -78,7 +78,7 @@ impl Remote {
     pub(crate) fn url(py: Python<'_>, url: &str) -> PyResult<Remote> {
         let options = RemoteOptions::default();
         let source = detached(py, || RemoteSource::open(url, &options))??;
-        Ok(Remote::Url(source))
+        Ok(Remote::Url(Box::new(source)))
     }
 
     /// Wraps the file object `object`.
@@ -87,9 +87,9 @@ impl Remote {
     }
 
     /// The source, for the core.
-    pub(crate) fn source(&self) -> &dyn ReadAt {
+    pub(crate) fn source(&self) -> &(dyn ReadAt + Send) {
         match self {
-            Remote::Url(s) => s,
+            Remote::Url(s) => &**s,
             Remote::Object(o) => o,
         }
     }
@@ -154,6 +154,21 @@ impl Remote {
             };
             std::io::Error::new(e.kind(), named).into()
         })
+    }
+}
+
+/// The source itself (a `HrryFile` reads it through an `Arc`).
+impl ReadAt for Remote {
+    fn len(&self) -> u64 {
+        self.source().len()
+    }
+
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
+        self.source().read_at(offset, buf)
+    }
+
+    fn prefetch(&self, ranges: &[(u64, u64)]) {
+        self.source().prefetch(ranges)
     }
 }
 

@@ -27,9 +27,10 @@ def test_the_dask_example_gives_the_local_verdicts(served, tmp_path):
     broken = os.path.join(served.scratch("dask"), "big-broken.hrry")
     with open(big, "rb") as f:
         data = bytearray(f.read())
-    data[-100] ^= 0x21
+    data[-64] ^= 0x21  # in the index: its CRC and an entry break
     with open(broken, "wb") as f:
         f.write(data)
+    assert not hrry.validate(broken).valid
     urls = [served.http(p) for p in paths] + [served.s3(big), served.s3(broken)]
     missing = served.base + "corpus/no-such-file.hrry"
     urls.append(missing)

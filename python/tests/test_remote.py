@@ -65,9 +65,10 @@ def large_broken(large, served):
     path = os.path.join(served.scratch("remote"), "large-broken.hrry")
     with open(large, "rb") as f:
         data = bytearray(f.read())
-    data[-200] ^= 0x5A
+    data[-64] ^= 0x21  # in the index: its CRC and an entry break
     with open(path, "wb") as f:
         f.write(data)
+    assert not hrry.validate(path).valid
     return path
 
 

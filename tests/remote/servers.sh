@@ -16,7 +16,7 @@ fi
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 remote_dir=$(mktemp -d "${TMPDIR:-/tmp}/hrry-servers.XXXXXX")
 remote_pids=()
-trap 'kill "${remote_pids[@]}" 2>/dev/null; wait "${remote_pids[@]}" 2>/dev/null; rm -rf "$remote_dir"' EXIT
+trap 'kill "${remote_pids[@]}" 2>/dev/null; wait "${remote_pids[@]}" 2>/dev/null || true; rm -rf "$remote_dir"' EXIT
 port=$(free_port)
 sed -e "s|@DIR@|$remote_dir|g" -e "s|@PORT@|$port|" -e "s|@ROOT@|$PWD|" \
     tests/remote/nginx.conf.in >"$remote_dir/nginx.conf"
