@@ -132,7 +132,11 @@ class File:
     def metadata(self) -> Dict[str, MetadataValue]:
         """The KV metadata."""
     @property
-    def path(self) -> str: ...
+    def path(self) -> str:
+        """The path, the URL (without credentials) or the file object's name."""
+    @property
+    def fetched(self) -> Optional[Dict[str, int]]:
+        """For a URL or file object: ``{"requests", "bytes", "retries"}`` so far."""
     @property
     def closed(self) -> bool: ...
     def info(self, name: str) -> dict:
@@ -184,7 +188,7 @@ class Client:
         """Tensor ``key`` as received (stored layout unless ``layout`` is given): one
         ``(info, buffers)`` pair per tensor of the response (a composite's head, then
         its members); ``info`` as ``File.info``."""
-    def put(self, file: Union[File, _Path], key: str, *, as_key: Optional[str] = None) -> None:
+    def put(self, file: Union[File, _Source], key: str, *, as_key: Optional[str] = None) -> None:
         """Pushes tensor ``key`` of ``file`` to the server, stored under ``as_key`` or
         ``key`` (``hrry put``)."""
     def ping(self, data: Optional[bytes] = None) -> float:
@@ -226,18 +230,23 @@ class Quantized:
     ) -> npt.NDArray[np.float32]: ...
 
 def open(
-    path: _Path,
+    source: Union[_Source, bytes, bytearray, memoryview],
     *,
     permissive: bool = False,
     check: Literal["metadata", "full", "trusted"] = "metadata",
     copy_on_write: bool = False,
 ) -> File:
     """Map and open a HRRYFILE, checking its metadata (``check="full"``: every rule);
-    ``copy_on_write=True`` maps it privately, giving writeable views."""
+    ``copy_on_write=True`` maps it privately, giving writeable views (local files
+    only). A URL or file object is read as needed: its metadata now, a tensor's
+    bytes when first asked for (``File.fetched`` says what that cost)."""
 
-def load_file(path: _Path, *, widen: bool = True) -> Dict[str, np.ndarray]:
+def load_file(
+    source: Union[_Source, bytes, bytearray, memoryview], *, widen: bool = True
+) -> Dict[str, np.ndarray]:
     """Every tensor of a HRRYFILE, like ``safetensors.numpy.load_file``: writeable
-    views of a private copy-on-write mapping where no conversion is needed."""
+    views of a private copy-on-write mapping where no conversion is needed (arrays
+    of their own for a URL or file object)."""
 
 def save_file(
     tensors: Mapping[str, Union[np.ndarray, Quantized]],

@@ -2,7 +2,7 @@
 
 import os
 from types import TracebackType
-from typing import Dict, List, Optional, Type, Union
+from typing import BinaryIO, Dict, List, Optional, Type, Union
 
 class Section:
     """One section of a .holo archive."""
@@ -49,5 +49,9 @@ class Archive:
         tb: Optional[TracebackType],
     ) -> bool: ...
 
-def open(path: Union[str, "os.PathLike[str]"]) -> Archive:
-    """Map and verify a .holo archive (strict)."""
+def open(
+    source: Union[str, "os.PathLike[str]", BinaryIO, bytes, bytearray, memoryview]
+) -> Archive:
+    """Map and verify a .holo archive (strict): a path (mapped), an http://,
+    https:// or s3:// URL or a binary file object (read whole into private memory:
+    the closing hash covers every byte), or bytes."""
