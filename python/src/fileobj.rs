@@ -9,7 +9,8 @@
 //! and network files do) cannot deadlock another reader. The first Python
 //! exception a call raises, or the first misbehaviour of the object (a short read,
 //! a read past what was asked, a `str` where bytes were due), is kept: callers
-//! raise it ([`FileObject::take_error`]) instead of any verdict.
+//! raise it ([`FileObject::take_error`]) instead of any verdict. The object's
+//! position is left where the last read ended.
 
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
