@@ -107,13 +107,14 @@ class Report:
         """The path, the URL (without credentials) or the file object's name;
         ``None`` for bytes."""
     @property
-    def fetched(self) -> Optional[Dict[str, int]]:
+    def remote(self) -> Optional[Dict[str, int]]:
         """For a URL or file object: ``{"requests", "bytes", "retries"}`` it cost
         (a file object's ``read`` calls and the bytes they returned)."""
     def rule_ids(self) -> List[str]: ...
     def to_dict(self) -> Dict[str, Any]:
         """JSON types only: ``file``, ``valid``, ``format``, ``mode``, ``violations``
-        and ``notes`` (as ``hrry validate --json``), ``suppressed``, ``fetched``."""
+        ``notes`` and ``remote`` (as ``hrry validate --json``; ``remote`` is ``None``
+        for a local file, where the CLI leaves it out), and ``suppressed``."""
     @staticmethod
     def from_dict(d: Mapping[str, Any]) -> "Report":
         """The report ``to_dict`` gave (checked: ``ValueError``, ``KeyError``,
@@ -135,7 +136,7 @@ class File:
     def path(self) -> str:
         """The path, the URL (without credentials) or the file object's name."""
     @property
-    def fetched(self) -> Optional[Dict[str, int]]:
+    def remote(self) -> Optional[Dict[str, int]]:
         """For a URL or file object: ``{"requests", "bytes", "retries"}`` so far."""
     @property
     def closed(self) -> bool: ...
@@ -239,7 +240,7 @@ def open(
     """Map and open a HRRYFILE, checking its metadata (``check="full"``: every rule);
     ``copy_on_write=True`` maps it privately, giving writeable views (local files
     only). A URL or file object is read as needed: its metadata now, a tensor's
-    bytes when first asked for (``File.fetched`` says what that cost)."""
+    bytes when first asked for (``File.remote`` says what that cost)."""
 
 def load_file(
     source: Union[_Source, bytes, bytearray, memoryview], *, widen: bool = True

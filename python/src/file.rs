@@ -416,7 +416,7 @@ impl File {
     /// far, ``{"requests", "bytes", "retries"}`` (tensors are fetched when first
     /// asked for); ``None`` for a local file.
     #[getter]
-    fn fetched<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+    fn remote<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
         self.mapping(py)?
             .get()
             .fetched()

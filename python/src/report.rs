@@ -157,7 +157,7 @@ pub struct Report {
     /// object's name; ``None`` for bytes.
     #[pyo3(get)]
     pub file: Option<String>,
-    fetched: Option<Fetched>,
+    remote: Option<Fetched>,
 }
 
 #[pymethods]
@@ -183,13 +183,14 @@ impl Report {
     /// "retries"}`` (for a file object, its ``read`` calls and the bytes they
     /// returned); ``None`` otherwise.
     #[getter]
-    fn fetched<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
-        self.fetched.map(|f| f.to_dict(py)).transpose()
+    fn remote<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        self.remote.map(|f| f.to_dict(py)).transpose()
     }
 
     /// The report as a plain ``dict`` of JSON types, with the field names of
     /// ``hrry validate --json``'s file objects (``file``, ``valid``, ``format``,
-    /// ``mode``, ``violations``, ``notes``) and also ``suppressed`` and ``fetched``.
+    /// ``mode``, ``violations``, ``notes``, and ``remote`` — ``None`` for a local
+    /// file, where the CLI leaves it out) and also ``suppressed``.
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let d = PyDict::new(py);
         d.set_item("file", &self.file)?;
@@ -204,7 +205,7 @@ impl Report {
         d.set_item("violations", violations)?;
         d.set_item("notes", &self.notes)?;
         d.set_item("suppressed", self.suppressed)?;
-        d.set_item("fetched", self.fetched(py)?)?;
+        d.set_item("remote", self.remote(py)?)?;
         Ok(d)
     }
 
@@ -233,7 +234,7 @@ impl Report {
                 "a report is valid exactly when it has no violations",
             ));
         }
-        let fetched = d.get_item("fetched")?;
+        let remote = d.get_item("remote")?;
         Ok(Report {
             valid,
             format: one_of("format", &FORMATS)?,
@@ -242,10 +243,10 @@ impl Report {
             notes: d.get_item("notes")?.extract()?,
             suppressed,
             file: d.get_item("file")?.extract()?,
-            fetched: if fetched.is_none() {
+            remote: if remote.is_none() {
                 None
             } else {
-                Some(Fetched::from_dict(&fetched)?)
+                Some(Fetched::from_dict(&remote)?)
             },
         })
     }
@@ -284,7 +285,7 @@ impl Report {
             notes: report.notes.clone(),
             suppressed: report.suppressed,
             file: None,
-            fetched: None,
+            remote: None,
         }
     }
 
@@ -359,7 +360,7 @@ pub(crate) fn check_remote(py: Python<'_>, remote: &Remote, permissive: bool) ->
     }
     let (format, report) = result.map_err(|e| remote.error(e))?;
     let mut report = Report::new(format, &report).of_file(remote.shown());
-    report.fetched = Some(remote.fetched());
+    report.remote = Some(remote.fetched());
     Ok(report)
 }
 

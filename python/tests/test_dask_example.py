@@ -60,7 +60,7 @@ def test_the_dask_example_gives_the_local_verdicts(served, tmp_path):
         assert row["rules"] == want.rule_ids(), row["file"]
         assert row["violations"] == len(want.violations) + want.suppressed
         assert row["notes"] == want.notes and row["mode"] == "strict"
-        assert row["fetched"]["requests"] >= 1
+        assert row["remote"]["requests"] >= 1
     assert not rows[-2]["valid"] and rows[-3]["valid"]
     assert rows[-1]["valid"] is False and "no-such-file.hrry" in rows[-1]["error"]
     assert "404" in rows[-1]["error"] or "not found" in rows[-1]["error"].lower()

@@ -22,7 +22,7 @@ def ids(entries):
 def without_source(report):
     """A report's dict without what names the source and what reading it cost."""
     d = report.to_dict()
-    del d["file"], d["fetched"]
+    del d["file"], d["remote"]
     return d
 
 
@@ -82,7 +82,7 @@ def test_short_reads_are_read_again():
     f = Counting(path, chunk=7)
     got = hrry.validate(f)
     assert without_source(got) == without_source(hrry.validate(path))
-    assert f.calls > 1 and got.fetched["requests"] == f.calls
+    assert f.calls > 1 and got.remote["requests"] == f.calls
 
 
 @pytest.fixture(scope="module")
@@ -109,7 +109,7 @@ def test_validation_reads_only_the_metadata(large_file):
     # The rules read the header, trailer, index, KV and descriptors (and a few data
     # bytes), never the 64 MiB of data.
     assert f.bytes_read < 256 << 10, f.bytes_read
-    assert report.fetched == {"requests": f.calls, "bytes": f.bytes_read, "retries": 0}
+    assert report.remote == {"requests": f.calls, "bytes": f.bytes_read, "retries": 0}
 
 
 def test_concurrent_validations_share_the_interpreter(large_file):

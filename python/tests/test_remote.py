@@ -21,7 +21,7 @@ def ids(entries):
 
 def without_source(report):
     d = report.to_dict()
-    del d["file"], d["fetched"]
+    del d["file"], d["remote"]
     return d
 
 
@@ -44,7 +44,7 @@ def test_the_corpus_over_http(entry, served):
     assert without_source(got) == want
     assert got.file == url
     # Every corpus file is shorter than the first (suffix) request.
-    assert got.fetched == {"requests": 1, "bytes": os.path.getsize(path), "retries": 0}
+    assert got.remote == {"requests": 1, "bytes": os.path.getsize(path), "retries": 0}
 
 
 @pytest.fixture(scope="module")
@@ -82,10 +82,21 @@ def test_large_files_over_http_and_s3(large, large_broken, served):
             assert without_source(got) == want, url
             # One suffix request for the trailer, index and KV, then the
             # descriptors (which the suffix usually holds as well).
-            assert got.fetched["requests"] <= 4, got.fetched
-            assert got.fetched["bytes"] < 1 << 20, got.fetched
+            assert got.remote["requests"] <= 4, got.remote
+            assert got.remote["bytes"] < 1 << 20, got.remote
     assert hrry.validate(served.http(large)).valid
     assert not hrry.validate(served.http(large_broken)).valid
+
+
+def test_to_dict_is_the_cli_json_of_a_url(large, large_broken, served, hrry_bin):
+    from test_report_dict import cli_file_object
+
+    for path in (corpus_path(ENTRIES[0]), large, large_broken):
+        url = served.http(path)
+        d = hrry.validate(url).to_dict()
+        cli = cli_file_object(url)
+        # The same fields, the same values: what reading cost included.
+        assert {k: d[k] for k in cli} == cli
 
 
 def test_missing_and_refused_urls_name_the_url(served):

@@ -130,18 +130,18 @@ def test_tensors_are_fetched_when_asked_for(model, served):
     for url in (served.http(model), served.s3(model)):
         with hrry.open(url) as f:
             assert f.path == url
-            opened = f.fetched["bytes"]
-            assert opened < MIB, f.fetched  # the metadata only
+            opened = f.remote["bytes"]
+            assert opened < MIB, f.remote  # the metadata only
             same_array(f.get_tensor("norm"), want["norm"])
-            assert f.fetched["bytes"] < opened + MIB
-            before = f.fetched["bytes"]
+            assert f.remote["bytes"] < opened + MIB
+            before = f.remote["bytes"]
             same_array(f.get_tensor("output"), want["output"])
-            assert 16 * MIB <= f.fetched["bytes"] - before < 16 * MIB + 8 * MIB
-            before = f.fetched["bytes"]
+            assert 16 * MIB <= f.remote["bytes"] - before < 16 * MIB + 8 * MIB
+            before = f.remote["bytes"]
             same_array(f.get_tensor("output"), want["output"])  # kept: no new fetch
-            assert f.fetched["bytes"] == before
+            assert f.remote["bytes"] == before
             same_array(f.get_tensor("embedding"), want["embedding"])
-            assert 64 * MIB <= f.fetched["bytes"] - before < 64 * MIB + 8 * MIB
+            assert 64 * MIB <= f.remote["bytes"] - before < 64 * MIB + 8 * MIB
             same_array(f.dequantize("q"), want_q)
             view = f.get_tensor("embedding")
             assert not view.flags.writeable
@@ -153,7 +153,7 @@ def test_a_file_object_is_read_as_needed(model):
     f = Counting(model)
     with hrry.open(f) as opened:
         assert f.bytes_read < MIB
-        assert opened.fetched == {"requests": f.calls, "bytes": f.bytes_read, "retries": 0}
+        assert opened.remote == {"requests": f.calls, "bytes": f.bytes_read, "retries": 0}
         same_array(opened.get_tensor("norm"), hrry.open(model).get_tensor("norm"))
         assert f.bytes_read < MIB
         opened.get_tensor("embedding")

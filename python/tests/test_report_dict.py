@@ -41,7 +41,8 @@ def test_to_dict_is_the_cli_json(entry, hrry_bin):
     # The CLI prints null for bytes that are no HRRYFILE (no magic); the report
     # says what they were validated as.
     assert d["format"] == (cli["format"] or "hrryfile")
-    assert d["suppressed"] == report.suppressed and d["fetched"] is None
+    assert d["suppressed"] == report.suppressed
+    assert d["remote"] is None and "remote" not in cli  # a local file
     assert [v.to_dict() for v in report.violations] == d["violations"]
 
 
@@ -114,7 +115,7 @@ def test_from_dict_checks_what_it_is_given():
         ("format", "zip", ValueError),
         ("mode", "lenient", ValueError),
         ("notes", "not a list", TypeError),
-        ("fetched", {"requests": 1}, KeyError),
+        ("remote", {"requests": 1}, KeyError),
     ]:
         with pytest.raises(error):
             hrry.Report.from_dict({**d, key: value})
