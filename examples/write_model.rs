@@ -57,7 +57,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "wrote {} ({} tensors, {} bytes); int4 weight: largest error {worst}",
         out.display(),
         file.len(),
-        file.bytes().len()
+        file.size()
     );
     assert!(worst < 0.2);
     Ok(())

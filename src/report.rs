@@ -330,7 +330,7 @@ pub fn inspect_json_with(file: &HrryFile<'_>, options: &InspectOptions) -> Value
     json!({
         "format_version": INSPECT_FORMAT_VERSION,
         "format": "hrryfile",
-        "file_size": file.bytes().len(),
+        "file_size": file.size(),
         "header": {
             "container_version_major": h.container_version_major,
             "container_version_minor": h.container_version_minor,

@@ -90,6 +90,24 @@ impl<T: ReadAt + ?Sized> ReadAt for &T {
     }
 }
 
+impl<T: ReadAt + ?Sized + Send> ReadAt for std::sync::Arc<T> {
+    fn len(&self) -> u64 {
+        (**self).len()
+    }
+
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
+        (**self).read_at(offset, buf)
+    }
+
+    fn as_bytes(&self) -> Option<&[u8]> {
+        (**self).as_bytes()
+    }
+
+    fn prefetch(&self, ranges: &[(u64, u64)]) {
+        (**self).prefetch(ranges)
+    }
+}
+
 impl ReadAt for Vec<u8> {
     fn len(&self) -> u64 {
         Vec::len(self) as u64

@@ -672,3 +672,146 @@ fn validate_checks_many_urls_in_parallel_as_json_lines() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("does not read URLs"));
 }
+
+// --- HrryFile over any source ----------------------------------------------------
+
+/// A source over bytes that records every range read from it.
+struct Recording {
+    bytes: Vec<u8>,
+    reads: Arc<Mutex<Vec<(u64, u64)>>>,
+}
+
+impl ReadAt for Recording {
+    fn len(&self) -> u64 {
+        self.bytes.len() as u64
+    }
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
+        let end = offset + buf.len() as u64;
+        self.reads.lock().unwrap().push((offset, end));
+        self.bytes.as_slice().read_at(offset, buf)
+    }
+}
+
+/// Whether the union of `reads` covers `start..end`.
+fn covered(reads: &[(u64, u64)], start: u64, end: u64) -> bool {
+    let mut sorted = reads.to_vec();
+    sorted.sort_unstable();
+    let mut at = start;
+    for (s, e) in sorted {
+        if s <= at && e > at {
+            at = e;
+        }
+    }
+    at >= end
+}
+
+#[test]
+fn a_file_over_a_source_reads_as_from_disk_and_hands_out_only_fetched_bytes() {
+    use hrry::file::{Check, OpenOptions};
+    let mut checked = 0;
+    for path in corpus_files() {
+        if path.extension().is_some_and(|x| x == "holo") {
+            continue;
+        }
+        let bytes = std::fs::read(&path).expect("read");
+        for check in [Check::Metadata, Check::Trusted, Check::Full] {
+            let options = OpenOptions::new().check(check);
+            let local = options.open_bytes(&bytes);
+            let reads = Arc::new(Mutex::new(Vec::new()));
+            let source = Recording {
+                bytes: bytes.clone(),
+                reads: reads.clone(),
+            };
+            let remote = options.open_source(source);
+            let (local, remote) = match (local, remote) {
+                (Ok(l), Ok(r)) => (l, r),
+                (Err(l), Err(r)) => {
+                    // The same refusal, naming the same rule.
+                    assert_eq!(l.to_string(), r.to_string(), "{}", path.display());
+                    continue;
+                }
+                (l, r) => panic!(
+                    "{}: local {:?} remote {:?}",
+                    path.display(),
+                    l.err().map(|e| e.to_string()),
+                    r.err().map(|e| e.to_string())
+                ),
+            };
+            assert!(remote.bytes().is_none());
+            assert_eq!(remote.size(), bytes.len() as u64);
+            for entry in local.entries() {
+                let name = entry.name();
+                let l = local.tensor_at(entry);
+                let r = remote.tensor(name).map(|t| t.expect("present"));
+                let (l, r) = match (l, r) {
+                    (Ok(l), Ok(r)) => (l, r),
+                    (Err(l), Err(r)) => {
+                        assert_eq!(l.to_string(), r.to_string());
+                        continue;
+                    }
+                    (l, r) => panic!(
+                        "{} {name}: {:?} vs {:?}",
+                        path.display(),
+                        l.err().map(|e| e.to_string()),
+                        r.err().map(|e| e.to_string())
+                    ),
+                };
+                assert_eq!(l.buffers, r.buffers, "{} {name}", path.display());
+                let reads = reads.lock().unwrap().clone();
+                for (lb, b) in l.buffers.iter().zip(&r.buffers) {
+                    let at = remote.offset_of(b).expect("a slice of the file");
+                    assert_eq!(local.offset_of(lb), Some(at));
+                    assert!(
+                        covered(&reads, at, at + b.len() as u64),
+                        "{} {name}: bytes {at}+{} handed out unfetched",
+                        path.display(),
+                        b.len()
+                    );
+                }
+            }
+            let r = remote.read_range(0, 64).expect("the header");
+            assert_eq!(r, &bytes[..64]);
+            assert!(covered(&reads.lock().unwrap(), 0, 64));
+            assert!(remote.read_range(bytes.len() as u64 - 1, 2).is_err());
+            checked += 1;
+        }
+    }
+    assert!(checked > 50, "{checked} opens compared");
+}
+
+#[test]
+fn a_file_over_a_source_fetches_only_the_tensors_asked_for() {
+    // Three 4 MiB tensors: opening reads metadata, one tensor reads its 4 MiB.
+    let mut w = hrry::file::HrryWriter::new(Vec::new(), Default::default()).expect("writer");
+    let values: Vec<f32> = (0..1 << 20).map(|i| i as f32).collect();
+    for name in ["a", "b", "c"] {
+        w.write_row_major::<f32>(name, &[1 << 20], &values)
+            .expect("tensor");
+    }
+    let bytes = w.finish().expect("finish");
+    let reads = Arc::new(Mutex::new(Vec::new()));
+    let file = hrry::file::OpenOptions::new()
+        .open_source(Recording {
+            bytes,
+            reads: reads.clone(),
+        })
+        .expect("opens");
+    let total = |reads: &Arc<Mutex<Vec<(u64, u64)>>>| -> u64 {
+        reads.lock().unwrap().iter().map(|&(s, e)| e - s).sum()
+    };
+    let opened = total(&reads);
+    assert!(opened < 256 << 10, "the open read {opened} bytes");
+    let b = file.tensor("b").expect("reads").expect("present");
+    assert_eq!(b.as_slice::<f32>().expect("f32")[12345], 12345.0);
+    let after = total(&reads);
+    assert!(
+        after - opened <= (4 << 20) + 4096,
+        "{} bytes",
+        after - opened
+    );
+    // Asked again: nothing more is read.
+    let again = file.tensor("b").expect("reads").expect("present");
+    assert_eq!(again.buffers, b.buffers);
+    assert_eq!(total(&reads), after);
+    assert_eq!(file.fetched_len(), Some(after));
+}

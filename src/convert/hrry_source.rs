@@ -58,7 +58,6 @@ pub(crate) struct HrryInput {
 /// readers read it, with a note.
 pub(crate) fn open(path: &Path, permissive: bool) -> Result<HrryInput, Error> {
     let file = HrryFile::open(path)?;
-    let base = file.bytes().as_ptr() as usize;
     let mut tensors = Vec::with_capacity(file.len());
     let mut notes = Vec::new();
     for entry in file.entries() {
@@ -85,8 +84,11 @@ pub(crate) fn open(path: &Path, permissive: bool) -> Result<HrryInput, Error> {
         let offsets = tensor
             .buffers
             .iter()
-            .map(|b| (b.as_ptr() as usize - base) as u64)
-            .collect();
+            .map(|b| {
+                file.offset_of(b)
+                    .ok_or_else(|| Error::tensor(entry.name(), "a buffer is not in the file"))
+            })
+            .collect::<Result<_, _>>()?;
         tensors.push(InputTensor {
             name: entry.name().to_string(),
             descriptor: tensor.descriptor.clone(),

@@ -5,6 +5,7 @@
 mod atomic;
 mod copy;
 mod error;
+mod mirror;
 mod open;
 mod output;
 mod reader;

@@ -8,8 +8,10 @@ use crate::limits::Limits;
 use crate::validate::rules::container as rules;
 use crate::validate::{Mode, Policy, Rule};
 
+use super::mirror::Mirror;
 use super::reader::{Depth, Source};
 use super::{Error, HrryFile};
+use crate::source::ReadAt;
 
 /// How much of a file opening checks. Every mode refuses what it checks at the
 /// first broken rule, naming the rule `hrry validate` reports for it.
@@ -58,6 +60,7 @@ pub struct OpenOptions {
     judged_as: Option<Mode>,
     allowed: Vec<&'static str>,
     allow_all: bool,
+    mirror_dir: Option<std::path::PathBuf>,
 }
 
 impl OpenOptions {
@@ -125,6 +128,67 @@ impl OpenOptions {
     /// Opens a file already mapped (see [`map_file`]).
     pub fn open_mmap(&self, map: Mmap) -> Result<HrryFile<'static>, Error> {
         self.decode(Source::Mapped(map))
+    }
+
+    /// Opens the HRRYFILE `source` holds: a remote object
+    /// ([`crate::remote::RemoteSource`], or [`OpenOptions::open_url`]), a Python
+    /// file object, anything read at an offset. Same decode pass, checks and
+    /// refusals as [`OpenOptions::open`].
+    ///
+    /// What the file reads is mirrored in a sparse temporary file of the source's
+    /// length (in [`OpenOptions::mirror_dir`], else the system's temporary folder),
+    /// mapped: tensors are borrowed `&[u8]` as from a mapped file, only the byte
+    /// ranges asked for are read from the source (the metadata while opening, a
+    /// descriptor or a tensor's buffers when first asked for), each once, and
+    /// memory does not grow with what was read. The descriptors are fetched
+    /// together ([`ReadAt::prefetch`](crate::source::ReadAt::prefetch)). Bytes
+    /// not fetched are never handed out: [`HrryFile::bytes`] is `None`,
+    /// [`HrryFile::read_range`] fetches what it returns. A failed read of the
+    /// source is [`Error::Io`], when opening or when a tensor is asked for.
+    ///
+    /// The source must not change while it is read (a remote source checks that
+    /// it does not). Pass an `Arc` of the source to keep a handle on it (to ask a
+    /// remote one what reading cost).
+    ///
+    /// ```
+    /// use hrry::file::{HrryWriter, OpenOptions};
+    ///
+    /// let mut w = HrryWriter::new(Vec::new(), Default::default())?;
+    /// w.write_row_major::<f32>("w", &[2], &[1.0, 2.0])?;
+    /// let bytes = w.finish()?;
+    ///
+    /// // Any ReadAt: here bytes in memory, standing in for a remote object.
+    /// let file = OpenOptions::new().open_source(bytes)?;
+    /// assert_eq!(file.tensor("w")?.unwrap().as_slice::<f32>()?, [1.0, 2.0]);
+    /// assert!(file.bytes().is_none());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn open_source(
+        &self,
+        source: impl ReadAt + Send + 'static,
+    ) -> Result<HrryFile<'static>, Error> {
+        let mirror = Mirror::new(Box::new(source), self.mirror_dir.as_deref())?;
+        self.decode(Source::Mirrored(Box::new(mirror)))
+    }
+
+    /// Opens the HRRYFILE at `url` (`http://`, `https://`, `s3://`) through
+    /// [`OpenOptions::open_source`] over a [`crate::remote::RemoteSource`] opened
+    /// with `remote`.
+    #[cfg(feature = "remote")]
+    pub fn open_url(
+        &self,
+        url: &str,
+        remote: &crate::remote::RemoteOptions,
+    ) -> Result<HrryFile<'static>, Error> {
+        self.open_source(crate::remote::RemoteSource::open(url, remote)?)
+    }
+
+    /// Where [`OpenOptions::open_source`] puts its temporary mirror (the system's
+    /// temporary folder, `TMPDIR`, by default). The mirror holds what was fetched:
+    /// keep it on a disk, not in RAM (`tmpfs`), for large files.
+    pub fn mirror_dir(mut self, dir: impl Into<std::path::PathBuf>) -> Self {
+        self.mirror_dir = Some(dir.into());
+        self
     }
 
     /// Opens a file held in memory.

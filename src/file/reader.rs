@@ -19,11 +19,43 @@ use crate::validate::decoded::{
 use crate::validate::rules::container as rules;
 use crate::validate::{Mode, Policy, Report};
 
+use super::mirror::Mirror;
 use super::Error;
+use crate::source::ReadAt;
 
 pub(super) enum Source<'a> {
     Borrowed(&'a [u8]),
     Mapped(Mmap),
+    /// Any [`crate::source::ReadAt`], mirrored on disk as it is read.
+    Mirrored(Box<Mirror>),
+}
+
+impl Source<'_> {
+    /// The whole file, when all of it is at hand.
+    fn whole(&self) -> Option<&[u8]> {
+        match self {
+            Source::Borrowed(b) => Some(b),
+            Source::Mapped(m) => Some(m),
+            Source::Mirrored(_) => None,
+        }
+    }
+
+    /// Length in bytes.
+    fn len(&self) -> u64 {
+        match self {
+            Source::Mirrored(m) => ReadAt::len(&**m),
+            _ => self.whole().map_or(0, |b| b.len() as u64),
+        }
+    }
+
+    /// The bytes `offset..offset + len` (fetched first from a mirrored source);
+    /// `None` when they are not all inside the file.
+    fn range(&self, offset: u64, len: u64) -> std::io::Result<Option<&[u8]>> {
+        match self {
+            Source::Mirrored(m) => m.fetched(offset, len),
+            _ => Ok(self.whole().and_then(|b| slice_at(b, offset, len))),
+        }
+    }
 }
 
 /// An opened HRRYFILE: header, trailer, index and KV decoded and checked (and, by
@@ -179,11 +211,13 @@ impl<'a> HrryFile<'a> {
         policy: Policy,
         depth: Depth,
     ) -> Result<Self, Error> {
-        let bytes: &[u8] = match &source {
-            Source::Borrowed(b) => b,
-            Source::Mapped(m) => m,
+        let (report, decoded) = match &source {
+            Source::Mirrored(m) => decode_file(&**m, limits, mode, policy.clone(), depth)?,
+            _ => {
+                let bytes = source.whole().unwrap_or_default();
+                decode_file(&bytes, limits, mode, policy.clone(), depth)?
+            }
         };
-        let (report, decoded) = decode_file(&bytes, limits, mode, policy.clone(), depth)?;
         let sorted_checked = !report.allows(&rules::HF_IDX_SORTED);
         let decoded = refuse(report, decoded)?;
         let DecodedFile {
@@ -235,11 +269,65 @@ impl<'a> HrryFile<'a> {
         })
     }
 
-    /// The whole file.
-    pub fn bytes(&self) -> &[u8] {
+    /// The whole file, when all of it is at hand: a file opened from bytes in
+    /// memory or mapped. `None` for a file opened over a source
+    /// ([`OpenOptions::open_source`](super::OpenOptions::open_source)), whose bytes
+    /// are fetched as they are asked for: [`HrryFile::read_range`] reads any range
+    /// of it, [`HrryFile::size`] gives its length.
+    pub fn bytes(&self) -> Option<&[u8]> {
+        self.source.whole()
+    }
+
+    /// The file's length in bytes.
+    pub fn size(&self) -> u64 {
+        self.source.len()
+    }
+
+    /// The bytes `offset..offset + len` of the file, borrowed; from a file opened
+    /// over a source, those not fetched yet are fetched first (and kept, so that
+    /// asking again costs nothing). A range not inside the file is an error, as is
+    /// a failed fetch ([`Error::Io`]).
+    pub fn read_range(&self, offset: u64, len: u64) -> Result<&[u8], Error> {
+        self.source.range(offset, len)?.ok_or_else(|| {
+            Error::Io(std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                format!(
+                    "{len} bytes at offset {offset} run past the end of the {}-byte file",
+                    self.size()
+                ),
+            ))
+        })
+    }
+
+    /// Where `part` starts in the file, when it is a slice the file handed out (a
+    /// tensor's buffer, a [`HrryFile::read_range`]): what serving or copying a
+    /// buffer by its offset needs.
+    pub fn offset_of(&self, part: &[u8]) -> Option<u64> {
         match &self.source {
-            Source::Borrowed(b) => b,
-            Source::Mapped(m) => m,
+            Source::Mirrored(m) => m.offset_of(part),
+            _ => {
+                let whole = self.source.whole()?;
+                let at = (part.as_ptr() as usize).checked_sub(whole.as_ptr() as usize)?;
+                (at.checked_add(part.len())? <= whole.len()).then_some(at as u64)
+            }
+        }
+    }
+
+    /// The source a file opened with
+    /// [`OpenOptions::open_source`](super::OpenOptions::open_source) reads (`None`
+    /// for bytes in memory or mapped): to validate it, or ask what reading it cost.
+    pub fn source(&self) -> Option<&(dyn ReadAt + Send)> {
+        match &self.source {
+            Source::Mirrored(m) => Some(m.source()),
+            _ => None,
+        }
+    }
+
+    /// Bytes fetched from the source so far, for a file opened over one.
+    pub fn fetched_len(&self) -> Option<u64> {
+        match &self.source {
+            Source::Mirrored(m) => Some(m.fetched_len()),
+            _ => None,
         }
     }
 
@@ -409,11 +497,13 @@ impl<'a> HrryFile<'a> {
                     "the {what} of {:?} ({} bytes at {at}) runs past the end of the file ({} bytes)",
                     entry.name(),
                     e.descriptor_length,
-                    self.bytes().len()
+                    self.size()
                 ),
             )
         };
-        let bytes = slice_at(self.bytes(), at, e.descriptor_length.into())
+        let bytes = self
+            .source
+            .range(at, e.descriptor_length.into())?
             .ok_or_else(|| past_end("descriptor"))?;
         // The index locates exactly the descriptor's bytes (HF-IDX-004).
         let stated = bytes
@@ -457,9 +547,23 @@ impl<'a> HrryFile<'a> {
     }
 
     /// Reads one byte of each descriptor of entries `from..to`, so that their cache
-    /// lines are fetched together.
+    /// lines are fetched together; for a mirrored source, asks it to fetch the
+    /// descriptors together instead.
     fn touch_descriptors(&self, from: usize, to: usize) {
-        let bytes = self.bytes();
+        let bytes = match &self.source {
+            Source::Mirrored(m) => {
+                let ranges: Vec<(u64, u64)> = self
+                    .index
+                    .get(from..to)
+                    .unwrap_or_default()
+                    .iter()
+                    .map(|e| (e.descriptor_offset, u64::from(e.descriptor_length)))
+                    .collect();
+                m.prefetch(&ranges);
+                return;
+            }
+            _ => self.source.whole().unwrap_or_default(),
+        };
         let first_bytes = self
             .index
             .get(from..to)
@@ -490,10 +594,19 @@ impl<'a> HrryFile<'a> {
             buffer_offsets: offsets,
             ..
         } = self.tensor_of(entry)?;
-        let bytes = self.bytes();
+        // The buffers lie one after the other: one fetch for them all.
+        let span = descriptor
+            .buffers
+            .iter()
+            .zip(offsets)
+            .map(|(h, &at)| (at, at.saturating_add(h.byte_size)))
+            .reduce(|(s, e), (s2, e2)| (s.min(s2), e.max(e2)));
+        if let Some((start, end)) = span {
+            self.source.range(start, end - start)?;
+        }
         let mut buffers = Vec::with_capacity(descriptor.buffers.len());
         for (i, (h, &at)) in descriptor.buffers.iter().zip(offsets).enumerate() {
-            let data = slice_at(bytes, at, h.byte_size).ok_or_else(|| {
+            let data = self.source.range(at, h.byte_size)?.ok_or_else(|| {
                 Error::invalid(
                     &rules::HF_PLC_DATA_BOUNDS,
                     at,
@@ -539,6 +652,9 @@ impl Descriptors<'_> {
     /// Entries whose descriptors are touched together; enough misses in flight to
     /// cover the memory latency, few enough to stay in the L1 cache and TLB.
     const BATCH: usize = 16;
+    /// Entries whose descriptors a mirrored source is asked to fetch together:
+    /// few requests to a remote one.
+    const SOURCE_BATCH: usize = 4096;
 }
 
 impl<'f> Iterator for Descriptors<'f> {
@@ -547,7 +663,11 @@ impl<'f> Iterator for Descriptors<'f> {
     fn next(&mut self) -> Option<Self::Item> {
         let entry = self.file.entry(self.next)?;
         if self.file.region.is_none() && self.next >= self.touched {
-            self.touched = self.next.saturating_add(Self::BATCH).min(self.file.len());
+            let batch = match self.file.source {
+                Source::Mirrored(_) => Self::SOURCE_BATCH,
+                _ => Self::BATCH,
+            };
+            self.touched = self.next.saturating_add(batch).min(self.file.len());
             self.file.touch_descriptors(self.next, self.touched);
         }
         self.next += 1;

@@ -46,12 +46,25 @@ pub enum Owner {
 }
 
 impl Owner {
-    fn bytes(&self) -> &[u8] {
+    /// The bytes `range`, when they are all there. Of a file, only bytes it has
+    /// handed out (read already, for a file opened over a source) make chunks, so
+    /// asking for them again reads nothing.
+    fn slice(&self, range: Range<usize>) -> Option<&[u8]> {
         match self {
-            Owner::File(f) => f.bytes(),
+            Owner::File(f) => f.read_range(range.start as u64, range.len() as u64).ok(),
+            Owner::Memory(m) => m.get(range),
+            Owner::Leased(l) => l.bytes.get(range),
+        }
+    }
+
+    /// Where `part`, a slice of the owner's bytes, starts in them.
+    fn offset_of(&self, part: &[u8]) -> Option<usize> {
+        let whole: &[u8] = match self {
+            Owner::File(f) => return f.offset_of(part).and_then(|o| usize::try_from(o).ok()),
             Owner::Memory(m) => m,
             Owner::Leased(l) => &l.bytes,
-        }
+        };
+        (part.as_ptr() as usize).checked_sub(whole.as_ptr() as usize)
     }
 }
 
@@ -146,21 +159,23 @@ pub struct Chunk {
 impl Chunk {
     /// `range` of `owner`'s bytes; `None` when it is not inside them.
     pub fn new(owner: Owner, range: Range<usize>) -> Option<Chunk> {
-        owner.bytes().get(range.clone())?;
+        owner.slice(range.clone())?;
         Some(Chunk { owner, range })
     }
 
     /// The slice `part`, which must be borrowed from `owner`'s bytes.
     pub fn of_slice(owner: &Owner, part: &[u8]) -> Option<Chunk> {
-        let whole = owner.bytes();
-        let start = (part.as_ptr() as usize).checked_sub(whole.as_ptr() as usize)?;
+        let start = owner.offset_of(part)?;
         Chunk::new(owner.clone(), start..start.checked_add(part.len())?)
     }
 
     /// The bytes.
     pub fn bytes(&self) -> &[u8] {
-        // `new` checked the range against the owner's bytes, which never change.
-        &self.owner.bytes()[self.range.clone()]
+        // `new` checked the range against the owner's bytes, which never change
+        // (nor stop being there).
+        self.owner
+            .slice(self.range.clone())
+            .expect("a chunk's range was checked when it was made")
     }
 
     /// Their count.

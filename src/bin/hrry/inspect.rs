@@ -117,7 +117,10 @@ fn show(args: Args) -> Result<Outcome, Failure> {
         let options = hrry::validate::Options::default();
         let report = match (&stdin, &opened) {
             (Some(bytes), _) => hrry::Format::HrryFile.validate_bytes(bytes, &options),
-            (None, Ok(file)) => hrry::Format::HrryFile.validate_bytes(file.bytes(), &options),
+            (None, Ok(file)) => match file.bytes() {
+                Some(bytes) => hrry::Format::HrryFile.validate_bytes(bytes, &options),
+                None => hrry::Format::HrryFile.validate_bytes(&[], &options),
+            },
             (None, Err(_)) => hrry::source::FileSource::open(&args.file)
                 .and_then(|f| hrry::Format::HrryFile.validate_source(&f, &options))
                 .map_err(|e| Failure(format!("cannot read {}: {e}", text::path(&args.file))))?,
