@@ -309,11 +309,12 @@ pub fn inspect_json_with(file: &HrryFile<'_>, options: &InspectOptions) -> Value
         .iter()
         .map(|e| (text(&e.key), kv_json_limited(&e.value, options.max_array)))
         .collect();
+    // `descriptors()` fetches them together (a remote file: in few requests).
     let tensors: Vec<Value> = file
-        .entries()
-        .map(|entry| {
+        .descriptors()
+        .map(|(entry, descriptor)| {
             let e = entry.index_entry();
-            let mut v = match file.descriptor(entry) {
+            let mut v = match descriptor {
                 Ok(d) => descriptor_json(d),
                 Err(err) => json!({"error": err.to_string()}),
             };

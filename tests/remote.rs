@@ -664,13 +664,6 @@ fn validate_checks_many_urls_in_parallel_as_json_lines() {
     assert_eq!(valid.count(), 2);
     assert!(lines.iter().any(|v| v["file"] == missing.url.as_str()
         && v["error"].as_str().is_some_and(|e| e.contains("404"))));
-    // inspect does not read URLs yet, and says so.
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hrry"))
-        .args(["inspect", &good.url])
-        .output()
-        .expect("run hrry");
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("does not read URLs"));
 }
 
 // --- HrryFile over any source ----------------------------------------------------
@@ -814,4 +807,410 @@ fn a_file_over_a_source_fetches_only_the_tensors_asked_for() {
     assert_eq!(again.buffers, b.buffers);
     assert_eq!(total(&reads), after);
     assert_eq!(file.fetched_len(), Some(after));
+}
+
+// --- every command over URLs -----------------------------------------------------
+
+/// Runs `hrry` with `args` and the environment `env`.
+fn hrry_run(args: &[&std::ffi::OsStr], env: &[(&str, &str)]) -> std::process::Output {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_hrry"));
+    cmd.args(args);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("run hrry")
+}
+
+/// `hrry_run` that must succeed; its standard output.
+fn hrry_ok(args: &[&std::ffi::OsStr], env: &[(&str, &str)]) -> std::process::Output {
+    let out = hrry_run(args, env);
+    assert!(
+        out.status.success(),
+        "hrry {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// `&str`s as arguments.
+fn a<const N: usize>(args: [&str; N]) -> [&std::ffi::OsStr; N] {
+    args.map(std::ffi::OsStr::new)
+}
+
+/// The `N requests (R retries), B bytes fetched` line `HRRY_REMOTE_STATS` prints
+/// for `url`: (requests, bytes).
+fn remote_stats(stderr: &[u8], url: &str) -> (u64, u64) {
+    let text = String::from_utf8_lossy(stderr);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with(&format!("{url}: ")) && l.contains("requests"))
+        .unwrap_or_else(|| panic!("no statistics for {url} in {text}"));
+    let words: Vec<&str> = line[url.len() + 2..].split_whitespace().collect();
+    (
+        words[0].parse().expect("requests"),
+        words[4].parse().expect("bytes"),
+    )
+}
+
+/// The URLs of corpus file `rel` the real servers serve (none without them), each
+/// with the environment the CLI needs for it.
+fn served(rel: &str) -> Vec<(String, Vec<(&'static str, &'static str)>)> {
+    let mut out = Vec::new();
+    if let Ok(base) = std::env::var("HRRY_TEST_HTTP_BASE") {
+        out.push((format!("{base}{rel}"), vec![]));
+    }
+    if let Ok(bucket) = std::env::var("HRRY_TEST_S3_BUCKET") {
+        // s3s-fs fails a suffix range longer than the object (see above).
+        out.push((
+            format!("s3://{bucket}/{rel}"),
+            vec![("HRRY_REMOTE_SUFFIX_BYTES", "4096")],
+        ));
+    }
+    if out.is_empty() {
+        eprintln!("no test servers: tests/remote/run.sh runs this test with nginx and s3s-fs");
+    }
+    out
+}
+
+#[test]
+fn every_command_reads_urls_as_it_reads_paths() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let d = |name: &str| dir.path().join(name);
+    let basic = "corpus/valid/basic.hrry";
+    let quant = "corpus/valid/quant-per-block-int4-f16.hrry";
+    let holo = "corpus/valid/full.holo";
+    for (rel, url_env) in [basic, quant, holo]
+        .iter()
+        .flat_map(|rel| served(rel).into_iter().map(move |u| (*rel, u)))
+    {
+        let (url, env) = url_env;
+        let local = root().join(rel);
+        let local = local.to_str().expect("utf-8 path");
+        let json = |file: &str| -> serde_json::Value {
+            let out = hrry_ok(&a(["inspect", "--json", file]), &env);
+            serde_json::from_slice(&out.stdout).expect("JSON")
+        };
+        let (mut l, mut r) = (json(local), json(&url));
+        if !l["file"].is_null() {
+            assert_eq!(r["file"], url.as_str());
+        }
+        l["file"] = serde_json::Value::Null;
+        r["file"] = serde_json::Value::Null;
+        assert_eq!(l, r, "{url}");
+        if rel == holo {
+            continue;
+        }
+        let tensor = if rel == quant { "q" } else { "weights" };
+        let same = |command: &[&str], output: &str| {
+            let (lo, ro) = (
+                d(&format!("local-{output}")),
+                d(&format!("remote-{output}")),
+            );
+            for (input, out) in [(local, &lo), (url.as_str(), &ro)] {
+                // The input follows the (sub)command.
+                let words = if command[0] == "stream" { 2 } else { 1 };
+                let mut args: Vec<&std::ffi::OsStr> =
+                    command[..words].iter().map(std::ffi::OsStr::new).collect();
+                args.push(std::ffi::OsStr::new(input));
+                args.extend(command[words..].iter().map(std::ffi::OsStr::new));
+                args.push(out.as_os_str());
+                hrry_ok(&args, &env);
+            }
+            assert_eq!(
+                std::fs::read(&lo).expect("local output"),
+                std::fs::read(&ro).expect("remote output"),
+                "{command:?} of {url}"
+            );
+        };
+        same(&["export", tensor, "-o"], "t.npy");
+        same(&["convert", "--quiet"], "c.safetensors");
+        same(&["stream", "pack", "-o"], "s.hrrys");
+        if rel == quant {
+            same(&["dequant", tensor, "-o"], "q.npy");
+        }
+        // export --all: the same files, the index naming the URL.
+        let all = d("all");
+        hrry_ok(
+            &[a(["export", &url, "--all"]).as_slice(), &[all.as_os_str()]].concat(),
+            &env,
+        );
+        let index: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(all.join("index.json")).expect("index"))
+                .expect("JSON");
+        assert_eq!(index["source"], url.as_str());
+        std::fs::remove_dir_all(&all).expect("clean");
+        serve_serves(&url, &env, tensor, &d(&format!("export-{tensor}.npy")));
+    }
+}
+
+/// `hrry serve URL` serves the tensor as `hrry export` writes it.
+fn serve_serves(url: &str, env: &[(&str, &str)], tensor: &str, exported: &Path) {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_hrry"));
+    cmd.args(["serve", "--listen", "127.0.0.1:0", url])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut server = cmd.spawn().expect("serve");
+    let mut line = String::new();
+    BufReader::new(server.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("a line");
+    let addr = line
+        .trim()
+        .strip_prefix("listening on ")
+        .map(str::to_string);
+    let fetched = exported.with_extension("fetched.npy");
+    let result = addr.as_deref().map(|addr| {
+        hrry_run(
+            &[
+                a(["fetch", addr, tensor, "-o"]).as_slice(),
+                &[fetched.as_os_str()],
+            ]
+            .concat(),
+            &[],
+        )
+    });
+    hrry_ok(
+        &[
+            a(["export", url, tensor, "-o"]).as_slice(),
+            &[exported.as_os_str()],
+        ]
+        .concat(),
+        env,
+    );
+    let _ = server.kill();
+    let _ = server.wait();
+    let out = result.unwrap_or_else(|| panic!("serve {url} printed {line:?}"));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read(&fetched).expect("fetched"),
+        std::fs::read(exported).expect("exported"),
+        "served {url}"
+    );
+}
+
+#[test]
+fn a_7b_model_inspects_and_exports_one_tensor_over_http_in_bounded_fetches() {
+    let Ok(base) = std::env::var("HRRY_TEST_HTTP_BASE") else {
+        eprintln!("HRRY_TEST_HTTP_BASE is not set: tests/remote/run.sh runs this test with nginx");
+        return;
+    };
+    let rel = "target/remote-test/llama-7b-f32.hrry";
+    let path = root().join(rel);
+    write_sparse_7b(&path);
+    let url = format!("{base}{rel}");
+    let stats = [("HRRY_REMOTE_STATS", "1")];
+    let out = hrry_ok(&a(["inspect", "--json", &url]), &stats);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(v["tensors"].as_array().map(Vec::len), Some(291));
+    let (requests, bytes) = remote_stats(&out.stderr, &url);
+    eprintln!(
+        "inspect {url}: {requests} requests, {bytes} bytes ({:.2} MiB)",
+        bytes as f64 / (1 << 20) as f64
+    );
+    assert!(
+        requests <= 16 && bytes <= 8 << 20,
+        "{requests} requests, {bytes} bytes"
+    );
+
+    let dir = tempfile::tempdir().expect("temp dir");
+    let tensor = "blk.7.attn_q.weight"; // 4096×4096 float32: 64 MiB
+    let (lo, ro) = (dir.path().join("l.npy"), dir.path().join("r.npy"));
+    hrry_ok(
+        &[
+            a(["export", path.to_str().unwrap(), tensor, "-o"]).as_slice(),
+            &[lo.as_os_str()],
+        ]
+        .concat(),
+        &[],
+    );
+    let out = hrry_ok(
+        &[
+            a(["export", &url, tensor, "-o"]).as_slice(),
+            &[ro.as_os_str()],
+        ]
+        .concat(),
+        &stats,
+    );
+    let (requests, bytes) = remote_stats(&out.stderr, &url);
+    eprintln!(
+        "export {tensor} (64 MiB) of {url}: {requests} requests, {bytes} bytes ({:.2} MiB)",
+        bytes as f64 / (1 << 20) as f64
+    );
+    let tensor_bytes = 4096 * 4096 * 4;
+    assert!(bytes >= tensor_bytes, "the tensor was fetched: {bytes}");
+    assert!(bytes <= tensor_bytes + (8 << 20), "{bytes} bytes");
+    assert!(requests <= 24, "{requests} requests");
+    assert!(
+        std::fs::read(&lo).expect("local") == std::fs::read(&ro).expect("remote"),
+        "the same export"
+    );
+}
+
+#[test]
+fn a_file_changed_mid_read_is_an_error_for_every_command() {
+    let (bytes, _, _) = sample();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out_path = dir.path().join("out");
+    let out = out_path.to_str().unwrap();
+    let small = [
+        ("HRRY_REMOTE_SUFFIX_BYTES", "256"),
+        ("HRRY_REMOTE_BLOCK_BYTES", "512"),
+    ];
+    for command in [
+        vec!["inspect"],
+        vec!["export", "weights", "-o", out],
+        vec!["stream", "pack", "-o", out],
+        vec!["convert", "--quiet", out],
+    ] {
+        let server = fault_server(bytes.clone(), |n| {
+            if n == 0 {
+                Answer::Right
+            } else {
+                Answer::Changed
+            }
+        });
+        let mut args: Vec<&str> = command.clone();
+        let at = if command[0] == "stream" { 2 } else { 1 };
+        args.insert(at, &server.url);
+        let args: Vec<&std::ffi::OsStr> = args.iter().map(std::ffi::OsStr::new).collect();
+        let run = hrry_run(&args, &small);
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert_eq!(run.status.code(), Some(2), "{command:?}: {stderr}");
+        assert!(
+            stderr.contains("changed") && stderr.contains(&server.url),
+            "{command:?}: {stderr}"
+        );
+        assert!(!out_path.exists(), "{command:?} left an output");
+    }
+}
+
+#[test]
+fn credentials_are_never_printed_by_any_command() {
+    let (bytes, _, _) = sample();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dir.path().join("out");
+    let out = out.to_str().unwrap();
+    for (answer, code) in [(Answer::Status(404), 2), (Answer::Right, 0)] {
+        let server = fault_server(bytes.clone(), move |_| answer);
+        let url = server.url.replace("http://", "http://alice:s3cret@");
+        for command in [
+            vec!["validate", "--json", &url],
+            vec!["validate", "--verbose", &url],
+            vec!["inspect", "--json", &url],
+            vec!["inspect", &url],
+            vec!["export", &url, "weights", "-o", out],
+            vec!["export", &url, "--all", out],
+            vec!["dequant", &url, "weights", "--stats"],
+            vec!["stream", "pack", &url, "-o", out],
+            vec!["convert", "--quiet", "--to", "safetensors", &url, out],
+        ] {
+            let _ = std::fs::remove_dir_all(out);
+            let _ = std::fs::remove_file(out);
+            let args: Vec<&std::ffi::OsStr> = command.iter().map(std::ffi::OsStr::new).collect();
+            let run = hrry_run(&args, &[("HRRY_REMOTE_STATS", "1")]);
+            let all = format!(
+                "{}{}",
+                String::from_utf8_lossy(&run.stdout),
+                String::from_utf8_lossy(&run.stderr)
+            );
+            assert!(
+                !all.contains("s3cret") && !all.contains("alice"),
+                "{command:?}: {all}"
+            );
+            assert!(
+                all.contains(&server.url),
+                "{command:?} names the URL: {all}"
+            );
+            // dequant of a float tensor is an input it cannot process (1).
+            let expected = if command[0] == "dequant" && code == 0 {
+                1
+            } else {
+                code
+            };
+            assert_eq!(run.status.code(), Some(expected), "{command:?}: {all}");
+        }
+    }
+}
+
+#[test]
+fn validate_reads_its_urls_from_a_list_and_reports_what_they_cost() {
+    let (bytes, expected, _) = sample();
+    let good = fault_server(bytes.clone(), |_| Answer::Right);
+    let missing = fault_server(bytes, |_| Answer::Status(404));
+    let dir = tempfile::tempdir().expect("temp dir");
+    let list = dir.path().join("urls.txt");
+    std::fs::write(
+        &list,
+        format!(
+            "# the list\n{}\n\n{}\n{}\n",
+            good.url, missing.url, good.url
+        ),
+    )
+    .expect("write");
+    let run = hrry_run(
+        &[
+            a(["validate", "--jobs", "3", "--jsonl", "--from"]).as_slice(),
+            &[list.as_os_str()],
+        ]
+        .concat(),
+        &[],
+    );
+    assert_eq!(run.status.code(), Some(2), "one URL cannot be read");
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&run.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    assert_eq!(lines.len(), 3);
+    let expected: serde_json::Value = serde_json::from_str(&expected).expect("JSON");
+    for v in &lines {
+        if v["file"] == good.url.as_str() {
+            // The local document, with `file` the URL and what reading cost.
+            let mut same = v.clone();
+            let remote = same
+                .as_object_mut()
+                .and_then(|m| m.remove("remote"))
+                .expect("a remote object");
+            assert!(
+                remote["requests"].as_u64().is_some_and(|n| n >= 1),
+                "{remote}"
+            );
+            assert!(remote["bytes"].as_u64().is_some_and(|n| n > 0), "{remote}");
+            same["file"] = expected["file"].clone();
+            assert_eq!(same, expected);
+        } else {
+            assert_eq!(v["file"], missing.url.as_str());
+            assert!(
+                v["error"].as_str().is_some_and(|e| e.contains("404")),
+                "{v}"
+            );
+        }
+    }
+    // From standard input, with --verbose saying what it cost.
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_hrry"))
+        .args(["validate", "--verbose", "--from", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("run hrry");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(format!("{}\n", good.url).as_bytes())
+        .expect("write");
+    let run = child.wait_with_output().expect("wait");
+    assert_eq!(run.status.code(), Some(0));
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(stdout.contains(&format!("{}: valid", good.url)), "{stdout}");
+    assert!(
+        stdout.contains("  remote: ") && stdout.contains("bytes fetched"),
+        "{stdout}"
+    );
 }

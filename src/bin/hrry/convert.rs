@@ -90,8 +90,26 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
         ..Options::default()
     };
     let mut progress = Bar(bar);
-    let result = convert::convert(&args.input, &args.output, &options, &mut progress);
+    // A URL is fetched whole first (converting reads all of it anyway), into a
+    // temporary folder removed at the end; messages name the URL, not the copy.
+    let fetched = match crate::remote::url(&args.input) {
+        Some(url) => Some(crate::remote::download_named(url).map_err(Failure)?),
+        None => None,
+    };
+    let input = fetched
+        .as_ref()
+        .map_or(args.input.as_path(), |(_, p)| p.as_path());
+    let result = convert::convert(input, &args.output, &options, &mut progress);
     progress.0.finish_and_clear();
+    let naming = |message: String| {
+        let message = match &fetched {
+            Some((_, copy)) => {
+                message.replace(&copy.display().to_string(), &text::path(&args.input))
+            }
+            None => message,
+        };
+        naming(&args.input, message)
+    };
     match result {
         Ok(summary) => {
             for note in &summary.notes {
@@ -126,16 +144,16 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
             | Error::Checkpoint { .. }
             | Error::File(hrry::file::Error::Invalid(_))),
         ) => {
-            eprintln!("hrry: {}", text::safe(&naming(&args.input, e.to_string())));
+            eprintln!("hrry: {}", text::safe(&naming(e.to_string())));
             Ok(Outcome::Invalid)
         }
-        Err(e) => Err(Failure(naming(&args.input, e.to_string()))),
+        Err(e) => Err(Failure(naming(e.to_string()))),
     }
 }
 
 /// `message` with the input's path in front, unless it names the input already.
 fn naming(input: &std::path::Path, message: String) -> String {
-    let shown = input.display().to_string();
+    let shown = crate::remote::shown(input);
     if message.contains(&shown) {
         message
     } else {

@@ -78,6 +78,7 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
     let tensor = match file.tensor(&args.tensor) {
         Ok(Some(t)) => t,
         Ok(None) => return Err(Failure(format!("{what}: no tensor of that name"))),
+        Err(hrry::file::Error::Io(e)) => return Err(Failure(format!("cannot read {what}: {e}"))),
         Err(e) => {
             eprintln!("{what}: {}", text::safe(&e.to_string()));
             return Ok(Outcome::Invalid);

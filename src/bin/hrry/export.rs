@@ -97,6 +97,11 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
             text::path(&args.file),
             name
         ))),
+        // The tensor could not be read (a remote file's fetch failed): exit 2.
+        Err(Failed::Tensor(ExportError::File(hrry::file::Error::Io(e)))) => Err(Failure(format!(
+            "cannot read {}: {tensor}: {e}",
+            text::path(&args.file)
+        ))),
         Err(Failed::Tensor(e)) => {
             eprintln!(
                 "{}: {}: {}",
@@ -241,6 +246,12 @@ fn export_all(
         match result {
             Ok(()) => {}
             Err(Failed::Output(e)) => return Err(crate::output_failure(e)),
+            Err(Failed::Tensor(ExportError::File(hrry::file::Error::Io(e)))) => {
+                return Err(Failure(format!(
+                    "cannot read {}: {name}: {e}",
+                    text::path(&args.file)
+                )))
+            }
             Err(Failed::Tensor(e)) => {
                 all_ok = false;
                 eprintln!(
@@ -256,7 +267,7 @@ fn export_all(
     }
     let index = json!({
         "format_version": 1,
-        "source": args.file.to_string_lossy(),
+        "source": crate::remote::shown(&args.file),
         "raw": args.raw,
         "tensors": entries,
     });

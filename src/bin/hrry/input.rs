@@ -49,6 +49,11 @@ impl Input {
             io::copy(&mut file, &mut spool)?;
             file = spool;
         }
+        Input::map(&file)
+    }
+
+    /// Maps `file` whole: a temporary file of this process's, or a regular file.
+    pub fn map(file: &File) -> io::Result<Input> {
         if file.metadata()?.len() == 0 {
             return Ok(Input::Empty);
         }
@@ -56,7 +61,7 @@ impl Input {
         // a regular file given as standard input is mapped as `HrryFile::open`
         // maps files, whose bytes another process could still change (the same
         // caveat as for every mapped input).
-        let map = unsafe { memmap2::Mmap::map(&file)? };
+        let map = unsafe { memmap2::Mmap::map(file)? };
         Ok(Input::Mapped(map))
     }
 }

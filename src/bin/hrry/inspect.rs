@@ -61,7 +61,7 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<Outcome, Failure> {
     let json = args.json;
-    let name = args.file.to_string_lossy().into_owned();
+    let name = crate::remote::shown(&args.file);
     match show(args) {
         // With --json a file that cannot be read still gives a document, with no
         // format (nothing was recognised), besides the message on standard error.
@@ -77,25 +77,39 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
 
 /// Shows one file: a `.holo` archive, a bare stream or a HRRYFILE.
 fn show(args: Args) -> Result<Outcome, Failure> {
-    crate::remote::refuse(&args.file, "inspect")?;
-    let stdin = if is_dash(&args.file) {
+    // A URL: a HRRYFILE is read over its source (only the metadata is fetched); a
+    // .holo archive or a bare stream is fetched whole first.
+    let remote = match crate::remote::url(&args.file) {
+        Some(url) => Some(crate::remote::open_shared(url).map_err(Failure)?),
+        None => None,
+    };
+    let whole = if is_dash(&args.file) {
         Some(crate::read_input(&args.file).map_err(Failure)?)
+    } else if let Some(source) = &remote {
+        let head = crate::remote::head(&**source, 8).map_err(Failure)?;
+        if hrry::holo::is_holo(&head) || crate::stream::is_stream(&head) {
+            Some(crate::remote::download(source).map_err(Failure)?)
+        } else {
+            None
+        }
     } else {
         None
     };
-    let holo = match &stdin {
-        Some(bytes) => hrry::holo::is_holo(bytes),
-        None => crate::holo::is_holo_file(&args.file)?,
+    let holo = match (&whole, &remote) {
+        (Some(bytes), _) => hrry::holo::is_holo(bytes),
+        (None, Some(_)) => false,
+        (None, None) => crate::holo::is_holo_file(&args.file)?,
     };
     if holo {
-        return crate::holo::inspect(&args.file, stdin.as_deref(), args.json);
+        return crate::holo::inspect(&args.file, whole.as_deref(), args.json);
     }
-    let stream = match &stdin {
-        Some(bytes) => crate::stream::is_stream(bytes),
-        None => crate::stream::is_stream_file(&args.file)?,
+    let stream = match (&whole, &remote) {
+        (Some(bytes), _) => crate::stream::is_stream(bytes),
+        (None, Some(_)) => false,
+        (None, None) => crate::stream::is_stream_file(&args.file)?,
     };
     if stream {
-        return crate::stream::inspect(&args.file, stdin.as_deref(), args.json);
+        return crate::stream::inspect(&args.file, whole.as_deref(), args.json);
     }
     // Inspecting shows structure; judging it is `hrry validate`'s job. The trusted
     // open checks the header, trailer, index and KV, and each descriptor as it is
@@ -105,25 +119,30 @@ fn show(args: Args) -> Result<Outcome, Failure> {
     } else {
         OpenOptions::new().check(Check::Trusted)
     };
-    let opened = match &stdin {
-        Some(bytes) => open.open_bytes(bytes),
-        None => open.open(&args.file),
+    let opened = match (&whole, &remote) {
+        (Some(bytes), _) => open.open_bytes(bytes),
+        (None, Some(source)) => open.open_source(source.clone()),
+        (None, None) => open.open(&args.file),
     };
-    let name = args.file.to_string_lossy().into_owned();
+    let name = crate::remote::shown(&args.file);
     // With --permissive, say what is wrong: every violation of strict validation.
     let violations = if args.permissive {
         // The mapped file (or the file itself, read where the rules look), not a
         // copy of it.
         let options = hrry::validate::Options::default();
-        let report = match (&stdin, &opened) {
-            (Some(bytes), _) => hrry::Format::HrryFile.validate_bytes(bytes, &options),
-            (None, Ok(file)) => match file.bytes() {
-                Some(bytes) => hrry::Format::HrryFile.validate_bytes(bytes, &options),
-                None => hrry::Format::HrryFile.validate_bytes(&[], &options),
-            },
-            (None, Err(_)) => hrry::source::FileSource::open(&args.file)
+        let cannot_read =
+            |e: std::io::Error| Failure(format!("cannot read {}: {e}", text::path(&args.file)));
+        let report = match (&whole, &remote, &opened) {
+            (Some(bytes), _, _) => hrry::Format::HrryFile.validate_bytes(bytes, &options),
+            (None, Some(source), _) => hrry::Format::HrryFile
+                .validate_source(&**source, &options)
+                .map_err(|e| Failure(crate::remote::cannot_read(source.url(), &e)))?,
+            (None, None, Ok(file)) => {
+                hrry::Format::HrryFile.validate_bytes(file.bytes().unwrap_or_default(), &options)
+            }
+            (None, None, Err(_)) => hrry::source::FileSource::open(&args.file)
                 .and_then(|f| hrry::Format::HrryFile.validate_source(&f, &options))
-                .map_err(|e| Failure(format!("cannot read {}: {e}", text::path(&args.file))))?,
+                .map_err(cannot_read)?,
         };
         Some(hrry::report::validate_json(&name, "hrryfile", &report)["violations"].clone())
     } else {

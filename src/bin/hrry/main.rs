@@ -225,6 +225,7 @@ fn main() -> ExitCode {
         Command::Conformance(args) => conformance::run(args),
         Command::ConformanceTestee(args) => conformance::serve(args),
     };
+    remote::print_opened_stats();
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,
         Ok(Outcome::Invalid) => ExitCode::from(1),
@@ -281,6 +282,16 @@ pub fn report_invalid(path: &Path, e: &hrry::file::Error) {
 /// Opens a HRRYFILE for a command. An I/O error is a failure (exit 2); a file that
 /// cannot be read as a HRRYFILE is reported on stderr and gives `None` (exit 1).
 pub fn open_hrry(path: &Path) -> Result<Option<hrry::file::HrryFile<'static>>, Failure> {
+    if let Some(url) = remote::url(path) {
+        return match remote::open_file(url, &hrry::file::OpenOptions::new()) {
+            Ok(f) => Ok(Some(f)),
+            Err(remote::OpenFailure::Read(message)) => Err(Failure(message)),
+            Err(remote::OpenFailure::Invalid(e)) => {
+                report_invalid(path, &e);
+                Ok(None)
+            }
+        };
+    }
     match hrry::file::HrryFile::open(path) {
         Ok(f) => Ok(Some(f)),
         Err(hrry::file::Error::Io(e)) => {

@@ -152,7 +152,28 @@ pub fn serve(args: ServeArgs) -> Result<Outcome, Failure> {
         options.io_timeout = Duration::from_secs(s);
     }
     let listen = resolve(&args.listen)?;
-    let catalog = Catalog::open(&args.files, &options)?;
+    let catalog = if args.files.iter().any(|p| crate::remote::url(p).is_some()) {
+        // URLs among the files: each remote one is opened over its source, its
+        // tensors fetched when first asked for.
+        let mut files = Vec::new();
+        for path in &args.files {
+            let file = match crate::remote::url(path) {
+                Some(url) => match crate::remote::open_file(url, &hrry::file::OpenOptions::new()) {
+                    Ok(file) => file,
+                    Err(crate::remote::OpenFailure::Read(message)) => return Err(Failure(message)),
+                    Err(crate::remote::OpenFailure::Invalid(e)) => {
+                        return Err(Failure(format!("{}: {e}", text::path(path))))
+                    }
+                },
+                None => hrry::file::HrryFile::open(path)
+                    .map_err(|e| Failure(format!("{}: {e}", text::path(path))))?,
+            };
+            files.push((text::path(path), file));
+        }
+        Catalog::from_files(files, &options)?
+    } else {
+        Catalog::open(&args.files, &options)?
+    };
     let count = catalog.file_tensor_count();
     Server::run_until_signal(Arc::new(catalog), listen, options, |addr| {
         // The address line is what scripts wait for: print it at once.

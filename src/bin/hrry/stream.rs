@@ -178,7 +178,11 @@ fn pack(args: PackArgs) -> Result<Outcome, Failure> {
         let mut w = StreamWriter::new(out);
         pack_into(&args.file, piped.as_deref(), &mut w).and_then(|_| w.finish().map(drop))
     } else {
-        let inputs: &[&Path] = if piped.is_some() { &[] } else { &[&args.file] };
+        let inputs: &[&Path] = if piped.is_some() || crate::remote::url(&args.file).is_some() {
+            &[]
+        } else {
+            &[&args.file]
+        };
         let out = Output::create(&args.output, inputs).map_err(crate::output_failure)?;
         let mut w = StreamWriter::new(out);
         pack_into(&args.file, piped.as_deref(), &mut w)
@@ -200,6 +204,17 @@ fn pack_into<W: std::io::Write>(
     piped: Option<&[u8]>,
     w: &mut StreamWriter<W>,
 ) -> Result<u64, hrry::stream::Error> {
+    if let Some(url) = crate::remote::url(path) {
+        // Only what packing reads is fetched: the metadata, then each tensor.
+        let file = match crate::remote::open_file(url, &hrry::file::OpenOptions::new()) {
+            Ok(file) => file,
+            Err(crate::remote::OpenFailure::Read(message)) => {
+                return Err(hrry::stream::Error::Io(std::io::Error::other(message)))
+            }
+            Err(crate::remote::OpenFailure::Invalid(e)) => return Err(e.into()),
+        };
+        return hrry::stream::pack(&file, w);
+    }
     match piped {
         Some(bytes) => hrry::stream::pack(&hrry::file::HrryFile::from_bytes(bytes)?, w),
         None => hrry::stream::pack_path(path, w),

@@ -44,7 +44,7 @@ pub fn safe(s: &str) -> Cow<'_, str> {
 
 /// A path for a message: lossily decoded, then made [`safe`].
 pub fn path(p: &Path) -> String {
-    safe(&p.to_string_lossy()).into_owned()
+    safe(&crate::remote::shown(p)).into_owned()
 }
 
 /// `s` cut to at most `max` characters (with `…` and the full length in bytes when

@@ -32,15 +32,27 @@ JSON output:
   <file> is {\"file\", \"valid\", \"format\", \"mode\", \"violations\": [{\"rule\",
   \"level\", \"offset\", \"message\"}], \"notes\"}, or {\"file\", \"valid\": false,
   \"error\"} for a file that could not be read (missing, unreadable, not a file).
+  For a URL, \"file\" is the URL without credentials, and a checked file's object
+  also has \"remote\": {\"requests\", \"bytes\", \"retries\"}: what reading it cost.
+
+Many URLs: hrry validate --jobs 16 --jsonl --from urls.txt (one per line; `-`
+reads the list from standard input).
 
 ", see_exit_codes!()))]
 pub struct Args {
-    /// Files, directories or http(s):// URLs to check; `-` reads standard input. A directory
-    /// contributes the files in it (its whole tree with -r) named *.hrry,
-    /// *.hrryfile or *.holo or starting with one of their magics. Every file named
-    /// is checked, whatever its name or content.
-    #[arg(required = true, value_name = "PATH")]
+    /// Files, directories or http://, https:// or s3:// URLs to check; `-` reads
+    /// standard input. A directory contributes the files in it (its whole tree with
+    /// -r) named *.hrry, *.hrryfile or *.holo or starting with one of their magics.
+    /// Every file named is checked, whatever its name or content.
+    #[arg(required_unless_present = "from", value_name = "PATH")]
     paths: Vec<PathBuf>,
+    /// Also check the paths or URLs listed in FILE, one per line (`-`: standard
+    /// input); empty lines and lines starting with `#` are skipped.
+    #[arg(long, value_name = "FILE")]
+    from: Option<PathBuf>,
+    /// Also say, for each URL, how many requests and bytes reading it took.
+    #[arg(short, long)]
+    verbose: bool,
     /// Descend into subdirectories of directories given.
     #[arg(short, long)]
     recursive: bool,
@@ -71,6 +83,8 @@ enum Verdict {
     Checked {
         format: hrry::Format,
         report: Report,
+        /// What reading it cost, for a URL.
+        remote: Option<hrry::remote::Stats>,
     },
     /// The file could not be read; the message says why and names the path.
     Error(String),
@@ -103,8 +117,12 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
         },
         limits,
     };
+    let mut paths = args.paths.clone();
+    if let Some(list) = &args.from {
+        paths.extend(read_list(list)?);
+    }
     let mut inputs = Vec::new();
-    for path in &args.paths {
+    for path in &paths {
         collect(path, args.recursive, true, &mut inputs);
     }
     let jobs = match args.jobs {
@@ -134,7 +152,7 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
             if args.json {
                 files.push(file_json(&done));
             } else {
-                print_human(&done);
+                print_human(&done, args.verbose);
             }
         }
     });
@@ -164,6 +182,23 @@ pub fn conclude(
     } else {
         Outcome::Invalid
     })
+}
+
+/// The paths listed in `list` (`-`: standard input), one per line.
+fn read_list(list: &Path) -> Result<Vec<PathBuf>, Failure> {
+    let text = if is_dash(list) {
+        let mut text = String::new();
+        std::io::stdin().read_to_string(&mut text).map(|_| text)
+    } else {
+        std::fs::read_to_string(list)
+    }
+    .map_err(|e| Failure(format!("cannot read the list {}: {e}", text::path(list))))?;
+    Ok(text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(PathBuf::from)
+        .collect())
 }
 
 /// Adds `path` to `inputs`: a directory's candidate files, or the path itself.
@@ -289,7 +324,11 @@ fn check(position: usize, input: &Input, options: &Options) -> Checked {
         Input::Path(path) => (
             path,
             match load(path, options) {
-                Ok((format, report)) => Verdict::Checked { format, report },
+                Ok((format, report, remote)) => Verdict::Checked {
+                    format,
+                    report,
+                    remote,
+                },
                 Err(message) => Verdict::Error(message),
             },
         ),
@@ -307,9 +346,13 @@ fn check(position: usize, input: &Input, options: &Options) -> Checked {
 /// cannot be read at an offset and are read whole, into a mapped temporary file
 /// (`input::Input`). Other kinds of file (devices,
 /// sockets, directories) are refused rather than read forever.
-fn load(path: &Path, options: &Options) -> Result<(hrry::Format, Report), String> {
+fn load(
+    path: &Path,
+    options: &Options,
+) -> Result<(hrry::Format, Report, Option<hrry::remote::Stats>), String> {
     if let Some(url) = crate::remote::url(path) {
-        return crate::remote::validate(url, options);
+        let (format, report, stats) = crate::remote::validate(url, options)?;
+        return Ok((format, report, Some(stats)));
     }
     let cannot_read = |e: std::io::Error| format!("cannot read {}: {e}", text::path(path));
     let mut regular = false;
@@ -348,14 +391,25 @@ fn load(path: &Path, options: &Options) -> Result<(hrry::Format, Report), String
     let report = format
         .validate_source(source, options)
         .map_err(cannot_read)?;
-    Ok((format, report))
+    Ok((format, report, None))
 }
 
 /// A file's result as JSON.
 fn file_json(done: &Checked) -> Value {
     match &done.verdict {
-        Verdict::Checked { format, report } => {
+        Verdict::Checked {
+            format,
+            report,
+            remote,
+        } => {
             let mut v = hrry::report::validate_json(&done.name, format.name(), report);
+            if let Some(s) = remote {
+                v["remote"] = json!({
+                    "requests": s.requests,
+                    "bytes": s.bytes,
+                    "retries": s.retries,
+                });
+            }
             // Bytes without a HRRYFILE's magic (a text file, another format) were
             // validated as a HRRYFILE, as the rules say, but are not one.
             let no_magic = report.violations.iter().any(|v| v.rule.id == "HF-HDR-001");
@@ -372,16 +426,28 @@ fn file_json(done: &Checked) -> Value {
     }
 }
 
-fn print_human(done: &Checked) {
+fn print_human(done: &Checked, verbose: bool) {
     let name = text::safe(&done.name);
-    let report = match &done.verdict {
+    let (report, remote) = match &done.verdict {
         Verdict::Error(message) => {
             eprintln!("hrry: {}", text::safe(message));
             return;
         }
-        Verdict::Checked { report, .. } => report,
+        Verdict::Checked { report, remote, .. } => (report, remote),
     };
     print_report(&name, report);
+    if let (true, Some(s)) = (verbose, remote) {
+        outln!(
+            "  remote: {}, {} fetched{}",
+            text::plural(s.requests, "request", "requests"),
+            text::plural(s.bytes, "byte", "bytes"),
+            if s.retries > 0 {
+                format!(" ({} retried)", s.retries)
+            } else {
+                String::new()
+            }
+        );
+    }
 }
 
 /// Prints one report for people (also used by `hrry stream validate`).
