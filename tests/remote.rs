@@ -755,7 +755,7 @@ fn a_file_over_a_source_reads_as_from_disk_and_hands_out_only_fetched_bytes() {
                     let at = remote.offset_of(b).expect("a slice of the file");
                     assert_eq!(local.offset_of(lb), Some(at));
                     assert!(
-                        covered(&reads, at, at + b.len() as u64),
+                        covered(&reads, at, at + ReadAt::len(*b)),
                         "{} {name}: bytes {at}+{} handed out unfetched",
                         path.display(),
                         b.len()

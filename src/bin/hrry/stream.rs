@@ -211,7 +211,7 @@ fn pack_into<W: std::io::Write>(
             Err(crate::remote::OpenFailure::Read(message)) => {
                 return Err(hrry::stream::Error::Io(std::io::Error::other(message)))
             }
-            Err(crate::remote::OpenFailure::Invalid(e)) => return Err(e.into()),
+            Err(crate::remote::OpenFailure::Invalid(e)) => return Err(e),
         };
         return hrry::stream::pack(&file, w);
     }
