@@ -47,5 +47,5 @@ if [ "${REMOTE_S3:-1}" != 0 ]; then
         AWS_SECRET_ACCESS_KEY=hrry-test-secret AWS_REGION=us-east-1 \
         AWS_ENDPOINT_URL="http://127.0.0.1:$s3port"
 fi
-cargo test --test remote -- --nocapture --test-threads=1 2>&1 | grep -E '^(test |validate |[0-9]+ corpus)|result|panicked|assert'
+cargo test --test remote -- --nocapture --test-threads=1 2>&1 | grep -E '^(test |validate |inspect |export |[0-9]+ corpus)|result|panicked|assert'
 exit "${PIPESTATUS[0]}"
