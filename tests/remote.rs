@@ -1214,3 +1214,76 @@ fn validate_reads_its_urls_from_a_list_and_reports_what_they_cost() {
         "{stdout}"
     );
 }
+
+#[test]
+fn dequant_of_one_remote_tensor_fetches_that_tensor_only() {
+    let Ok(base) = std::env::var("HRRY_TEST_HTTP_BASE") else {
+        eprintln!("HRRY_TEST_HTTP_BASE is not set: tests/remote/run.sh runs this test with nginx");
+        return;
+    };
+    // Four int4 tensors of 2048×2048 (2.25 MiB each, codes and scales).
+    let rel = "target/remote-test/int4-x4.hrry";
+    let path = root().join(rel);
+    if !path.exists() {
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        let partial = path.with_extension("partial");
+        let mut w = hrry::file::HrryWriter::create(&partial, Default::default()).expect("create");
+        for t in 0..4u32 {
+            let values: Vec<f32> = (0..2048 * 2048u32)
+                .map(|i| {
+                    ((i.wrapping_mul(2654435761).wrapping_add(t) >> 20) as f32 - 2048.0) / 512.0
+                })
+                .collect();
+            let q = hrry::quant::quantize_per_block(&values, &[2048, 2048], &Default::default())
+                .expect("quantize");
+            w.write_tensor(&format!("t{t}"), &q.descriptor, &q.buffer_slices())
+                .expect("tensor");
+        }
+        w.finish_file().expect("finish");
+        std::fs::rename(&partial, &path).expect("rename");
+    }
+    let file = hrry::file::HrryFile::open(&path).expect("open");
+    let one = file.find("t2").expect("t2").index_entry().data_length;
+    let url = format!("{base}{rel}");
+    let local = hrry_ok(
+        &a(["dequant", path.to_str().unwrap(), "t2", "--stats", "--json"]),
+        &[],
+    );
+    let out = hrry_ok(
+        &a(["dequant", &url, "t2", "--stats", "--json"]),
+        &[("HRRY_REMOTE_STATS", "1")],
+    );
+    assert_eq!(local.stdout, out.stdout, "the same statistics");
+    let (requests, bytes) = remote_stats(&out.stderr, &url);
+    eprintln!(
+        "dequant t2 ({one} bytes of {}) of {url}: {requests} requests, {bytes} bytes",
+        file.size()
+    );
+    assert!(bytes >= one, "the tensor was fetched: {bytes}");
+    // Opening checks every tensor's quantization parameters (its scales, as a
+    // local open does); besides those, the suffix (256 KiB) and the descriptors'
+    // blocks: never the other tensors' codes.
+    let other_scales: u64 = ["t0", "t1", "t3"]
+        .iter()
+        .map(|n| {
+            file.tensor(n)
+                .expect("reads")
+                .expect("present")
+                .descriptor
+                .buffers[1]
+                .byte_size
+        })
+        .sum();
+    let codes = file
+        .tensor("t0")
+        .expect("reads")
+        .expect("present")
+        .descriptor
+        .buffers[0]
+        .byte_size;
+    assert!(
+        bytes <= one + other_scales + (1 << 20) && bytes < one + codes,
+        "{bytes} bytes for a {one}-byte tensor ({other_scales} bytes of other scales)"
+    );
+    assert!(requests <= 8, "{requests} requests");
+}
