@@ -898,6 +898,18 @@ fn every_command_reads_urls_as_it_reads_paths() {
         r["file"] = serde_json::Value::Null;
         assert_eq!(l, r, "{url}");
         if rel == holo {
+            let (lo, ro) = (d("local-w.bin"), d("remote-w.bin"));
+            for (input, out) in [(local, &lo), (url.as_str(), &ro)] {
+                hrry_ok(
+                    &[
+                        a(["holo", "extract", input, "--section", "Weights", "-o"]).as_slice(),
+                        &[out.as_os_str()],
+                    ]
+                    .concat(),
+                    &env,
+                );
+            }
+            assert_eq!(std::fs::read(&lo).ok(), std::fs::read(&ro).ok(), "{url}");
             continue;
         }
         let tensor = if rel == quant { "q" } else { "weights" };

@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 
 use hrry::file::{Output, OutputError};
 use hrry::holo::{describe, is_holo, HoloError, HoloLoader, SectionKind};
-use memmap2::Mmap;
 use serde_json::Value;
 
 use crate::{text, Failure, Outcome};
@@ -55,9 +54,20 @@ pub fn is_holo_file(path: &Path) -> Result<bool, Failure> {
 }
 
 /// Maps and verifies an archive. An invalid archive is reported on standard error
-/// and gives `Ok(None)`; an unreadable file is a [`Failure`].
-fn open(path: &Path) -> Result<Option<HoloLoader<Mmap>>, Failure> {
-    match HoloLoader::open(path) {
+/// and gives `Ok(None)`; an unreadable file is a [`Failure`]. A URL is fetched
+/// whole first, into an unnamed temporary file.
+fn open(path: &Path) -> Result<Option<HoloLoader<crate::input::Input>>, Failure> {
+    let storage = match crate::remote::url(path) {
+        Some(url) => {
+            let source = crate::remote::open_shared(url).map_err(Failure)?;
+            crate::remote::download(&source).map_err(Failure)?
+        }
+        None => crate::input::Input::Mapped(
+            hrry::file::map_file(path)
+                .map_err(|e| Failure(format!("cannot read {}: {e}", text::path(path))))?,
+        ),
+    };
+    match HoloLoader::from_storage(storage) {
         Ok(a) => Ok(Some(a)),
         Err(hrry::holo::HoloError::Io { source, .. }) => Err(Failure(format!(
             "cannot read {}: {source}",

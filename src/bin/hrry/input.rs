@@ -33,6 +33,12 @@ impl Deref for Input {
     }
 }
 
+impl AsRef<[u8]> for Input {
+    fn as_ref(&self) -> &[u8] {
+        self
+    }
+}
+
 impl Input {
     /// Reads `path` whole, `-` being standard input.
     pub fn read(path: &Path) -> io::Result<Input> {
