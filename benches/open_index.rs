@@ -22,7 +22,8 @@
 //!   decoded and checked, then every descriptor of the region decoded and checked
 //!   with its buffers' placement and the index cross-checked — then `entries()`
 //!   reading every name; and the trusted open (`Check::Trusted`: header, trailer,
-//!   index and KV only). Drop (munmap) included.
+//!   index and KV only, without the index CRC-32C and the uniqueness of names).
+//!   Drop (munmap) included.
 //! - hrry (b): the same opens, then `descriptors()` (type tag and shape read; the
 //!   trusted open decodes and checks each descriptor now). Also shown: `descriptor(e)`
 //!   per entry of the trusted open.

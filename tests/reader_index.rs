@@ -201,3 +201,61 @@ fn a_name_over_the_limit_is_reported_at_its_length() {
     assert!(v.message.contains("max_name_length 4"), "{v}");
     assert_eq!(v.offset, t.index_offset + 8);
 }
+
+/// The trusted open leaves out the two frame rules nothing it reads rests on (the
+/// index CRC and name uniqueness), and only those: the checked open refuses both
+/// files, the trusted one opens them, reads every tensor, and finds a duplicated
+/// name's tensor by name.
+#[test]
+fn the_trusted_open_skips_only_the_index_crc_and_name_uniqueness() {
+    use hrry::file::{Check, OpenOptions};
+    use hrry::validate::rules::container::{HF_CRC_MATCH, HF_IDX_NAME_UNIQUE};
+    let trusted = OpenOptions::new().check(Check::Trusted);
+
+    let mut bad_crc = file(12, false, true);
+    let at = bad_crc.len() - TRAILER_LEN as usize + 28;
+    bad_crc[at] ^= 0xFF; // index_crc32c
+    let err = HrryFile::from_bytes(&bad_crc)
+        .err()
+        .expect("checked open refuses");
+    assert_eq!(err.rule(), Some(&HF_CRC_MATCH), "{err}");
+    let f = trusted.open_bytes(&bad_crc).expect("trusted open");
+    assert_eq!(f.len(), 12);
+    for e in f.entries() {
+        assert!(f.tensor(e.name()).expect("read").is_some(), "{}", e.name());
+    }
+
+    // Rename entry 1 to entry 0's name (`layer.7.w1` and `layer.0.w0`: one length).
+    let plain = file(12, false, false);
+    let t = trailer(&plain);
+    let (section, _) = read_from::<IndexSection>(
+        &plain[t.index_offset as usize..(t.index_offset + t.index_length) as usize],
+    )
+    .expect("index");
+    let (first, second) = (&section.entries[0], &section.entries[1]);
+    assert_eq!(first.name.len(), second.name.len(), "names of one length");
+    let mut dup = plain.clone();
+    let second_at = t.index_offset as usize + 8 + (2 + first.name.len() + 32) + 2;
+    assert_eq!(
+        &dup[second_at..second_at + second.name.len()],
+        &second.name[..]
+    );
+    dup[second_at..second_at + first.name.len()].copy_from_slice(&first.name);
+    let err = HrryFile::from_bytes(&dup)
+        .err()
+        .expect("checked open refuses");
+    assert_eq!(err.rule(), Some(&HF_IDX_NAME_UNIQUE), "{err}");
+    let f = trusted.open_bytes(&dup).expect("trusted open");
+    let name = String::from_utf8(first.name.clone()).expect("utf-8");
+    let found = f.tensor(&name).expect("read").expect("found");
+    assert_eq!(found.name(), name);
+    // Any other rule still refuses: a flipped flag byte of an index entry.
+    let mut flags = plain.clone();
+    let flags_at = t.index_offset as usize + 8 + 2 + first.name.len() + 28;
+    flags[flags_at] = 1;
+    let err = trusted
+        .open_bytes(&flags)
+        .err()
+        .expect("trusted open refuses");
+    assert_eq!(err.rule().map(|r| r.id), Some("HF-IDX-005"), "{err}");
+}

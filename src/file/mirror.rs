@@ -335,10 +335,9 @@ mod tests {
     use std::sync::Arc;
 
     #[test]
-    fn files_over_sources_can_be_shared_between_threads() {
+    fn mirrors_can_be_shared_between_threads() {
         fn shared<T: Send + Sync>() {}
         shared::<Mirror>();
-        shared::<crate::file::HrryFile<'static>>();
     }
 
     #[test]

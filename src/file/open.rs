@@ -5,6 +5,7 @@ use std::path::Path;
 use memmap2::Mmap;
 
 use crate::limits::Limits;
+use crate::validate::rules::container as rules;
 use crate::validate::{Mode, Policy, Rule};
 
 use super::mirror::Mirror;
@@ -27,7 +28,9 @@ pub enum Check {
     /// would pass `hrry validate --permissive`.
     Full,
     /// For files validated earlier: the header, trailer, index and KV are checked as
-    /// in [`Check::Metadata`]; each descriptor is decoded when it is first asked for
+    /// in [`Check::Metadata`], but for the index CRC-32C (not computed) and the
+    /// uniqueness of names (of two entries with one name, a lookup finds one); each
+    /// descriptor is decoded when it is first asked for
     /// (its fixed header checked, so that nothing is read past it), and the region
     /// is not walked. Lookups stay right (a false `SORTED_INDEX` flag is still
     /// refused); reading stays memory-safe (typed views, exports and dequantization
@@ -199,12 +202,20 @@ impl OpenOptions {
         let mut policy = Policy::reader(hardening, self.check == Check::Full, self.allowed.clone());
         policy.allow_all = self.allow_all;
         let depth = match self.check {
-            Check::Trusted => Depth::Frame,
+            Check::Trusted => {
+                policy.allowed.extend(TRUSTED_SKIPS.iter().map(|r| r.id));
+                Depth::Frame
+            }
             Check::Metadata | Check::Full => Depth::Region,
         };
         HrryFile::decode(source, self.limits, mode, policy, depth)
     }
 }
+
+/// The frame rules a [`Check::Trusted`] open does not judge, as neither memory
+/// safety nor right lookups rest on them: the index CRC (not computed) and the
+/// uniqueness of names (no set of them is kept).
+const TRUSTED_SKIPS: [&Rule; 2] = [&rules::HF_CRC_MATCH, &rules::HF_IDX_NAME_UNIQUE];
 
 impl HrryFile<'static> {
     /// Maps `path` and opens it with the default [`OpenOptions`].

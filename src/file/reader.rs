@@ -13,7 +13,9 @@ use crate::schema::{
     FileHeader, IndexEntryOf, KvEntry, LayoutFields, NameSpan, TensorDescriptor, Trailer,
 };
 pub(super) use crate::validate::decoded::Depth;
-use crate::validate::decoded::{decode_descriptor, decode_file, DecodedFile, Region, Walked};
+use crate::validate::decoded::{
+    decode_descriptor, decode_file, DecodedFile, Names, Region, Walked,
+};
 use crate::validate::rules::container as rules;
 use crate::validate::{Mode, Policy, Report};
 
@@ -226,13 +228,21 @@ impl<'a> HrryFile<'a> {
             kv,
             region,
         } = decoded;
-        let names = String::from_utf8(names).map_err(|e| {
-            Error::invalid(
-                &rules::HF_IDX_NAME_UTF8,
-                trailer.index_offset,
-                format!("a tensor name is not UTF-8: {e}"),
-            )
-        })?;
+        let names = match names {
+            Names::Text(text) => text,
+            Names::Bytes(bytes) => {
+                return Err(Error::invalid(
+                    &rules::HF_IDX_NAME_UTF8,
+                    trailer.index_offset,
+                    format!(
+                        "a tensor name is not UTF-8: {}",
+                        String::from_utf8(bytes)
+                            .err()
+                            .map_or_else(String::new, |e| e.to_string())
+                    ),
+                ))
+            }
+        };
         let sorted = header.file_flags.sorted_index() && sorted_checked;
         Ok(HrryFile {
             source,

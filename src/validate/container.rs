@@ -37,8 +37,8 @@ pub(crate) struct Frame<'a> {
     pub index: Vec<IndexEntryOf<NameSpan>>,
     /// Absolute offset of each entry of `index`.
     pub index_offsets: Vec<u64>,
-    /// The name bytes of every entry of `index`, concatenated in index order.
-    pub names: Vec<u8>,
+    /// The name of every entry of `index`, concatenated in index order.
+    pub names: Names,
     /// Whether the whole index decoded (so its count can be compared).
     pub index_complete: bool,
     /// The KV entries that decoded, in file order.
@@ -51,8 +51,51 @@ pub(crate) struct Frame<'a> {
 impl Frame<'_> {
     /// The name bytes of `entry` (an entry of `index`).
     pub fn name(&self, entry: &IndexEntryOf<NameSpan>) -> &[u8] {
-        entry.name.bytes_in(&self.names).unwrap_or_default()
+        entry
+            .name
+            .bytes_in(self.names.as_bytes())
+            .unwrap_or_default()
     }
+}
+
+/// The names of every index entry, concatenated in index order: text when each
+/// is UTF-8 (`HF-IDX-003`), else their bytes.
+#[derive(Debug)]
+pub(crate) enum Names {
+    /// Every name is UTF-8.
+    Text(String),
+    /// Some name is not.
+    Bytes(Vec<u8>),
+}
+
+impl Names {
+    /// The concatenated name bytes.
+    pub fn as_bytes(&self) -> &[u8] {
+        match self {
+            Names::Text(s) => s.as_bytes(),
+            Names::Bytes(b) => b,
+        }
+    }
+}
+
+/// `HF-IDX-003` over the concatenated `names` of `index`: checked as one text (a
+/// concatenation of UTF-8 names is UTF-8, and one pass over it is fast); only when
+/// that fails is each name checked, to report the entries that are not.
+fn text_of_names(names: Vec<u8>, index: &DecodedIndex, report: &mut Report) -> Names {
+    let bytes = match String::from_utf8(names) {
+        Ok(text) => return Names::Text(text),
+        Err(e) => e.into_bytes(),
+    };
+    for (i, (e, &at)) in index.entries.iter().zip(&index.offsets).enumerate() {
+        let name = e.name.bytes_in(&bytes).unwrap_or_default();
+        report.check(
+            std::str::from_utf8(name).is_ok(),
+            &HF_IDX_NAME_UTF8,
+            at + 2,
+            || format!("index entry {i} name {name:02x?} is not valid UTF-8"),
+        );
+    }
+    Names::Bytes(bytes)
 }
 
 /// Header, trailer, index and KV; `None` when the tensor region cannot be found.
@@ -90,7 +133,8 @@ pub(crate) fn check_frame<'a>(
         report.fatal = true;
         return None;
     }
-    let index = check_index(input, index_bytes, &header, &trailer, &limits, report);
+    let mut index = check_index(input, index_bytes, &header, &trailer, &limits, report);
+    let names = text_of_names(std::mem::take(&mut index.names), &index, report);
     let kv_present = trailer.kv_length != 0 && trailer.kv_offset != 0;
     let kv_in_bounds = kv_present
         && trailer.kv_offset >= FILE_HEADER_LEN
@@ -118,7 +162,7 @@ pub(crate) fn check_frame<'a>(
         trailer,
         index: index.entries,
         index_offsets: index.offsets,
-        names: index.names,
+        names,
         index_complete: index.complete,
         kv,
         region_end,
@@ -322,7 +366,9 @@ fn check_trailer<'a>(
             check_gap(input, end, t.index_offset, &HF_PLC_KV_GAP, report);
         }
     }
-    if h.file_flags.has_index_crc32c() {
+    if h.file_flags.has_index_crc32c() && !report.wants(&HF_CRC_MATCH) {
+        // A pass that lets the CRC go (a trusted open) does not compute it.
+    } else if h.file_flags.has_index_crc32c() {
         // An index past max_index_bytes is refused by check_index without being
         // held; its CRC is still judged, streamed.
         let crc = if t.index_length <= limits.max_index_bytes {
@@ -484,6 +530,8 @@ fn check_index(
     // built only once the order breaks (an index written sorted never needs it).
     let mut seen: Option<HashSet<&[u8], foldhash::fast::RandomState>> = None;
     let controls = report.wants(&HF_TXT_CONTROL);
+    // A pass that lets duplicate names go (a trusted open) keeps no set of them.
+    let uniqueness = report.wants(&HF_IDX_NAME_UNIQUE);
     let mut pos = 8u64;
     let sorted = h.file_flags.sorted_index();
     let mut previous: Option<&[u8]> = None;
@@ -514,17 +562,12 @@ fn check_index(
         report.check(!name.is_empty(), &HF_IDX_NAME_EMPTY, at, || {
             format!("index entry {i} has an empty name")
         });
-        report.check(
-            std::str::from_utf8(name).is_ok(),
-            &HF_IDX_NAME_UTF8,
-            at + 2,
-            || format!("index entry {i} name {name:02x?} is not valid UTF-8"),
-        );
         if controls {
             check_control_characters(name, "tensor name", at + 2, report);
         }
-        let ascending = previous.is_none_or(|prev| prev < name);
-        if !ascending && seen.is_none() {
+        // Order matters only to the set of names seen and the SORTED_INDEX check.
+        let ascending = !(uniqueness || sorted) || previous.is_none_or(|prev| prev < name);
+        if !ascending && seen.is_none() && uniqueness {
             let earlier = out.offsets.iter().zip(&out.entries).map(|(&at, e)| {
                 let start = (at - base) as usize + 2;
                 &index[start..start + usize::from(e.name.len)]

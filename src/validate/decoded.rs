@@ -10,6 +10,7 @@ use crate::schema::{
 };
 use crate::source::ReadAt;
 
+pub(crate) use super::container::Names;
 pub(crate) use super::region::{Region, Walked};
 use super::rule::Policy;
 use super::rules::container::{HF_FILE_SIZE, HF_HDR_MAGIC, TD_HDR_LENGTH};
@@ -21,8 +22,8 @@ pub(crate) struct DecodedFile {
     pub trailer: Trailer,
     /// The index entries in index order; each name is a span into `names`.
     pub index: Vec<IndexEntryOf<NameSpan>>,
-    /// The name bytes of every entry, concatenated in index order.
-    pub names: Vec<u8>,
+    /// The name of every entry, concatenated in index order.
+    pub names: Names,
     /// The KV entries in file order.
     pub kv: Vec<KvEntry>,
     /// When the tensor region was walked: the tensors in file order, and which
@@ -59,7 +60,7 @@ pub(crate) fn decode_file(
             header: frame.header,
             trailer: frame.trailer,
             index: std::mem::take(&mut frame.index),
-            names: std::mem::take(&mut frame.names),
+            names: std::mem::replace(&mut frame.names, Names::Bytes(Vec::new())),
             kv: std::mem::take(&mut frame.kv),
             region,
         }
