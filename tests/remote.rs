@@ -97,6 +97,27 @@ fn the_corpus_validates_over_http_as_from_disk() {
     eprintln!("{checked} corpus files: at most {most_requests} requests with tiny blocks");
 }
 
+/// nginx answers a range request for an empty file with 200 and an empty body: the
+/// whole object, no longer than the suffix asked for, so it is read (a body longer
+/// than the suffix would be refused, see `a_server_ignoring_range_is_not_downloaded`).
+#[test]
+fn an_empty_file_over_http_gives_the_local_report() {
+    let Ok(base) = std::env::var("HRRY_TEST_HTTP_BASE") else {
+        eprintln!("HRRY_TEST_HTTP_BASE is not set: tests/remote/run.sh runs this test with nginx");
+        return;
+    };
+    let dir = root().join("target/remote-test");
+    std::fs::create_dir_all(&dir).expect("test dir");
+    let path = dir.join("empty.hrry");
+    std::fs::write(&path, b"").expect("write");
+    let url = format!("{base}target/remote-test/empty.hrry");
+    let local = hrry::source::FileSource::open(&path).expect("open");
+    let remote = RemoteSource::open(&url, &RemoteOptions::default()).expect("open over http");
+    assert_eq!(remote.len(), 0);
+    assert_eq!(report_json(&remote, &path), report_json(&local, &path));
+    assert_eq!(remote.stats().requests, 1);
+}
+
 #[test]
 fn the_corpus_validates_over_s3_as_from_disk() {
     // tests/remote/run.sh serves the repository as bucket `repo` of s3s-fs, with

@@ -25,17 +25,7 @@ def without_source(report):
     return d
 
 
-def empty_fails(entries):
-    """`entries`, the empty files among them marked as failing: nginx answers a
-    range request for an empty file with 200 and hrry::remote refuses that
-    answer (a known bug of hrry::remote, not of the bindings)."""
-    bug = pytest.mark.xfail(
-        raises=OSError, strict=True, reason="hrry::remote refuses nginx's 200 for an empty file"
-    )
-    return [pytest.param(e, marks=bug) if e["size"] == 0 else e for e in entries]
-
-
-@pytest.mark.parametrize("entry", empty_fails(ENTRIES), ids=ids(ENTRIES))
+@pytest.mark.parametrize("entry", ENTRIES, ids=ids(ENTRIES))
 def test_the_corpus_over_http(entry, served):
     path = corpus_path(entry)
     want = without_source(hrry.validate(path))

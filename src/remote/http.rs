@@ -253,19 +253,29 @@ impl HttpObject {
                 r if r.total == Some(0) => (0, 0),
                 _ => return Err(self.unexpected(&response)),
             },
-            // The server ignores `Range`: read the body only if it is no longer
-            // than what was asked for anyway, else stop here.
-            200 => match response.body().content_length() {
-                Some(len) if len <= n => (0, len),
-                _ => {
-                    return Err(Failure::Final(
+            // The server ignores `Range` (nginx does for an empty file): the body
+            // is the whole object, read only if it is no longer than what was
+            // asked for anyway (at most n + 1 bytes are read to tell), else stop.
+            200 => {
+                let ignores_range = || {
+                    Failure::Final(
                         io::ErrorKind::Unsupported,
                         "the server ignores Range requests (it answered 200 with the whole \
                          object); hrry reads remote files only through range requests"
                             .into(),
-                    ))
+                    )
+                };
+                if response.body().content_length().is_some_and(|len| len > n) {
+                    return Err(ignores_range());
                 }
-            },
+                let bytes = self.read_small_body(&mut response, n)?;
+                if bytes.len() as u64 > n {
+                    return Err(ignores_range());
+                }
+                self.pin_version(&response);
+                let _ = self.total.set(bytes.len() as u64);
+                return Ok(Piece { start: 0, bytes });
+            }
             _ => return Err(self.unexpected(&response)),
         };
         self.pin_version(&response);
@@ -364,6 +374,30 @@ impl HttpObject {
     }
 
     /// Reads exactly `buf.len()` bytes of body into `buf`, and checks nothing follows.
+    /// The body of `response`, read to its end but never past `n + 1` bytes (the
+    /// caller refuses a body longer than `n`).
+    fn read_small_body(
+        &self,
+        response: &mut ureq::http::Response<ureq::Body>,
+        n: u64,
+    ) -> Result<Vec<u8>, Failure> {
+        let cap = n.saturating_add(1);
+        let mut bytes = Vec::new();
+        let read = response
+            .body_mut()
+            .as_reader()
+            .take(cap)
+            .read_to_end(&mut bytes);
+        self.bytes.fetch_add(bytes.len() as u64, Ordering::Relaxed);
+        match read {
+            Ok(_) => Ok(bytes),
+            Err(e) => Err(Failure::Transient(format!(
+                "the body broke off after {} bytes: {e}",
+                bytes.len()
+            ))),
+        }
+    }
+
     fn read_body(
         &self,
         response: &mut ureq::http::Response<ureq::Body>,
