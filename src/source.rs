@@ -72,40 +72,32 @@ impl ReadAt for [u8] {
     }
 }
 
-impl<T: ReadAt + ?Sized> ReadAt for &T {
-    fn len(&self) -> u64 {
-        (**self).len()
-    }
+/// `ReadAt` for a pointer to a source: every method forwarded to the source.
+macro_rules! forward_read_at {
+    ($($pointer:ty where $($bound:path),+;)+) => {$(
+        impl<T: ?Sized $(+ $bound)+> ReadAt for $pointer {
+            fn len(&self) -> u64 {
+                (**self).len()
+            }
 
-    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
-        (**self).read_at(offset, buf)
-    }
+            fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
+                (**self).read_at(offset, buf)
+            }
 
-    fn as_bytes(&self) -> Option<&[u8]> {
-        (**self).as_bytes()
-    }
+            fn as_bytes(&self) -> Option<&[u8]> {
+                (**self).as_bytes()
+            }
 
-    fn prefetch(&self, ranges: &[(u64, u64)]) {
-        (**self).prefetch(ranges)
-    }
+            fn prefetch(&self, ranges: &[(u64, u64)]) {
+                (**self).prefetch(ranges)
+            }
+        }
+    )+};
 }
 
-impl<T: ReadAt + ?Sized + Send> ReadAt for std::sync::Arc<T> {
-    fn len(&self) -> u64 {
-        (**self).len()
-    }
-
-    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
-        (**self).read_at(offset, buf)
-    }
-
-    fn as_bytes(&self) -> Option<&[u8]> {
-        (**self).as_bytes()
-    }
-
-    fn prefetch(&self, ranges: &[(u64, u64)]) {
-        (**self).prefetch(ranges)
-    }
+forward_read_at! {
+    &T where ReadAt;
+    std::sync::Arc<T> where ReadAt, Send;
 }
 
 impl ReadAt for Vec<u8> {

@@ -26,6 +26,16 @@ fn root() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")))
 }
 
+/// The test server's URL (`HRRY_TEST_HTTP_BASE`), or `None`, saying so, when the
+/// test runs without one (tests/remote/run.sh starts nginx and sets it).
+fn http_base() -> Option<String> {
+    let base = std::env::var("HRRY_TEST_HTTP_BASE").ok();
+    if base.is_none() {
+        eprintln!("HRRY_TEST_HTTP_BASE is not set: tests/remote/run.sh runs this test with nginx");
+    }
+    base
+}
+
 /// Every `.hrry` and `.holo` file of the corpus, sorted.
 fn corpus_files() -> Vec<PathBuf> {
     let mut out = Vec::new();
@@ -64,10 +74,7 @@ fn tiny(multi_range: bool) -> RemoteOptions {
 
 #[test]
 fn the_corpus_validates_over_http_as_from_disk() {
-    let Ok(base) = std::env::var("HRRY_TEST_HTTP_BASE") else {
-        eprintln!("HRRY_TEST_HTTP_BASE is not set: tests/remote/run.sh runs this test with nginx");
-        return;
-    };
+    let Some(base) = http_base() else { return };
     let mut most_requests = 0;
     let mut checked = 0;
     for path in corpus_files() {
@@ -102,10 +109,7 @@ fn the_corpus_validates_over_http_as_from_disk() {
 /// than the suffix would be refused, see `a_server_ignoring_range_is_not_downloaded`).
 #[test]
 fn an_empty_file_over_http_gives_the_local_report() {
-    let Ok(base) = std::env::var("HRRY_TEST_HTTP_BASE") else {
-        eprintln!("HRRY_TEST_HTTP_BASE is not set: tests/remote/run.sh runs this test with nginx");
-        return;
-    };
+    let Some(base) = http_base() else { return };
     let dir = root().join("target/remote-test");
     std::fs::create_dir_all(&dir).expect("test dir");
     let path = dir.join("empty.hrry");
@@ -160,10 +164,7 @@ fn the_corpus_validates_over_s3_as_from_disk() {
 
 #[test]
 fn nginx_answers_multi_range_prefetches_in_one_request() {
-    let Ok(base) = std::env::var("HRRY_TEST_HTTP_BASE") else {
-        eprintln!("HRRY_TEST_HTTP_BASE is not set: tests/remote/run.sh runs this test with nginx");
-        return;
-    };
+    let Some(base) = http_base() else { return };
     let path = root().join("corpus/valid/basic.hrry");
     let bytes = std::fs::read(&path).expect("read");
     let url = format!("{base}corpus/valid/basic.hrry");
@@ -618,10 +619,7 @@ fn write_sparse_7b(path: &Path) {
 
 #[test]
 fn a_7b_model_validates_over_http_in_few_requests() {
-    let Ok(base) = std::env::var("HRRY_TEST_HTTP_BASE") else {
-        eprintln!("HRRY_TEST_HTTP_BASE is not set: tests/remote/run.sh runs this test with nginx");
-        return;
-    };
+    let Some(base) = http_base() else { return };
     let rel = "target/remote-test/llama-7b-f32.hrry";
     let path = root().join(rel);
     write_sparse_7b(&path);
@@ -1037,10 +1035,7 @@ fn serve_serves(url: &str, env: &[(&str, &str)], tensor: &str, exported: &Path) 
 
 #[test]
 fn a_7b_model_inspects_and_exports_one_tensor_over_http_in_bounded_fetches() {
-    let Ok(base) = std::env::var("HRRY_TEST_HTTP_BASE") else {
-        eprintln!("HRRY_TEST_HTTP_BASE is not set: tests/remote/run.sh runs this test with nginx");
-        return;
-    };
+    let Some(base) = http_base() else { return };
     let rel = "target/remote-test/llama-7b-f32.hrry";
     let path = root().join(rel);
     write_sparse_7b(&path);
@@ -1257,10 +1252,7 @@ fn validate_reads_its_urls_from_a_list_and_reports_what_they_cost() {
 
 #[test]
 fn dequant_of_one_remote_tensor_fetches_that_tensor_only() {
-    let Ok(base) = std::env::var("HRRY_TEST_HTTP_BASE") else {
-        eprintln!("HRRY_TEST_HTTP_BASE is not set: tests/remote/run.sh runs this test with nginx");
-        return;
-    };
+    let Some(base) = http_base() else { return };
     // Four int4 tensors of 2048×2048 (2.25 MiB each, codes and scales).
     let rel = "target/remote-test/int4-x4.hrry";
     let path = root().join(rel);

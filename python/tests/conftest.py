@@ -26,6 +26,18 @@ def corpus_path(entry):
     return os.path.join(CORPUS, entry["path"])
 
 
+def entry_ids(entries):
+    """Test ids for manifest entries: their paths."""
+    return [e["path"] for e in entries]
+
+
+def without_source(report):
+    """A report's dict without what names the source and what reading it cost."""
+    d = report.to_dict()
+    del d["file"], d["remote"]
+    return d
+
+
 @pytest.fixture(scope="session")
 def hrry_bin():
     if not os.path.exists(HRRY_BIN):

@@ -10,17 +10,13 @@ import numpy as np
 import pytest
 
 import hrry
-from conftest import corpus_path, manifest_entries, run_hrry
+from conftest import corpus_path, entry_ids, manifest_entries, run_hrry
 
 ENTRIES = manifest_entries()
 VALID_HRRY = [e for e in ENTRIES if e["valid"] and e["format"] == "hrryfile"]
 INVALID_HRRY = [e for e in ENTRIES if not e["valid"] and e["format"] == "hrryfile"]
 VALID_HOLO = [e for e in ENTRIES if e["valid"] and e["format"] == "holo"]
 INVALID_HOLO = [e for e in ENTRIES if not e["valid"] and e["format"] == "holo"]
-
-
-def ids(entries):
-    return [e["path"] for e in entries]
 
 
 def test_corpus_is_not_empty():
@@ -35,7 +31,7 @@ def same_array(got, want):
     assert np.ascontiguousarray(got).tobytes() == np.ascontiguousarray(want).tobytes()
 
 
-@pytest.mark.parametrize("entry", VALID_HRRY, ids=ids(VALID_HRRY))
+@pytest.mark.parametrize("entry", VALID_HRRY, ids=entry_ids(VALID_HRRY))
 def test_valid_file_matches_export(entry, hrry_bin, tmp_path):
     path = corpus_path(entry)
     report = hrry.validate(path)
@@ -67,7 +63,7 @@ def test_valid_file_matches_export(entry, hrry_bin, tmp_path):
 RULES = {r.id: r for r in hrry.rules()}
 
 
-@pytest.mark.parametrize("entry", INVALID_HRRY, ids=ids(INVALID_HRRY))
+@pytest.mark.parametrize("entry", INVALID_HRRY, ids=entry_ids(INVALID_HRRY))
 def test_invalid_file_raises_with_a_rule_validate_reports(entry):
     path = corpus_path(entry)
     report = hrry.validate(path)
@@ -103,7 +99,7 @@ def test_the_default_check_opens_files_that_break_only_data_rules():
         hrry.open(corpus_path(data_only[0]), check="none")
 
 
-@pytest.mark.parametrize("entry", VALID_HOLO, ids=ids(VALID_HOLO))
+@pytest.mark.parametrize("entry", VALID_HOLO, ids=entry_ids(VALID_HOLO))
 def test_valid_holo_opens(entry):
     path = corpus_path(entry)
     report = hrry.validate(path)
@@ -130,7 +126,7 @@ def test_valid_holo_opens(entry):
         assert bytes(view) == data[offset : offset + len(view)]
 
 
-@pytest.mark.parametrize("entry", INVALID_HOLO, ids=ids(INVALID_HOLO))
+@pytest.mark.parametrize("entry", INVALID_HOLO, ids=entry_ids(INVALID_HOLO))
 def test_invalid_holo_raises_with_rule(entry):
     path = corpus_path(entry)
     with pytest.raises(hrry.InvalidFileError) as caught:

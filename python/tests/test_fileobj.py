@@ -10,20 +10,9 @@ import numpy as np
 import pytest
 
 import hrry
-from conftest import corpus_path, manifest_entries
+from conftest import corpus_path, entry_ids, manifest_entries, without_source
 
 ENTRIES = manifest_entries()
-
-
-def ids(entries):
-    return [e["path"] for e in entries]
-
-
-def without_source(report):
-    """A report's dict without what names the source and what reading it cost."""
-    d = report.to_dict()
-    del d["file"], d["remote"]
-    return d
 
 
 class Counting(io.RawIOBase):
@@ -60,7 +49,7 @@ class Counting(io.RawIOBase):
         super().close()
 
 
-@pytest.mark.parametrize("entry", ENTRIES, ids=ids(ENTRIES))
+@pytest.mark.parametrize("entry", ENTRIES, ids=entry_ids(ENTRIES))
 def test_file_objects_give_the_path_report(entry):
     path = corpus_path(entry)
     want = hrry.validate(path)
@@ -223,7 +212,7 @@ def holo_outcome(source):
         return e.violations
 
 
-@pytest.mark.parametrize("entry", HOLO, ids=ids(HOLO))
+@pytest.mark.parametrize("entry", HOLO, ids=entry_ids(HOLO))
 def test_holo_archives_from_file_objects(entry):
     path = corpus_path(entry)
     want = holo_outcome(path)

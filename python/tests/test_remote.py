@@ -10,22 +10,12 @@ import numpy as np
 import pytest
 
 import hrry
-from conftest import corpus_path, manifest_entries
+from conftest import corpus_path, entry_ids, manifest_entries, without_source
 
 ENTRIES = manifest_entries()
 
 
-def ids(entries):
-    return [e["path"] for e in entries]
-
-
-def without_source(report):
-    d = report.to_dict()
-    del d["file"], d["remote"]
-    return d
-
-
-@pytest.mark.parametrize("entry", ENTRIES, ids=ids(ENTRIES))
+@pytest.mark.parametrize("entry", ENTRIES, ids=entry_ids(ENTRIES))
 def test_the_corpus_over_http(entry, served):
     path = corpus_path(entry)
     want = without_source(hrry.validate(path))
@@ -184,7 +174,7 @@ def test_an_fsspec_file(large, served):
 HOLO = [e for e in ENTRIES if e["format"] == "holo"]
 
 
-@pytest.mark.parametrize("entry", HOLO, ids=ids(HOLO))
+@pytest.mark.parametrize("entry", HOLO, ids=entry_ids(HOLO))
 def test_holo_archives_over_http(entry, served):
     from test_fileobj import holo_outcome
 

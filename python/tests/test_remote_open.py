@@ -10,17 +10,13 @@ import numpy as np
 import pytest
 
 import hrry
-from conftest import corpus_path, manifest_entries
+from conftest import corpus_path, entry_ids, manifest_entries
 from test_corpus import same_array
 from test_fileobj import Counting, Raising
 
 ENTRIES = manifest_entries()
 VALID = [e for e in ENTRIES if e["valid"] and e["format"] == "hrryfile"]
 INVALID = [e for e in ENTRIES if not e["valid"] and e["format"] == "hrryfile" and e["size"]]
-
-
-def ids(entries):
-    return [e["path"] for e in entries]
 
 
 def contents(f):
@@ -64,7 +60,7 @@ def refusal(source, check):
     return None
 
 
-@pytest.mark.parametrize("entry", VALID, ids=ids(VALID))
+@pytest.mark.parametrize("entry", VALID, ids=entry_ids(VALID))
 def test_valid_files_over_http_and_file_objects(entry, served):
     path = corpus_path(entry)
     want = opened(path)
@@ -93,7 +89,7 @@ def loaded(source, name):
         return type(e), str(e).replace(name, "FILE")
 
 
-@pytest.mark.parametrize("entry", INVALID, ids=ids(INVALID))
+@pytest.mark.parametrize("entry", INVALID, ids=entry_ids(INVALID))
 def test_invalid_files_are_refused_alike(entry, served):
     path = corpus_path(entry)
     # check="metadata" opens files that break data rules only; "full" refuses all.

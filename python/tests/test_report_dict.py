@@ -11,15 +11,11 @@ import sys
 import pytest
 
 import hrry
-from conftest import corpus_path, manifest_entries, run_hrry
+from conftest import corpus_path, entry_ids, manifest_entries, run_hrry
 
 ENTRIES = manifest_entries()
 # Every format, valid and invalid files alike.
 PICKED = [e for e in ENTRIES if not e["valid"]][::7] + [e for e in ENTRIES if e["valid"]]
-
-
-def ids(entries):
-    return [e["path"] for e in entries]
 
 
 def cli_file_object(path):
@@ -29,7 +25,7 @@ def cli_file_object(path):
     return file
 
 
-@pytest.mark.parametrize("entry", PICKED, ids=ids(PICKED))
+@pytest.mark.parametrize("entry", PICKED, ids=entry_ids(PICKED))
 def test_to_dict_is_the_cli_json(entry, hrry_bin):
     path = corpus_path(entry)
     report = hrry.validate(path)
@@ -46,7 +42,7 @@ def test_to_dict_is_the_cli_json(entry, hrry_bin):
     assert [v.to_dict() for v in report.violations] == d["violations"]
 
 
-@pytest.mark.parametrize("entry", PICKED, ids=ids(PICKED))
+@pytest.mark.parametrize("entry", PICKED, ids=entry_ids(PICKED))
 def test_pickle_round_trip(entry):
     report = hrry.validate(corpus_path(entry))
     for protocol in range(pickle.HIGHEST_PROTOCOL + 1):

@@ -12,16 +12,12 @@ import pytest
 
 import hrry
 import hrry.stream
-from conftest import corpus_path, manifest_entries, run_hrry
+from conftest import corpus_path, entry_ids, manifest_entries, run_hrry
 
 ENTRIES = manifest_entries()
 VALID_STREAMS = [e for e in ENTRIES if e["valid"] and e["format"] == "stream"]
 INVALID_STREAMS = [e for e in ENTRIES if not e["valid"] and e["format"] == "stream"]
 VALID_HRRY = [e for e in ENTRIES if e["valid"] and e["format"] == "hrryfile"]
-
-
-def ids(entries):
-    return [e["path"] for e in entries]
 
 
 def same_array(got, want):
@@ -55,7 +51,7 @@ def test_corpus_has_streams():
     assert len(VALID_STREAMS) >= 5 and len(INVALID_STREAMS) >= 5
 
 
-@pytest.mark.parametrize("entry", VALID_STREAMS, ids=ids(VALID_STREAMS))
+@pytest.mark.parametrize("entry", VALID_STREAMS, ids=entry_ids(VALID_STREAMS))
 def test_valid_stream_reads(entry, hrry_bin, tmp_path):
     path = corpus_path(entry)
     items = list(hrry.stream.StreamReader(path))
@@ -75,7 +71,7 @@ def test_valid_stream_reads(entry, hrry_bin, tmp_path):
     assert list(loaded) == [t.name for t in items if t.array is not None]
 
 
-@pytest.mark.parametrize("entry", INVALID_STREAMS, ids=ids(INVALID_STREAMS))
+@pytest.mark.parametrize("entry", INVALID_STREAMS, ids=entry_ids(INVALID_STREAMS))
 def test_invalid_stream_raises(entry):
     path = corpus_path(entry)
     with pytest.raises(hrry.InvalidFileError) as caught:
@@ -86,7 +82,7 @@ def test_invalid_stream_raises(entry):
     assert not report.valid and entry["rule"] in report.rule_ids()
 
 
-@pytest.mark.parametrize("entry", VALID_HRRY, ids=ids(VALID_HRRY))
+@pytest.mark.parametrize("entry", VALID_HRRY, ids=entry_ids(VALID_HRRY))
 def test_pack_equals_cli(entry, hrry_bin, tmp_path):
     path = corpus_path(entry)
     cli = tmp_path / "cli.hrrys"
@@ -232,7 +228,7 @@ def hostile_variants(data, seed):
         yield bytes(flipped)
 
 
-@pytest.mark.parametrize("entry", VALID_STREAMS, ids=ids(VALID_STREAMS))
+@pytest.mark.parametrize("entry", VALID_STREAMS, ids=entry_ids(VALID_STREAMS))
 def test_truncated_and_flipped_streams(entry):
     with open(corpus_path(entry), "rb") as f:
         data = f.read()
