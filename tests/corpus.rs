@@ -4,10 +4,10 @@
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use hrry::corpus::{all_cases, manifest, Expect};
 use hrry::validate::{all_rules, Mode};
+use hrry_testkit::corpus::{all_cases, manifest, Expect};
 
-fn validate(case: &hrry::corpus::Case, mode: Mode) -> hrry::validate::Report {
+fn validate(case: &hrry_testkit::corpus::Case, mode: Mode) -> hrry::validate::Report {
     let options = hrry::validate::Options {
         mode,
         ..Default::default()
@@ -98,7 +98,7 @@ fn corpus_on_disk_is_current() {
     let on_disk: serde_json::Value = serde_json::from_str(&text).expect("manifest JSON");
     assert_eq!(on_disk, manifest(&cases), "manifest.json is stale");
     let mut listed = 0;
-    for sub in hrry::corpus::FOLDERS {
+    for sub in hrry_testkit::corpus::FOLDERS {
         listed += std::fs::read_dir(dir.join(sub))
             .expect("corpus folder")
             .count();
@@ -161,11 +161,11 @@ fn expected_hashes_of_row_major_tensors_are_their_stored_bytes() {
     use hrry::model::{element_count, ElementType};
     // FIPS 180-4's example digest, and the empty message's.
     assert_eq!(
-        hrry::corpus::expect::sha256_hex(b"abc"),
+        hrry::conformance::sha256_hex(b"abc"),
         "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
     );
     assert_eq!(
-        hrry::corpus::expect::sha256_hex(b""),
+        hrry::conformance::sha256_hex(b""),
         "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
     );
     let cases = all_cases();
@@ -186,7 +186,7 @@ fn expected_hashes_of_row_major_tensors_are_their_stored_bytes() {
                 && d.byte_offset == 0
                 && size == Some(t.buffers[0].len() as u64);
             if plain {
-                let got = hrry::corpus::expect::sha256_hex(t.buffers[0]);
+                let got = hrry::conformance::sha256_hex(t.buffers[0]);
                 assert_eq!(
                     want["sha256"],
                     got.as_str(),

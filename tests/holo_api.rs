@@ -3,7 +3,9 @@
 use hrry::holo::{hex, inspect_json, is_holo, HoloLoader, SectionKind};
 
 fn sample() -> Vec<u8> {
-    hrry::corpus::holo::sample_writer().finish().unwrap()
+    hrry_testkit::corpus::holo::sample_writer()
+        .finish()
+        .unwrap()
 }
 
 #[test]
@@ -61,7 +63,7 @@ fn constants_and_weights_borrow_the_archive() {
 fn write_to_path_then_open_maps_the_same_archive() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("model.holo");
-    let w = hrry::corpus::holo::sample_writer();
+    let w = hrry_testkit::corpus::holo::sample_writer();
     w.write_to_path(&path).unwrap();
     // Writing again replaces the file atomically; no temporary is left behind.
     w.write_to_path(&path).unwrap();

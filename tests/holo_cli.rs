@@ -16,7 +16,7 @@ fn hrry(args: &[&str]) -> (i32, String, String) {
 
 fn sample_file(dir: &std::path::Path) -> String {
     let path = dir.join("sample.holo");
-    hrry::corpus::holo::sample_writer()
+    hrry_testkit::corpus::holo::sample_writer()
         .write_to_path(&path)
         .unwrap();
     path.display().to_string()

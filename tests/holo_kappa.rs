@@ -87,7 +87,9 @@ fn composition_rejects_other_axes() {
 
 #[test]
 fn inspect_shows_labels() {
-    let bytes = hrry::corpus::holo::sample_writer().finish().unwrap();
+    let bytes = hrry_testkit::corpus::holo::sample_writer()
+        .finish()
+        .unwrap();
     let j = hrry::holo::inspect_json(&bytes).unwrap();
     let content = j["kappa"]["content"].as_str().unwrap();
     assert_eq!(&content[7..], hrry::holo::hex(&bytes[bytes.len() - 32..]));

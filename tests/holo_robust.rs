@@ -14,7 +14,7 @@ fn validate(bytes: &[u8], mode: Mode) -> hrry::Report {
 }
 
 fn small_archive() -> Vec<u8> {
-    let mut w = hrry::corpus::holo::sample_writer();
+    let mut w = hrry_testkit::corpus::holo::sample_writer();
     // Keep it small: drop the large constant by replacing the constants.
     w.set_constants(vec![hrry::holo::Constant {
         slot: 3,

@@ -242,7 +242,9 @@ fn random_archives_round_trip() {
 
 #[test]
 fn sample_with_every_kind_round_trips() {
-    let bytes = hrry::corpus::holo::sample_writer().finish().unwrap();
+    let bytes = hrry_testkit::corpus::holo::sample_writer()
+        .finish()
+        .unwrap();
     let archive = HoloLoader::from_bytes(&bytes).unwrap();
     let kinds: Vec<SectionKind> = archive.sections().iter().map(|s| s.kind).collect();
     for kind in SectionKind::ALL.iter().take(14) {
@@ -253,8 +255,12 @@ fn sample_with_every_kind_round_trips() {
 
 #[test]
 fn equal_inputs_give_identical_bytes() {
-    let a = hrry::corpus::holo::sample_writer().finish().unwrap();
-    let b = hrry::corpus::holo::sample_writer().finish().unwrap();
+    let a = hrry_testkit::corpus::holo::sample_writer()
+        .finish()
+        .unwrap();
+    let b = hrry_testkit::corpus::holo::sample_writer()
+        .finish()
+        .unwrap();
     assert_eq!(a, b);
 }
 

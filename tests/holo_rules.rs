@@ -1,9 +1,9 @@
 //! Every `HOLO-…` rule fires, alone, on its corpus file; every valid corpus file
 //! validates clean and loads.
 
-use hrry::corpus::{holo::cases, Expect};
 use hrry::holo::HoloLoader;
 use hrry::validate::{rules::holo::RULES, Mode};
+use hrry_testkit::corpus::{holo::cases, Expect};
 
 /// A `.holo` archive held in memory, judged in `mode`.
 fn validate(bytes: &[u8], mode: Mode) -> hrry::Report {

@@ -2,13 +2,13 @@
 //! conversation validator gives the same verdict fed one message at a time as over
 //! a whole capture.
 
-use hrry::corpus::all_cases;
 use hrry::schema::transport::*;
 use hrry::schema::LenBytes;
 use hrry::stream::message::{
     error_code_for, read_frame, write_data_frame, write_message, Frame, MessageType, Payload,
 };
 use hrry::stream::Conversation;
+use hrry_testkit::corpus::all_cases;
 
 fn captures() -> Vec<(String, Vec<u8>)> {
     all_cases()
@@ -226,7 +226,7 @@ fn one_message_at_a_time_gives_the_whole_capture_verdict() {
         }
         assert_eq!(found, whole.violations, "{path}");
         // Short reads do not change anything either.
-        let trickle = hrry::testing::targets::Trickle {
+        let trickle = hrry_testkit::targets::Trickle {
             data: &bytes,
             chunk: 5,
         };

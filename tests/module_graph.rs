@@ -888,3 +888,63 @@ fn each_layer_imports_only_the_layers_lib_rs_lists_before_it() {
         .keys()
         .any(|(a, b)| matches!((rank(a), rank(b)), (Some(x), Some(y)) if y < x)));
 }
+
+/// The modules `src/lib.rs` declares public (`pub mod name;`, behind a feature or not).
+fn public_modules(lib: &str) -> Vec<String> {
+    lib.lines()
+        .filter_map(|line| line.trim().strip_prefix("pub mod ")?.strip_suffix(';'))
+        .map(String::from)
+        .collect()
+}
+
+/// The names `src/lib.rs`'s "Beside them:" paragraph puts in backticks (links or
+/// not), the identifiers only.
+fn modules_beside_the_layers(lib: &str) -> Vec<String> {
+    let paragraph: String = lib
+        .lines()
+        .skip_while(|line| !line.starts_with("//! Beside them:"))
+        .take_while(|line| line.trim() != "//!")
+        .map(|line| line.trim_start_matches("//!"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    paragraph
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|name| !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '_'))
+        .map(String::from)
+        .collect()
+}
+
+#[test]
+fn every_library_module_is_a_layer_or_named_beside_them() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let lib = std::fs::read_to_string(src.join("lib.rs")).unwrap();
+    let layers = stated_layers(&lib);
+    let beside = modules_beside_the_layers(&lib);
+    let modules = public_modules(&lib);
+    assert!(
+        modules.len() > layers.len() && beside.len() > 5,
+        "found modules {modules:?}, beside the layers {beside:?}"
+    );
+    let unlisted: Vec<_> = modules
+        .iter()
+        .filter(|m| !layers.contains(m) && !beside.contains(m))
+        .collect();
+    assert!(
+        unlisted.is_empty(),
+        "modules src/lib.rs neither layers nor names beside them: {unlisted:?}"
+    );
+    let stale: Vec<_> = beside.iter().filter(|m| !modules.contains(m)).collect();
+    assert!(
+        stale.is_empty(),
+        "src/lib.rs names modules beside the layers that it does not declare: {stale:?}"
+    );
+    // The test support is its own crate (testkit/), not part of the library.
+    for test_support in ["corpus", "testing"] {
+        assert!(
+            !modules.iter().any(|m| m == test_support) && !src.join(test_support).exists(),
+            "src/{test_support} is test support: it belongs in testkit/"
+        );
+    }
+}

@@ -329,7 +329,7 @@ fn every_dense_layout_dequantizes_to_the_same_logical_values() {
 /// path against itself); elsewhere this says it skipped.
 #[test]
 fn the_simd_kernels_run_where_the_cpu_has_them() {
-    if !hrry::testing::simd_kernels_available() {
+    if !hrry::quant::simd_available() {
         eprintln!("skipped: this CPU lacks AVX2 + F16C, Kernel::Auto runs the scalar kernels");
         return;
     }
@@ -358,10 +358,10 @@ fn the_simd_kernels_run_where_the_cpu_has_them() {
             let mut dq = Dequantizer::new(&desc, &slices).unwrap();
             dq.set_kernel(Kernel::Scalar);
             let scalar = dq.to_vec().unwrap();
-            let before = hrry::testing::simd_kernel_runs();
+            let before = hrry::quant::simd_kernel_runs();
             dq.set_kernel(Kernel::Auto);
             let auto = dq.to_vec().unwrap();
-            let runs = hrry::testing::simd_kernel_runs() - before;
+            let runs = hrry::quant::simd_kernel_runs() - before;
             let what = format!("{} {block:?} {shape:?}", storage.name());
             assert!(runs > 0, "{what}: Kernel::Auto ran no SIMD kernel");
             assert_bits_eq(&auto, &scalar, &what);

@@ -1,19 +1,19 @@
 //! No input makes the reader or validator panic: truncations, bit flips and random
 //! bytes all give clean errors, and the readers agree on every file that validates.
 
-use hrry::corpus::{all_cases, Expect};
 use hrry::file::HrryFile;
+use hrry_testkit::corpus::{all_cases, Expect};
 
 /// Every reader over `bytes`, cross-checked on files strict validation accepts
 /// (shared with the `open_file` fuzz target); true when strictly valid.
 fn exercise(bytes: &[u8]) -> bool {
-    hrry::testing::exercise_file(bytes)
+    hrry_testkit::exercise_file(bytes)
 }
 
 fn valid_files() -> Vec<(String, Vec<u8>)> {
     all_cases()
         .into_iter()
-        .filter(|c| c.expect == Expect::Valid && c.format == hrry::corpus::Format::HrryFile)
+        .filter(|c| c.expect == Expect::Valid && c.format == hrry_testkit::corpus::Format::HrryFile)
         .map(|c| (c.path, c.bytes))
         .collect()
 }

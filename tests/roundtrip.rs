@@ -1,12 +1,12 @@
 //! Random valid files written by `HrryWriter` read back equal, validate clean, and
 //! re-encode to identical bytes. The generator and the oracle live in
-//! `hrry::testing` (feature `arbitrary-model`), shared with the `roundtrip` fuzz
+//! `hrry-testkit` (the `testkit/` crate), shared with the `roundtrip` fuzz
 //! target.
 
 use hrry::file::{HrryFile, HrryWriter, WriterOptions};
 use hrry::model::{build::dense, ElementType};
 use hrry::schema::KvValue;
-use hrry::testing::ArbitraryModel;
+use hrry_testkit::ArbitraryModel;
 
 #[test]
 fn random_models_round_trip() {

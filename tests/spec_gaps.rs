@@ -6,7 +6,6 @@
 //! reports exactly its rule in strict mode, and in permissive mode too when the
 //! rule is a `spec` rule (never when it is `hardening`).
 
-use hrry::corpus::quant_layouts::{self as ql, Quantized};
 use hrry::file::{HrryWriter, WriterOptions};
 use hrry::model::build::{composite_head, dense, descriptor};
 use hrry::model::ElementType;
@@ -17,6 +16,7 @@ use hrry::schema::{
 };
 use hrry::validate::{rule_by_id, Level, Mode, Options, Report};
 use hrry::Format;
+use hrry_testkit::corpus::quant_layouts::{self as ql, Quantized};
 
 fn validate(bytes: &[u8], mode: Mode) -> Report {
     let options = Options {

@@ -4,13 +4,13 @@
 
 use std::io::Read;
 
-use hrry::corpus::{all_cases, Expect};
 use hrry::file::{HrryFile, HrryWriter, WriterOptions};
 use hrry::model::build::{composite_head, dense};
 use hrry::model::ElementType;
 use hrry::stream::{pack, unpack, StreamReader, StreamWriter, TensorNames, UnpackOptions};
-use hrry::testing::targets::Trickle;
 use hrry::validate::Options;
+use hrry_testkit::corpus::{all_cases, Expect};
+use hrry_testkit::targets::Trickle;
 
 /// The valid corpus cases of one format: path and bytes.
 fn valid_cases(format: hrry::Format) -> Vec<(String, Vec<u8>)> {
@@ -478,7 +478,7 @@ fn the_stream_fuzz_target_holds_on_every_corpus_stream() {
         for control in [0u8, 1, 2, 3, 4] {
             let mut data = vec![control];
             data.extend_from_slice(&case.bytes);
-            hrry::testing::targets::stream(&data);
+            hrry_testkit::targets::stream(&data);
         }
     }
 }

@@ -8,16 +8,16 @@ use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-use hrry::corpus::all_cases;
 use hrry::file::{HrryFile, HrryWriter, WriterOptions};
 use hrry::holo::{HoloWriter, WeightStore};
 use hrry::model::{build::dense, ElementType};
 use hrry::quant::{quantize_per_block, PerBlockOptions};
 use hrry::schema::KvValue;
 use hrry::source::{FileSource, ReadAt};
-use hrry::testing::{assert_same_report, tokenizer_tokens};
 use hrry::validate::{Mode, Options};
 use hrry::Format;
+use hrry_testkit::corpus::all_cases;
+use hrry_testkit::{assert_same_report, tokenizer_tokens};
 
 /// A source that hides that it is in memory and records every read.
 struct Recording<'a> {

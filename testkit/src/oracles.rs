@@ -3,10 +3,10 @@
 //! with element-by-element reading. Each function panics when its property breaks;
 //! a refusal of malformed input is an expected outcome, not a failure.
 
-use crate::file::{Check, HrryFile, OpenOptions, SequentialReader, TensorRegionEnd};
-use crate::limits::Limits;
-use crate::schema::{to_bytes, TensorDescriptor};
-use crate::validate::{Mode, Options, Report};
+use hrry::file::{Check, HrryFile, OpenOptions, SequentialReader, TensorRegionEnd};
+use hrry::limits::Limits;
+use hrry::schema::{to_bytes, TensorDescriptor};
+use hrry::validate::{Mode, Options, Report};
 
 /// One tensor as read: descriptor offset, encoded descriptor, buffers. Descriptors
 /// are compared encoded, since a NaN statistic is never equal to itself.
@@ -37,7 +37,7 @@ fn assert_reports(report: &Report, rule: Option<&str>, what: &str) {
 /// Returns the permissive and strict verdicts.
 pub fn assert_readers_agree_with_validator(bytes: &[u8]) -> (bool, bool) {
     let report = |mode| {
-        crate::Format::HrryFile.validate_bytes(
+        hrry::Format::HrryFile.validate_bytes(
             bytes,
             &Options {
                 mode,
@@ -189,8 +189,8 @@ pub fn assert_readers_give_same_bytes(bytes: &[u8], strictly_valid: bool) {
     }
 
     // stream pack, then the stream reader.
-    let mut w = crate::stream::StreamWriter::new(Vec::new());
-    let packed = crate::stream::pack(&file, &mut w).and_then(|_| w.finish());
+    let mut w = hrry::stream::StreamWriter::new(Vec::new());
+    let packed = hrry::stream::pack(&file, &mut w).and_then(|_| w.finish());
     let stream = match packed {
         Ok(s) => s,
         Err(e) => {
@@ -198,13 +198,13 @@ pub fn assert_readers_give_same_bytes(bytes: &[u8], strictly_valid: bool) {
             return;
         }
     };
-    let report = crate::Format::Stream.validate_bytes(&stream, &Options::default());
+    let report = hrry::Format::Stream.validate_bytes(&stream, &Options::default());
     assert!(
         !strictly_valid || report.is_valid(),
         "a packed valid file is not a valid stream: {:?}",
         report.rule_ids()
     );
-    let mut r = crate::stream::StreamReader::new(stream.as_slice());
+    let mut r = hrry::stream::StreamReader::new(stream.as_slice());
     let mut i = 0;
     loop {
         let t = match r.next_tensor() {
@@ -243,7 +243,7 @@ pub fn assert_export_matches_elements(
     buffers: &[&[u8]],
     limit: u64,
 ) -> bool {
-    use crate::layout::{bits, dense::is_dense, DenseView};
+    use hrry::layout::{bits, dense::is_dense, DenseView};
     if !is_dense(desc.layout_tag) || desc.quantization.is_some() {
         return false;
     }
@@ -276,7 +276,7 @@ pub fn assert_export_matches_elements(
             *i = 0;
         }
     }
-    let exported = crate::layout::logical_row_major(desc, buffers, limit);
+    let exported = hrry::layout::logical_row_major(desc, buffers, limit);
     match (readable, exported) {
         (true, Ok(bytes)) => assert!(
             bytes == bits::pack(width, values),
@@ -318,7 +318,7 @@ fn assert_typed_views_match_export(file: &HrryFile<'_>) {
             t.element_type(),
             t.is_quantized(),
         );
-        let exported = || crate::layout::logical_row_major(t.descriptor, &t.buffers, 1 << 24);
+        let exported = || hrry::layout::logical_row_major(t.descriptor, &t.buffers, 1 << 24);
         macro_rules! view {
             ($($ty:ty),*) => {$(
                 if let Ok(values) = t.to_vec::<$ty>() {

@@ -3,14 +3,13 @@
 //! consistent).
 
 use super::{Case, Format};
-use crate::holo::{
-    assemble_version, Constant, HoloWriter, PortDescriptor, SectionKind, ShapeDescriptor,
-    WeightStore,
+use hrry::holo::{
+    assemble, Constant, HoloWriter, PortDescriptor, SectionKind, ShapeDescriptor, WeightStore,
 };
-use crate::schema::holo::{
+use hrry::schema::holo::{
     holo_header_offsets, section_entry_offsets, HOLO_FOOTER_LEN, HOLO_HEADER_LEN, SECTION_ENTRY_LEN,
 };
-use crate::validate::rules::holo as r;
+use hrry::validate::rules::holo as r;
 
 /// A deterministic archive using every section kind of version 2: two ports each
 /// way, a deduplicated weight pool, a small (inline) and a large (by reference)
@@ -82,9 +81,13 @@ fn sample_sections() -> Vec<(SectionKind, Vec<u8>)> {
         .expect("the sample fits every field")
 }
 
-/// Frames sections as a version-`version` archive with a correct footer.
+/// Frames sections as a version-`version` archive with a correct footer (the
+/// writer frames the version it writes; the header's field is set after).
 fn frame(version: u16, sections: &[(SectionKind, Vec<u8>)]) -> Vec<u8> {
-    assemble_version(version, sections).expect("corpus sections fit every field")
+    let mut bytes = assemble(sections).expect("corpus sections fit every field");
+    let at = holo_header_offsets::FORMAT_VERSION as usize;
+    bytes[at..at + 2].copy_from_slice(&version.to_le_bytes());
+    reseal(bytes)
 }
 
 /// Recomputes the footer after an edit.

@@ -1,23 +1,27 @@
-//! Test support shared by the integration tests and the fuzz targets (feature
-//! `arbitrary-model`): a generator of random *valid* models and the round-trip
-//! oracle they must pass.
+//! Test support for `hrry`, never published: the generator of the conformance
+//! corpus ([`corpus`]), a generator of random *valid* models ([`ArbitraryModel`])
+//! and the round-trip oracle they must pass, the cross-reader oracles
+//! ([`oracles`]), structure-aware mutation ([`mutation`]) and the bodies of the
+//! fuzz targets ([`targets`]).
 //!
-//! The same code drives `tests/roundtrip.rs` (with `arbtest`) and the `roundtrip`
-//! fuzz target (with libFuzzer), so both check one property: a model written by
-//! [`HrryWriter`] validates clean, reads back equal through every reader, and
-//! re-encodes to identical bytes.
+//! The integration tests, benches and examples of `hrry`, its fuzz targets and the
+//! generators in `tools/` use it. The same code drives `tests/roundtrip.rs` (with
+//! `arbtest`) and the `roundtrip` fuzz target (with libFuzzer), so both check one
+//! property: a model written by [`HrryWriter`] validates clean, reads back equal
+//! through every reader, and re-encodes to identical bytes.
 
+pub mod corpus;
 pub mod mutation;
 pub mod oracles;
 pub mod targets;
 
 use arbitrary::{Arbitrary, Result, Unstructured};
 
-use crate::file::{HrryFile, HrryWriter, SequentialReader, TensorRegionEnd, WriterOptions};
-use crate::limits::Limits;
-use crate::model::{build::dense, ElementType, BUILTIN_TYPES};
-use crate::schema::{KvArray, KvScalar, KvValue, LenBytes, TensorDescriptor};
-use crate::validate::Mode;
+use hrry::file::{HrryFile, HrryWriter, SequentialReader, TensorRegionEnd, WriterOptions};
+use hrry::limits::Limits;
+use hrry::model::{build::dense, ElementType, BUILTIN_TYPES};
+use hrry::schema::{KvArray, KvScalar, KvValue, LenBytes, TensorDescriptor};
+use hrry::validate::Mode;
 
 /// A random valid model: writer options, KV entries and dense tensors with data.
 #[derive(Clone, Debug)]
@@ -101,7 +105,7 @@ impl<'a> Arbitrary<'a> for ArbitraryModel {
             let mut data = vec![0u8; d.buffers[0].byte_size as usize];
             u.fill_buffer(&mut data)?;
             // element-types.md: the bits after the last packed sub-byte element are 0.
-            crate::layout::dense::clear_unused_tail(&d, &mut data);
+            hrry::layout::dense::clear_unused_tail(&d, &mut data);
             // Reserved codes (float8_e8m0 0x00 / 0xFF) make a tensor invalid.
             if ty == ElementType::Float8E8m0 {
                 for b in &mut data {
@@ -147,7 +151,7 @@ impl ArbitraryModel {
     /// the written bytes.
     pub fn assert_round_trip(&self) -> Vec<u8> {
         let bytes = self.write();
-        let (_, report) = crate::validate_bytes(&bytes, &Default::default());
+        let (_, report) = hrry::validate_bytes(&bytes, &Default::default());
         assert!(report.is_valid(), "{:?}", report.violations);
 
         let file = HrryFile::from_bytes(&bytes).expect("opens");
@@ -224,9 +228,9 @@ impl ArbitraryModel {
 /// When the readers disagree on a file that strict validation accepts.
 pub fn exercise_file(bytes: &[u8]) -> bool {
     let validate = |mode| {
-        crate::Format::HrryFile.validate_bytes(
+        hrry::Format::HrryFile.validate_bytes(
             bytes,
-            &crate::validate::Options {
+            &hrry::validate::Options {
                 mode,
                 ..Default::default()
             },
@@ -234,11 +238,11 @@ pub fn exercise_file(bytes: &[u8]) -> bool {
     };
     let (strict, permissive) = (validate(Mode::Strict), validate(Mode::Permissive));
     for (mode, report) in [(Mode::Strict, &strict), (Mode::Permissive, &permissive)] {
-        let options = crate::validate::Options {
+        let options = hrry::validate::Options {
             mode,
             ..Default::default()
         };
-        let piecemeal = crate::validate::validate_source(&Piecemeal(bytes), &options);
+        let piecemeal = hrry::Format::HrryFile.validate_source(&Piecemeal(bytes), &options);
         let piecemeal = piecemeal.expect("reads inside the input succeed");
         assert_same_report(report, &piecemeal, &format!("read piecemeal, {mode:?}"));
     }
@@ -267,7 +271,7 @@ pub fn exercise_file(bytes: &[u8]) -> bool {
                                 &t.buffers,
                                 limit,
                             ) {
-                                let _ = crate::layout::logical_row_major(
+                                let _ = hrry::layout::logical_row_major(
                                     t.descriptor,
                                     &t.buffers,
                                     limit,
@@ -287,7 +291,7 @@ pub fn exercise_file(bytes: &[u8]) -> bool {
                     assert_eq!(found, Some(e.position()), "lookup of {:?}", e.name());
                 }
             }
-            let _ = crate::report::inspect_json(&file);
+            let _ = hrry::report::inspect_json(&file);
             assert_eq!(file.is_empty(), file.entries().next().is_none());
             for e in file.kv() {
                 if let Ok(key) = std::str::from_utf8(&e.key) {
@@ -324,7 +328,7 @@ pub fn exercise_file(bytes: &[u8]) -> bool {
             // Compared as encoded bytes: a NaN statistic is never equal to itself.
             let encode = |v: &[Read]| -> Vec<(u64, Vec<u8>, Vec<Vec<u8>>)> {
                 v.iter()
-                    .map(|(at, d, b)| (*at, crate::schema::to_bytes(d), b.clone()))
+                    .map(|(at, d, b)| (*at, hrry::schema::to_bytes(d), b.clone()))
                     .collect()
             };
             assert!(
@@ -346,7 +350,7 @@ pub fn dequantize_with_every_kernel(
     desc: &TensorDescriptor,
     buffers: &[&[u8]],
 ) -> Option<Vec<f32>> {
-    use crate::quant::{Dequantizer, Kernel};
+    use hrry::quant::{Dequantizer, Kernel};
     let mut dq = Dequantizer::new(desc, buffers).ok()?;
     dq.set_kernel(Kernel::Reference);
     let reference = dq.to_vec().ok()?;
@@ -381,7 +385,7 @@ pub fn dequantize_with_every_kernel(
         dq.dequantize_into(&mut [0.0]).is_err() || reference.len() == 1,
         "a buffer of the wrong length is refused"
     );
-    let free = crate::quant::dequantize(desc, buffers).expect("dequantize");
+    let free = hrry::quant::dequantize(desc, buffers).expect("dequantize");
     assert!(bits(&free) == bits(&reference), "quant::dequantize differs");
     let mut pre = Dequantizer::prevalidated(desc, buffers).expect("prevalidated");
     pre.set_threads(2);
@@ -420,10 +424,14 @@ pub fn dequantize_with_every_kernel(
 /// When strict validation accepts an archive that permissive validation or the
 /// loader rejects.
 pub fn exercise_holo(bytes: &[u8]) -> bool {
-    let strict = crate::holo::validate(bytes, Mode::Strict);
-    let permissive = crate::holo::validate(bytes, Mode::Permissive);
+    let options = |mode| hrry::validate::Options {
+        mode,
+        ..Default::default()
+    };
+    let strict = hrry::Format::Holo.validate_bytes(bytes, &options(Mode::Strict));
+    let permissive = hrry::Format::Holo.validate_bytes(bytes, &options(Mode::Permissive));
     for (mode, report) in [(Mode::Strict, &strict), (Mode::Permissive, &permissive)] {
-        let piecemeal = crate::holo::validate_source(&Piecemeal(bytes), mode);
+        let piecemeal = hrry::Format::Holo.validate_source(&Piecemeal(bytes), &options(mode));
         let piecemeal = piecemeal.expect("reads inside the input succeed");
         assert_same_report(report, &piecemeal, &format!("read piecemeal, {mode:?}"));
     }
@@ -433,7 +441,7 @@ pub fn exercise_holo(bytes: &[u8]) -> bool {
         "strict accepts but permissive rejects: {:?}",
         permissive.violations
     );
-    match crate::holo::HoloLoader::from_bytes(bytes) {
+    match hrry::holo::HoloLoader::from_bytes(bytes) {
         Ok(archive) => {
             for s in archive.sections() {
                 let _ = archive.section_payload(s);
@@ -464,15 +472,15 @@ pub fn exercise_holo(bytes: &[u8]) -> bool {
         }
         Err(err) => assert!(!valid, "valid archive does not load: {err}"),
     }
-    let _ = crate::holo::inspect_json(bytes);
+    let _ = hrry::holo::inspect_json(bytes);
     valid
 }
 
 /// Assembles every composite head with the tensors that follow it in file order
 /// (the logical-order export of composites), bounded by `limit` output bytes.
 fn assemble_composites(tensors: &[(u64, TensorDescriptor, Vec<Vec<u8>>)], limit: u64) {
-    use crate::layout::composite::{assemble, Member};
-    use crate::schema::LayoutFields;
+    use hrry::layout::composite::{assemble, Member};
+    use hrry::schema::LayoutFields;
     for (i, (_, head, _)) in tensors.iter().enumerate() {
         let LayoutFields::Composite(fields) = &head.layout else {
             continue;
@@ -492,24 +500,24 @@ fn assemble_composites(tensors: &[(u64, TensorDescriptor, Vec<Vec<u8>>)], limit:
     }
 }
 
-/// Bytes in memory read as a file is: through [`crate::source::ReadAt::read_at`]
+/// Bytes in memory read as a file is: through [`hrry::source::ReadAt::read_at`]
 /// only (it does not offer the slice), so validators take their piecemeal path.
 pub struct Piecemeal<'a>(pub &'a [u8]);
 
-impl crate::source::ReadAt for Piecemeal<'_> {
+impl hrry::source::ReadAt for Piecemeal<'_> {
     fn len(&self) -> u64 {
         self.0.len() as u64
     }
 
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
-        crate::source::ReadAt::read_at(self.0, offset, buf)
+        hrry::source::ReadAt::read_at(self.0, offset, buf)
     }
 }
 
 /// Panics unless the two reports say the same: violations (rule, offset, message)
 /// in order, notes, whether validation stopped early, and the suppressed count.
 /// `what` names the input in the panic message.
-pub fn assert_same_report(a: &crate::validate::Report, b: &crate::validate::Report, what: &str) {
+pub fn assert_same_report(a: &hrry::validate::Report, b: &hrry::validate::Report, what: &str) {
     assert_eq!(a.violations, b.violations, "{what}");
     assert_eq!(a.notes, b.notes, "{what}");
     assert_eq!((a.fatal, a.suppressed), (b.fatal, b.suppressed), "{what}");
@@ -528,33 +536,4 @@ pub fn tokenizer_tokens(n: usize) -> KvValue {
             })
             .collect(),
     })
-}
-
-/// True when this CPU has what the SIMD dequantization kernels need (x86-64 with
-/// AVX2 and F16C); elsewhere [`Kernel::Auto`](crate::quant::Kernel::Auto) runs the
-/// scalar kernels.
-pub fn simd_kernels_available() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        crate::quant::x86::available()
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
-}
-
-/// How many dequantization calls on this thread so far ran a SIMD kernel (0 where
-/// [`simd_kernels_available`] is false; single-threaded dequantization runs on the
-/// calling thread): a test compares it before and after, so that "the SIMD kernels
-/// agree with the scalar ones" cannot quietly compare the scalar path with itself.
-pub fn simd_kernel_runs() -> u64 {
-    #[cfg(target_arch = "x86_64")]
-    {
-        crate::quant::x86::SIMD_RUNS.with(std::cell::Cell::get)
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        0
-    }
 }

@@ -2,9 +2,9 @@
 //! `QM-…`): valid quantized tensors of every scheme, and for every rule a one-tensor
 //! file that breaks only that rule, made by editing one field of a valid tensor.
 
-use crate::model::ElementType;
-use crate::quant::quantize::{quantize_per_block, quantized_descriptor, PerBlockOptions};
-use crate::schema::{
+use hrry::model::ElementType;
+use hrry::quant::quantize::{quantize_per_block, quantized_descriptor, PerBlockOptions};
+use hrry::schema::{
     BlockScaled, PerBlockAffine, PerChannelAffine, PerTensorAffine, QuantScheme,
     QuantizationHeader, TensorDescriptor, FLAG_SYMMETRIC, NO_ZERO_POINT_BUFFER, SCHEME_MXFP,
     SCHEME_NF4, SCHEME_PER_CHANNEL_AFFINE, SCHEME_PER_TENSOR_AFFINE,

@@ -1,15 +1,15 @@
 //! Corpus cases for captured transport conversations (rules `TR-…`): framed
 //! messages back to back, both directions, in the order they crossed.
 
-use crate::model::build::{composite_head, dense};
-use crate::model::ElementType;
-use crate::schema::transport::{
+use hrry::model::build::{composite_head, dense};
+use hrry::model::ElementType;
+use hrry::schema::transport::{
     error_code, message_type as mt, CapabilityFlags, ErrorPayload, Hello, LayoutEntry, LayoutList,
     RdmaRegister, RequestFlags, ShortBytes, TensorData, TensorDescriptorPayload, TensorPut,
     TensorRequest,
 };
-use crate::schema::{to_bytes, LenBytes, ShardSection, TensorDescriptor};
-use crate::stream::message::{Frame, Payload};
+use hrry::schema::{to_bytes, LenBytes, ShardSection, TensorDescriptor};
+use hrry::stream::message::{Frame, Payload};
 
 use super::{Case, Format};
 

@@ -1,11 +1,11 @@
 //! Corpus cases for bare streams (rules `ST-…`, and descriptor and composite rules
 //! as a stream reader meets them).
 
-use crate::file::HrryFile;
-use crate::model::build::{composite_head, dense};
-use crate::model::ElementType;
-use crate::schema::{descriptor_offsets as doff, CompositeMember, TensorDescriptor};
-use crate::stream::{pack, StreamWriter};
+use hrry::file::HrryFile;
+use hrry::model::build::{composite_head, dense};
+use hrry::model::ElementType;
+use hrry::schema::{descriptor_offsets as doff, CompositeMember, TensorDescriptor};
+use hrry::stream::{pack, StreamWriter};
 
 use super::patch::{put, Item};
 use super::{Case, Expect, Format};
@@ -51,7 +51,7 @@ const FROM_FILES: &[(&str, &str)] = &[
 /// descriptor offset): each descriptor's bytes as the file holds them, then its
 /// buffers, read without checking the descriptors' rules.
 fn stream_of_file(bytes: &[u8]) -> Vec<u8> {
-    let file = crate::file::OpenOptions::new()
+    let file = hrry::file::OpenOptions::new()
         .allow_all()
         .open_bytes(bytes)
         .expect("corpus file opens");
@@ -74,7 +74,7 @@ fn stream_of_file(bytes: &[u8]) -> Vec<u8> {
 fn stream_of(items: &[Item]) -> Vec<u8> {
     let mut out = Vec::new();
     for it in items {
-        out.extend_from_slice(&crate::schema::to_bytes(&it.descriptor));
+        out.extend_from_slice(&hrry::schema::to_bytes(&it.descriptor));
         for b in &it.buffers {
             out.extend_from_slice(b);
         }

@@ -1,6 +1,6 @@
 //! One corpus file and the verdict it must get.
 
-use crate::Format;
+use hrry::Format;
 
 /// What validating a corpus file must give.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -9,17 +9,17 @@ use std::sync::OnceLock;
 
 use arbitrary::{Result, Unstructured};
 
-use crate::file::{HrryFile, HrryWriter, WriterOptions};
-use crate::model::{ElementType, BUILTIN_TYPES};
-use crate::schema::{
+use hrry::file::{HrryFile, HrryWriter, WriterOptions};
+use hrry::model::{ElementType, BUILTIN_TYPES};
+use hrry::schema::{
     to_bytes, HilbertFields, KvValue, LayoutFields, TensorDescriptor, TiledFields, TRAILER_LEN,
 };
-use crate::schema::{
+use hrry::schema::{
     LAYOUT_COLUMN_MAJOR, LAYOUT_HILBERT, LAYOUT_MORTON, LAYOUT_ROW_MAJOR, LAYOUT_STRIDED,
     LAYOUT_TILED,
 };
 
-use super::ArbitraryModel;
+use crate::ArbitraryModel;
 
 /// A tensor to write: descriptor and buffers.
 pub type Item = (TensorDescriptor, Vec<Vec<u8>>);
@@ -70,7 +70,7 @@ fn stands_alone(group: &[Item]) -> bool {
             .collect(),
     };
     model.write().is_some_and(|bytes| {
-        crate::Format::HrryFile
+        hrry::Format::HrryFile
             .validate_bytes(&bytes, &Default::default())
             .is_valid()
     })
@@ -82,7 +82,7 @@ fn parts() -> &'static Parts {
         let mut groups = Vec::new();
         let mut kv = Vec::new();
         for case in crate::corpus::all_cases() {
-            if case.format != crate::Format::HrryFile || case.expect != crate::corpus::Expect::Valid
+            if case.format != hrry::Format::HrryFile || case.expect != crate::corpus::Expect::Valid
             {
                 continue;
             }
@@ -167,9 +167,9 @@ pub fn arbitrary_dense(u: &mut Unstructured<'_>, exact: bool) -> Result<Item> {
         }
         _ => LayoutFields::Implicit,
     };
-    let mut d = crate::model::build::descriptor(ty.tag(), tag, &shape, layout, &[0]);
+    let mut d = hrry::model::build::descriptor(ty.tag(), tag, &shape, layout, &[0]);
     // Negative strides address below `byte_offset`: start buffer 0 high enough.
-    if let Some(lo) = crate::layout::dense::lowest_bit_address(&d) {
+    if let Some(lo) = hrry::layout::dense::lowest_bit_address(&d) {
         if lo < 0 {
             d.byte_offset = u64::try_from((-lo + 7) / 8).unwrap_or(0);
         }
@@ -177,21 +177,21 @@ pub fn arbitrary_dense(u: &mut Unstructured<'_>, exact: bool) -> Result<Item> {
     if !exact {
         d.byte_offset += u64::from(u.int_in_range(0u8..=2)?);
     }
-    let size = crate::layout::required_buffer_size(&d)
+    let size = hrry::layout::required_buffer_size(&d)
         .filter(|&n| n <= 1 << 16)
         .ok_or(arbitrary::Error::IncorrectFormat)?;
     let data = if exact {
         // Arbitrary values laid out by the library: padding and unaddressed
         // positions zero, no reserved codes, zero bits after the last element.
-        let count = crate::model::element_count(&shape).ok_or(arbitrary::Error::IncorrectFormat)?;
+        let count = hrry::model::element_count(&shape).ok_or(arbitrary::Error::IncorrectFormat)?;
         let rm_size = ty
             .buffer_size(count)
             .ok_or(arbitrary::Error::IncorrectFormat)?;
         let mut rm = vec![0u8; rm_size as usize];
         u.fill_buffer(&mut rm)?;
         let rm_desc =
-            crate::model::build::dense(ty, &shape).ok_or(arbitrary::Error::IncorrectFormat)?;
-        crate::layout::dense::clear_unused_tail(&rm_desc, &mut rm);
+            hrry::model::build::dense(ty, &shape).ok_or(arbitrary::Error::IncorrectFormat)?;
+        hrry::layout::dense::clear_unused_tail(&rm_desc, &mut rm);
         if ty == ElementType::Float8E8m0 {
             for b in &mut rm {
                 if ty.is_reserved_code((*b).into()) {
@@ -200,7 +200,7 @@ pub fn arbitrary_dense(u: &mut Unstructured<'_>, exact: bool) -> Result<Item> {
             }
         }
         d.buffers[0].byte_size = size;
-        crate::layout::from_row_major(&d, &rm, 1 << 16)
+        hrry::layout::from_row_major(&d, &rm, 1 << 16)
             .map_err(|_| arbitrary::Error::IncorrectFormat)?
     } else {
         let mut size = size;
@@ -341,7 +341,7 @@ impl RichModel {
     /// When one of those fails.
     pub fn assert_written_faithfully(&self) -> Vec<u8> {
         let bytes = self.write().expect("the writer accepts a valid model");
-        let report = crate::Format::HrryFile.validate_bytes(&bytes, &Default::default());
+        let report = hrry::Format::HrryFile.validate_bytes(&bytes, &Default::default());
         assert!(
             report.is_valid(),
             "the writer's output does not validate: {:?}",

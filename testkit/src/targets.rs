@@ -8,18 +8,18 @@ use std::io::Read;
 
 use arbitrary::{Arbitrary, Unstructured};
 
-use crate::file::{SequentialReader, TensorRegionEnd};
-use crate::limits::Limits;
-use crate::model::ElementType;
-use crate::schema::{read_from, to_bytes, IndexSection, KvSection, TensorDescriptor};
-use crate::schema::{
+use hrry::file::{SequentialReader, TensorRegionEnd};
+use hrry::limits::Limits;
+use hrry::model::ElementType;
+use hrry::schema::{read_from, to_bytes, IndexSection, KvSection, TensorDescriptor};
+use hrry::schema::{
     BlockScaled, PerBlockAffine, QuantScheme, QuantizationHeader, FLAG_SYMMETRIC,
     NO_ZERO_POINT_BUFFER, SCHEME_MXFP, SCHEME_NF4, SCHEME_PER_BLOCK_AFFINE,
 };
-use crate::validate::{descriptor::check_descriptor, Mode, Report};
+use hrry::validate::{descriptor::check_descriptor, Mode, Report};
 
-use super::mutation::RichModel;
-use super::ArbitraryModel;
+use crate::mutation::RichModel;
+use crate::ArbitraryModel;
 
 /// A fuzz target's body.
 pub type Body = fn(&[u8]);
@@ -45,14 +45,14 @@ pub const TARGETS: &[(&str, Body)] = &[
 ];
 
 /// Whole files, judged by the readers' agreement
-/// ([`super::oracles::assert_readers_agree_with_validator`]: the validator accepts
+/// ([`crate::oracles::assert_readers_agree_with_validator`]: the validator accepts
 /// exactly what the full-check reader reads whole, every refusal names a rule the
 /// validator reports) and by the readers' answers
-/// ([`super::oracles::assert_readers_give_same_bytes`]: random access, sequential,
+/// ([`crate::oracles::assert_readers_give_same_bytes`]: random access, sequential,
 /// and `stream pack` then the stream reader give the same bytes).
 pub fn oracle_readers(data: &[u8]) {
-    let (_, strict) = super::oracles::assert_readers_agree_with_validator(data);
-    super::oracles::assert_readers_give_same_bytes(data, strict);
+    let (_, strict) = crate::oracles::assert_readers_agree_with_validator(data);
+    crate::oracles::assert_readers_give_same_bytes(data, strict);
 }
 
 /// Structure-aware: an arbitrary [`RichModel`] (every element type and layout,
@@ -67,8 +67,8 @@ pub fn writer(data: &[u8]) {
 }
 
 /// Structure-aware: the file of an arbitrary [`RichModel`] with one targeted
-/// mutation ([`super::mutation::mutate`]: a field, a count, an offset or a flag),
-/// run through every reader ([`super::exercise_file`]) and the reader oracles.
+/// mutation ([`crate::mutation::mutate`]: a field, a count, an offset or a flag),
+/// run through every reader ([`crate::exercise_file`]) and the reader oracles.
 pub fn mutate(data: &[u8]) {
     let mut u = Unstructured::new(data);
     let Ok(model) = RichModel::arbitrary(&mut u) else {
@@ -77,22 +77,22 @@ pub fn mutate(data: &[u8]) {
     let Some(bytes) = model.write() else {
         return;
     };
-    let Ok(mutated) = super::mutation::mutate(&mut u, &bytes) else {
+    let Ok(mutated) = crate::mutation::mutate(&mut u, &bytes) else {
         return;
     };
-    super::exercise_file(&mutated);
+    crate::exercise_file(&mutated);
     oracle_readers(&mutated);
 }
 
 /// Structure-aware: a dense tensor of any element type in any dense layout, its
 /// buffer sometimes a little short or long; its logical row-major export equals
 /// reading it element by element
-/// ([`super::oracles::assert_export_matches_elements`]).
+/// ([`crate::oracles::assert_export_matches_elements`]).
 pub fn export_layouts(data: &[u8]) {
     let mut u = Unstructured::new(data);
-    if let Ok((desc, buffers)) = super::mutation::arbitrary_dense(&mut u, false) {
+    if let Ok((desc, buffers)) = crate::mutation::arbitrary_dense(&mut u, false) {
         let slices: Vec<&[u8]> = buffers.iter().map(Vec::as_slice).collect();
-        super::oracles::assert_export_matches_elements(&desc, &slices, 1 << 20);
+        crate::oracles::assert_export_matches_elements(&desc, &slices, 1 << 20);
     }
 }
 
@@ -118,16 +118,16 @@ pub fn inputs_of(target: &str, data: &[u8]) -> Vec<Vec<u8>> {
         "mutate" => RichModel::arbitrary(&mut u)
             .ok()
             .and_then(|m| m.write())
-            .and_then(|bytes| super::mutation::mutate(&mut u, &bytes).ok())
+            .and_then(|bytes| crate::mutation::mutate(&mut u, &bytes).ok())
             .into_iter()
             .collect(),
         _ => Vec::new(),
     }
 }
 
-/// Whole-file open: every reader, cross-checked ([`super::exercise_file`]).
+/// Whole-file open: every reader, cross-checked ([`crate::exercise_file`]).
 pub fn open_file(data: &[u8]) {
-    super::exercise_file(data);
+    crate::exercise_file(data);
 }
 
 /// A descriptor decoded alone from exactly its bytes, checked by the descriptor
@@ -138,8 +138,7 @@ pub fn descriptor(data: &[u8]) {
     };
     let mut report = Report::new(Mode::Strict);
     check_descriptor(&d, 0, &mut report);
-    let _ = crate::validate::descriptor::minimum_buffer_size(&d);
-    let _ = crate::report::layout_json(&d);
+    let _ = hrry::report::layout_json(&d);
     // Reading then writing any schema value gives the same bytes back.
     assert_eq!(
         to_bytes(&d),
@@ -154,7 +153,7 @@ pub fn kv_section(data: &[u8]) {
         return;
     };
     for e in &kv.entries {
-        let _ = crate::report::kv_json(&e.value);
+        let _ = hrry::report::kv_json(&e.value);
     }
     assert_eq!(
         to_bytes(&kv),
@@ -228,15 +227,15 @@ pub fn roundtrip(data: &[u8]) {
 
 /// A `.holo` archive, loaded as is and again with its footer hash recomputed over
 /// the fuzzer's bytes, so that mutations reach the section decoders instead of
-/// stopping at the BLAKE3 check ([`super::exercise_holo`]).
+/// stopping at the BLAKE3 check ([`crate::exercise_holo`]).
 pub fn holo(data: &[u8]) {
-    super::exercise_holo(data);
+    crate::exercise_holo(data);
     if data.len() >= 32 {
         let mut sealed = data.to_vec();
         let body = sealed.len() - 32;
         let hash = blake3::hash(&sealed[..body]);
         sealed[body..].copy_from_slice(hash.as_bytes());
-        super::exercise_holo(&sealed);
+        crate::exercise_holo(&sealed);
     }
 }
 
@@ -244,12 +243,12 @@ pub fn holo(data: &[u8]) {
 /// fuzzer-chosen shape, axis, block size, storage and scale types, with arbitrary
 /// codes and parameters, dequantized by every kernel: SIMD, scalar blocks and the
 /// per-element reference must give the same bits
-/// ([`super::dequantize_with_every_kernel`]).
+/// ([`crate::dequantize_with_every_kernel`]).
 pub fn simd_dequant(data: &[u8]) {
     let mut u = Unstructured::new(data);
     if let Ok((desc, buffers)) = arbitrary_block_tensor(&mut u) {
         let slices: Vec<&[u8]> = buffers.iter().map(Vec::as_slice).collect();
-        super::dequantize_with_every_kernel(&desc, &slices);
+        crate::dequantize_with_every_kernel(&desc, &slices);
     }
 }
 
@@ -337,20 +336,20 @@ fn arbitrary_block_tensor(
         buffers.push(b);
     }
     let desc =
-        crate::quant::quantize::quantized_descriptor(storage.tag(), &shape, &sizes, quant.encode());
+        hrry::quant::quantize::quantized_descriptor(storage.tag(), &shape, &sizes, quant.encode());
     Ok((desc, buffers))
 }
 
 /// The GGUF preamble (header, metadata, tensor infos) decoded alone, its metadata
 /// mapped to KV values, and re-encoded to the same bytes.
 pub fn gguf(data: &[u8]) {
-    let Ok((preamble, used)) = read_from::<crate::convert::gguf_schema::GgufPreamble>(data) else {
+    let Ok((preamble, used)) = read_from::<hrry::convert::gguf_schema::GgufPreamble>(data) else {
         return;
     };
-    use crate::convert::gguf_schema::{gguf_type_code, gguf_type_name, GgmlType, GgufValue};
+    use hrry::convert::gguf_schema::{gguf_type_code, gguf_type_name, GgmlType, GgufValue};
     for kv in &preamble.metadata {
-        let _ = crate::convert::gguf::kv_value(&kv.value);
-        let _ = crate::convert::gguf::value_type_name(&kv.value);
+        let _ = hrry::convert::gguf::kv_value(&kv.value);
+        let _ = hrry::convert::gguf::value_type_name(&kv.value);
         let code = kv.value.value_type();
         assert_eq!(gguf_type_code(gguf_type_name(code)).unwrap_or(code), code);
         let _ = kv.value.as_u64();
@@ -385,7 +384,7 @@ pub fn gguf(data: &[u8]) {
 /// streams the validator rejects, and a stream it passes unpacks to a HRRYFILE
 /// that packs back to the same bytes.
 pub fn stream(data: &[u8]) {
-    use crate::stream::StreamReader;
+    use hrry::stream::StreamReader;
     let Some((&control, bytes)) = data.split_first() else {
         return;
     };
@@ -427,8 +426,8 @@ pub fn stream(data: &[u8]) {
         }
         last = reader.position();
     }
-    let options = crate::validate::Options::default();
-    let valid = crate::Format::Stream
+    let options = hrry::validate::Options::default();
+    let valid = hrry::Format::Stream
         .validate_bytes(bytes, &options)
         .is_valid();
     let unpacked = unpack_to_file(bytes);
@@ -439,9 +438,9 @@ pub fn stream(data: &[u8]) {
         unpacked.as_ref().err()
     );
     if let Ok(file) = unpacked {
-        let back = crate::file::HrryFile::from_bytes(&file).expect("an unpacked file opens");
-        let mut w = crate::stream::StreamWriter::new(Vec::new());
-        crate::stream::pack(&back, &mut w).expect("an unpacked file packs");
+        let back = hrry::file::HrryFile::from_bytes(&file).expect("an unpacked file opens");
+        let mut w = hrry::stream::StreamWriter::new(Vec::new());
+        hrry::stream::pack(&back, &mut w).expect("an unpacked file packs");
         assert_eq!(
             w.finish().expect("finishes"),
             bytes,
@@ -451,15 +450,11 @@ pub fn stream(data: &[u8]) {
 }
 
 /// A bare stream written as a HRRYFILE by `unpack`, which checks every rule.
-fn unpack_to_file(stream: &[u8]) -> Result<Vec<u8>, crate::stream::Error> {
-    let mut reader = crate::stream::StreamReader::new(stream);
-    let mut w = crate::file::HrryWriter::new(Vec::new(), crate::file::WriterOptions::default())
+fn unpack_to_file(stream: &[u8]) -> Result<Vec<u8>, hrry::stream::Error> {
+    let mut reader = hrry::stream::StreamReader::new(stream);
+    let mut w = hrry::file::HrryWriter::new(Vec::new(), hrry::file::WriterOptions::default())
         .expect("default options");
-    crate::stream::unpack(
-        &mut reader,
-        &mut w,
-        &crate::stream::UnpackOptions::default(),
-    )?;
+    hrry::stream::unpack(&mut reader, &mut w, &hrry::stream::UnpackOptions::default())?;
     Ok(w.finish().expect("finishes"))
 }
 
@@ -467,13 +462,13 @@ fn unpack_to_file(stream: &[u8]) -> Result<Vec<u8>, crate::stream::Error> {
 /// message by message, which must agree; every payload that decodes re-encodes to
 /// the same bytes.
 pub fn messages(data: &[u8]) {
-    use crate::stream::message::{read_frame, Frame};
-    use crate::stream::Conversation;
-    let options = crate::validate::Options::default();
-    let whole = crate::Format::Messages.validate_bytes(data, &options);
-    let _ = crate::Format::Messages.validate_bytes(
+    use hrry::stream::message::{read_frame, Frame};
+    use hrry::stream::Conversation;
+    let options = hrry::validate::Options::default();
+    let whole = hrry::Format::Messages.validate_bytes(data, &options);
+    let _ = hrry::Format::Messages.validate_bytes(
         data,
-        &crate::validate::Options {
+        &hrry::validate::Options {
             mode: Mode::Permissive,
             ..options
         },
@@ -526,9 +521,9 @@ pub fn messages(data: &[u8]) {
 /// The tensors the `serve` target's server holds: row-major and column-major
 /// tensors (so requests can be answered natively or transcoded).
 fn serve_catalog_bytes() -> &'static [u8] {
-    use crate::file::{HrryWriter, WriterOptions};
-    use crate::model::build;
-    use crate::schema::{LayoutFields, LAYOUT_COLUMN_MAJOR};
+    use hrry::file::{HrryWriter, WriterOptions};
+    use hrry::model::build;
+    use hrry::schema::{LayoutFields, LAYOUT_COLUMN_MAJOR};
     static BYTES: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
     BYTES.get_or_init(|| {
         let mut w = HrryWriter::new(Vec::new(), WriterOptions::default()).expect("writer");
@@ -551,17 +546,17 @@ fn serve_catalog_bytes() -> &'static [u8] {
     })
 }
 
-/// The server's per-connection state machine ([`crate::serve::Session`]) fed the
+/// The server's per-connection state machine ([`hrry::serve::Session`]) fed the
 /// fuzzer's bytes as the messages a client sends, framed as on the wire: every
 /// message is answered without panicking, every message the server writes fits
 /// the client's advertised maximum, and a connection never holds more push data
 /// than its bound.
 pub fn serve(data: &[u8]) {
-    use crate::schema::transport::{MessageHeader, MESSAGE_HEADER_LEN};
-    use crate::serve::session::Output;
-    use crate::serve::{Catalog, ServeOptions, Session};
-    use crate::stream::message::Frame;
-    let file = crate::file::HrryFile::from_bytes(serve_catalog_bytes()).expect("catalog file");
+    use hrry::schema::transport::{MessageHeader, MESSAGE_HEADER_LEN};
+    use hrry::serve::session::Output;
+    use hrry::serve::{Catalog, ServeOptions, Session};
+    use hrry::stream::message::Frame;
+    let file = hrry::file::HrryFile::from_bytes(serve_catalog_bytes()).expect("catalog file");
     let options = ServeOptions {
         max_message_size: 1 << 16,
         store_limit: 1 << 20,

@@ -1,13 +1,13 @@
 //! Corpus cases for the layouts (rules `LY-…`): one valid file per layout, and one
 //! invalid file per layout rule, each breaking only that rule.
 
-use crate::file::WriterOptions;
-use crate::layout::bits::pack;
-use crate::layout::dense::{from_row_major, required_buffer_size};
-use crate::layout::sparse::encode;
-use crate::model::build::{composite_head, descriptor};
-use crate::model::ElementType;
-use crate::schema::{
+use hrry::file::WriterOptions;
+use hrry::layout::bits::pack;
+use hrry::layout::dense::{from_row_major, required_buffer_size};
+use hrry::layout::sparse::encode;
+use hrry::model::build::{composite_head, descriptor};
+use hrry::model::ElementType;
+use hrry::schema::{
     BlockPagedFields, CompositeMember, HilbertFields, LayoutFields, ShardSection, Statistics,
     TensorDescriptor, TiledFields, LAYOUT_BLOCK_PAGED, LAYOUT_COLUMN_MAJOR, LAYOUT_HILBERT,
     LAYOUT_MORTON, LAYOUT_ROW_MAJOR, LAYOUT_STRIDED, LAYOUT_TILED,
@@ -71,7 +71,7 @@ fn dense(
 ) -> (TensorDescriptor, Vec<Vec<u8>>) {
     let mut d = descriptor(type_tag, layout_tag, shape, fields, &[0]);
     d.byte_offset = byte_offset;
-    let width = crate::layout::element_bits(&d).expect("corpus element type");
+    let width = hrry::layout::element_bits(&d).expect("corpus element type");
     let n: u64 = shape.iter().product();
     let buffer = match from_row_major(&d, &ramp(width, n), 1 << 20) {
         Ok(mut b) => {
@@ -426,7 +426,7 @@ fn compressed_cases(by_column: bool) -> Vec<Case> {
         )
     };
     let base = || csr(by_column);
-    let with_fields = |f: fn(&mut crate::schema::CompressedFields)| {
+    let with_fields = |f: fn(&mut hrry::schema::CompressedFields)| {
         edit(base(), move |d, _| match &mut d.layout {
             LayoutFields::Csr(c) | LayoutFields::Csc(c) => f(c),
             _ => unreachable!("compressed fields"),
@@ -550,7 +550,7 @@ fn invalid_cases() -> Vec<Case> {
             set(b, 1, idx);
         })
     };
-    let csf_fields = |f: fn(&mut crate::schema::CsfFields)| {
+    let csf_fields = |f: fn(&mut hrry::schema::CsfFields)| {
         edit(csf(), move |d, _| {
             if let LayoutFields::Csf(c) = &mut d.layout {
                 f(c);

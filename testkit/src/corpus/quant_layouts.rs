@@ -3,10 +3,10 @@
 //! valid quantized COO, CSR and block-paged tensors, and one file per rule that a
 //! sparse or block-paged quantized tensor can break on its own.
 
-use crate::layout::bits::pack;
-use crate::layout::sparse::encode;
-use crate::model::build::descriptor;
-use crate::schema::{
+use hrry::layout::bits::pack;
+use hrry::layout::sparse::encode;
+use hrry::model::build::descriptor;
+use hrry::schema::{
     BlockScaled, LayoutFields, PerBlockAffine, PerChannelAffine, PerTensorAffine, QuantScheme,
     QuantizationHeader, QuantizationSection, TensorDescriptor, FLAG_SYMMETRIC, LAYOUT_BLOCK_PAGED,
     NO_ZERO_POINT_BUFFER, SCHEME_NF4, SCHEME_PER_BLOCK_AFFINE, SCHEME_PER_CHANNEL_AFFINE,

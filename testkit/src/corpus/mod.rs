@@ -7,7 +7,6 @@
 
 mod case;
 mod container;
-pub mod expect;
 pub mod holo;
 mod layout;
 mod messages;
@@ -19,8 +18,10 @@ mod stream;
 use std::io;
 use std::path::Path;
 
-pub use crate::Format;
+use hrry::conformance;
+
 pub use case::{Case, Expect};
+pub use hrry::Format;
 
 /// The folders holding cases, relative to the corpus root.
 pub const FOLDERS: &[&str] = &[
@@ -73,15 +74,20 @@ pub fn manifest(cases: &[Case]) -> serde_json::Value {
     serde_json::json!({ "version": 1, "files": files })
 }
 
-/// What reading a valid HRRYFILE case must give ([`expect::read_tensors`]), as the
+/// What reading a valid HRRYFILE case must give ([`conformance::read_tensors`]), as the
 /// manifest's `tensors` array; `None` for other cases.
 fn expected_tensors(case: &Case) -> Option<serde_json::Value> {
     if case.expect != Expect::Valid || case.format != Format::HrryFile {
         return None;
     }
-    let file = crate::file::HrryFile::from_bytes(&case.bytes).ok()?;
-    let tensors = expect::read_tensors(&file).ok()?;
-    Some(tensors.iter().map(expect::TensorReading::to_json).collect())
+    let file = hrry::file::HrryFile::from_bytes(&case.bytes).ok()?;
+    let tensors = conformance::read_tensors(&file).ok()?;
+    Some(
+        tensors
+            .iter()
+            .map(conformance::TensorReading::to_json)
+            .collect(),
+    )
 }
 
 /// Writes every case and `manifest.json` under `dir`, removing stale files from its

@@ -1,9 +1,9 @@
 //! Corpus cases for the container and the descriptor (rules `HF-…` and `TD-…`).
 
-use crate::file::WriterOptions;
-use crate::model::build::{composite_head, dense, descriptor};
-use crate::model::{ElementType, BUILTIN_TYPES};
-use crate::schema::{
+use hrry::file::WriterOptions;
+use hrry::model::build::{composite_head, dense, descriptor};
+use hrry::model::{ElementType, BUILTIN_TYPES};
+use hrry::schema::{
     container::trailer_offsets as to, descriptor_offsets as doff, CompositeMember, ExtensionType,
     KvArray, KvScalar, KvValue, LayoutFields, LenBytes, QuantizationSection, ShardSection,
     Statistics, TensorDescriptor, LAYOUT_COLUMN_MAJOR, LAYOUT_ROW_MAJOR,
@@ -186,7 +186,7 @@ fn e8m0(codes: &[u8]) -> Vec<u8> {
 /// defaults: device memory classes, sync modes, an empty buffer aligned to 1, a
 /// stronger declared alignment.
 fn buffer_protocol() -> Vec<Item> {
-    let handle = |name: &str, edit: fn(&mut crate::schema::BufferHandle)| {
+    let handle = |name: &str, edit: fn(&mut hrry::schema::BufferHandle)| {
         Item::patterned(name, with(f32d(&[2]), |d| edit(&mut d.buffers[0])))
     };
     vec![
@@ -529,7 +529,7 @@ fn trailer_cases() -> Vec<Case> {
         t2.kv_offset = 68;
         t2.index_offset = v.len() as u64;
         v.extend_from_slice(index);
-        v.extend_from_slice(&crate::schema::to_bytes(&t2));
+        v.extend_from_slice(&hrry::schema::to_bytes(&t2));
         v
     };
     let no_kv = patch::write(opts(), &[], &base_items());
@@ -625,7 +625,7 @@ fn trailer_cases() -> Vec<Case> {
 fn index_cases() -> Vec<Case> {
     let inv = |rule, what: &str, bytes| Case::invalid(F, rule, "", what, bytes);
     let b = base();
-    let ix = |edit: &dyn Fn(&mut Vec<crate::schema::IndexEntry>)| patch::edit_index(&b, edit, &[]);
+    let ix = |edit: &dyn Fn(&mut Vec<hrry::schema::IndexEntry>)| patch::edit_index(&b, edit, &[]);
     let t = patch::trailer(&b);
     let unsorted = patch::write(
         opts(),
@@ -882,7 +882,7 @@ fn placement_cases() -> Vec<Case> {
             "HF-PLC-008",
             "the last tensor's shape [100000] and byte_size 100000 run into the KV section",
             with(b.clone(), |x| {
-                let desc: TensorDescriptor = crate::schema::read_from(&x[bias as usize..])
+                let desc: TensorDescriptor = hrry::schema::read_from(&x[bias as usize..])
                     .expect("desc")
                     .0;
                 // The shape grows with the buffer, so that the buffer is not also
@@ -1034,7 +1034,7 @@ fn descriptor_cases() -> Vec<Case> {
                 0x11,
                 0xF0,
                 &[4],
-                LayoutFields::Extension(crate::schema::ExtensionLayoutFields {
+                LayoutFields::Extension(hrry::schema::ExtensionLayoutFields {
                     extension_layout_id: 42,
                     extension_data: vec![1, 2],
                 }),
@@ -1103,7 +1103,7 @@ fn descriptor_cases() -> Vec<Case> {
             "TD-BUF-013",
             "a COO tensor whose indices buffer is on device 0x01, its values on 0x00",
             items(vec![{
-                let (mut d, b) = crate::layout::sparse::encode::coo(
+                let (mut d, b) = hrry::layout::sparse::encode::coo(
                     0x03,
                     &[2, 2],
                     &[0, 0, 0x80, 0x3F, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x40],
@@ -1165,7 +1165,7 @@ fn descriptor_cases() -> Vec<Case> {
             "coo",
             "a COO float8_e8m0 [2, 2] tensor storing code 0xFF",
             items(vec![{
-                let (d, b) = crate::layout::sparse::encode::coo(0x42, &[2, 2], &[0, 0x7F, 0xFF, 0])
+                let (d, b) = hrry::layout::sparse::encode::coo(0x42, &[2, 2], &[0, 0x7F, 0xFF, 0])
                     .expect("coo");
                 Item {
                     name: "t".into(),

@@ -2,9 +2,9 @@
 //! exactly one rule. Inputs are files this crate wrote, so failures here are bugs in
 //! the generator and panic with a message.
 
-use crate::file::{HrryFile, HrryWriter, WriterOptions};
-use crate::layout::dense::clear_unused_tail;
-use crate::schema::{
+use hrry::file::{HrryFile, HrryWriter, WriterOptions};
+use hrry::layout::dense::clear_unused_tail;
+use hrry::schema::{
     read_from, to_bytes, IndexEntry, IndexSection, TensorDescriptor, Trailer, TRAILER_LEN,
 };
 
@@ -47,7 +47,7 @@ impl Item {
 /// Writes `items` and `kv` with `options`.
 pub fn write(
     options: WriterOptions,
-    kv: &[(&str, crate::schema::KvValue)],
+    kv: &[(&str, hrry::schema::KvValue)],
     items: &[Item],
 ) -> Vec<u8> {
     let mut w = HrryWriter::new(Vec::new(), options).expect("corpus writer options");
