@@ -114,7 +114,7 @@
 //!
 //! # Layers
 //!
-//! Each module calls only the ones listed before it (`tests/module_graph.rs` checks
+//! Each module calls only the ones listed before it (`tests/repository/module_graph.rs` checks
 //! this order, unit-test fixtures aside, and that the library has no import cycle):
 //!
 //! 1. [`schema`] — the wire: one `binrw` declaration per on-disk structure, which

@@ -5,7 +5,7 @@
 //! fuzz targets ([`targets`]).
 //!
 //! The integration tests, benches and examples of `hrry`, its fuzz targets and the
-//! generators in `tools/` use it. The same code drives `tests/roundtrip.rs` (with
+//! generators in `tools/` use it. The same code drives `tests/format/roundtrip.rs` (with
 //! `arbtest`) and the `roundtrip` fuzz target (with libFuzzer), so both check one
 //! property: a model written by [`HrryWriter`] validates clean, reads back equal
 //! through every reader, and re-encodes to identical bytes.

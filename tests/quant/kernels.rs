@@ -3,11 +3,9 @@
 //! lengths: partial final blocks, lengths that are not a multiple of the vector
 //! width, every storage and scale type, symmetric and with zero points.
 
-mod quant_common;
-
+use crate::common::*;
 use hrry::model::element_type::ElementType::{self, *};
 use hrry::quant::{Dequantizer, Kernel};
-use quant_common::*;
 
 /// Dequantizes with all three kernels and with the row API, and checks they agree.
 fn check_all_kernels(desc: &hrry::schema::TensorDescriptor, buffers: &[Vec<u8>], what: &str) {

@@ -7,12 +7,10 @@
 //! valid tensors, descriptor rules and bounds still checked, and no panic on
 //! parameter values only a full validation refuses.
 
-mod quant_common;
-
+use crate::common::*;
 use hrry::model::element_type::ElementType::{self, *};
 use hrry::quant::{Dequantizer, Kernel, QuantError, MIN_VALUES_PER_THREAD};
 use hrry::schema::QuantScheme;
-use quant_common::*;
 
 /// Thread settings tried: one per core (0), and counts that divide the parts
 /// unevenly.

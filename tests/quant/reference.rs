@@ -1,8 +1,7 @@
 //! The reference dequantizer against values computed by hand from the spec
 //! formulas, and the upstream per-block vector.
 
-mod quant_common;
-
+use crate::common::assert_bits_eq;
 use hrry::model::element_type::ElementType;
 use hrry::quant::quantize::quantized_descriptor;
 use hrry::quant::{dequantize, Dequantizer, Kernel, PerBlockOptions};
@@ -11,7 +10,6 @@ use hrry::schema::{
     QuantizationHeader, TensorDescriptor, FLAG_SYMMETRIC, LAYOUT_COLUMN_MAJOR,
     NO_ZERO_POINT_BUFFER,
 };
-use quant_common::assert_bits_eq;
 
 fn f32s(values: &[f32]) -> Vec<u8> {
     values.iter().flat_map(|v| v.to_le_bytes()).collect()

@@ -2,12 +2,10 @@
 //! and buffers either are refused by `Dequantizer::new` or dequantize, with every
 //! kernel agreeing.
 
-mod quant_common;
-
+use crate::common::*;
 use hrry::model::element_type::ElementType::*;
 use hrry::quant::{Dequantizer, Kernel};
 use hrry::validate::{Mode, Report};
-use quant_common::*;
 
 #[test]
 fn random_edits_never_panic_and_kernels_agree() {

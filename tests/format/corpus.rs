@@ -111,7 +111,7 @@ fn corpus_on_disk_is_current() {
 }
 
 /// Rule IDs are unique. (How many rules there are is pinned exactly by
-/// tests/docs.rs: the README states the count and it must equal the table's.)
+/// tests/repository/docs.rs: the README states the count and it must equal the table's.)
 #[test]
 fn rule_ids_are_unique() {
     let ids: Vec<&str> = all_rules().map(|r| r.id).collect();
