@@ -46,8 +46,8 @@ mod unix {
     use hrry::quant::{quantize::quantized_descriptor, quantize_per_block, PerBlockOptions};
     use hrry::schema::{KvArray, KvScalar, KvValue, LenBytes, TensorDescriptor};
     use hrry::source::{FileSource, ReadAt};
-    use hrry::testing::tokenizer_tokens;
     use hrry::validate::{Mode, Options};
+    use hrry_testkit::tokenizer_tokens;
 
     const ROUNDS: usize = 3;
     const MIB: u64 = 1 << 20;

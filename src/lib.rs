@@ -114,7 +114,7 @@
 //!
 //! # Layers
 //!
-//! Each module calls only the ones listed before it (`tests/module_graph.rs` checks
+//! Each module calls only the ones listed before it (`tests/repository/module_graph.rs` checks
 //! this order, unit-test fixtures aside, and that the library has no import cycle):
 //!
 //! 1. [`schema`] — the wire: one `binrw` declaration per on-disk structure, which
@@ -134,16 +134,22 @@
 //!    ([`stream::StreamReader`], [`stream::StreamWriter`], `pack` / `unpack`) and the
 //!    transport messages ([`stream::message`], [`stream::Conversation`]).
 //!
-//! Beside them: [`limits`] (caps on what a file may ask for), [`diagnose`] (what
-//! bytes that are not a HRRYFILE most likely are), [`export`] and [`npy`] (a tensor
-//! as a NumPy array), with the `convert` feature `convert` (safetensors and GGUF), and
-//! with the `remote` feature `remote` (files read over HTTP(S) range requests).
+//! Beside them: [`limits`] (caps on what a file may ask for), [`source`]
+//! (positioned reads of a file in bounded pieces), [`diagnose`] (what bytes that
+//! are not a HRRYFILE most likely are), [`export`] and [`npy`] (a tensor as a NumPy
+//! array), and behind features `convert` (safetensors and GGUF), `remote` (files
+//! read over HTTP(S) range requests), `serve` (the tensor server and its client),
+//! `report` (the CLI's JSON renderings) and `conformance` (the expected reading of
+//! a file that `hrry conformance` scores a testee against). The test support (the
+//! conformance corpus generator, random models, the fuzz target bodies) is not
+//! here: it is the unpublished `hrry-testkit` crate (`testkit/`).
 //!
 //! # Features
 //!
 //! | feature   | default | what it adds |
 //! |-----------|---------|--------------|
-//! | `cli`     | yes     | the `hrry` binary (clap, indicatif); implies `convert` and `json` |
+//! | `cli`     | yes     | the `hrry` binary (clap, indicatif); implies `conformance`, `convert` and `json` |
+//! | `conformance` | yes (via `cli`) | `hrry::conformance`: each tensor's expected reading (name, type, shape, SHA-256 of its content) under the conformance protocol (serde_json, sha2) |
 //! | `convert` | yes     | `hrry::convert`: safetensors ↔ HRRYFILE, GGUF ↔ HRRYFILE, whole checkpoints in (safetensors, serde_json) |
 //! | `json`    | no      | JSON summaries of `.holo` archives (`holo::inspect_json`) and of the CLI's output |
 //! | `kappa`   | no      | `holo::kappa`: κ-labels of archives (uor-addr) |
@@ -159,14 +165,10 @@
 
 #![warn(missing_docs)]
 
+#[cfg(feature = "conformance")]
+pub mod conformance;
 #[cfg(feature = "convert")]
 pub mod convert;
-// Test-data generation (the conformance corpus, random models and fuzz target
-// bodies) is for this crate's own tests, examples and fuzz targets: behind
-// features and hidden from the documentation, not part of the API.
-#[cfg(feature = "corpus")]
-#[doc(hidden)]
-pub mod corpus;
 pub mod diagnose;
 mod error;
 pub mod export;
@@ -188,9 +190,6 @@ pub mod schema;
 pub mod serve;
 pub mod source;
 pub mod stream;
-#[cfg(feature = "arbitrary-model")]
-#[doc(hidden)]
-pub mod testing;
 pub mod validate;
 
 // `crate::declare_rules!`, for the rule table modules.

@@ -14,7 +14,6 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
-use hrry::corpus::all_cases;
 use hrry::file::{SequentialReader, TensorRegionEnd};
 use hrry::limits::Limits;
 use hrry::schema::{
@@ -22,8 +21,9 @@ use hrry::schema::{
     KvSection, KvValue, Trailer, TRAILER_MAGIC,
 };
 use hrry::stream::StreamReader;
-use hrry::testing::Piecemeal;
 use hrry::validate::{Mode, Options};
+use hrry_testkit::corpus::all_cases;
+use hrry_testkit::Piecemeal;
 
 /// Most bytes held at once, per input byte.
 const ALLOC_FACTOR: usize = 48;
@@ -276,12 +276,12 @@ fn inputs_under(root: &str) -> Vec<(String, std::path::PathBuf)> {
     all
 }
 
-/// Asserts every input a target's bytes stand for (`hrry::testing::targets::inputs_of`:
+/// Asserts every input a target's bytes stand for (`hrry_testkit::targets::inputs_of`:
 /// the file, stream or capture itself, or the file a structure-aware target
 /// writes) stays within the bound through every entry point; returns how many.
 fn assert_inputs_bounded(target: &str, path: &std::path::Path) -> usize {
     let bytes = std::fs::read(path).expect("readable input");
-    let inputs = hrry::testing::targets::inputs_of(target, &bytes);
+    let inputs = hrry_testkit::targets::inputs_of(target, &bytes);
     for input in &inputs {
         assert_bounded(&path.display().to_string(), input);
     }
@@ -311,7 +311,7 @@ fn every_committed_fuzz_corpus_input_is_bounded() {
     for (target, path) in &all {
         *per_target.entry(target.as_str()).or_insert(0usize) += assert_inputs_bounded(target, path);
     }
-    for (target, _) in hrry::testing::targets::TARGETS {
+    for (target, _) in hrry_testkit::targets::TARGETS {
         assert!(
             all.iter().any(|(t, _)| t == target),
             "fuzz/corpus/{target} is missing or empty"
@@ -691,9 +691,9 @@ fn messages_claiming_huge_sizes_are_rejected_before_allocating() {
 /// descriptors: each variant is read and validated as a stream within the bound.
 #[test]
 fn truncated_and_bit_flipped_streams_are_bounded() {
-    let streams = all_cases()
-        .into_iter()
-        .filter(|c| c.format == hrry::Format::Stream && c.expect == hrry::corpus::Expect::Valid);
+    let streams = all_cases().into_iter().filter(|c| {
+        c.format == hrry::Format::Stream && c.expect == hrry_testkit::corpus::Expect::Valid
+    });
     let mut variants = 0;
     for case in streams {
         let bytes = &case.bytes;

@@ -1,6 +1,6 @@
 //! Every fuzz finding, minimised (`cargo fuzz tmin`) and kept under
 //! `tests/fuzz_findings/TARGET/NAME`, replayed through the very code of the target
-//! that found it (`hrry::testing::targets`). Each has its own named test below; a
+//! that found it (`hrry_testkit::targets`). Each has its own named test below; a
 //! finding without one fails `every_finding_has_a_test`.
 //!
 //! And every target's committed corpus (`fuzz/corpus/TARGET/`, what the fuzzers
@@ -12,7 +12,7 @@
 
 use std::path::Path;
 
-use hrry::testing::targets::TARGETS;
+use hrry_testkit::targets::TARGETS;
 
 /// Declares one named test per finding (`test_name: target / "file";`) and the list
 /// `LISTED` of `target/file` that `every_finding_has_a_test` checks against the folder.
@@ -21,7 +21,7 @@ macro_rules! findings {
         $(
             #[test]
             fn $name() {
-                hrry::testing::targets::$target(include_bytes!(concat!(
+                hrry_testkit::targets::$target(include_bytes!(concat!(
                     "fuzz_findings/",
                     stringify!($target),
                     "/",
@@ -74,7 +74,7 @@ macro_rules! corpora {
                 let files = committed_corpus(stringify!($target));
                 for path in &files {
                     let bytes = std::fs::read(path).expect("readable corpus file");
-                    hrry::testing::targets::$target(&bytes);
+                    hrry_testkit::targets::$target(&bytes);
                 }
                 eprintln!("{}: {} corpus inputs replayed", stringify!($target), files.len());
             }
@@ -95,7 +95,7 @@ mod corpus {
 
     #[test]
     fn every_target_replays_its_corpus() {
-        for (name, _) in hrry::testing::targets::TARGETS {
+        for (name, _) in hrry_testkit::targets::TARGETS {
             assert!(
                 REPLAYED.contains(name),
                 "target {name} has no corpus replay"

@@ -588,7 +588,7 @@ fn write_sparse_7b(path: &Path) {
     w.add_kv("general.architecture", "llama").expect("kv");
     w.add_kv(
         "tokenizer.ggml.tokens",
-        hrry::testing::tokenizer_tokens(32000),
+        hrry_testkit::tokenizer_tokens(32000),
     )
     .expect("kv");
     let zeros = vec![0u8; 1 << 20];

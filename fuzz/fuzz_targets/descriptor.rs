@@ -1,7 +1,7 @@
 //! A tensor descriptor decoded alone, checked by the descriptor rules, rendered as
 //! JSON and re-encoded to the same bytes.
-//! The body is `hrry::testing::targets::descriptor`, shared with
+//! The body is `hrry_testkit::targets::descriptor`, shared with
 //! `tests/fuzz_regressions.rs`.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| hrry::testing::targets::descriptor(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| hrry_testkit::targets::descriptor(data));

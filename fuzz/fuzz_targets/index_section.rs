@@ -1,6 +1,6 @@
 //! The index section decoded alone and re-encoded to the same bytes.
-//! The body is `hrry::testing::targets::index_section`, shared with
+//! The body is `hrry_testkit::targets::index_section`, shared with
 //! `tests/fuzz_regressions.rs`.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| hrry::testing::targets::index_section(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| hrry_testkit::targets::index_section(data));

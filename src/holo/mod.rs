@@ -28,8 +28,6 @@ pub use types::{
     hex, Constant, ConstantView, Fingerprint, PortDescriptor, SectionKind, SectionRef,
     ShapeDescriptor, WeightStore, INLINE_CONSTANT_LIMIT,
 };
-#[cfg(feature = "corpus")]
-pub(crate) use writer::assemble_version;
 pub use writer::{assemble, HoloWriter};
 
 use crate::source::ReadAt;

@@ -236,8 +236,8 @@ impl HoloWriter {
         out.commit().map_err(|e| io_error(e.into()))
     }
 
-    /// The `(kind, payload)` list in emission order.
-    pub(crate) fn payloads(&self) -> Result<Vec<(SectionKind, Vec<u8>)>, HoloError> {
+    /// The `(kind, payload)` list in emission order, as [`assemble`] frames it.
+    pub fn payloads(&self) -> Result<Vec<(SectionKind, Vec<u8>)>, HoloError> {
         let mut out = Vec::new();
         out.push((SectionKind::KernelCalls, self.kernel_calls.clone()));
         if let Some(levels) = &self.schedule {
@@ -301,15 +301,6 @@ impl HoloWriter {
 /// Frames `(kind, payload)` sections into an archive: header, table, the payloads
 /// back to back in the given order, and the footer.
 pub fn assemble(sections: &[(SectionKind, Vec<u8>)]) -> Result<Vec<u8>, HoloError> {
-    assemble_version(HOLO_WRITE_VERSION, sections)
-}
-
-/// [`assemble`] with an explicit `format_version` (the corpus builds version-3
-/// archives with it).
-pub(crate) fn assemble_version(
-    format_version: u16,
-    sections: &[(SectionKind, Vec<u8>)],
-) -> Result<Vec<u8>, HoloError> {
     let section_count = u16::try_from(sections.len())
         .map_err(|_| limit("section_count", format!("{} sections", sections.len())))?;
     let table_end = HOLO_HEADER_LEN + u64::from(section_count) * SECTION_ENTRY_LEN;
@@ -317,7 +308,7 @@ pub(crate) fn assemble_version(
     let total = table_end + payload_total + HOLO_FOOTER_LEN;
     let mut out = Vec::with_capacity(usize::try_from(total).unwrap_or(0));
     out.extend_from_slice(&to_bytes(&HoloHeader {
-        format_version,
+        format_version: HOLO_WRITE_VERSION,
         flags: 0,
         section_count,
     }));

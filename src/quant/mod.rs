@@ -104,6 +104,34 @@ pub enum Kernel {
     Reference,
 }
 
+/// Whether this CPU runs the SIMD block kernels [`Kernel::Auto`] prefers (x86-64
+/// with AVX2 and F16C, detected at run time); elsewhere it runs the scalar ones.
+pub fn simd_available() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        x86::available()
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// How many dequantization calls on this thread have run a SIMD block kernel so far
+/// (0 where [`simd_available`] is false). Compared before and after a call, it
+/// shows which path a tensor took; single-threaded dequantization runs on the
+/// calling thread.
+pub fn simd_kernel_runs() -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        x86::SIMD_RUNS.with(std::cell::Cell::get)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        0
+    }
+}
+
 /// A validated quantized tensor, ready to dequantize.
 ///
 /// # Examples

@@ -18,19 +18,15 @@ pub(crate) fn available() -> bool {
     is_x86_feature_detected!("avx2") && is_x86_feature_detected!("f16c")
 }
 
-#[cfg(feature = "arbitrary-model")]
 thread_local! {
-    /// Calls on this thread that ran an AVX2 kernel, counted for the tests (feature
-    /// `arbitrary-model`, read by `hrry::testing::simd_kernel_runs`): the kernel
-    /// tests assert the SIMD path ran on a CPU that has it, instead of comparing
-    /// the scalar path with itself.
+    /// Calls on this thread that ran an AVX2 kernel (read by
+    /// [`super::simd_kernel_runs`]).
     pub(crate) static SIMD_RUNS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
-/// Counts one call that runs an AVX2 kernel (only with feature `arbitrary-model`).
+/// Counts one call that runs an AVX2 kernel.
 #[inline]
 fn count_simd_run() {
-    #[cfg(feature = "arbitrary-model")]
     SIMD_RUNS.with(|n| n.set(n.get() + 1));
 }
 

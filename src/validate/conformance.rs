@@ -137,10 +137,10 @@ pub static UNCHECKED: &[Unchecked] = unchecked! {
         "hrry does (TD-BUF-005 and the layout size rules use them)";
     Runtime, "memory-layout.md § Sub-Byte Types; layouts/hilbert.md § Normative Index Mapping; layouts/tiled.md § Boundary Padding",
         "addressing follows the normative formulas (6-bit types by group, Hilbert by the reference algorithm) and never reads tile padding",
-        "implementation properties, tested against the spec's examples (tests/layout_dense.rs, tests/layout_props.rs)";
+        "implementation properties, tested against the spec's examples (tests/layout/dense.rs, tests/layout/properties.rs)";
     Runtime, "layouts/coo.md § Storage Order; layouts/csf.md § Mode Ordering",
         "unsorted COO is searched linearly; any valid mode_order is honoured and not rejected",
-        "reader behaviour; hrry's sparse readers do both (tests/layout_sparse.rs)";
+        "reader behaviour; hrry's sparse readers do both (tests/layout/sparse.rs)";
     Runtime, "layouts/block-paged.md § Storage Invariants",
         "a reader never reads past a sequence's valid token count",
         "token counts are not stored, so hrry exposes the page pool (dequantization included) and no logical view";

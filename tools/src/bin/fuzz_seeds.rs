@@ -35,7 +35,7 @@ fn put(out: &Path, target: &str, name: &str, bytes: &[u8]) {
 
 fn files(corpus: &Path) -> Vec<PathBuf> {
     let mut all = Vec::new();
-    for sub in hrry::corpus::FOLDERS {
+    for sub in hrry_testkit::corpus::FOLDERS {
         let Ok(dir) = fs::read_dir(corpus.join(sub)) else {
             continue;
         };

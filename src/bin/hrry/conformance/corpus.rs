@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use hrry::corpus::expect::TensorReading;
+use hrry::conformance::TensorReading;
 use serde_json::{json, Value};
 
 use crate::Failure;

@@ -7,7 +7,7 @@ use std::io::{BufRead, Write};
 use std::path::Path;
 
 use base64::Engine as _;
-use hrry::corpus::expect;
+use hrry::conformance;
 use hrry::file::{HrryFile, HrryWriter, WriterOptions};
 use hrry::model::ElementType;
 use hrry::schema::{KvArray, KvScalar, KvValue, LenBytes};
@@ -81,9 +81,9 @@ fn validate(request: &Value) -> Result<Value, String> {
 fn read(request: &Value) -> Result<Value, String> {
     let path = path_of(request, "path")?;
     let file = HrryFile::open(path).map_err(|e| e.to_string())?;
-    let tensors = expect::read_tensors(&file).map_err(|e| e.to_string())?;
+    let tensors = conformance::read_tensors(&file).map_err(|e| e.to_string())?;
     Ok(json!({
-        "tensors": tensors.iter().map(expect::TensorReading::to_json).collect::<Vec<_>>(),
+        "tensors": tensors.iter().map(conformance::TensorReading::to_json).collect::<Vec<_>>(),
         "metadata": metadata_json(&file),
     }))
 }

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use base64::Engine as _;
-use hrry::corpus::expect::{self, TensorReading};
+use hrry::conformance::{self, TensorReading};
 use hrry::file::HrryFile;
 use hrry::model::ElementType;
 use hrry::schema::{LAYOUT_BLOCK_PAGED, LAYOUT_COMPOSITE};
@@ -365,7 +365,8 @@ fn judge_rule(entry: &Entry, answer: &Map<String, Value>) -> (Status, String) {
 /// hrry's own reading of a file: its tensors and metadata.
 fn own_reading(path: &Path) -> Result<(Vec<TensorReading>, Value), String> {
     let file = HrryFile::open(path).map_err(|e| format!("hrry cannot read the file: {e}"))?;
-    let tensors = expect::read_tensors(&file).map_err(|e| format!("hrry cannot read it: {e}"))?;
+    let tensors =
+        conformance::read_tensors(&file).map_err(|e| format!("hrry cannot read it: {e}"))?;
     Ok((tensors, metadata_json(&file)))
 }
 
@@ -476,10 +477,10 @@ fn write_spec(source: &Path) -> Result<Option<WriteSpec>, String> {
             && ElementType::from_tag(d.type_tag)
                 .and_then(|ty| hrry::model::build::dense(ty, &d.shape))
                 .is_some();
-        let Some(content) = plain.then(|| expect::content(d, &t.buffers)).flatten() else {
+        let Some(content) = plain.then(|| conformance::content(d, &t.buffers)).flatten() else {
             continue;
         };
-        let reading = expect::reading_of(entry.name(), d, &t.buffers);
+        let reading = conformance::reading_of(entry.name(), d, &t.buffers);
         tensors.push(json!({
             "name": reading.name,
             "dtype": reading.dtype,
@@ -527,7 +528,7 @@ fn check_written(out: &Path, spec: &WriteSpec) -> (Status, String) {
             )
         }
     };
-    let tensors = match expect::read_tensors(&file) {
+    let tensors = match conformance::read_tensors(&file) {
         Ok(t) => t,
         Err(e) => {
             return (

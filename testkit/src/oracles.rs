@@ -1,0 +1,377 @@
+//! Properties that must hold for every input, whatever its bytes: the answers of
+//! the readers agree with the validator and with each other, and exports agree
+//! with element-by-element reading. Each function panics when its property breaks;
+//! a refusal of malformed input is an expected outcome, not a failure.
+
+use hrry::file::{Check, HrryFile, OpenOptions, SequentialReader, TensorRegionEnd};
+use hrry::limits::Limits;
+use hrry::schema::{to_bytes, TensorDescriptor};
+use hrry::validate::{Mode, Options, Report};
+
+/// One tensor as read: descriptor offset, encoded descriptor, buffers. Descriptors
+/// are compared encoded, since a NaN statistic is never equal to itself.
+type Read = (u64, Vec<u8>, Vec<Vec<u8>>);
+
+/// Panics unless `report` lists `rule` among its violations. `what` names the
+/// refusal in the panic message.
+fn assert_reports(report: &Report, rule: Option<&str>, what: &str) {
+    let ids = report.rule_ids();
+    match rule {
+        Some(id) => assert!(
+            ids.contains(&id),
+            "{what} names {id}, which the validator does not report ({ids:?})"
+        ),
+        None => panic!("{what} names no rule (validator: {ids:?})"),
+    }
+}
+
+/// The validator and the opening readers agree on `bytes`:
+///
+/// - in each mode, the validator accepts exactly when [`OpenOptions`] with
+///   [`Check::Full`] judging in that mode opens the file and reads every tensor,
+///   and every refusal of that reader (at open or per tensor) names a rule the
+///   validator reports;
+/// - the default reader opens and reads every tensor of a file the strict validator
+///   accepts, and its refusals name a rule the permissive validator reports.
+///
+/// Returns the permissive and strict verdicts.
+pub fn assert_readers_agree_with_validator(bytes: &[u8]) -> (bool, bool) {
+    let report = |mode| {
+        hrry::Format::HrryFile.validate_bytes(
+            bytes,
+            &Options {
+                mode,
+                ..Options::default()
+            },
+        )
+    };
+    let (permissive, strict) = (report(Mode::Permissive), report(Mode::Strict));
+    for (mode, report) in [(Mode::Permissive, &permissive), (Mode::Strict, &strict)] {
+        let options = OpenOptions::new().check(Check::Full).judge_as(mode);
+        let read_all = read_every_tensor(&options, bytes, report, &format!("{mode:?} reader"));
+        assert_eq!(
+            read_all,
+            report.is_valid(),
+            "{mode:?}: the validator says valid = {} ({:?}), the full-check reader read every tensor = {read_all}",
+            report.is_valid(),
+            report.rule_ids()
+        );
+    }
+    let read_all = read_every_tensor(&OpenOptions::new(), bytes, &permissive, "default reader");
+    assert!(
+        read_all || !strict.is_valid(),
+        "the strict validator accepts a file the default reader cannot read"
+    );
+    (permissive.is_valid(), strict.is_valid())
+}
+
+/// Opens `bytes` with `options` and reads every tensor; true when all of that
+/// succeeded. Every refusal must name a rule `report` lists.
+fn read_every_tensor(options: &OpenOptions, bytes: &[u8], report: &Report, what: &str) -> bool {
+    let file = match options.open_bytes(bytes) {
+        Ok(file) => file,
+        Err(e) => {
+            assert_reports(report, e.rule().map(|r| r.id), &format!("{what}: {e}"));
+            return false;
+        }
+    };
+    let mut all = true;
+    for entry in file.entries() {
+        if let Err(e) = file.tensor_at(entry) {
+            let name = entry.name();
+            assert_reports(
+                report,
+                e.rule().map(|r| r.id),
+                &format!("{what}, {name:?}: {e}"),
+            );
+            all = false;
+        }
+    }
+    all
+}
+
+/// Every tensor of `file`, in descriptor order, or `None` when one does not read.
+fn random_access(file: &HrryFile<'_>) -> Option<Vec<Read>> {
+    let mut entries: Vec<_> = file.entries().collect();
+    entries.sort_by_key(|e| e.index_entry().descriptor_offset);
+    entries
+        .into_iter()
+        .map(|e| {
+            let t = file.tensor_at(e).ok()?;
+            Some((
+                e.index_entry().descriptor_offset,
+                to_bytes(t.descriptor),
+                t.buffers.iter().map(|b| b.to_vec()).collect(),
+            ))
+        })
+        .collect()
+}
+
+/// The random-access reader, the sequential reader and the stream reader (over the
+/// file packed by `stream pack`) give the same descriptors and bytes for every
+/// tensor of a file the default reader opens and reads whole:
+///
+/// - the sequential reader (buffer-to-EOF mode) must agree on every file the strict
+///   validator accepts; on any other file, what it reads before stopping must be
+///   what the random-access reader reads;
+/// - `stream pack` succeeds on every file the strict validator accepts, and the
+///   stream it writes passes the stream validator and reads back, through the
+///   stream reader, to the same descriptors and buffers in the same order.
+pub fn assert_readers_give_same_bytes(bytes: &[u8], strictly_valid: bool) {
+    let Ok(file) = HrryFile::from_bytes(bytes) else {
+        assert!(!strictly_valid, "a strictly valid file does not open");
+        return;
+    };
+    let Some(tensors) = random_access(&file) else {
+        assert!(
+            !strictly_valid,
+            "a tensor of a strictly valid file does not read"
+        );
+        return;
+    };
+
+    assert_typed_views_match_export(&file);
+    assert_trusted_open_agrees(bytes, &tensors, strictly_valid);
+
+    // Sequential reader: a prefix of the same tensors, all of them when valid.
+    if let Ok(mut r) = SequentialReader::new(bytes, TensorRegionEnd::BufferToEof, Limits::default())
+    {
+        let mut i = 0;
+        loop {
+            match r.next_tensor() {
+                Ok(Some(t)) => {
+                    // Its typed view reads what the random-access one reads.
+                    if let Some(e) = file
+                        .entries()
+                        .find(|e| e.index_entry().descriptor_offset == t.descriptor_offset)
+                    {
+                        if let Ok(r) = file.tensor_at(e) {
+                            let ours = t
+                                .to_vec::<f32>()
+                                .ok()
+                                .map(|v| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>());
+                            let theirs = r
+                                .to_vec::<f32>()
+                                .ok()
+                                .map(|v| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>());
+                            if to_bytes(&t.descriptor) == to_bytes(r.descriptor) {
+                                assert_eq!(ours, theirs, "sequential typed view differs");
+                            }
+                            let _ = t.as_slice::<u8>();
+                        }
+                    }
+                    let got = (t.descriptor_offset, to_bytes(&t.descriptor), t.buffers);
+                    assert!(
+                        tensors.get(i) == Some(&got),
+                        "sequential reader, tensor {i}: differs from random access"
+                    );
+                    i += 1;
+                }
+                Ok(None) => {
+                    assert!(
+                        !strictly_valid || i == tensors.len(),
+                        "sequential reader: {i} of {} tensors",
+                        tensors.len()
+                    );
+                    break;
+                }
+                Err(e) => {
+                    assert!(!strictly_valid, "sequential reader: {e}");
+                    break;
+                }
+            }
+        }
+    } else {
+        assert!(
+            !strictly_valid,
+            "the sequential reader refuses a valid file"
+        );
+    }
+
+    // stream pack, then the stream reader.
+    let mut w = hrry::stream::StreamWriter::new(Vec::new());
+    let packed = hrry::stream::pack(&file, &mut w).and_then(|_| w.finish());
+    let stream = match packed {
+        Ok(s) => s,
+        Err(e) => {
+            assert!(!strictly_valid, "stream pack of a valid file: {e}");
+            return;
+        }
+    };
+    let report = hrry::Format::Stream.validate_bytes(&stream, &Options::default());
+    assert!(
+        !strictly_valid || report.is_valid(),
+        "a packed valid file is not a valid stream: {:?}",
+        report.rule_ids()
+    );
+    let mut r = hrry::stream::StreamReader::new(stream.as_slice());
+    let mut i = 0;
+    loop {
+        let t = match r.next_tensor() {
+            Ok(Some(t)) => t,
+            Ok(None) => break,
+            Err(e) => {
+                assert!(!report.is_valid(), "stream reader on a valid stream: {e}");
+                return;
+            }
+        };
+        let buffers = match r.read_buffers() {
+            Ok(b) => b,
+            Err(e) => {
+                assert!(!report.is_valid(), "stream reader data: {e}");
+                return;
+            }
+        };
+        let (_, descriptor, data) = tensors.get(i).expect("no more tensors packed than read");
+        assert!(
+            &to_bytes(&t.descriptor) == descriptor,
+            "stream reader, tensor {i}: descriptor differs"
+        );
+        assert!(&buffers == data, "stream reader, tensor {i}: data differs");
+        i += 1;
+    }
+    assert_eq!(i, tensors.len(), "the stream holds every tensor");
+}
+
+/// The logical row-major export of a dense tensor (every dense layout: row- and
+/// column-major, strided, tiled, Morton, Hilbert) equals reading it element by
+/// element through its addressing, packed row-major at the element's width. The
+/// export may only fail where some element cannot be read, or past `limit` bytes.
+/// Returns whether the comparison ran (a dense layout whose view builds).
+pub fn assert_export_matches_elements(
+    desc: &TensorDescriptor,
+    buffers: &[&[u8]],
+    limit: u64,
+) -> bool {
+    use hrry::layout::{bits, dense::is_dense, DenseView};
+    if !is_dense(desc.layout_tag) || desc.quantization.is_some() {
+        return false;
+    }
+    let Ok(view) = DenseView::new(desc, buffers) else {
+        return false;
+    };
+    let width = view.width();
+    let count = view.element_count();
+    // Element-by-element reading costs a call per element: bound it like the export.
+    if u128::from(count) * u128::from(width) > u128::from(limit) * 8 {
+        return false;
+    }
+    let mut values = Vec::with_capacity(count as usize);
+    let mut index = vec![0u64; desc.shape.len()];
+    let mut readable = true;
+    for _ in 0..count {
+        match view.get(&index) {
+            Ok(v) => values.push(v),
+            Err(_) => {
+                readable = false;
+                break;
+            }
+        }
+        // Next index in row-major order.
+        for (i, n) in index.iter_mut().zip(&desc.shape).rev() {
+            *i += 1;
+            if *i < *n {
+                break;
+            }
+            *i = 0;
+        }
+    }
+    let exported = hrry::layout::logical_row_major(desc, buffers, limit);
+    match (readable, exported) {
+        (true, Ok(bytes)) => assert!(
+            bytes == bits::pack(width, values),
+            "layout 0x{:02X}: export differs from element-by-element reading",
+            desc.layout_tag
+        ),
+        (true, Err(e)) => panic!(
+            "layout 0x{:02X}: every element reads but the export fails: {e}",
+            desc.layout_tag
+        ),
+        (false, Ok(_)) => panic!(
+            "layout 0x{:02X}: the export succeeds where an element does not read",
+            desc.layout_tag
+        ),
+        (false, Err(_)) => {}
+    }
+    true
+}
+
+/// The typed views of every tensor (`Tensor::to_vec` for each Rust element type
+/// the view supports) hold exactly the bytes of its logical row-major export,
+/// whenever the view accepts the tensor; and the lazy `descriptors` iterator gives
+/// each tensor's descriptor.
+fn assert_typed_views_match_export(file: &HrryFile<'_>) {
+    for (entry, d) in file.descriptors() {
+        let Ok(t) = file.tensor_at(entry) else {
+            continue;
+        };
+        if let Ok(d) = d {
+            assert!(
+                to_bytes(d) == to_bytes(t.descriptor),
+                "descriptors() differs"
+            );
+        }
+        let _ = (
+            t.name(),
+            t.shape(),
+            t.layout(),
+            t.element_type(),
+            t.is_quantized(),
+        );
+        let exported = || hrry::layout::logical_row_major(t.descriptor, &t.buffers, 1 << 24);
+        macro_rules! view {
+            ($($ty:ty),*) => {$(
+                if let Ok(values) = t.to_vec::<$ty>() {
+                    let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+                    let exported = exported().expect("a tensor with a typed view exports");
+                    assert!(bytes == exported, "to_vec::<{}> differs from the export", stringify!($ty));
+                    let _ = t.as_slice::<$ty>();
+                }
+            )*};
+        }
+        view!(f32, f64, i8, u8, i16, u16, i32, u32, i64, u64);
+    }
+}
+
+/// The trusted open (`Check::Trusted`, for files validated earlier) never panics;
+/// on a strictly valid file it opens, finds every tensor by name and reads the same
+/// descriptors and bytes as the default reader (`tensors`, in descriptor order).
+fn assert_trusted_open_agrees(bytes: &[u8], tensors: &[Read], strictly_valid: bool) {
+    let trusted = match OpenOptions::new().check(Check::Trusted).open_bytes(bytes) {
+        Ok(f) => f,
+        Err(e) => {
+            assert!(
+                !strictly_valid,
+                "the trusted open refuses a valid file: {e}"
+            );
+            return;
+        }
+    };
+    let mut read = Vec::new();
+    for e in trusted.entries() {
+        let found = trusted.find(e.name()).map(|f| f.position());
+        if strictly_valid {
+            assert_eq!(
+                found,
+                Some(e.position()),
+                "trusted lookup of {:?}",
+                e.name()
+            );
+        }
+        match trusted.tensor_at(e) {
+            Ok(t) => read.push((
+                e.index_entry().descriptor_offset,
+                to_bytes(t.descriptor),
+                t.buffers.iter().map(|b| b.to_vec()).collect::<Vec<_>>(),
+            )),
+            Err(err) => assert!(!strictly_valid, "trusted read of {:?}: {err}", e.name()),
+        }
+    }
+    for d in trusted.descriptors() {
+        let _ = d;
+    }
+    if strictly_valid {
+        read.sort_by_key(|t| t.0);
+        assert!(read == tensors, "the trusted open reads differently");
+    }
+}

@@ -1,0 +1,611 @@
+//! The body of every fuzz target, shared with `tests/fuzz_regressions.rs` so that
+//! a minimised finding is replayed through exactly the code that found it.
+//!
+//! Each function takes the fuzzer's bytes and panics only when a property breaks;
+//! errors on malformed input are the expected outcome, not a failure.
+
+use std::io::Read;
+
+use arbitrary::{Arbitrary, Unstructured};
+
+use hrry::file::{SequentialReader, TensorRegionEnd};
+use hrry::limits::Limits;
+use hrry::model::ElementType;
+use hrry::schema::{read_from, to_bytes, IndexSection, KvSection, TensorDescriptor};
+use hrry::schema::{
+    BlockScaled, PerBlockAffine, QuantScheme, QuantizationHeader, FLAG_SYMMETRIC,
+    NO_ZERO_POINT_BUFFER, SCHEME_MXFP, SCHEME_NF4, SCHEME_PER_BLOCK_AFFINE,
+};
+use hrry::validate::{descriptor::check_descriptor, Mode, Report};
+
+use crate::mutation::RichModel;
+use crate::ArbitraryModel;
+
+/// A fuzz target's body.
+pub type Body = fn(&[u8]);
+
+/// Names of the targets, as in `fuzz/Cargo.toml`, with their bodies.
+pub const TARGETS: &[(&str, Body)] = &[
+    ("open_file", open_file),
+    ("descriptor", descriptor),
+    ("kv_section", kv_section),
+    ("index_section", index_section),
+    ("sequential", sequential),
+    ("roundtrip", roundtrip),
+    ("holo", holo),
+    ("simd_dequant", simd_dequant),
+    ("gguf", gguf),
+    ("stream", stream),
+    ("messages", messages),
+    ("serve", serve),
+    ("oracle_readers", oracle_readers),
+    ("writer", writer),
+    ("mutate", mutate),
+    ("export_layouts", export_layouts),
+];
+
+/// Whole files, judged by the readers' agreement
+/// ([`crate::oracles::assert_readers_agree_with_validator`]: the validator accepts
+/// exactly what the full-check reader reads whole, every refusal names a rule the
+/// validator reports) and by the readers' answers
+/// ([`crate::oracles::assert_readers_give_same_bytes`]: random access, sequential,
+/// and `stream pack` then the stream reader give the same bytes).
+pub fn oracle_readers(data: &[u8]) {
+    let (_, strict) = crate::oracles::assert_readers_agree_with_validator(data);
+    crate::oracles::assert_readers_give_same_bytes(data, strict);
+}
+
+/// Structure-aware: an arbitrary [`RichModel`] (every element type and layout,
+/// quantization schemes, composites, KV types) is written by `HrryWriter`; the file
+/// validates strictly, reads back equal, and every reader gives the same bytes.
+pub fn writer(data: &[u8]) {
+    let mut u = Unstructured::new(data);
+    if let Ok(model) = RichModel::arbitrary(&mut u) {
+        let bytes = model.assert_written_faithfully();
+        oracle_readers(&bytes);
+    }
+}
+
+/// Structure-aware: the file of an arbitrary [`RichModel`] with one targeted
+/// mutation ([`crate::mutation::mutate`]: a field, a count, an offset or a flag),
+/// run through every reader ([`crate::exercise_file`]) and the reader oracles.
+pub fn mutate(data: &[u8]) {
+    let mut u = Unstructured::new(data);
+    let Ok(model) = RichModel::arbitrary(&mut u) else {
+        return;
+    };
+    let Some(bytes) = model.write() else {
+        return;
+    };
+    let Ok(mutated) = crate::mutation::mutate(&mut u, &bytes) else {
+        return;
+    };
+    crate::exercise_file(&mutated);
+    oracle_readers(&mutated);
+}
+
+/// Structure-aware: a dense tensor of any element type in any dense layout, its
+/// buffer sometimes a little short or long; its logical row-major export equals
+/// reading it element by element
+/// ([`crate::oracles::assert_export_matches_elements`]).
+pub fn export_layouts(data: &[u8]) {
+    let mut u = Unstructured::new(data);
+    if let Ok((desc, buffers)) = crate::mutation::arbitrary_dense(&mut u, false) {
+        let slices: Vec<&[u8]> = buffers.iter().map(Vec::as_slice).collect();
+        crate::oracles::assert_export_matches_elements(&desc, &slices, 1 << 20);
+    }
+}
+
+/// The inputs a target's bytes stand for, as whole files or streams an entry point
+/// reads: the bytes themselves for the targets fed whole files, streams or
+/// captures; the bytes after the control byte for `sequential` and `stream`; the
+/// file a structure-aware target writes (and, for `mutate`, then mutates); nothing
+/// for the targets fed a section, a descriptor or a tensor alone. What
+/// `tests/alloc_bounds.rs` runs through every entry point under its memory bound.
+pub fn inputs_of(target: &str, data: &[u8]) -> Vec<Vec<u8>> {
+    let mut u = Unstructured::new(data);
+    match target {
+        "open_file" | "holo" | "messages" | "serve" | "oracle_readers" => vec![data.to_vec()],
+        "sequential" | "stream" => vec![data.get(1..).unwrap_or_default().to_vec()],
+        "roundtrip" => ArbitraryModel::arbitrary(&mut u)
+            .map(|m| vec![m.write()])
+            .unwrap_or_default(),
+        "writer" => RichModel::arbitrary(&mut u)
+            .ok()
+            .and_then(|m| m.write())
+            .into_iter()
+            .collect(),
+        "mutate" => RichModel::arbitrary(&mut u)
+            .ok()
+            .and_then(|m| m.write())
+            .and_then(|bytes| crate::mutation::mutate(&mut u, &bytes).ok())
+            .into_iter()
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Whole-file open: every reader, cross-checked ([`crate::exercise_file`]).
+pub fn open_file(data: &[u8]) {
+    crate::exercise_file(data);
+}
+
+/// A descriptor decoded alone from exactly its bytes, checked by the descriptor
+/// rules, rendered as JSON, and re-encoded to the same bytes.
+pub fn descriptor(data: &[u8]) {
+    let Ok((d, used)) = read_from::<TensorDescriptor>(data) else {
+        return;
+    };
+    let mut report = Report::new(Mode::Strict);
+    check_descriptor(&d, 0, &mut report);
+    let _ = hrry::report::layout_json(&d);
+    // Reading then writing any schema value gives the same bytes back.
+    assert_eq!(
+        to_bytes(&d),
+        &data[..used as usize],
+        "descriptor re-encodes"
+    );
+}
+
+/// The KV section decoded alone, rendered as JSON, and re-encoded to the same bytes.
+pub fn kv_section(data: &[u8]) {
+    let Ok((kv, used)) = read_from::<KvSection>(data) else {
+        return;
+    };
+    for e in &kv.entries {
+        let _ = hrry::report::kv_json(&e.value);
+    }
+    assert_eq!(
+        to_bytes(&kv),
+        &data[..used as usize],
+        "KV section re-encodes"
+    );
+}
+
+/// The index section decoded alone; its size accounting and re-encoding agree with
+/// the bytes it was read from.
+pub fn index_section(data: &[u8]) {
+    let Ok((index, used)) = read_from::<IndexSection>(data) else {
+        return;
+    };
+    let encoded: u64 = 8 + index.entries.iter().map(|e| e.encoded_len()).sum::<u64>();
+    assert_eq!(encoded, used, "encoded_len accounts for every byte");
+    assert_eq!(to_bytes(&index), &data[..used as usize], "index re-encodes");
+}
+
+/// A reader returning at most `chunk` bytes per call, like a socket or a pipe.
+pub struct Trickle<'a> {
+    /// What is left to read.
+    pub data: &'a [u8],
+    /// Most bytes one `read` returns.
+    pub chunk: usize,
+}
+
+impl Read for Trickle<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = buf.len().min(self.chunk).min(self.data.len());
+        buf[..n].copy_from_slice(&self.data[..n]);
+        self.data = &self.data[n..];
+        Ok(n)
+    }
+}
+
+/// The sequential reader over a stream delivering short reads. The first byte
+/// picks the region-end mode (bit 0) and the read size; the rest is the file.
+pub fn sequential(data: &[u8]) {
+    let Some((&control, file)) = data.split_first() else {
+        return;
+    };
+    let end = if control & 1 == 0 {
+        TensorRegionEnd::BufferToEof
+    } else {
+        TensorRegionEnd::CountHint
+    };
+    let chunk = 1 + usize::from(control >> 1) * 37;
+    let stream = Trickle { data: file, chunk };
+    let Ok(mut reader) = SequentialReader::new(stream, end, Limits::default()) else {
+        return;
+    };
+    let mut last = reader.position();
+    while let Ok(Some(t)) = reader.next_tensor() {
+        // Every tensor moves the stream forward: no input makes the reader spin.
+        assert!(
+            reader.position() > last && t.descriptor_offset >= last,
+            "the sequential reader advances"
+        );
+        last = reader.position();
+    }
+}
+
+/// Structure-aware: the bytes drive [`ArbitraryModel`], whose round trip must hold.
+pub fn roundtrip(data: &[u8]) {
+    let mut u = Unstructured::new(data);
+    if let Ok(model) = ArbitraryModel::arbitrary(&mut u) {
+        model.assert_round_trip();
+    }
+}
+
+/// A `.holo` archive, loaded as is and again with its footer hash recomputed over
+/// the fuzzer's bytes, so that mutations reach the section decoders instead of
+/// stopping at the BLAKE3 check ([`crate::exercise_holo`]).
+pub fn holo(data: &[u8]) {
+    crate::exercise_holo(data);
+    if data.len() >= 32 {
+        let mut sealed = data.to_vec();
+        let body = sealed.len() - 32;
+        let hash = blake3::hash(&sealed[..body]);
+        sealed[body..].copy_from_slice(hash.as_bytes());
+        crate::exercise_holo(&sealed);
+    }
+}
+
+/// Structure-aware: a block-quantized tensor (per-block affine, NF4 or MXFP) of
+/// fuzzer-chosen shape, axis, block size, storage and scale types, with arbitrary
+/// codes and parameters, dequantized by every kernel: SIMD, scalar blocks and the
+/// per-element reference must give the same bits
+/// ([`crate::dequantize_with_every_kernel`]).
+pub fn simd_dequant(data: &[u8]) {
+    let mut u = Unstructured::new(data);
+    if let Ok((desc, buffers)) = arbitrary_block_tensor(&mut u) {
+        let slices: Vec<&[u8]> = buffers.iter().map(Vec::as_slice).collect();
+        crate::dequantize_with_every_kernel(&desc, &slices);
+    }
+}
+
+/// A row-major block-quantized tensor; the buffer sizes follow the scheme, the
+/// bytes are the fuzzer's (so scales may be invalid, which the dequantizer refuses).
+fn arbitrary_block_tensor(
+    u: &mut Unstructured<'_>,
+) -> arbitrary::Result<(TensorDescriptor, Vec<Vec<u8>>)> {
+    use ElementType::*;
+    let rank = u.int_in_range(1..=3)?;
+    let shape: Vec<u64> = (0..rank)
+        .map(|i| {
+            // The last axis is the one the block kernels run along: let it be long.
+            if i + 1 == rank {
+                u.int_in_range(0..=300)
+            } else {
+                u.int_in_range(0..=4)
+            }
+        })
+        .collect::<arbitrary::Result<_>>()?;
+    let axis = if u.ratio(3, 4)? {
+        rank - 1
+    } else {
+        u.int_in_range(0..=rank - 1)?
+    };
+    let scheme = u.int_in_range(0..=2)?;
+    let block_size: u32 = *u.choose(&[1, 2, 4, 8, 16, 32, 64, 3, 5, 7, 24, 33])?;
+    let storage = match scheme {
+        0 => *u.choose(&[Int8, Uint8, Int4, Uint4, Int2, Uint2])?,
+        1 => Uint4,
+        _ => *u.choose(&[Float8E4m3, Float8E5m2, Float6E2m3, Float6E3m2, Float4E2m1])?,
+    };
+    let k = u64::from(block_size);
+    let s = shape[axis];
+    let padded = s.div_ceil(k) * k;
+    let others: u64 = shape
+        .iter()
+        .enumerate()
+        .filter(|&(d, _)| d != axis)
+        .map(|(_, &n)| n)
+        .product();
+    let blocks = s.div_ceil(k) * others;
+    let data_len = storage
+        .buffer_size(others * padded)
+        .ok_or(arbitrary::Error::IncorrectFormat)?;
+    let header = |scheme_tag, flags| QuantizationHeader::version1(scheme_tag, flags);
+    let (quant, param_sizes) = match scheme {
+        0 => {
+            let scale_type_tag = u.int_in_range(1..=3)?;
+            let symmetric: bool = u.arbitrary()?;
+            let scale_len = if scale_type_tag == 3 { 4 } else { 2 };
+            let mut sizes = vec![blocks * scale_len];
+            if !symmetric {
+                sizes.push(blocks * 4);
+            }
+            let d = PerBlockAffine {
+                header: header(
+                    SCHEME_PER_BLOCK_AFFINE,
+                    if symmetric { FLAG_SYMMETRIC } else { 0 },
+                ),
+                axis: axis as u32,
+                block_size,
+                scale_buffer_index: 1,
+                zero_point_buffer_index: if symmetric { NO_ZERO_POINT_BUFFER } else { 2 },
+                scale_type_tag,
+                reserved: [0; 3],
+            };
+            (QuantScheme::PerBlockAffine(d), sizes)
+        }
+        1 => {
+            let d = BlockScaled::version1(SCHEME_NF4, axis as u32, block_size);
+            (QuantScheme::Nf4(d), vec![blocks * 4])
+        }
+        _ => {
+            let d = BlockScaled::version1(SCHEME_MXFP, axis as u32, block_size);
+            (QuantScheme::Mxfp(d), vec![blocks])
+        }
+    };
+    let mut sizes = vec![data_len];
+    sizes.extend(param_sizes);
+    let mut buffers = Vec::new();
+    for &n in &sizes {
+        let mut b = vec![0u8; usize::try_from(n).map_err(|_| arbitrary::Error::IncorrectFormat)?];
+        u.fill_buffer(&mut b)?;
+        buffers.push(b);
+    }
+    let desc =
+        hrry::quant::quantize::quantized_descriptor(storage.tag(), &shape, &sizes, quant.encode());
+    Ok((desc, buffers))
+}
+
+/// The GGUF preamble (header, metadata, tensor infos) decoded alone, its metadata
+/// mapped to KV values, and re-encoded to the same bytes.
+pub fn gguf(data: &[u8]) {
+    let Ok((preamble, used)) = read_from::<hrry::convert::gguf_schema::GgufPreamble>(data) else {
+        return;
+    };
+    use hrry::convert::gguf_schema::{gguf_type_code, gguf_type_name, GgmlType, GgufValue};
+    for kv in &preamble.metadata {
+        let _ = hrry::convert::gguf::kv_value(&kv.value);
+        let _ = hrry::convert::gguf::value_type_name(&kv.value);
+        let code = kv.value.value_type();
+        assert_eq!(gguf_type_code(gguf_type_name(code)).unwrap_or(code), code);
+        let _ = kv.value.as_u64();
+        if let GgufValue::Array(a) = &kv.value {
+            let _ = (a.values.len(), a.values.is_empty(), a.values.value_type());
+        }
+    }
+    for t in &preamble.tensors {
+        if let Some(ty) = GgmlType::from_code(t.ggml_type) {
+            let _ = ty.block_geometry();
+            let ne0 = t.dimensions.first().copied().unwrap_or(1);
+            let rows = t
+                .dimensions
+                .iter()
+                .skip(1)
+                .try_fold(1u64, |a, &n| a.checked_mul(n));
+            if let Some(rows) = rows {
+                let _ = ty.tensor_bytes(ne0, rows);
+            }
+        }
+    }
+    assert_eq!(
+        to_bytes(&preamble),
+        &data[..used as usize],
+        "GGUF preamble re-encodes"
+    );
+}
+
+/// A bare stream read through short reads (the first byte picks the read size and
+/// how the data is consumed: pieces, a caller's slice, or skipped), then
+/// validated. Every tensor moves the reader forward; `unpack` refuses exactly the
+/// streams the validator rejects, and a stream it passes unpacks to a HRRYFILE
+/// that packs back to the same bytes.
+pub fn stream(data: &[u8]) {
+    use hrry::stream::StreamReader;
+    let Some((&control, bytes)) = data.split_first() else {
+        return;
+    };
+    let chunk = 1 + usize::from(control >> 2) * 61;
+    let mut reader = StreamReader::new(Trickle { data: bytes, chunk });
+    let mut last = 0;
+    let mut buf = [0u8; 97];
+    while let Ok(Some(t)) = reader.next_tensor() {
+        assert!(
+            t.descriptor_offset >= last && reader.position() > t.descriptor_offset,
+            "the stream reader advances"
+        );
+        let mut taken = 0u64;
+        let consumed = match control & 3 {
+            0 => loop {
+                match reader.next_piece() {
+                    Ok(Some(p)) => taken += p.bytes.len() as u64,
+                    Ok(None) => break true,
+                    Err(_) => break false,
+                }
+            },
+            1 => loop {
+                match reader.read_data(&mut buf) {
+                    Ok(0) => break true,
+                    Ok(n) => taken += n as u64,
+                    Err(_) => break false,
+                }
+            },
+            _ => {
+                taken = t.data_length;
+                reader.skip_data().is_ok()
+            }
+        };
+        if consumed {
+            assert_eq!(
+                taken, t.data_length,
+                "the data handed out is the data declared"
+            );
+        }
+        last = reader.position();
+    }
+    let options = hrry::validate::Options::default();
+    let valid = hrry::Format::Stream
+        .validate_bytes(bytes, &options)
+        .is_valid();
+    let unpacked = unpack_to_file(bytes);
+    assert_eq!(
+        unpacked.is_ok(),
+        valid,
+        "unpack refuses exactly the streams validation rejects: {:?}",
+        unpacked.as_ref().err()
+    );
+    if let Ok(file) = unpacked {
+        let back = hrry::file::HrryFile::from_bytes(&file).expect("an unpacked file opens");
+        let mut w = hrry::stream::StreamWriter::new(Vec::new());
+        hrry::stream::pack(&back, &mut w).expect("an unpacked file packs");
+        assert_eq!(
+            w.finish().expect("finishes"),
+            bytes,
+            "unpack then pack is the identity"
+        );
+    }
+}
+
+/// A bare stream written as a HRRYFILE by `unpack`, which checks every rule.
+fn unpack_to_file(stream: &[u8]) -> Result<Vec<u8>, hrry::stream::Error> {
+    let mut reader = hrry::stream::StreamReader::new(stream);
+    let mut w = hrry::file::HrryWriter::new(Vec::new(), hrry::file::WriterOptions::default())
+        .expect("default options");
+    hrry::stream::unpack(&mut reader, &mut w, &hrry::stream::UnpackOptions::default())?;
+    Ok(w.finish().expect("finishes"))
+}
+
+/// A captured transport conversation: validated whole (strict and permissive) and
+/// message by message, which must agree; every payload that decodes re-encodes to
+/// the same bytes.
+pub fn messages(data: &[u8]) {
+    use hrry::stream::message::{read_frame, Frame};
+    use hrry::stream::Conversation;
+    let options = hrry::validate::Options::default();
+    let whole = hrry::Format::Messages.validate_bytes(data, &options);
+    let _ = hrry::Format::Messages.validate_bytes(
+        data,
+        &hrry::validate::Options {
+            mode: Mode::Permissive,
+            ..options
+        },
+    );
+    let mut conversation = Conversation::new(options);
+    let mut found = Vec::new();
+    let mut source = data;
+    let mut fatal = false;
+    loop {
+        let at = conversation.position();
+        match read_frame(&mut source, at, options.limits.max_message_size) {
+            Ok(Some(frame)) => {
+                if let Ok((payload, used)) = frame.decode(at) {
+                    if used == frame.payload.len() as u64 {
+                        let again = Frame::new(frame.header.stream_id, &payload)
+                            .expect("a decoded payload fits");
+                        assert_eq!(again, frame, "a decoded message re-encodes");
+                    }
+                }
+                found.extend(conversation.accept(&frame));
+            }
+            Ok(None) => break,
+            Err(e) => {
+                found.extend(e.violation().cloned());
+                fatal = true;
+                break;
+            }
+        }
+    }
+    if !fatal {
+        found.extend(conversation.finish());
+    }
+    let listed: Vec<_> = whole
+        .violations
+        .iter()
+        .map(|v| (v.rule.id, v.offset))
+        .collect();
+    let fed: Vec<_> = found.iter().map(|v| (v.rule.id, v.offset)).collect();
+    if whole.suppressed == 0 {
+        assert_eq!(
+            listed, fed,
+            "one message at a time agrees with the whole capture"
+        );
+    } else {
+        // The whole-capture report lists at most MAX_VIOLATIONS_PER_RULE per rule.
+        assert_eq!(listed.len() as u64 + whole.suppressed, fed.len() as u64);
+    }
+}
+
+/// The tensors the `serve` target's server holds: row-major and column-major
+/// tensors (so requests can be answered natively or transcoded).
+fn serve_catalog_bytes() -> &'static [u8] {
+    use hrry::file::{HrryWriter, WriterOptions};
+    use hrry::model::build;
+    use hrry::schema::{LayoutFields, LAYOUT_COLUMN_MAJOR};
+    static BYTES: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+    BYTES.get_or_init(|| {
+        let mut w = HrryWriter::new(Vec::new(), WriterOptions::default()).expect("writer");
+        let dense = build::dense(ElementType::Float32, &[8, 8]).expect("descriptor");
+        let column = build::descriptor(
+            ElementType::Int8.tag(),
+            LAYOUT_COLUMN_MAJOR,
+            &[3, 5],
+            LayoutFields::Implicit,
+            &[15],
+        );
+        let data: Vec<u8> = (0..=255u8).collect();
+        for (name, d) in [("dense", &dense), ("column", &column)] {
+            w.begin_tensor(name, d).expect("begin");
+            let size = d.buffers[0].byte_size as usize;
+            w.write_data(&data.repeat(2)[..size]).expect("data");
+            w.end_tensor().expect("end");
+        }
+        w.finish().expect("finish")
+    })
+}
+
+/// The server's per-connection state machine ([`hrry::serve::Session`]) fed the
+/// fuzzer's bytes as the messages a client sends, framed as on the wire: every
+/// message is answered without panicking, every message the server writes fits
+/// the client's advertised maximum, and a connection never holds more push data
+/// than its bound.
+pub fn serve(data: &[u8]) {
+    use hrry::schema::transport::{MessageHeader, MESSAGE_HEADER_LEN};
+    use hrry::serve::session::Output;
+    use hrry::serve::{Catalog, ServeOptions, Session};
+    use hrry::stream::message::Frame;
+    let file = hrry::file::HrryFile::from_bytes(serve_catalog_bytes()).expect("catalog file");
+    let options = ServeOptions {
+        max_message_size: 1 << 16,
+        store_limit: 1 << 20,
+        connection_memory: 1 << 18,
+        transcode_limit: 1 << 12,
+        max_open_streams: 32,
+        ..ServeOptions::default()
+    };
+    let catalog = Catalog::from_files(vec![("fuzz".into(), file)], &options).expect("catalog");
+    let mut session = Session::new(std::sync::Arc::new(catalog), options);
+    let mut source = data;
+    let head = MESSAGE_HEADER_LEN as usize;
+    while source.len() >= head {
+        let header = read_from::<MessageHeader>(&source[..head])
+            .expect("12 bytes")
+            .0;
+        source = &source[head..];
+        let length = header.payload_length as usize;
+        let reply = if header.payload_length > options.max_message_size {
+            let reply = session.oversize(&header);
+            source = &source[length.min(source.len())..];
+            reply
+        } else if length > source.len() {
+            break; // The client went away mid-message.
+        } else {
+            let frame = Frame {
+                header,
+                payload: source[..length].to_vec(),
+            };
+            source = &source[length..];
+            session.receive(&frame)
+        };
+        let max = u64::from(session.client_max_message_size());
+        for output in reply.outputs(session.client_max_message_size()) {
+            let length = match &output {
+                Output::Frame(f) => f.payload.len() as u64,
+                Output::Data { data, .. } => 8 + data.len() as u64,
+            };
+            assert!(
+                length <= max,
+                "a {length}-byte payload over the client's {max}"
+            );
+            session.sent(&output);
+        }
+        assert!(session.held_bytes() <= options.connection_memory);
+        if reply.close {
+            assert!(session.is_closed(), "a closing reply ends the session");
+            break;
+        }
+    }
+    session.finish();
+}

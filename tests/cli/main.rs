@@ -1,0 +1,13 @@
+//! The `hrry` binary as a user runs it: one module per group of commands, and the
+//! command line at its edges.
+//!
+//! One test binary per area, so that the library is linked once for it; one
+//! module per concern.
+
+mod commands;
+mod conformance;
+mod dequant;
+mod edges;
+mod inspect_schema;
+mod serve;
+mod stream;

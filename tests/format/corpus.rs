@@ -1,0 +1,202 @@
+//! The conformance corpus: every case validates as its manifest says, every rule has
+//! a case, and the files under `corpus/` are what the generator makes.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use hrry::validate::{all_rules, Mode};
+use hrry_testkit::corpus::{all_cases, manifest, Expect};
+
+fn validate(case: &hrry_testkit::corpus::Case, mode: Mode) -> hrry::validate::Report {
+    let options = hrry::validate::Options {
+        mode,
+        ..Default::default()
+    };
+    case.format.validate_bytes(&case.bytes, &options)
+}
+
+#[test]
+fn every_case_gives_its_verdict() {
+    let mut failures = Vec::new();
+    for case in all_cases() {
+        let report = validate(&case, Mode::Strict);
+        let got = report.rule_ids();
+        let ok = match case.expect {
+            Expect::Valid => got.is_empty(),
+            Expect::Invalid(rule) => got == [rule],
+        };
+        if !ok {
+            failures.push(format!(
+                "{}: expected {:?}, got {:?}",
+                case.path,
+                case.expect,
+                report
+                    .violations
+                    .iter()
+                    .map(|v| v.to_string())
+                    .collect::<Vec<_>>()
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn valid_cases_are_valid_in_permissive_mode_too() {
+    for case in all_cases()
+        .into_iter()
+        .filter(|c| c.expect == Expect::Valid)
+    {
+        let report = validate(&case, Mode::Permissive);
+        assert!(report.is_valid(), "{}: {:?}", case.path, report.violations);
+    }
+}
+
+#[test]
+fn every_rule_has_an_invalid_case() {
+    let covered: BTreeSet<&str> = all_cases()
+        .iter()
+        .filter_map(|c| match c.expect {
+            Expect::Invalid(r) => Some(r),
+            Expect::Valid => None,
+        })
+        .collect();
+    let missing: Vec<&str> = all_rules()
+        .map(|r| r.id)
+        .filter(|id| !covered.contains(id))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "rules without a corpus case: {missing:?}"
+    );
+    for id in covered {
+        assert!(
+            hrry::validate::rule_by_id(id).is_some(),
+            "corpus names unknown rule {id}"
+        );
+    }
+}
+
+#[test]
+fn corpus_on_disk_is_current() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("corpus");
+    let cases = all_cases();
+    for case in &cases {
+        let on_disk = std::fs::read(dir.join(&case.path)).unwrap_or_else(|e| {
+            panic!(
+                "{}: {e}; run `cargo run -p hrry-tools --bin gen_corpus`",
+                case.path
+            )
+        });
+        assert!(
+            on_disk == case.bytes,
+            "{} is stale; run `cargo run -p hrry-tools --bin gen_corpus`",
+            case.path
+        );
+    }
+    let text = std::fs::read_to_string(dir.join("manifest.json")).expect("manifest");
+    let on_disk: serde_json::Value = serde_json::from_str(&text).expect("manifest JSON");
+    assert_eq!(on_disk, manifest(&cases), "manifest.json is stale");
+    let mut listed = 0;
+    for sub in hrry_testkit::corpus::FOLDERS {
+        listed += std::fs::read_dir(dir.join(sub))
+            .expect("corpus folder")
+            .count();
+    }
+    assert_eq!(
+        listed,
+        cases.len(),
+        "corpus/ holds files the generator no longer makes"
+    );
+}
+
+/// Rule IDs are unique. (How many rules there are is pinned exactly by
+/// tests/repository/docs.rs: the README states the count and it must equal the table's.)
+#[test]
+fn rule_ids_are_unique() {
+    let ids: Vec<&str> = all_rules().map(|r| r.id).collect();
+    let unique: BTreeSet<&str> = ids.iter().copied().collect();
+    assert_eq!(ids.len(), unique.len(), "duplicate rule IDs");
+}
+
+/// Rules whose corpus file shows a permissive allowance of the spec: an unknown
+/// scheme tag, an unrecognised extension layout, a private composition rule.
+const PERMISSIVE_ALLOWANCES: &[&str] = &["QZ-TAG-003", "TD-LAY-003", "TD-CMP-001"];
+
+#[test]
+fn invalid_cases_in_permissive_mode_report_spec_rules_only() {
+    let mut failures = Vec::new();
+    for case in all_cases() {
+        let Expect::Invalid(rule) = case.expect else {
+            continue;
+        };
+        let level = hrry::validate::rule_by_id(rule).expect("known rule").level;
+        let got = validate(&case, Mode::Permissive).rule_ids();
+        let expected: &[&str] = if level == hrry::validate::Level::Hardening {
+            &[]
+        } else {
+            &[rule]
+        };
+        let allowed = PERMISSIVE_ALLOWANCES.contains(&rule) && got.is_empty();
+        if got != expected && !allowed {
+            failures.push(format!("{}: expected {expected:?}, got {got:?}", case.path));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn case_paths_are_unique() {
+    let cases = all_cases();
+    let paths: BTreeSet<&str> = cases.iter().map(|c| c.path.as_str()).collect();
+    assert_eq!(paths.len(), cases.len(), "two corpus cases share a path");
+}
+
+/// The manifest's expected `sha256` of a row-major, unquantized tensor whose buffer
+/// holds exactly its packed elements is the hash of that stored buffer: the bytes
+/// the conformance protocol defines (docs/conformance-protocol.md), taken here
+/// straight from the file rather than through the layout code.
+#[test]
+fn expected_hashes_of_row_major_tensors_are_their_stored_bytes() {
+    use hrry::model::{element_count, ElementType};
+    // FIPS 180-4's example digest, and the empty message's.
+    assert_eq!(
+        hrry::conformance::sha256_hex(b"abc"),
+        "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+    );
+    assert_eq!(
+        hrry::conformance::sha256_hex(b""),
+        "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+    );
+    let cases = all_cases();
+    let m = manifest(&cases);
+    let mut checked = 0;
+    for (case, entry) in cases.iter().zip(m["files"].as_array().unwrap()) {
+        let Some(expected) = entry["tensors"].as_array() else {
+            continue;
+        };
+        let file = hrry::file::HrryFile::from_bytes(&case.bytes).expect("a valid file opens");
+        for (t, want) in file.entries().zip(expected) {
+            let t = file.tensor_at(t).unwrap();
+            let d = &t.descriptor;
+            let size = ElementType::from_tag(d.type_tag)
+                .and_then(|ty| ty.buffer_size(element_count(&d.shape)?));
+            let plain = d.layout_tag == hrry::schema::LAYOUT_ROW_MAJOR
+                && d.quantization.is_none()
+                && d.byte_offset == 0
+                && size == Some(t.buffers[0].len() as u64);
+            if plain {
+                let got = hrry::conformance::sha256_hex(t.buffers[0]);
+                assert_eq!(
+                    want["sha256"],
+                    got.as_str(),
+                    "{} {}",
+                    case.path,
+                    want["name"]
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 40, "only {checked} tensors checked");
+}
