@@ -573,7 +573,8 @@ impl File {
 /// what an untrusted file needs, at a cost independent of the tensors' size.
 /// ``check="full"`` adds the rules on padding and data bytes, refusing exactly what
 /// ``hrry.validate`` rejects; ``check="trusted"``, for files validated earlier,
-/// checks the index and decodes each descriptor when first read.
+/// checks the index (not its CRC-32C, nor that names are unique) and decodes each
+/// descriptor when first read.
 ///
 /// ``copy_on_write=True`` maps the file privately: arrays viewing it are writeable,
 /// a page is copied when first written (in this process only) and the file never

@@ -27,15 +27,19 @@ pub enum Check {
     /// (zero padding, packing tails, reserved element codes): a file opened this way
     /// would pass `hrry validate --permissive`.
     Full,
-    /// For files validated earlier: the header, trailer, index and KV are checked as
-    /// in [`Check::Metadata`], but for the index CRC-32C (not computed) and the
-    /// uniqueness of names (of two entries with one name, a lookup finds one); each
-    /// descriptor is decoded when it is first asked for
-    /// (its fixed header checked, so that nothing is read past it), and the region
-    /// is not walked. Lookups stay right (a false `SORTED_INDEX` flag is still
-    /// refused); reading stays memory-safe (typed views, exports and dequantization
-    /// check sizes themselves); what is left out is every rule on descriptors,
-    /// layouts and the region.
+    /// The header, trailer, index and KV checked as in [`Check::Metadata`]; each
+    /// descriptor decoded when it is first asked for (its fixed header checked, so
+    /// that nothing is read past it) and not judged; the region is not walked.
+    /// Lookups stay right (a false `SORTED_INDEX` flag is still refused); reading
+    /// stays memory-safe (typed views, exports and dequantization check sizes
+    /// themselves); what is left out is every rule on descriptors, layouts and the
+    /// region. What `hrry inspect` opens with: it shows files whose tensors break
+    /// rules, and refuses damage to the frame (a wrong index CRC).
+    Frame,
+    /// For files validated earlier: [`Check::Frame`] without the two frame checks
+    /// that neither safety nor right lookups rest on, the index CRC-32C (not
+    /// computed) and the uniqueness of names (of two entries with one name, a
+    /// lookup finds one). One pass over the index, nothing else.
     Trusted,
 }
 
@@ -206,6 +210,7 @@ impl OpenOptions {
                 policy.allowed.extend(TRUSTED_SKIPS.iter().map(|r| r.id));
                 Depth::Frame
             }
+            Check::Frame => Depth::Frame,
             Check::Metadata | Check::Full => Depth::Region,
         };
         HrryFile::decode(source, self.limits, mode, policy, depth)

@@ -534,7 +534,8 @@ impl<'a> HrryFile<'a> {
     /// types and shapes needs.
     ///
     /// Same result as calling [`HrryFile::descriptor`] on each of
-    /// [`HrryFile::entries`]. When descriptors are decoded now ([`Check::Trusted`](super::Check::Trusted)),
+    /// [`HrryFile::entries`]. When descriptors are decoded now ([`Check::Frame`](super::Check::Frame),
+    /// [`Check::Trusted`](super::Check::Trusted)),
     /// this touches those of a batch of entries together before decoding them, so
     /// that the cache (and TLB) misses of descriptors spread over a large file
     /// overlap instead of queueing one behind the other.

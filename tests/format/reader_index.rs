@@ -219,6 +219,9 @@ fn the_trusted_open_skips_only_the_index_crc_and_name_uniqueness() {
         .err()
         .expect("checked open refuses");
     assert_eq!(err.rule(), Some(&HF_CRC_MATCH), "{err}");
+    let frame = OpenOptions::new().check(Check::Frame).open_bytes(&bad_crc);
+    let err = frame.err().expect("the frame open checks the CRC");
+    assert_eq!(err.rule(), Some(&HF_CRC_MATCH), "{err}");
     let f = trusted.open_bytes(&bad_crc).expect("trusted open");
     assert_eq!(f.len(), 12);
     for e in f.entries() {

@@ -111,13 +111,13 @@ fn show(args: Args) -> Result<Outcome, Failure> {
     if stream {
         return crate::stream::inspect(&args.file, whole.as_deref(), args.json);
     }
-    // Inspecting shows structure; judging it is `hrry validate`'s job. The trusted
+    // Inspecting shows structure; judging it is `hrry validate`'s job. The frame
     // open checks the header, trailer, index and KV, and each descriptor as it is
     // read, which is what printing them needs.
     let open = if args.permissive {
         OpenOptions::new().allow_all()
     } else {
-        OpenOptions::new().check(Check::Trusted)
+        OpenOptions::new().check(Check::Frame)
     };
     let opened = match (&whole, &remote) {
         (Some(bytes), _) => open.open_bytes(bytes),
