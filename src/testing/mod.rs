@@ -366,6 +366,8 @@ pub fn dequantize_with_every_kernel(
     assert_eq!(dq.len(), reference.len() as u64, "len");
     assert_eq!(dq.is_empty(), reference.is_empty(), "is_empty");
     let _ = dq.shape();
+    // Into a caller's buffer on every available core (a large tensor is split).
+    dq.set_threads(0);
     let mut out = vec![f32::NAN; reference.len()];
     dq.dequantize_into(&mut out)
         .expect("into a buffer of len()");
@@ -436,12 +438,33 @@ pub fn exercise_holo(bytes: &[u8]) -> bool {
     match crate::holo::HoloLoader::from_bytes(bytes) {
         Ok(archive) => {
             for s in archive.sections() {
-                let _ = archive.section_payload(s);
+                let payload = archive.section_payload(s);
+                // The section lookups agree with the table.
+                assert!(archive.has_section(s.kind), "has_section");
+                let first = archive.sections().iter().find(|t| t.kind == s.kind);
+                let same_kind = archive.sections().iter().filter(|t| t.kind == s.kind);
+                assert_eq!(
+                    archive.section_bytes(s.kind),
+                    first.map(|t| archive.section_payload(t)),
+                    "section_bytes"
+                );
+                assert_eq!(
+                    archive.sections_of(s.kind).count(),
+                    same_kind.count(),
+                    "sections_of"
+                );
+                let _ = payload;
             }
             let _ = (archive.inputs(), archive.outputs(), archive.kernel_calls());
-            for p in archive.inputs().iter().chain(archive.outputs()) {
-                let _ = archive.input_port_by_name(&p.name);
+            for p in archive.inputs() {
+                let found = archive.input_port_by_name(&p.name).map(|q| &q.name);
+                assert_eq!(found, Some(&p.name), "input_port_by_name");
             }
+            for p in archive.outputs() {
+                let found = archive.output_port_by_name(&p.name).map(|q| &q.name);
+                assert_eq!(found, Some(&p.name), "output_port_by_name");
+            }
+            assert_eq!(archive.header().format_version, archive.format_version());
             let keys: Vec<String> = archive.extension_keys().map(str::to_string).collect();
             for k in &keys {
                 assert!(
@@ -450,6 +473,7 @@ pub fn exercise_holo(bytes: &[u8]) -> bool {
                 );
             }
             let weights: Vec<_> = archive.weights().map(|(f, _)| *f).collect();
+            assert_eq!(weights.len(), archive.weight_count(), "weight_count");
             for f in &weights {
                 assert!(archive.weight(f).is_some(), "weight listed but absent");
             }
@@ -466,6 +490,31 @@ pub fn exercise_holo(bytes: &[u8]) -> bool {
     }
     let _ = crate::holo::inspect_json(bytes);
     valid
+}
+
+/// A `.holo` archive on disk loads ([`crate::holo::HoloLoader::open`], a memory
+/// map) exactly when the same bytes in memory do, with the same sections.
+pub fn assert_holo_on_disk_agrees(bytes: &[u8]) {
+    let Ok(mut tmp) = tempfile::NamedTempFile::new() else {
+        return; // No temporary folder: nothing to compare.
+    };
+    if std::io::Write::write_all(&mut tmp, bytes).is_err() {
+        return;
+    }
+    let in_memory = crate::holo::HoloLoader::from_bytes(bytes);
+    let on_disk = crate::holo::HoloLoader::open(tmp.path());
+    match (in_memory, on_disk) {
+        (Ok(a), Ok(b)) => {
+            assert_eq!(a.sections(), b.sections(), "mapped archive sections");
+            assert_eq!(a.into_storage(), b.bytes(), "mapped archive bytes");
+        }
+        (Err(_), Err(_)) => {}
+        (a, b) => panic!(
+            "from_bytes: {:?}, open(path): {:?}",
+            a.err().map(|e| e.to_string()),
+            b.err().map(|e| e.to_string())
+        ),
+    }
 }
 
 /// Assembles every composite head with the tensors that follow it in file order

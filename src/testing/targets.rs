@@ -47,12 +47,18 @@ pub const TARGETS: &[(&str, Body)] = &[
 /// Whole files, judged by the readers' agreement
 /// ([`super::oracles::assert_readers_agree_with_validator`]: the validator accepts
 /// exactly what the full-check reader reads whole, every refusal names a rule the
-/// validator reports) and by the readers' answers
-/// ([`super::oracles::assert_readers_give_same_bytes`]: random access, sequential,
-/// and `stream pack` then the stream reader give the same bytes).
+/// validator reports), also under limits the input picks
+/// ([`super::oracles::limits_for`]: past a limit, both refuse), by the readers'
+/// answers ([`super::oracles::assert_readers_give_same_bytes`]: random access,
+/// sequential, and `stream pack` then the stream reader give the same bytes), and
+/// on disk ([`super::oracles::assert_file_on_disk_agrees`]: positioned reads and a
+/// memory map read what the bytes in memory hold).
 pub fn oracle_readers(data: &[u8]) {
-    let (_, strict) = super::oracles::assert_readers_agree_with_validator(data);
-    super::oracles::assert_readers_give_same_bytes(data, strict);
+    use super::oracles;
+    let (_, strict) = oracles::assert_readers_agree_with_validator(data);
+    oracles::assert_readers_agree_under(data, oracles::limits_for(data));
+    oracles::assert_readers_give_same_bytes(data, strict);
+    oracles::assert_file_on_disk_agrees(data);
 }
 
 /// Structure-aware: an arbitrary [`RichModel`] (every element type and layout,
@@ -93,6 +99,7 @@ pub fn export_layouts(data: &[u8]) {
     if let Ok((desc, buffers)) = super::mutation::arbitrary_dense(&mut u, false) {
         let slices: Vec<&[u8]> = buffers.iter().map(Vec::as_slice).collect();
         super::oracles::assert_export_matches_elements(&desc, &slices, 1 << 20);
+        super::oracles::assert_curve_codes_invert(&desc, 1 << 12);
     }
 }
 
@@ -193,6 +200,8 @@ impl Read for Trickle<'_> {
 
 /// The sequential reader over a stream delivering short reads. The first byte
 /// picks the region-end mode (bit 0) and the read size; the rest is the file.
+/// Read again under limits the file picks ([`super::oracles::limits_for`]), the
+/// reader gives a prefix of the same tensors.
 pub fn sequential(data: &[u8]) {
     let Some((&control, file)) = data.split_first() else {
         return;
@@ -203,19 +212,31 @@ pub fn sequential(data: &[u8]) {
         TensorRegionEnd::CountHint
     };
     let chunk = 1 + usize::from(control >> 1) * 37;
-    let stream = Trickle { data: file, chunk };
-    let Ok(mut reader) = SequentialReader::new(stream, end, Limits::default()) else {
-        return;
+    let read = |limits: Limits| -> Vec<(u64, Vec<u8>, Vec<Vec<u8>>)> {
+        let stream = Trickle { data: file, chunk };
+        let Ok(mut reader) = SequentialReader::new(stream, end, limits) else {
+            return Vec::new();
+        };
+        let _ = reader.header();
+        let mut last = reader.position();
+        let mut tensors = Vec::new();
+        while let Ok(Some(t)) = reader.next_tensor() {
+            // Every tensor moves the stream forward: no input makes the reader spin.
+            assert!(
+                reader.position() > last && t.descriptor_offset >= last,
+                "the sequential reader advances"
+            );
+            last = reader.position();
+            tensors.push((t.descriptor_offset, to_bytes(&t.descriptor), t.buffers));
+        }
+        tensors
     };
-    let mut last = reader.position();
-    while let Ok(Some(t)) = reader.next_tensor() {
-        // Every tensor moves the stream forward: no input makes the reader spin.
-        assert!(
-            reader.position() > last && t.descriptor_offset >= last,
-            "the sequential reader advances"
-        );
-        last = reader.position();
-    }
+    let all = read(Limits::default());
+    let limited = read(super::oracles::limits_for(file));
+    assert!(
+        all.starts_with(&limited),
+        "under tighter limits the sequential reader reads other tensors"
+    );
 }
 
 /// Structure-aware: the bytes drive [`ArbitraryModel`], whose round trip must hold.
@@ -231,6 +252,7 @@ pub fn roundtrip(data: &[u8]) {
 /// stopping at the BLAKE3 check ([`super::exercise_holo`]).
 pub fn holo(data: &[u8]) {
     super::exercise_holo(data);
+    super::assert_holo_on_disk_agrees(data);
     if data.len() >= 32 {
         let mut sealed = data.to_vec();
         let body = sealed.len() - 32;
@@ -336,6 +358,34 @@ fn arbitrary_block_tensor(
         u.fill_buffer(&mut b)?;
         buffers.push(b);
     }
+    let (mut shape, mut quant) = (shape, quant);
+    // Rarely (never once the bytes ran out), the tensor repeated along a new first
+    // axis until it holds over 2^19 values, or 2^21: enough for the dequantizer to
+    // split it over threads and, into a caller's buffer, to stream its stores.
+    let values = s * others;
+    let whole_bytes = storage
+        .bit_width()
+        .is_some_and(|w| (u64::from(w) * others * padded).is_multiple_of(8));
+    let target: u64 = match u.arbitrary::<u8>()? {
+        0xFE..=0xFF => (1 << 21) + 1,
+        0xF8..=0xFD => (1 << 19) + 1,
+        _ => 0,
+    };
+    if target > 0 && values > 0 && whole_bytes {
+        let copies = target.div_ceil(values);
+        if sizes.iter().all(|&n| n * copies <= 16 << 20) {
+            for (b, n) in buffers.iter_mut().zip(&mut sizes) {
+                *b = b.repeat(copies as usize);
+                *n *= copies;
+            }
+            shape.insert(0, copies);
+            match &mut quant {
+                QuantScheme::PerBlockAffine(d) => d.axis += 1,
+                QuantScheme::Nf4(d) | QuantScheme::Mxfp(d) => d.axis += 1,
+                _ => {}
+            }
+        }
+    }
     let desc =
         crate::quant::quantize::quantized_descriptor(storage.tag(), &shape, &sizes, quant.encode());
     Ok((desc, buffers))
@@ -393,11 +443,20 @@ pub fn stream(data: &[u8]) {
     let mut reader = StreamReader::new(Trickle { data: bytes, chunk });
     let mut last = 0;
     let mut buf = [0u8; 97];
-    while let Ok(Some(t)) = reader.next_tensor() {
+    let mut count = 0;
+    let ended = loop {
+        let t = match reader.next_tensor() {
+            Ok(Some(t)) => t,
+            Ok(None) => break true,
+            Err(_) => break false,
+        };
+        count += 1;
         assert!(
             t.descriptor_offset >= last && reader.position() > t.descriptor_offset,
             "the stream reader advances"
         );
+        assert_eq!(reader.tensors_read(), count, "tensors_read");
+        assert_eq!(reader.data_remaining(), t.data_length, "data_remaining");
         let mut taken = 0u64;
         let consumed = match control & 3 {
             0 => loop {
@@ -424,13 +483,46 @@ pub fn stream(data: &[u8]) {
                 taken, t.data_length,
                 "the data handed out is the data declared"
             );
+            assert_eq!(reader.data_remaining(), 0, "data_remaining after the data");
         }
         last = reader.position();
+    };
+    if ended {
+        assert!(
+            reader.into_inner().data.is_empty(),
+            "the end of the stream is the end of its bytes"
+        );
     }
+    // Under limits the stream picks, the reader gives a prefix of the same tensors
+    // and the validator accepts only what it accepts under the defaults.
+    let limits = super::oracles::limits_for(bytes);
+    let descriptors = |limits| {
+        let mut reader = StreamReader::with_limits(bytes, limits);
+        let mut found = Vec::new();
+        while let Ok(Some(t)) = reader.next_tensor() {
+            found.push((t.descriptor_offset, to_bytes(&t.descriptor)));
+            if reader.skip_data().is_err() {
+                break;
+            }
+        }
+        found
+    };
+    assert!(
+        descriptors(Limits::default()).starts_with(&descriptors(limits)),
+        "under tighter limits the stream reader reads other tensors"
+    );
     let options = crate::validate::Options::default();
     let valid = crate::Format::Stream
         .validate_bytes(bytes, &options)
         .is_valid();
+    let limited = crate::validate::Options {
+        limits,
+        ..options
+    };
+    assert!(
+        valid || !crate::Format::Stream.validate_bytes(bytes, &limited).is_valid(),
+        "a stream valid under tighter limits is invalid under the defaults"
+    );
     let unpacked = unpack_to_file(bytes);
     assert_eq!(
         unpacked.is_ok(),
@@ -465,11 +557,24 @@ fn unpack_to_file(stream: &[u8]) -> Result<Vec<u8>, crate::stream::Error> {
 
 /// A captured transport conversation: validated whole (strict and permissive) and
 /// message by message, which must agree; every payload that decodes re-encodes to
-/// the same bytes.
+/// the same bytes. Judged again under limits the capture picks
+/// ([`super::oracles::limits_for`]: a small maximum message size, say).
 pub fn messages(data: &[u8]) {
+    let options = crate::validate::Options::default();
+    messages_under(data, options);
+    messages_under(
+        data,
+        crate::validate::Options {
+            limits: super::oracles::limits_for(data),
+            ..options
+        },
+    );
+}
+
+/// [`messages`] under `options`.
+fn messages_under(data: &[u8], options: crate::validate::Options) {
     use crate::stream::message::{read_frame, Frame};
     use crate::stream::Conversation;
-    let options = crate::validate::Options::default();
     let whole = crate::Format::Messages.validate_bytes(data, &options);
     let _ = crate::Format::Messages.validate_bytes(
         data,
@@ -482,10 +587,12 @@ pub fn messages(data: &[u8]) {
     let mut found = Vec::new();
     let mut source = data;
     let mut fatal = false;
+    let mut frames = 0u64;
     loop {
         let at = conversation.position();
         match read_frame(&mut source, at, options.limits.max_message_size) {
             Ok(Some(frame)) => {
+                frames += 1;
                 if let Ok((payload, used)) = frame.decode(at) {
                     if used == frame.payload.len() as u64 {
                         let again = Frame::new(frame.header.stream_id, &payload)
@@ -503,6 +610,7 @@ pub fn messages(data: &[u8]) {
             }
         }
     }
+    assert_eq!(conversation.messages(), frames, "messages accepted");
     if !fatal {
         found.extend(conversation.finish());
     }
