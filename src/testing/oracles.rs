@@ -312,6 +312,7 @@ pub fn assert_export_matches_elements(
 /// whenever the view accepts the tensor; and the lazy `descriptors` iterator gives
 /// each tensor's descriptor.
 fn assert_typed_views_match_export(file: &HrryFile<'_>) {
+    assert_eq!(file.descriptors().len(), file.len(), "descriptors().len()");
     for (entry, d) in file.descriptors() {
         let Ok(t) = file.tensor_at(entry) else {
             continue;
@@ -516,6 +517,24 @@ pub fn assert_curve_codes_invert(desc: &TensorDescriptor, max: u64) {
                 break;
             }
             *i = 0;
+        }
+    }
+}
+
+/// The trusted open (`Check::Trusted`: only the index is decoded, for files
+/// validated earlier) of any bytes: every refusal, at open or of a tensor, names a
+/// rule (a trusted reader still refuses to read out of bounds, and says why).
+pub fn assert_trusted_refusals_name_rules(bytes: &[u8]) {
+    let file = match OpenOptions::new().check(Check::Trusted).open_bytes(bytes) {
+        Ok(file) => file,
+        Err(e) => {
+            assert!(e.rule().is_some(), "trusted open: {e} names no rule");
+            return;
+        }
+    };
+    for e in file.entries() {
+        if let Err(err) = file.tensor_at(e) {
+            assert!(err.rule().is_some(), "trusted read: {err} names no rule");
         }
     }
 }

@@ -57,6 +57,7 @@ pub fn oracle_readers(data: &[u8]) {
     use super::oracles;
     let (_, strict) = oracles::assert_readers_agree_with_validator(data);
     oracles::assert_readers_agree_under(data, oracles::limits_for(data));
+    oracles::assert_trusted_refusals_name_rules(data);
     oracles::assert_readers_give_same_bytes(data, strict);
     oracles::assert_file_on_disk_agrees(data);
 }
@@ -162,6 +163,15 @@ pub fn kv_section(data: &[u8]) {
     };
     for e in &kv.entries {
         let _ = crate::report::kv_json(&e.value);
+        // A value's tag is the byte it is encoded with; an array's elements are of
+        // its element type, each as long as it says.
+        assert_eq!(to_bytes(&e.value)[0], e.value.tag(), "KvValue::tag");
+        if let crate::schema::KvValue::Array(a) = &e.value {
+            for x in &a.elements {
+                assert_eq!(x.tag(), a.element_tag, "KvScalar::tag");
+                assert_eq!(x.encoded_len(), to_bytes(x).len() as u64, "encoded_len");
+            }
+        }
     }
     assert_eq!(
         to_bytes(&kv),
@@ -220,14 +230,25 @@ pub fn sequential(data: &[u8]) {
         let _ = reader.header();
         let mut last = reader.position();
         let mut tensors = Vec::new();
-        while let Ok(Some(t)) = reader.next_tensor() {
-            // Every tensor moves the stream forward: no input makes the reader spin.
-            assert!(
-                reader.position() > last && t.descriptor_offset >= last,
-                "the sequential reader advances"
-            );
-            last = reader.position();
-            tensors.push((t.descriptor_offset, to_bytes(&t.descriptor), t.buffers));
+        loop {
+            match reader.next_tensor() {
+                Ok(Some(t)) => {
+                    // Every tensor moves the stream forward: no input makes the
+                    // reader spin.
+                    assert!(
+                        reader.position() > last && t.descriptor_offset >= last,
+                        "the sequential reader advances"
+                    );
+                    last = reader.position();
+                    tensors.push((t.descriptor_offset, to_bytes(&t.descriptor), t.buffers));
+                }
+                Ok(None) => {
+                    // The end stays the end.
+                    assert!(matches!(reader.next_tensor(), Ok(None)), "read past the end");
+                    break;
+                }
+                Err(_) => break,
+            }
         }
         tensors
     };
