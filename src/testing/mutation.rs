@@ -470,7 +470,8 @@ pub fn sites(bytes: &[u8]) -> Vec<Site> {
 /// Places inside every buffer of every tensor a written file holds (its first
 /// bytes, its middle, its last bytes) and the padding byte after it: the sparse
 /// indices, quantization scales and zero points, codes and padding the data rules
-/// and the exports read.
+/// and the exports read; and every third byte of the first entries of the KV
+/// section (key lengths, tags, lengths and values).
 pub fn data_sites(bytes: &[u8]) -> Vec<Site> {
     let Ok(file) = HrryFile::from_bytes(bytes) else {
         return Vec::new();
@@ -504,6 +505,17 @@ pub fn data_sites(bytes: &[u8]) -> Vec<Site> {
                     });
                 }
             }
+        }
+    }
+    // And the KV section's entries: key lengths, tags, lengths and values.
+    let t = file.trailer();
+    let (kv, kv_len) = (t.kv_offset as usize, t.kv_length as usize);
+    for rel in (4..kv_len.min(4 + 3 * 64)).step_by(3) {
+        if kv + rel < bytes.len() {
+            s.push(Site {
+                at: kv + rel,
+                width: 1,
+            });
         }
     }
     s

@@ -380,17 +380,18 @@ fn arbitrary_block_tensor(
         buffers.push(b);
     }
     let (mut shape, mut quant) = (shape, quant);
-    // Rarely (never once the bytes ran out), the tensor repeated along a new first
-    // axis until it holds over 2^19 values, or 2^21: enough for the dequantizer to
-    // split it over threads and, into a caller's buffer, to stream its stores.
+    // Rarely (never once the bytes ran out: a 16-bit mark follows them), the
+    // tensor repeated along a new first axis until it holds over 2^19 values,
+    // enough for the dequantizer to split it over threads. (Each such input costs
+    // a thousand small ones, hence the mark.)
     let values = s * others;
     let whole_bytes = storage
         .bit_width()
         .is_some_and(|w| (u64::from(w) * others * padded).is_multiple_of(8));
-    let target: u64 = match u.arbitrary::<u8>()? {
-        0xFE..=0xFF => (1 << 21) + 1,
-        0xF8..=0xFD => (1 << 19) + 1,
-        _ => 0,
+    let target: u64 = if u.arbitrary::<u16>()? >= 0xFFF0 {
+        (1 << 19) + 1
+    } else {
+        0
     };
     if target > 0 && values > 0 && whole_bytes {
         let copies = target.div_ceil(values);
