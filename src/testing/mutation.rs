@@ -493,7 +493,7 @@ pub fn data_sites(bytes: &[u8]) -> Vec<Site> {
                 (0, 4),
                 (0, 8),
                 (len / 2, 1),
-                (len / 2 & !3, 4),
+                ((len / 2) & !3, 4),
                 (len.saturating_sub(1), 1),
                 (len.saturating_sub(4), 4),
                 (len, 1),

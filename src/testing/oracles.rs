@@ -42,16 +42,7 @@ pub fn assert_readers_agree_with_validator(bytes: &[u8]) -> (bool, bool) {
 /// [`assert_readers_agree_with_validator`] with the validator and every reader
 /// held to `limits`: a file past one is refused by both, naming `HF-LIM-001`.
 pub fn assert_readers_agree_under(bytes: &[u8], limits: Limits) -> (bool, bool) {
-    let report = |mode| {
-        crate::Format::HrryFile.validate_bytes(
-            bytes,
-            &Options {
-                mode,
-                limits,
-                ..Options::default()
-            },
-        )
-    };
+    let report = |mode| crate::Format::HrryFile.validate_bytes(bytes, &Options { mode, limits });
     let (permissive, strict) = (report(Mode::Permissive), report(Mode::Strict));
     for (mode, report) in [(Mode::Permissive, &permissive), (Mode::Strict, &strict)] {
         let options = OpenOptions::new()
@@ -438,7 +429,8 @@ pub fn assert_file_on_disk_agrees(bytes: &[u8]) {
             .expect("reads inside the file succeed");
         super::assert_same_report(&in_memory, &on_disk, &format!("on disk, {mode:?}"));
     }
-    let read = |file: &HrryFile<'_>| -> Vec<Result<(Vec<u8>, Vec<Vec<u8>>), String>> {
+    type Reading = Result<(Vec<u8>, Vec<Vec<u8>>), String>;
+    let read = |file: &HrryFile<'_>| -> Vec<Reading> {
         file.entries()
             .map(|e| {
                 file.tensor_at(e)

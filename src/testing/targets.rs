@@ -244,7 +244,10 @@ pub fn sequential(data: &[u8]) {
                 }
                 Ok(None) => {
                     // The end stays the end.
-                    assert!(matches!(reader.next_tensor(), Ok(None)), "read past the end");
+                    assert!(
+                        matches!(reader.next_tensor(), Ok(None)),
+                        "read past the end"
+                    );
                     break;
                 }
                 Err(_) => break,
@@ -288,12 +291,38 @@ pub fn holo(data: &[u8]) {
 /// codes and parameters, dequantized by every kernel: SIMD, scalar blocks and the
 /// per-element reference must give the same bits
 /// ([`super::dequantize_with_every_kernel`]).
+///
+/// A tensor past [`crate::quant::MIN_VALUES_PER_THREAD`] twice over (rare: see
+/// [`arbitrary_block_tensor`]) is checked more cheaply: split over threads, it
+/// dequantizes to the same bits as on one.
 pub fn simd_dequant(data: &[u8]) {
     let mut u = Unstructured::new(data);
     if let Ok((desc, buffers)) = arbitrary_block_tensor(&mut u) {
         let slices: Vec<&[u8]> = buffers.iter().map(Vec::as_slice).collect();
-        super::dequantize_with_every_kernel(&desc, &slices);
+        let values = crate::model::element_count(&desc.shape).unwrap_or(0);
+        if values > 2 * crate::quant::MIN_VALUES_PER_THREAD as u64 {
+            assert_threads_agree(&desc, &slices);
+        } else {
+            super::dequantize_with_every_kernel(&desc, &slices);
+        }
     }
+}
+
+/// One thread, four, and one per available core (into a caller's buffer) give
+/// the same bits.
+fn assert_threads_agree(desc: &TensorDescriptor, buffers: &[&[u8]]) {
+    let Ok(mut dq) = crate::quant::Dequantizer::new(desc, buffers) else {
+        return;
+    };
+    let Ok(one) = dq.to_vec() else { return };
+    dq.set_threads(4);
+    let four = dq.to_vec().expect("as on one thread");
+    dq.set_threads(0);
+    let mut each = vec![f32::NAN; one.len()];
+    dq.dequantize_into(&mut each).expect("a buffer of len()");
+    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<u32>>();
+    assert!(bits(&four) == bits(&one), "four threads differ from one");
+    assert!(bits(&each) == bits(&one), "every core differs from one");
 }
 
 /// A row-major block-quantized tensor; the buffer sizes follow the scheme, the
@@ -537,12 +566,12 @@ pub fn stream(data: &[u8]) {
     let valid = crate::Format::Stream
         .validate_bytes(bytes, &options)
         .is_valid();
-    let limited = crate::validate::Options {
-        limits,
-        ..options
-    };
+    let limited = crate::validate::Options { limits, ..options };
     assert!(
-        valid || !crate::Format::Stream.validate_bytes(bytes, &limited).is_valid(),
+        valid
+            || !crate::Format::Stream
+                .validate_bytes(bytes, &limited)
+                .is_valid(),
         "a stream valid under tighter limits is invalid under the defaults"
     );
     let unpacked = unpack_to_file(bytes);
