@@ -516,6 +516,10 @@ pub fn assert_curve_codes_invert(desc: &TensorDescriptor, max: u64) {
 /// The trusted open (`Check::Trusted`: only the index is decoded, for files
 /// validated earlier) of any bytes: every refusal, at open or of a tensor, names a
 /// rule (a trusted reader still refuses to read out of bounds, and says why).
+/// What it reads, unchecked, is exported in logical order or dequantized (so the
+/// densifiers, the dense addressing and the dequantizer meet indices, fields and
+/// scales no check has passed), and where the default reader also reads the
+/// tensor, the two answers agree.
 pub fn assert_trusted_refusals_name_rules(bytes: &[u8]) {
     let file = match OpenOptions::new().check(Check::Trusted).open_bytes(bytes) {
         Ok(file) => file,
@@ -524,9 +528,33 @@ pub fn assert_trusted_refusals_name_rules(bytes: &[u8]) {
             return;
         }
     };
+    let checked = HrryFile::from_bytes(bytes).ok();
+    let limit = 16 * bytes.len() as u64 + (1 << 20);
     for e in file.entries() {
-        if let Err(err) = file.tensor_at(e) {
-            assert!(err.rule().is_some(), "trusted read: {err} names no rule");
+        let t = match file.tensor_at(e) {
+            Ok(t) => t,
+            Err(err) => {
+                assert!(err.rule().is_some(), "trusted read: {err} names no rule");
+                continue;
+            }
+        };
+        // Quantized tensors are dequantized (as f32 bits), the rest exported.
+        let read = |d: &TensorDescriptor, b: &[&[u8]]| -> Result<Vec<u8>, String> {
+            if d.quantization.is_some() {
+                let dq = crate::quant::Dequantizer::new(d, b).map_err(|e| e.to_string())?;
+                let v = dq.to_vec().map_err(|e| e.to_string())?;
+                Ok(v.iter().flat_map(|x| x.to_bits().to_le_bytes()).collect())
+            } else {
+                crate::layout::logical_row_major(d, b, limit).map_err(|e| e.to_string())
+            }
+        };
+        let unchecked = read(t.descriptor, &t.buffers);
+        let default = checked.as_ref().and_then(|f| {
+            let c = f.tensor_at(f.entry(e.position())?).ok()?;
+            read(c.descriptor, &c.buffers).ok()
+        });
+        if let (Ok(a), Some(b)) = (&unchecked, &default) {
+            assert!(a == b, "trusted and default exports differ");
         }
     }
 }
