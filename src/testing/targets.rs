@@ -649,6 +649,9 @@ fn messages_under(data: &[u8], options: crate::validate::Options) {
                         let again = Frame::new(frame.header.stream_id, &payload)
                             .expect("a decoded payload fits");
                         assert_eq!(again, frame, "a decoded message re-encodes");
+                        // The writers write that frame, within a maximum size
+                        // of exactly its payload, and refuse one byte less.
+                        assert_message_writers_agree(&frame, &payload);
                     }
                 }
                 found.extend(conversation.accept(&frame));
@@ -679,6 +682,35 @@ fn messages_under(data: &[u8], options: crate::validate::Options) {
     } else {
         // The whole-capture report lists at most MAX_VIOLATIONS_PER_RULE per rule.
         assert_eq!(listed.len() as u64 + whole.suppressed, fed.len() as u64);
+    }
+}
+
+/// `write_message` (and, for TENSOR_DATA, `write_data_frame`) write exactly
+/// `frame`'s bytes for its decoded `payload` when the maximum message size is its
+/// payload length, and write nothing when it is one byte less.
+fn assert_message_writers_agree(
+    frame: &crate::stream::message::Frame,
+    payload: &crate::stream::message::Payload,
+) {
+    use crate::stream::message::{write_data_frame, write_message, Payload};
+    let (id, len) = (frame.header.stream_id, frame.header.payload_length);
+    let mut out = Vec::new();
+    write_message(&mut out, id, payload, len).expect("fits its own length");
+    assert_eq!(out, frame.to_bytes(), "write_message");
+    if let Some(less) = len.checked_sub(1) {
+        let mut none = Vec::new();
+        assert!(write_message(&mut none, id, payload, less).is_err() && none.is_empty());
+    }
+    if let Payload::TensorData(d) = payload {
+        let mut out = Vec::new();
+        write_data_frame(&mut out, id, d.byte_offset_in_buffer, &d.data, len)
+            .expect("fits its own length");
+        assert_eq!(out, frame.to_bytes(), "write_data_frame");
+        if let Some(less) = len.checked_sub(1) {
+            let mut none = Vec::new();
+            let refused = write_data_frame(&mut none, id, d.byte_offset_in_buffer, &d.data, less);
+            assert!(refused.is_err() && none.is_empty());
+        }
     }
 }
 
