@@ -241,6 +241,10 @@ pub fn exercise_file(bytes: &[u8]) -> bool {
         let piecemeal = crate::validate::validate_source(&Piecemeal(bytes), &options);
         let piecemeal = piecemeal.expect("reads inside the input succeed");
         assert_same_report(report, &piecemeal, &format!("read piecemeal, {mode:?}"));
+        let failing = crate::validate::validate_source(&Failing::new(bytes), &options);
+        if let Ok(failing) = failing {
+            assert_same_report(report, &failing, &format!("reads failing past, {mode:?}"));
+        }
     }
     let valid = strict.is_valid();
     assert!(
@@ -385,6 +389,12 @@ pub fn dequantize_with_every_kernel(
     );
     let free = crate::quant::dequantize(desc, buffers).expect("dequantize");
     assert!(bits(&free) == bits(&reference), "quant::dequantize differs");
+    out.fill(f32::NAN);
+    crate::quant::dequantize_into(desc, buffers, &mut out).expect("quant::dequantize_into");
+    assert!(
+        bits(&out) == bits(&reference),
+        "quant::dequantize_into differs"
+    );
     let mut pre = Dequantizer::prevalidated(desc, buffers).expect("prevalidated");
     pre.set_threads(2);
     let threaded = pre.to_vec().expect("prevalidated, two threads");
@@ -396,6 +406,11 @@ pub fn dequantize_with_every_kernel(
         "rows past the end are refused"
     );
     let row_len = usize::try_from(dq.row_len()).ok()?;
+    if row_len > 1 && dq.rows() > 0 {
+        // Part of a row is refused.
+        let mut part = vec![0f32; row_len - 1];
+        assert!(dq.dequantize_rows(0, &mut part).is_err(), "part of a row");
+    }
     if row_len > 0 && dq.rows() > 1 {
         let mut rest = vec![0f32; reference.len() - row_len];
         dq.dequantize_rows(1, &mut rest)
@@ -428,6 +443,9 @@ pub fn exercise_holo(bytes: &[u8]) -> bool {
         let piecemeal = crate::holo::validate_source(&Piecemeal(bytes), mode);
         let piecemeal = piecemeal.expect("reads inside the input succeed");
         assert_same_report(report, &piecemeal, &format!("read piecemeal, {mode:?}"));
+        if let Ok(failing) = crate::holo::validate_source(&Failing::new(bytes), mode) {
+            assert_same_report(report, &failing, &format!("reads failing past, {mode:?}"));
+        }
     }
     let valid = strict.is_valid();
     assert!(
@@ -552,6 +570,36 @@ impl crate::source::ReadAt for Piecemeal<'_> {
 
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
         crate::source::ReadAt::read_at(self.0, offset, buf)
+    }
+}
+
+/// Bytes in memory whose reads fail (an I/O error, as from a disk or a network)
+/// from an offset the bytes pick (their CRC-32C, within their length): a validator
+/// reading through it either returns the error or, when it never read there,
+/// the report the bytes get; never a verdict made from a failed read.
+pub struct Failing<'a> {
+    bytes: &'a [u8],
+    from: u64,
+}
+
+impl<'a> Failing<'a> {
+    /// Reads of `bytes` failing from an offset they pick.
+    pub fn new(bytes: &'a [u8]) -> Self {
+        let from = u64::from(crc32c::crc32c(bytes)) % (bytes.len() as u64 + 1);
+        Failing { bytes, from }
+    }
+}
+
+impl crate::source::ReadAt for Failing<'_> {
+    fn len(&self) -> u64 {
+        self.bytes.len() as u64
+    }
+
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
+        if offset.saturating_add(buf.len() as u64) > self.from && !buf.is_empty() {
+            return Err(std::io::Error::other("injected read failure"));
+        }
+        crate::source::ReadAt::read_at(self.bytes, offset, buf)
     }
 }
 
