@@ -9,6 +9,9 @@
 #   fuzz/campaign.sh SECONDS [TARGET...]
 #   fuzz/campaign.sh --summary            # only rebuild fuzz/stats/README.md
 #
+# HRRY_FUZZ_SEEDS=DIR takes the seeds from DIR (made earlier by `fuzz_seeds
+# corpus DIR`) instead of building and running the seed generator.
+#
 # Commit fuzz/corpus/ and fuzz/stats/ afterwards. A target that crashes, leaks,
 # hangs or over-allocates is recorded as such (its input under
 # fuzz/artifacts/TARGET/, to be kept as a regression in tests/fuzz_findings/) and
@@ -83,7 +86,12 @@ fi
 scratch=fuzz/scratch/campaign
 rm -rf "$scratch"
 mkdir -p "$scratch/seeds"
-nice cargo run --release --quiet -p hrry-tools --bin fuzz_seeds -- corpus "$scratch/seeds"
+if [ -n "${HRRY_FUZZ_SEEDS:-}" ]; then
+    # Seeds made earlier (`fuzz_seeds corpus DIR`), to spare a release build.
+    cp -r "$HRRY_FUZZ_SEEDS/." "$scratch/seeds/"
+else
+    nice cargo run --release --quiet -p hrry-tools --bin fuzz_seeds -- corpus "$scratch/seeds"
+fi
 
 # shellcheck source=fuzz/libfuzzer.sh
 source fuzz/libfuzzer.sh

@@ -26,7 +26,8 @@
 # converters, the server and the corpus generator are not parsing or validating
 # code and are not counted. With --record, the total is appended to
 # fuzz/stats/line_coverage.tsv (committed, read by fuzz/campaign.sh --summary).
-# The per-file report is left in fuzz/coverage/ (git-ignored). HRRY_FUZZ_CORPUS=DIR
+# The per-file report is left in fuzz/coverage/ (git-ignored): the lines no input
+# reached, per file, are the last column of tarpaulin-report-files.tsv. HRRY_FUZZ_CORPUS=DIR
 # measures a copy of the corpora instead (DIR/TARGET/), e.g. while a campaign runs.
 # The tests are built without optimisation (CARGO_PROFILE_TEST_OPT_LEVEL=0): the
 # ptrace engine's breakpoints land mid-instruction in optimised code.
@@ -76,7 +77,8 @@ for f in report["files"]:
         if member(rel):
             totals[name][0] += f["covered"]
             totals[name][1] += f["coverable"]
-            files.append((name, rel, f["covered"], f["coverable"]))
+            missed = sorted(t["line"] for t in f["traces"] if t["stats"]["Line"] == 0)
+            files.append((name, rel, f["covered"], f["coverable"], missed))
             break
 
 print(f"{'module':<10} {'lines':>13}  coverage")
@@ -87,9 +89,19 @@ for name, _ in modules:
     coverable += n
     pct = 100.0 * c / n if n else 0.0
     print(f"{name:<10} {c:>6}/{n:<6}  {pct:5.1f}%")
+def ranges(lines):
+    """1, 2, 3, 7 as "1-3 7"."""
+    out = []
+    for l in lines:
+        if out and out[-1][1] == l - 1:
+            out[-1][1] = l
+        else:
+            out.append([l, l])
+    return " ".join(f"{a}-{b}" if a != b else f"{a}" for a, b in out)
+
 with open(sys.argv[1].replace(".json", "-files.tsv"), "w") as out:
-    for name, rel, c, n in sorted(files):
-        out.write(f"{name}\tsrc/{rel}\t{c}\t{n}\n")
+    for name, rel, c, n, missed in sorted(files):
+        out.write(f"{name}\tsrc/{rel}\t{c}\t{n}\t{ranges(missed)}\n")
 total = 100.0 * covered / coverable if coverable else 0.0
 if sys.argv[2] == "--record":
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"],

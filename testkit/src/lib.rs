@@ -245,6 +245,10 @@ pub fn exercise_file(bytes: &[u8]) -> bool {
         let piecemeal = hrry::Format::HrryFile.validate_source(&Piecemeal(bytes), &options);
         let piecemeal = piecemeal.expect("reads inside the input succeed");
         assert_same_report(report, &piecemeal, &format!("read piecemeal, {mode:?}"));
+        let failing = hrry::Format::HrryFile.validate_source(&Failing::new(bytes), &options);
+        if let Ok(failing) = failing {
+            assert_same_report(report, &failing, &format!("reads failing past, {mode:?}"));
+        }
     }
     let valid = strict.is_valid();
     assert!(
@@ -370,6 +374,8 @@ pub fn dequantize_with_every_kernel(
     assert_eq!(dq.len(), reference.len() as u64, "len");
     assert_eq!(dq.is_empty(), reference.is_empty(), "is_empty");
     let _ = dq.shape();
+    // Into a caller's buffer on every available core (a large tensor is split).
+    dq.set_threads(0);
     let mut out = vec![f32::NAN; reference.len()];
     dq.dequantize_into(&mut out)
         .expect("into a buffer of len()");
@@ -387,6 +393,12 @@ pub fn dequantize_with_every_kernel(
     );
     let free = hrry::quant::dequantize(desc, buffers).expect("dequantize");
     assert!(bits(&free) == bits(&reference), "quant::dequantize differs");
+    out.fill(f32::NAN);
+    hrry::quant::dequantize_into(desc, buffers, &mut out).expect("quant::dequantize_into");
+    assert!(
+        bits(&out) == bits(&reference),
+        "quant::dequantize_into differs"
+    );
     let mut pre = Dequantizer::prevalidated(desc, buffers).expect("prevalidated");
     pre.set_threads(2);
     let threaded = pre.to_vec().expect("prevalidated, two threads");
@@ -398,6 +410,11 @@ pub fn dequantize_with_every_kernel(
         "rows past the end are refused"
     );
     let row_len = usize::try_from(dq.row_len()).ok()?;
+    if row_len > 1 && dq.rows() > 0 {
+        // Part of a row is refused.
+        let mut part = vec![0f32; row_len - 1];
+        assert!(dq.dequantize_rows(0, &mut part).is_err(), "part of a row");
+    }
     if row_len > 0 && dq.rows() > 1 {
         let mut rest = vec![0f32; reference.len() - row_len];
         dq.dequantize_rows(1, &mut rest)
@@ -434,6 +451,11 @@ pub fn exercise_holo(bytes: &[u8]) -> bool {
         let piecemeal = hrry::Format::Holo.validate_source(&Piecemeal(bytes), &options(mode));
         let piecemeal = piecemeal.expect("reads inside the input succeed");
         assert_same_report(report, &piecemeal, &format!("read piecemeal, {mode:?}"));
+        if let Ok(failing) =
+            hrry::Format::Holo.validate_source(&Failing::new(bytes), &options(mode))
+        {
+            assert_same_report(report, &failing, &format!("reads failing past, {mode:?}"));
+        }
     }
     let valid = strict.is_valid();
     assert!(
@@ -444,12 +466,33 @@ pub fn exercise_holo(bytes: &[u8]) -> bool {
     match hrry::holo::HoloLoader::from_bytes(bytes) {
         Ok(archive) => {
             for s in archive.sections() {
-                let _ = archive.section_payload(s);
+                let payload = archive.section_payload(s);
+                // The section lookups agree with the table.
+                assert!(archive.has_section(s.kind), "has_section");
+                let first = archive.sections().iter().find(|t| t.kind == s.kind);
+                let same_kind = archive.sections().iter().filter(|t| t.kind == s.kind);
+                assert_eq!(
+                    archive.section_bytes(s.kind),
+                    first.map(|t| archive.section_payload(t)),
+                    "section_bytes"
+                );
+                assert_eq!(
+                    archive.sections_of(s.kind).count(),
+                    same_kind.count(),
+                    "sections_of"
+                );
+                let _ = payload;
             }
             let _ = (archive.inputs(), archive.outputs(), archive.kernel_calls());
-            for p in archive.inputs().iter().chain(archive.outputs()) {
-                let _ = archive.input_port_by_name(&p.name);
+            for p in archive.inputs() {
+                let found = archive.input_port_by_name(&p.name).map(|q| &q.name);
+                assert_eq!(found, Some(&p.name), "input_port_by_name");
             }
+            for p in archive.outputs() {
+                let found = archive.output_port_by_name(&p.name).map(|q| &q.name);
+                assert_eq!(found, Some(&p.name), "output_port_by_name");
+            }
+            assert_eq!(archive.header().format_version, archive.format_version());
             let keys: Vec<String> = archive.extension_keys().map(str::to_string).collect();
             for k in &keys {
                 assert!(
@@ -458,6 +501,7 @@ pub fn exercise_holo(bytes: &[u8]) -> bool {
                 );
             }
             let weights: Vec<_> = archive.weights().map(|(f, _)| *f).collect();
+            assert_eq!(weights.len(), archive.weight_count(), "weight_count");
             for f in &weights {
                 assert!(archive.weight(f).is_some(), "weight listed but absent");
             }
@@ -474,6 +518,31 @@ pub fn exercise_holo(bytes: &[u8]) -> bool {
     }
     let _ = hrry::holo::inspect_json(bytes);
     valid
+}
+
+/// A `.holo` archive on disk loads ([`hrry::holo::HoloLoader::open`], a memory
+/// map) exactly when the same bytes in memory do, with the same sections.
+pub fn assert_holo_on_disk_agrees(bytes: &[u8]) {
+    let Ok(mut tmp) = tempfile::NamedTempFile::new() else {
+        return; // No temporary folder: nothing to compare.
+    };
+    if std::io::Write::write_all(&mut tmp, bytes).is_err() {
+        return;
+    }
+    let in_memory = hrry::holo::HoloLoader::from_bytes(bytes);
+    let on_disk = hrry::holo::HoloLoader::open(tmp.path());
+    match (in_memory, on_disk) {
+        (Ok(a), Ok(b)) => {
+            assert_eq!(a.sections(), b.sections(), "mapped archive sections");
+            assert_eq!(a.into_storage(), b.bytes(), "mapped archive bytes");
+        }
+        (Err(_), Err(_)) => {}
+        (a, b) => panic!(
+            "from_bytes: {:?}, open(path): {:?}",
+            a.err().map(|e| e.to_string()),
+            b.err().map(|e| e.to_string())
+        ),
+    }
 }
 
 /// Assembles every composite head with the tensors that follow it in file order
@@ -511,6 +580,36 @@ impl hrry::source::ReadAt for Piecemeal<'_> {
 
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
         hrry::source::ReadAt::read_at(self.0, offset, buf)
+    }
+}
+
+/// Bytes in memory whose reads fail (an I/O error, as from a disk or a network)
+/// from an offset the bytes pick (their CRC-32C, within their length): a validator
+/// reading through it either returns the error or, when it never read there,
+/// the report the bytes get; never a verdict made from a failed read.
+pub struct Failing<'a> {
+    bytes: &'a [u8],
+    from: u64,
+}
+
+impl<'a> Failing<'a> {
+    /// Reads of `bytes` failing from an offset they pick.
+    pub fn new(bytes: &'a [u8]) -> Self {
+        let from = u64::from(crc32c::crc32c(bytes)) % (bytes.len() as u64 + 1);
+        Failing { bytes, from }
+    }
+}
+
+impl hrry::source::ReadAt for Failing<'_> {
+    fn len(&self) -> u64 {
+        self.bytes.len() as u64
+    }
+
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
+        if offset.saturating_add(buf.len() as u64) > self.from && !buf.is_empty() {
+            return Err(std::io::Error::other("injected read failure"));
+        }
+        hrry::source::ReadAt::read_at(self.bytes, offset, buf)
     }
 }
 

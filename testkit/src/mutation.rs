@@ -467,6 +467,60 @@ pub fn sites(bytes: &[u8]) -> Vec<Site> {
     s
 }
 
+/// Places inside every buffer of every tensor a written file holds (its first
+/// bytes, its middle, its last bytes) and the padding byte after it: the sparse
+/// indices, quantization scales and zero points, codes and padding the data rules
+/// and the exports read; and every third byte of the first entries of the KV
+/// section (key lengths, tags, lengths and values).
+pub fn data_sites(bytes: &[u8]) -> Vec<Site> {
+    let Ok(file) = HrryFile::from_bytes(bytes) else {
+        return Vec::new();
+    };
+    let base = bytes.as_ptr() as usize;
+    let mut s = Vec::new();
+    for e in file.entries() {
+        let Ok(t) = file.tensor_at(e) else { continue };
+        for b in &t.buffers {
+            let len = b.len();
+            let Some(at) = (b.as_ptr() as usize)
+                .checked_sub(base)
+                .filter(|at| at + len <= bytes.len())
+            else {
+                continue; // Not a view of `bytes`.
+            };
+            for (rel, width) in [
+                (0, 1),
+                (0, 4),
+                (0, 8),
+                (len / 2, 1),
+                ((len / 2) & !3, 4),
+                (len.saturating_sub(1), 1),
+                (len.saturating_sub(4), 4),
+                (len, 1),
+            ] {
+                if rel + width <= len || rel == len && at + len < bytes.len() {
+                    s.push(Site {
+                        at: at + rel,
+                        width,
+                    });
+                }
+            }
+        }
+    }
+    // And the KV section's entries: key lengths, tags, lengths and values.
+    let t = file.trailer();
+    let (kv, kv_len) = (t.kv_offset as usize, t.kv_length as usize);
+    for rel in (4..kv_len.min(4 + 3 * 64)).step_by(3) {
+        if kv + rel < bytes.len() {
+            s.push(Site {
+                at: kv + rel,
+                width: 1,
+            });
+        }
+    }
+    s
+}
+
 /// What a mutation writes into its field.
 fn new_value(u: &mut Unstructured<'_>, old: u64, width: usize, file_len: u64) -> Result<u64> {
     let max = if width == 8 {
@@ -509,6 +563,19 @@ pub fn mutate(u: &mut Unstructured<'_>, bytes: &[u8]) -> Result<Vec<u8>> {
     out[site.at..site.at + site.width].copy_from_slice(&v.to_le_bytes()[..site.width]);
     if u.arbitrary()? {
         reseal_index(&mut out);
+    }
+    // Then, for a quarter of the inputs (none of those whose bytes ran out), up to
+    // three changes inside the tensors' buffers.
+    let extra: u8 = u.arbitrary()?;
+    if extra >= 0xC0 {
+        let data = data_sites(bytes);
+        for _ in 0..=extra % 3 {
+            let Some(&site) = pick(u, &data)? else { break };
+            let mut le = [0u8; 8];
+            le[..site.width].copy_from_slice(&out[site.at..site.at + site.width]);
+            let v = new_value(u, u64::from_le_bytes(le), site.width, bytes.len() as u64)?;
+            out[site.at..site.at + site.width].copy_from_slice(&v.to_le_bytes()[..site.width]);
+        }
     }
     Ok(out)
 }

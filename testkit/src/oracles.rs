@@ -36,18 +36,19 @@ fn assert_reports(report: &Report, rule: Option<&str>, what: &str) {
 ///
 /// Returns the permissive and strict verdicts.
 pub fn assert_readers_agree_with_validator(bytes: &[u8]) -> (bool, bool) {
-    let report = |mode| {
-        hrry::Format::HrryFile.validate_bytes(
-            bytes,
-            &Options {
-                mode,
-                ..Options::default()
-            },
-        )
-    };
+    assert_readers_agree_under(bytes, Limits::default())
+}
+
+/// [`assert_readers_agree_with_validator`] with the validator and every reader
+/// held to `limits`: a file past one is refused by both, naming `HF-LIM-001`.
+pub fn assert_readers_agree_under(bytes: &[u8], limits: Limits) -> (bool, bool) {
+    let report = |mode| hrry::Format::HrryFile.validate_bytes(bytes, &Options { mode, limits });
     let (permissive, strict) = (report(Mode::Permissive), report(Mode::Strict));
     for (mode, report) in [(Mode::Permissive, &permissive), (Mode::Strict, &strict)] {
-        let options = OpenOptions::new().check(Check::Full).judge_as(mode);
+        let options = OpenOptions::new()
+            .check(Check::Full)
+            .judge_as(mode)
+            .limits(limits);
         let read_all = read_every_tensor(&options, bytes, report, &format!("{mode:?} reader"));
         assert_eq!(
             read_all,
@@ -57,7 +58,8 @@ pub fn assert_readers_agree_with_validator(bytes: &[u8]) -> (bool, bool) {
             report.rule_ids()
         );
     }
-    let read_all = read_every_tensor(&OpenOptions::new(), bytes, &permissive, "default reader");
+    let default = OpenOptions::new().limits(limits);
+    let read_all = read_every_tensor(&default, bytes, &permissive, "default reader");
     assert!(
         read_all || !strict.is_valid(),
         "the strict validator accepts a file the default reader cannot read"
@@ -301,6 +303,7 @@ pub fn assert_export_matches_elements(
 /// whenever the view accepts the tensor; and the lazy `descriptors` iterator gives
 /// each tensor's descriptor.
 fn assert_typed_views_match_export(file: &HrryFile<'_>) {
+    assert_eq!(file.descriptors().len(), file.len(), "descriptors().len()");
     for (entry, d) in file.descriptors() {
         let Ok(t) = file.tensor_at(entry) else {
             continue;
@@ -373,5 +376,185 @@ fn assert_trusted_open_agrees(bytes: &[u8], tensors: &[Read], strictly_valid: bo
     if strictly_valid {
         read.sort_by_key(|t| t.0);
         assert!(read == tensors, "the trusted open reads differently");
+    }
+}
+
+/// Limits chosen by `seed`, each either the default or far below it (a couple of
+/// tensors, KV entries and dimensions, short names, sections of a few dozen
+/// bytes, no nesting), so that ordinary inputs reach every limit check.
+pub fn limits_from(seed: u32) -> Limits {
+    let d = Limits::default();
+    let tight = |bit: u32| seed >> bit & 1 == 1;
+    Limits {
+        max_tensors: if tight(0) { 2 } else { d.max_tensors },
+        max_name_length: if tight(1) { 6 } else { d.max_name_length },
+        max_rank: if tight(2) { 2 } else { d.max_rank },
+        max_kv_entries: if tight(3) { 2 } else { d.max_kv_entries },
+        max_index_bytes: if tight(4) { 96 } else { d.max_index_bytes },
+        max_kv_bytes: if tight(5) { 48 } else { d.max_kv_bytes },
+        max_descriptor_bytes: if tight(6) { 72 } else { d.max_descriptor_bytes },
+        max_tiled_depth: if tight(7) { 1 } else { d.max_tiled_depth },
+        max_composite_depth: if tight(8) { 1 } else { d.max_composite_depth },
+        max_message_size: if tight(9) { 64 } else { d.max_message_size },
+    }
+}
+
+/// [`limits_from`] seeded by the input's own bytes (their CRC-32C), so that each
+/// input is judged under one fixed choice of limits and a fuzzer's mutations
+/// vary it.
+pub fn limits_for(bytes: &[u8]) -> Limits {
+    limits_from(crc32c::crc32c(bytes))
+}
+
+/// The file on disk reads as the same bytes in memory: validated through
+/// positioned reads ([`hrry::source::FileSource`]) it gets the report the bytes
+/// get, and [`HrryFile::open`] (a memory map) opens exactly when
+/// [`HrryFile::from_bytes`] does, with the same tensors, read the same way.
+pub fn assert_file_on_disk_agrees(bytes: &[u8]) {
+    let Ok(mut tmp) = tempfile::NamedTempFile::new() else {
+        return; // No temporary folder: nothing to compare.
+    };
+    if std::io::Write::write_all(&mut tmp, bytes).is_err() {
+        return;
+    }
+    for mode in [Mode::Strict, Mode::Permissive] {
+        let options = Options {
+            mode,
+            ..Options::default()
+        };
+        let in_memory = hrry::Format::HrryFile.validate_bytes(bytes, &options);
+        let source = hrry::source::FileSource::open(tmp.path()).expect("a file just written");
+        let on_disk = hrry::Format::HrryFile
+            .validate_source(&source, &options)
+            .expect("reads inside the file succeed");
+        crate::assert_same_report(&in_memory, &on_disk, &format!("on disk, {mode:?}"));
+    }
+    type Reading = Result<(Vec<u8>, Vec<Vec<u8>>), String>;
+    let read = |file: &HrryFile<'_>| -> Vec<Reading> {
+        file.entries()
+            .map(|e| {
+                file.tensor_at(e)
+                    .map(|t| {
+                        let buffers = t.buffers.iter().map(|b| b.to_vec()).collect();
+                        (to_bytes(t.descriptor), buffers)
+                    })
+                    .map_err(|e| e.to_string())
+            })
+            .collect()
+    };
+    match (HrryFile::from_bytes(bytes), HrryFile::open(tmp.path())) {
+        (Ok(a), Ok(b)) => {
+            assert!(read(&a) == read(&b), "the mapped file reads differently");
+            // `stream pack` of the path copies the data from the file itself.
+            let mut w = hrry::stream::StreamWriter::new(Vec::new());
+            let from_memory = hrry::stream::pack(&a, &mut w).and_then(|_| w.finish());
+            let mut w = hrry::stream::StreamWriter::new(Vec::new());
+            let from_path = hrry::stream::pack_path(tmp.path(), &mut w).and_then(|_| w.finish());
+            assert_eq!(
+                from_memory.ok(),
+                from_path.ok(),
+                "stream pack of the path packs differently"
+            );
+        }
+        (Err(a), Err(b)) => assert_eq!(
+            a.rule().map(|r| r.id),
+            b.rule().map(|r| r.id),
+            "mapped open refusal: {a} / {b}"
+        ),
+        (a, b) => panic!(
+            "from_bytes: {:?}, open(path): {:?}",
+            a.err().map(|e| e.to_string()),
+            b.err().map(|e| e.to_string())
+        ),
+    }
+}
+
+/// The curve codes of a Morton or Hilbert tensor invert: every index of its shape
+/// (at most `max` of them) decodes back from its code
+/// ([`hrry::layout::addressing::morton_decode`],
+/// [`hrry::layout::addressing::hilbert_coords`]). Other layouts pass.
+pub fn assert_curve_codes_invert(desc: &TensorDescriptor, max: u64) {
+    use hrry::layout::addressing::{hilbert_coords, hilbert_index, morton_code, morton_decode};
+    use hrry::schema::LayoutFields;
+    let count = hrry::model::element_count(&desc.shape).unwrap_or(u64::MAX);
+    if count > max {
+        return;
+    }
+    let mut index = vec![0u64; desc.shape.len()];
+    for _ in 0..count {
+        match &desc.layout {
+            LayoutFields::Morton { morton_bits } => {
+                if let Some(code) = morton_code(&index, morton_bits) {
+                    assert_eq!(
+                        morton_decode(code, morton_bits).as_ref(),
+                        Some(&index),
+                        "morton_decode(morton_code({index:?}))"
+                    );
+                }
+            }
+            LayoutFields::Hilbert(h) => {
+                if let Some(code) = hilbert_index(&index, h.hilbert_order) {
+                    assert_eq!(
+                        hilbert_coords(code, index.len(), h.hilbert_order).as_ref(),
+                        Some(&index),
+                        "hilbert_coords(hilbert_index({index:?}))"
+                    );
+                }
+            }
+            _ => return,
+        }
+        for (i, n) in index.iter_mut().zip(&desc.shape).rev() {
+            *i += 1;
+            if *i < *n {
+                break;
+            }
+            *i = 0;
+        }
+    }
+}
+
+/// The trusted open (`Check::Trusted`: only the index is decoded, for files
+/// validated earlier) of any bytes: every refusal, at open or of a tensor, names a
+/// rule (a trusted reader still refuses to read out of bounds, and says why).
+/// What it reads, unchecked, is exported in logical order or dequantized (so the
+/// densifiers, the dense addressing and the dequantizer meet indices, fields and
+/// scales no check has passed), and where the default reader also reads the
+/// tensor, the two answers agree.
+pub fn assert_trusted_refusals_name_rules(bytes: &[u8]) {
+    let file = match OpenOptions::new().check(Check::Trusted).open_bytes(bytes) {
+        Ok(file) => file,
+        Err(e) => {
+            assert!(e.rule().is_some(), "trusted open: {e} names no rule");
+            return;
+        }
+    };
+    let checked = HrryFile::from_bytes(bytes).ok();
+    let limit = 16 * bytes.len() as u64 + (1 << 20);
+    for e in file.entries() {
+        let t = match file.tensor_at(e) {
+            Ok(t) => t,
+            Err(err) => {
+                assert!(err.rule().is_some(), "trusted read: {err} names no rule");
+                continue;
+            }
+        };
+        // Quantized tensors are dequantized (as f32 bits), the rest exported.
+        let read = |d: &TensorDescriptor, b: &[&[u8]]| -> Result<Vec<u8>, String> {
+            if d.quantization.is_some() {
+                let dq = hrry::quant::Dequantizer::new(d, b).map_err(|e| e.to_string())?;
+                let v = dq.to_vec().map_err(|e| e.to_string())?;
+                Ok(v.iter().flat_map(|x| x.to_bits().to_le_bytes()).collect())
+            } else {
+                hrry::layout::logical_row_major(d, b, limit).map_err(|e| e.to_string())
+            }
+        };
+        let unchecked = read(t.descriptor, &t.buffers);
+        let default = checked.as_ref().and_then(|f| {
+            let c = f.tensor_at(f.entry(e.position())?).ok()?;
+            read(c.descriptor, &c.buffers).ok()
+        });
+        if let (Ok(a), Some(b)) = (&unchecked, &default) {
+            assert!(a == b, "trusted and default exports differ");
+        }
     }
 }

@@ -47,12 +47,19 @@ pub const TARGETS: &[(&str, Body)] = &[
 /// Whole files, judged by the readers' agreement
 /// ([`crate::oracles::assert_readers_agree_with_validator`]: the validator accepts
 /// exactly what the full-check reader reads whole, every refusal names a rule the
-/// validator reports) and by the readers' answers
-/// ([`crate::oracles::assert_readers_give_same_bytes`]: random access, sequential,
-/// and `stream pack` then the stream reader give the same bytes).
+/// validator reports), also under limits the input picks
+/// ([`crate::oracles::limits_for`]: past a limit, both refuse), by the readers'
+/// answers ([`crate::oracles::assert_readers_give_same_bytes`]: random access,
+/// sequential, and `stream pack` then the stream reader give the same bytes), and
+/// on disk ([`crate::oracles::assert_file_on_disk_agrees`]: positioned reads and a
+/// memory map read what the bytes in memory hold).
 pub fn oracle_readers(data: &[u8]) {
-    let (_, strict) = crate::oracles::assert_readers_agree_with_validator(data);
-    crate::oracles::assert_readers_give_same_bytes(data, strict);
+    use crate::oracles;
+    let (_, strict) = oracles::assert_readers_agree_with_validator(data);
+    oracles::assert_readers_agree_under(data, oracles::limits_for(data));
+    oracles::assert_trusted_refusals_name_rules(data);
+    oracles::assert_readers_give_same_bytes(data, strict);
+    oracles::assert_file_on_disk_agrees(data);
 }
 
 /// Structure-aware: an arbitrary [`RichModel`] (every element type and layout,
@@ -93,6 +100,7 @@ pub fn export_layouts(data: &[u8]) {
     if let Ok((desc, buffers)) = crate::mutation::arbitrary_dense(&mut u, false) {
         let slices: Vec<&[u8]> = buffers.iter().map(Vec::as_slice).collect();
         crate::oracles::assert_export_matches_elements(&desc, &slices, 1 << 20);
+        crate::oracles::assert_curve_codes_invert(&desc, 1 << 12);
     }
 }
 
@@ -154,6 +162,15 @@ pub fn kv_section(data: &[u8]) {
     };
     for e in &kv.entries {
         let _ = hrry::report::kv_json(&e.value);
+        // A value's tag is the byte it is encoded with; an array's elements are of
+        // its element type, each as long as it says.
+        assert_eq!(to_bytes(&e.value)[0], e.value.tag(), "KvValue::tag");
+        if let hrry::schema::KvValue::Array(a) = &e.value {
+            for x in &a.elements {
+                assert_eq!(x.tag(), a.element_tag, "KvScalar::tag");
+                assert_eq!(x.encoded_len(), to_bytes(x).len() as u64, "encoded_len");
+            }
+        }
     }
     assert_eq!(
         to_bytes(&kv),
@@ -192,6 +209,8 @@ impl Read for Trickle<'_> {
 
 /// The sequential reader over a stream delivering short reads. The first byte
 /// picks the region-end mode (bit 0) and the read size; the rest is the file.
+/// Read again under limits the file picks ([`crate::oracles::limits_for`]), the
+/// reader gives a prefix of the same tensors.
 pub fn sequential(data: &[u8]) {
     let Some((&control, file)) = data.split_first() else {
         return;
@@ -202,19 +221,45 @@ pub fn sequential(data: &[u8]) {
         TensorRegionEnd::CountHint
     };
     let chunk = 1 + usize::from(control >> 1) * 37;
-    let stream = Trickle { data: file, chunk };
-    let Ok(mut reader) = SequentialReader::new(stream, end, Limits::default()) else {
-        return;
+    let read = |limits: Limits| -> Vec<(u64, Vec<u8>, Vec<Vec<u8>>)> {
+        let stream = Trickle { data: file, chunk };
+        let Ok(mut reader) = SequentialReader::new(stream, end, limits) else {
+            return Vec::new();
+        };
+        let _ = reader.header();
+        let mut last = reader.position();
+        let mut tensors = Vec::new();
+        loop {
+            match reader.next_tensor() {
+                Ok(Some(t)) => {
+                    // Every tensor moves the stream forward: no input makes the
+                    // reader spin.
+                    assert!(
+                        reader.position() > last && t.descriptor_offset >= last,
+                        "the sequential reader advances"
+                    );
+                    last = reader.position();
+                    tensors.push((t.descriptor_offset, to_bytes(&t.descriptor), t.buffers));
+                }
+                Ok(None) => {
+                    // The end stays the end.
+                    assert!(
+                        matches!(reader.next_tensor(), Ok(None)),
+                        "read past the end"
+                    );
+                    break;
+                }
+                Err(_) => break,
+            }
+        }
+        tensors
     };
-    let mut last = reader.position();
-    while let Ok(Some(t)) = reader.next_tensor() {
-        // Every tensor moves the stream forward: no input makes the reader spin.
-        assert!(
-            reader.position() > last && t.descriptor_offset >= last,
-            "the sequential reader advances"
-        );
-        last = reader.position();
-    }
+    let all = read(Limits::default());
+    let limited = read(crate::oracles::limits_for(file));
+    assert!(
+        all.starts_with(&limited),
+        "under tighter limits the sequential reader reads other tensors"
+    );
 }
 
 /// Structure-aware: the bytes drive [`ArbitraryModel`], whose round trip must hold.
@@ -230,6 +275,7 @@ pub fn roundtrip(data: &[u8]) {
 /// stopping at the BLAKE3 check ([`crate::exercise_holo`]).
 pub fn holo(data: &[u8]) {
     crate::exercise_holo(data);
+    crate::assert_holo_on_disk_agrees(data);
     if data.len() >= 32 {
         let mut sealed = data.to_vec();
         let body = sealed.len() - 32;
@@ -244,12 +290,38 @@ pub fn holo(data: &[u8]) {
 /// codes and parameters, dequantized by every kernel: SIMD, scalar blocks and the
 /// per-element reference must give the same bits
 /// ([`crate::dequantize_with_every_kernel`]).
+///
+/// A tensor past [`hrry::quant::MIN_VALUES_PER_THREAD`] twice over (rare: see
+/// [`arbitrary_block_tensor`]) is checked more cheaply: split over threads, it
+/// dequantizes to the same bits as on one.
 pub fn simd_dequant(data: &[u8]) {
     let mut u = Unstructured::new(data);
     if let Ok((desc, buffers)) = arbitrary_block_tensor(&mut u) {
         let slices: Vec<&[u8]> = buffers.iter().map(Vec::as_slice).collect();
-        crate::dequantize_with_every_kernel(&desc, &slices);
+        let values = hrry::model::element_count(&desc.shape).unwrap_or(0);
+        if values > 2 * hrry::quant::MIN_VALUES_PER_THREAD as u64 {
+            assert_threads_agree(&desc, &slices);
+        } else {
+            crate::dequantize_with_every_kernel(&desc, &slices);
+        }
     }
+}
+
+/// One thread, four, and one per available core (into a caller's buffer) give
+/// the same bits.
+fn assert_threads_agree(desc: &TensorDescriptor, buffers: &[&[u8]]) {
+    let Ok(mut dq) = hrry::quant::Dequantizer::new(desc, buffers) else {
+        return;
+    };
+    let Ok(one) = dq.to_vec() else { return };
+    dq.set_threads(4);
+    let four = dq.to_vec().expect("as on one thread");
+    dq.set_threads(0);
+    let mut each = vec![f32::NAN; one.len()];
+    dq.dequantize_into(&mut each).expect("a buffer of len()");
+    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<u32>>();
+    assert!(bits(&four) == bits(&one), "four threads differ from one");
+    assert!(bits(&each) == bits(&one), "every core differs from one");
 }
 
 /// A row-major block-quantized tensor; the buffer sizes follow the scheme, the
@@ -335,6 +407,35 @@ fn arbitrary_block_tensor(
         u.fill_buffer(&mut b)?;
         buffers.push(b);
     }
+    let (mut shape, mut quant) = (shape, quant);
+    // Rarely (never once the bytes ran out: a 16-bit mark follows them), the
+    // tensor repeated along a new first axis until it holds over 2^19 values,
+    // enough for the dequantizer to split it over threads. (Each such input costs
+    // a thousand small ones, hence the mark.)
+    let values = s * others;
+    let whole_bytes = storage
+        .bit_width()
+        .is_some_and(|w| (u64::from(w) * others * padded).is_multiple_of(8));
+    let target: u64 = if u.arbitrary::<u16>()? >= 0xFFF0 {
+        (1 << 19) + 1
+    } else {
+        0
+    };
+    if target > 0 && values > 0 && whole_bytes {
+        let copies = target.div_ceil(values);
+        if sizes.iter().all(|&n| n * copies <= 16 << 20) {
+            for (b, n) in buffers.iter_mut().zip(&mut sizes) {
+                *b = b.repeat(copies as usize);
+                *n *= copies;
+            }
+            shape.insert(0, copies);
+            match &mut quant {
+                QuantScheme::PerBlockAffine(d) => d.axis += 1,
+                QuantScheme::Nf4(d) | QuantScheme::Mxfp(d) => d.axis += 1,
+                _ => {}
+            }
+        }
+    }
     let desc =
         hrry::quant::quantize::quantized_descriptor(storage.tag(), &shape, &sizes, quant.encode());
     Ok((desc, buffers))
@@ -392,11 +493,20 @@ pub fn stream(data: &[u8]) {
     let mut reader = StreamReader::new(Trickle { data: bytes, chunk });
     let mut last = 0;
     let mut buf = [0u8; 97];
-    while let Ok(Some(t)) = reader.next_tensor() {
+    let mut count = 0;
+    let ended = loop {
+        let t = match reader.next_tensor() {
+            Ok(Some(t)) => t,
+            Ok(None) => break true,
+            Err(_) => break false,
+        };
+        count += 1;
         assert!(
             t.descriptor_offset >= last && reader.position() > t.descriptor_offset,
             "the stream reader advances"
         );
+        assert_eq!(reader.tensors_read(), count, "tensors_read");
+        assert_eq!(reader.data_remaining(), t.data_length, "data_remaining");
         let mut taken = 0u64;
         let consumed = match control & 3 {
             0 => loop {
@@ -423,13 +533,46 @@ pub fn stream(data: &[u8]) {
                 taken, t.data_length,
                 "the data handed out is the data declared"
             );
+            assert_eq!(reader.data_remaining(), 0, "data_remaining after the data");
         }
         last = reader.position();
+    };
+    if ended {
+        assert!(
+            reader.into_inner().data.is_empty(),
+            "the end of the stream is the end of its bytes"
+        );
     }
+    // Under limits the stream picks, the reader gives a prefix of the same tensors
+    // and the validator accepts only what it accepts under the defaults.
+    let limits = crate::oracles::limits_for(bytes);
+    let descriptors = |limits| {
+        let mut reader = StreamReader::with_limits(bytes, limits);
+        let mut found = Vec::new();
+        while let Ok(Some(t)) = reader.next_tensor() {
+            found.push((t.descriptor_offset, to_bytes(&t.descriptor)));
+            if reader.skip_data().is_err() {
+                break;
+            }
+        }
+        found
+    };
+    assert!(
+        descriptors(Limits::default()).starts_with(&descriptors(limits)),
+        "under tighter limits the stream reader reads other tensors"
+    );
     let options = hrry::validate::Options::default();
     let valid = hrry::Format::Stream
         .validate_bytes(bytes, &options)
         .is_valid();
+    let limited = hrry::validate::Options { limits, ..options };
+    assert!(
+        valid
+            || !hrry::Format::Stream
+                .validate_bytes(bytes, &limited)
+                .is_valid(),
+        "a stream valid under tighter limits is invalid under the defaults"
+    );
     let unpacked = unpack_to_file(bytes);
     assert_eq!(
         unpacked.is_ok(),
@@ -460,11 +603,24 @@ fn unpack_to_file(stream: &[u8]) -> Result<Vec<u8>, hrry::stream::Error> {
 
 /// A captured transport conversation: validated whole (strict and permissive) and
 /// message by message, which must agree; every payload that decodes re-encodes to
-/// the same bytes.
+/// the same bytes. Judged again under limits the capture picks
+/// ([`crate::oracles::limits_for`]: a small maximum message size, say).
 pub fn messages(data: &[u8]) {
+    let options = hrry::validate::Options::default();
+    messages_under(data, options);
+    messages_under(
+        data,
+        hrry::validate::Options {
+            limits: crate::oracles::limits_for(data),
+            ..options
+        },
+    );
+}
+
+/// [`messages`] under `options`.
+fn messages_under(data: &[u8], options: hrry::validate::Options) {
     use hrry::stream::message::{read_frame, Frame};
     use hrry::stream::Conversation;
-    let options = hrry::validate::Options::default();
     let whole = hrry::Format::Messages.validate_bytes(data, &options);
     let _ = hrry::Format::Messages.validate_bytes(
         data,
@@ -477,15 +633,20 @@ pub fn messages(data: &[u8]) {
     let mut found = Vec::new();
     let mut source = data;
     let mut fatal = false;
+    let mut frames = 0u64;
     loop {
         let at = conversation.position();
         match read_frame(&mut source, at, options.limits.max_message_size) {
             Ok(Some(frame)) => {
+                frames += 1;
                 if let Ok((payload, used)) = frame.decode(at) {
                     if used == frame.payload.len() as u64 {
                         let again = Frame::new(frame.header.stream_id, &payload)
                             .expect("a decoded payload fits");
                         assert_eq!(again, frame, "a decoded message re-encodes");
+                        // The writers write that frame, within a maximum size
+                        // of exactly its payload, and refuse one byte less.
+                        assert_message_writers_agree(&frame, &payload);
                     }
                 }
                 found.extend(conversation.accept(&frame));
@@ -498,6 +659,7 @@ pub fn messages(data: &[u8]) {
             }
         }
     }
+    assert_eq!(conversation.messages(), frames, "messages accepted");
     if !fatal {
         found.extend(conversation.finish());
     }
@@ -515,6 +677,35 @@ pub fn messages(data: &[u8]) {
     } else {
         // The whole-capture report lists at most MAX_VIOLATIONS_PER_RULE per rule.
         assert_eq!(listed.len() as u64 + whole.suppressed, fed.len() as u64);
+    }
+}
+
+/// `write_message` (and, for TENSOR_DATA, `write_data_frame`) write exactly
+/// `frame`'s bytes for its decoded `payload` when the maximum message size is its
+/// payload length, and write nothing when it is one byte less.
+fn assert_message_writers_agree(
+    frame: &hrry::stream::message::Frame,
+    payload: &hrry::stream::message::Payload,
+) {
+    use hrry::stream::message::{write_data_frame, write_message, Payload};
+    let (id, len) = (frame.header.stream_id, frame.header.payload_length);
+    let mut out = Vec::new();
+    write_message(&mut out, id, payload, len).expect("fits its own length");
+    assert_eq!(out, frame.to_bytes(), "write_message");
+    if let Some(less) = len.checked_sub(1) {
+        let mut none = Vec::new();
+        assert!(write_message(&mut none, id, payload, less).is_err() && none.is_empty());
+    }
+    if let Payload::TensorData(d) = payload {
+        let mut out = Vec::new();
+        write_data_frame(&mut out, id, d.byte_offset_in_buffer, &d.data, len)
+            .expect("fits its own length");
+        assert_eq!(out, frame.to_bytes(), "write_data_frame");
+        if let Some(less) = len.checked_sub(1) {
+            let mut none = Vec::new();
+            let refused = write_data_frame(&mut none, id, d.byte_offset_in_buffer, &d.data, less);
+            assert!(refused.is_err() && none.is_empty());
+        }
     }
 }
 
