@@ -134,9 +134,9 @@ impl OpenOptions {
         self.decode(Source::Mapped(map))
     }
 
-    /// Opens the HRRYFILE `source` holds: a remote object
-    /// ([`crate::remote::RemoteSource`], or [`OpenOptions::open_url`]), a Python
-    /// file object, anything read at an offset. Same decode pass, checks and
+    /// Opens the HRRYFILE `source` holds: a remote object (`hrry::remote::RemoteSource`,
+    /// or `OpenOptions::open_url`, with feature `remote`), a Python file object,
+    /// anything read at an offset. Same decode pass, checks and
     /// refusals as [`OpenOptions::open`].
     ///
     /// What the file reads is mirrored in a sparse temporary file of the source's
