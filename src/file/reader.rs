@@ -16,6 +16,7 @@ pub(super) use crate::validate::decoded::Depth;
 use crate::validate::decoded::{
     decode_descriptor, decode_file, DecodedFile, Names, Region, Walked,
 };
+use crate::validate::input::{touch_first_bytes, TOUCH_BATCH};
 use crate::validate::rules::container as rules;
 use crate::validate::{Mode, Policy, Report};
 
@@ -230,16 +231,11 @@ impl<'a> HrryFile<'a> {
         } = decoded;
         let names = match names {
             Names::Text(text) => text,
-            Names::Bytes(bytes) => {
+            Names::Bytes(e) => {
                 return Err(Error::invalid(
                     &rules::HF_IDX_NAME_UTF8,
                     trailer.index_offset,
-                    format!(
-                        "a tensor name is not UTF-8: {}",
-                        String::from_utf8(bytes)
-                            .err()
-                            .map_or_else(String::new, |e| e.to_string())
-                    ),
+                    format!("a tensor name is not UTF-8: {e}"),
                 ))
             }
         };
@@ -565,19 +561,8 @@ impl<'a> HrryFile<'a> {
             }
             _ => self.source.whole().unwrap_or_default(),
         };
-        let first_bytes = self
-            .index
-            .get(from..to)
-            .unwrap_or_default()
-            .iter()
-            .map(|e| {
-                usize::try_from(e.descriptor_offset)
-                    .ok()
-                    .and_then(|at| bytes.get(at))
-                    .copied()
-                    .unwrap_or(0)
-            });
-        std::hint::black_box(first_bytes.fold(0u8, |acc, b| acc ^ b));
+        let entries = self.index.get(from..to).unwrap_or_default();
+        touch_first_bytes(bytes, entries.iter().map(|e| e.descriptor_offset));
     }
 
     /// The tensor named `name`, with its descriptor and borrowed buffers.
@@ -650,9 +635,8 @@ pub struct Descriptors<'f> {
 }
 
 impl Descriptors<'_> {
-    /// Entries whose descriptors are touched together; enough misses in flight to
-    /// cover the memory latency, few enough to stay in the L1 cache and TLB.
-    const BATCH: usize = 16;
+    /// Entries whose descriptors are touched together.
+    const BATCH: usize = TOUCH_BATCH;
     /// Entries whose descriptors a mirrored source is asked to fetch together:
     /// few requests to a remote one.
     const SOURCE_BATCH: usize = 4096;

@@ -64,8 +64,8 @@ impl Frame<'_> {
 pub(crate) enum Names {
     /// Every name is UTF-8.
     Text(String),
-    /// Some name is not.
-    Bytes(Vec<u8>),
+    /// Some name is not: the bytes, with the first place they are not UTF-8.
+    Bytes(std::string::FromUtf8Error),
 }
 
 impl Names {
@@ -73,7 +73,7 @@ impl Names {
     pub fn as_bytes(&self) -> &[u8] {
         match self {
             Names::Text(s) => s.as_bytes(),
-            Names::Bytes(b) => b,
+            Names::Bytes(e) => e.as_bytes(),
         }
     }
 }
@@ -82,12 +82,13 @@ impl Names {
 /// concatenation of UTF-8 names is UTF-8, and one pass over it is fast); only when
 /// that fails is each name checked, to report the entries that are not.
 fn text_of_names(names: Vec<u8>, index: &DecodedIndex, report: &mut Report) -> Names {
-    let bytes = match String::from_utf8(names) {
+    let error = match String::from_utf8(names) {
         Ok(text) => return Names::Text(text),
-        Err(e) => e.into_bytes(),
+        Err(e) => e,
     };
+    let bytes = error.as_bytes();
     for (i, (e, &at)) in index.entries.iter().zip(&index.offsets).enumerate() {
-        let name = e.name.bytes_in(&bytes).unwrap_or_default();
+        let name = e.name.bytes_in(bytes).unwrap_or_default();
         report.check(
             std::str::from_utf8(name).is_ok(),
             &HF_IDX_NAME_UTF8,
@@ -95,7 +96,7 @@ fn text_of_names(names: Vec<u8>, index: &DecodedIndex, report: &mut Report) -> N
             || format!("index entry {i} name {name:02x?} is not valid UTF-8"),
         );
     }
-    Names::Bytes(bytes)
+    Names::Bytes(error)
 }
 
 /// Header, trailer, index and KV; `None` when the tensor region cannot be found.

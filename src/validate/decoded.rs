@@ -60,7 +60,7 @@ pub(crate) fn decode_file(
             header: frame.header,
             trailer: frame.trailer,
             index: std::mem::take(&mut frame.index),
-            names: std::mem::replace(&mut frame.names, Names::Bytes(Vec::new())),
+            names: std::mem::replace(&mut frame.names, Names::Text(String::new())),
             kv: std::mem::take(&mut frame.kv),
             region,
         }

@@ -37,6 +37,22 @@ pub(crate) fn unread(mode: Mode, e: &io::Error) -> Report {
     report
 }
 
+/// Offsets whose bytes are touched together ([`touch_first_bytes`]): enough misses
+/// in flight to cover the memory latency, few enough to stay in the L1 cache and TLB.
+pub(crate) const TOUCH_BATCH: usize = 16;
+
+/// Reads the byte of `bytes` at each of `offsets` (those inside it), so that the
+/// cache and TLB misses of bytes scattered over a large mapping are taken together.
+pub(crate) fn touch_first_bytes(bytes: &[u8], offsets: impl IntoIterator<Item = u64>) {
+    let first_bytes = offsets.into_iter().map(|at| {
+        usize::try_from(at)
+            .ok()
+            .and_then(|at| bytes.get(at))
+            .copied()
+    });
+    std::hint::black_box(first_bytes.fold(0u8, |acc, b| acc ^ b.unwrap_or(0)));
+}
+
 /// A source being validated, with the first read error seen.
 pub(crate) struct Input<'a> {
     source: &'a dyn ReadAt,
@@ -121,11 +137,9 @@ impl<'a> Input<'a> {
     /// file are taken together instead of one after the other. Does nothing for
     /// other sources (they are told with [`ReadAt::prefetch`]).
     pub fn touch(&self, offsets: &[u64]) {
-        let Some(s) = self.slice else { return };
-        let first_bytes = offsets
-            .iter()
-            .map(|&at| usize::try_from(at).ok().and_then(|at| s.get(at)).copied());
-        std::hint::black_box(first_bytes.fold(0u8, |acc, b| acc ^ b.unwrap_or(0)));
+        if let Some(s) = self.slice {
+            touch_first_bytes(s, offsets.iter().copied());
+        }
     }
 
     /// Reads `offset..offset + n` (clamped to the input) ahead, so that the small

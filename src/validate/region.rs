@@ -182,9 +182,8 @@ struct TouchAhead {
 }
 
 impl TouchAhead {
-    /// Descriptors touched together: enough misses in flight to cover the memory
-    /// latency, few enough to stay in the L1 cache and TLB.
-    const BATCH: usize = 16;
+    /// Descriptors touched together.
+    const BATCH: usize = super::input::TOUCH_BATCH;
 
     fn new(frame: &Frame<'_>) -> Self {
         let mut offsets: Vec<u64> = frame
