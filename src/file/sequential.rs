@@ -14,6 +14,7 @@ use crate::schema::{
 };
 use crate::validate::decode::check_fixed_header;
 use crate::validate::decoded::{decode_descriptor, decode_file_header};
+use crate::validate::input::first_nonzero_byte;
 use crate::validate::rules::container as rules;
 use crate::validate::Policy;
 
@@ -344,7 +345,7 @@ impl<R: Read> SequentialReader<R> {
             let n = (target - self.position).min(pad.len() as u64) as usize;
             let at = self.position;
             self.read_exact(&mut pad[..n])?;
-            if let Some(i) = pad[..n].iter().position(|&b| b != 0) {
+            if let Some(i) = first_nonzero_byte(&pad[..n]) {
                 return Err(Error::invalid(
                     &rules::HF_PLC_PADDING_ZERO,
                     at + i as u64,

@@ -41,6 +41,28 @@ pub(crate) fn unread(mode: Mode, e: &io::Error) -> Report {
 /// in flight to cover the memory latency, few enough to stay in the L1 cache and TLB.
 pub(crate) const TOUCH_BATCH: usize = 16;
 
+/// Index of the first non-zero byte of `bytes`. Whole 64-byte blocks are tested
+/// as eight OR-ed words (which compilers vectorise); only the first block that is
+/// not all zero, and the tail, are scanned byte by byte. Padding and reserved
+/// ranges are mostly zero, so this is the common case of every zero check.
+pub(crate) fn first_nonzero_byte(bytes: &[u8]) -> Option<usize> {
+    const BLOCK: usize = 64;
+    let mut start = 0;
+    for block in bytes.chunks_exact(BLOCK) {
+        let any = block.chunks_exact(8).fold(0u64, |acc, w| {
+            acc | u64::from_ne_bytes(w.try_into().expect("8 bytes"))
+        });
+        if any != 0 {
+            break;
+        }
+        start += BLOCK;
+    }
+    bytes[start..]
+        .iter()
+        .position(|&b| b != 0)
+        .map(|i| start + i)
+}
+
 /// Reads the byte of `bytes` at each of `offsets` (those inside it), so that the
 /// cache and TLB misses of bytes scattered over a large mapping are taken together.
 pub(crate) fn touch_first_bytes(bytes: &[u8], offsets: impl IntoIterator<Item = u64>) {
@@ -178,10 +200,7 @@ impl<'a> Input<'a> {
     pub fn first_nonzero(&self, from: u64, to: u64) -> Option<(u64, u8)> {
         let mut found = None;
         self.chunks(from, to, |at, piece| {
-            found = piece
-                .iter()
-                .position(|&b| b != 0)
-                .map(|i| (at + i as u64, piece[i]));
+            found = first_nonzero_byte(piece).map(|i| (at + i as u64, piece[i]));
             found.is_none()
         });
         found
@@ -433,6 +452,26 @@ impl<'a> Buffers<'a> {
 mod tests {
     use super::*;
     use std::sync::atomic::{AtomicU64, Ordering};
+
+    #[test]
+    fn first_nonzero_byte_finds_the_first_at_every_position() {
+        for len in [0usize, 1, 7, 63, 64, 65, 127, 128, 200] {
+            assert_eq!(first_nonzero_byte(&vec![0; len]), None, "{len} zeros");
+            for at in 0..len {
+                let mut bytes = vec![0u8; len];
+                bytes[at] = 0x80;
+                // A second non-zero byte later must not be the one found.
+                if let Some(later) = bytes.get_mut(at + 70) {
+                    *later = 1;
+                }
+                assert_eq!(
+                    first_nonzero_byte(&bytes),
+                    Some(at),
+                    "length {len}, at {at}"
+                );
+            }
+        }
+    }
 
     /// A source in memory that does not say so, counting its reads.
     struct Opaque {
