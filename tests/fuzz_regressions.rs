@@ -39,6 +39,10 @@ findings! {
     // count (HF-IDX-007) went unchecked and permissive validation and the reader
     // accepted a file whose sequential reading has a tensor random access lacks.
     unindexed_tensor_before_zero_tail: oracle_readers / "unindexed-tensor-before-zero-tail";
+    // A descriptor whose byte_offset is near 2^64, handed to `HrryWriter::write_tensor`:
+    // the end of the window the writer checks for a packing tail (start + length)
+    // overflowed, a panic instead of a refusal.
+    byte_offset_near_u64_max: tensor_buffers / "byte-offset-near-u64-max";
 }
 
 /// The files of `fuzz/corpus/TARGET/` (or of `$HRRY_FUZZ_CORPUS/TARGET/`, to
@@ -90,7 +94,7 @@ mod corpus {
     corpora! {
         open_file, descriptor, kv_section, index_section, sequential, roundtrip, holo,
         simd_dequant, gguf, stream, messages, serve, oracle_readers, writer, mutate,
-        export_layouts,
+        export_layouts, tensor_buffers,
     }
 
     #[test]

@@ -37,10 +37,12 @@ pub struct RichModel {
 }
 
 /// The tensors of the valid conformance files, cut into groups that stand alone:
-/// a tensor, or a composite head with its members; and their KV entries.
+/// a tensor, or a composite head with its members; their KV entries; and the
+/// sparse and quantized tensors that stand alone in a file of their own.
 struct Parts {
     groups: Vec<Vec<Item>>,
     kv: Vec<KvValue>,
+    packed: Vec<Item>,
 }
 
 /// How many tensors from `i` on belong to the group starting at `i` (a composite
@@ -59,7 +61,7 @@ fn group_len(items: &[Item], i: usize) -> Option<usize> {
 
 /// Whether a file holding only `group`, written with default options, validates
 /// strictly (the groups of files that need their neighbours are left out).
-fn stands_alone(group: &[Item]) -> bool {
+pub fn stands_alone(group: &[Item]) -> bool {
     let model = RichModel {
         options: WriterOptions::default(),
         kv: Vec::new(),
@@ -112,7 +114,14 @@ fn parts() -> &'static Parts {
                 i += n;
             }
         }
-        Parts { groups, kv }
+        let packed = groups
+            .iter()
+            .filter_map(|g| match g.as_slice() {
+                [item] if is_packed(&item.0) => Some(item.clone()),
+                _ => None,
+            })
+            .collect();
+        Parts { groups, kv, packed }
     })
 }
 
@@ -367,6 +376,115 @@ impl RichModel {
         }
         bytes
     }
+}
+
+/// Whether `desc` is sparse or quantized: a tensor whose values the densifier or
+/// the dequantizer computes from several buffers.
+fn is_packed(desc: &TensorDescriptor) -> bool {
+    hrry::layout::sparse::is_sparse(desc.layout_tag) || desc.quantization.is_some()
+}
+
+/// A sparse or quantized tensor alone, as the densifier and the dequantizer take
+/// it: one of the valid conformance files' (every sparse layout and quantization
+/// scheme the corpus holds) or an arbitrary dense tensor encoded as COO, CSR, CSC
+/// or CSF; then up to four changes ([`change_packed`]) to its descriptor and
+/// buffers.
+pub fn arbitrary_packed(u: &mut Unstructured<'_>) -> Result<Item> {
+    let mut item = match pick(u, &parts().packed)? {
+        Some(item) if u.arbitrary()? => item.clone(),
+        _ => arbitrary_sparse(u)?,
+    };
+    for _ in 0..u.int_in_range(0..=4)? {
+        change_packed(u, &mut item)?;
+    }
+    Ok(item)
+}
+
+/// An arbitrary dense tensor (a built-in element type of fixed width, rank 1 to
+/// 3, dimensions up to 6) encoded by [`hrry::layout::sparse::encode`] in a sparse
+/// layout (CSR and CSC take rank 2; CSF any mode order).
+fn arbitrary_sparse(u: &mut Unstructured<'_>) -> Result<Item> {
+    use hrry::layout::sparse::encode;
+    let fixed: Vec<ElementType> = BUILTIN_TYPES
+        .iter()
+        .copied()
+        .filter(|t| t.bit_width().is_some())
+        .collect();
+    let ty = *u.choose(&fixed)?;
+    let layout = u.int_in_range(0..=3u8)?;
+    let rank = if matches!(layout, 1 | 2) {
+        2
+    } else {
+        u.int_in_range(1..=3usize)?
+    };
+    let shape: Vec<u64> = (0..rank)
+        .map(|_| u.int_in_range(0..=6))
+        .collect::<Result<_>>()?;
+    let count = hrry::model::element_count(&shape).ok_or(arbitrary::Error::IncorrectFormat)?;
+    let size = ty
+        .buffer_size(count)
+        .ok_or(arbitrary::Error::IncorrectFormat)?;
+    let mut dense = vec![0u8; size as usize];
+    u.fill_buffer(&mut dense)?;
+    let rm = hrry::model::build::dense(ty, &shape).ok_or(arbitrary::Error::IncorrectFormat)?;
+    hrry::layout::dense::clear_unused_tail(&rm, &mut dense);
+    let encoded = match layout {
+        0 => encode::coo(ty.tag(), &shape, &dense),
+        1 | 2 => encode::compressed(ty.tag(), &shape, &dense, layout == 2),
+        _ => {
+            let mut order: Vec<u32> = (0..rank as u32).collect();
+            for i in (1..order.len()).rev() {
+                order.swap(i, u.int_in_range(0..=i)?);
+            }
+            encode::csf(ty.tag(), &shape, &dense, &order)
+        }
+    };
+    encoded.map_err(|_| arbitrary::Error::IncorrectFormat)
+}
+
+/// One change to a packed tensor: a new value (see [`new_value`]) in a byte or
+/// word of its encoded descriptor, kept when the descriptor still decodes; a new
+/// value in one of its buffers (a pointer, a coordinate, a scale, a zero point,
+/// a code, padding); or a buffer a few bytes shorter or longer.
+fn change_packed(u: &mut Unstructured<'_>, (desc, buffers): &mut Item) -> Result<()> {
+    let width = *u.choose(&[1usize, 4, 8])?;
+    let set = |bytes: &mut [u8], u: &mut Unstructured<'_>| -> Result<()> {
+        let Some(last) = bytes.len().checked_sub(width) else {
+            return Ok(());
+        };
+        let at = u.int_in_range(0..=last)?;
+        let mut le = [0u8; 8];
+        le[..width].copy_from_slice(&bytes[at..at + width]);
+        let v = new_value(u, u64::from_le_bytes(le), width, bytes.len() as u64)?;
+        bytes[at..at + width].copy_from_slice(&v.to_le_bytes()[..width]);
+        Ok(())
+    };
+    match u.int_in_range(0..=3u8)? {
+        0 => {
+            let mut encoded = to_bytes(&*desc);
+            set(&mut encoded, u)?;
+            if let Ok((changed, _)) = hrry::schema::read_from::<TensorDescriptor>(&encoded) {
+                *desc = changed;
+            }
+        }
+        1 | 2 if !buffers.is_empty() => {
+            let i = u.choose_index(buffers.len())?;
+            set(&mut buffers[i], u)?;
+        }
+        _ if !buffers.is_empty() => {
+            let i = u.choose_index(buffers.len())?;
+            let len = buffers[i].len();
+            let step = usize::from(u.int_in_range(1u8..=9)?);
+            let new_len = if u.arbitrary()? {
+                len.saturating_sub(step)
+            } else {
+                len + step
+            };
+            buffers[i].resize(new_len, u.arbitrary()?);
+        }
+        _ => {}
+    }
+    Ok(())
 }
 
 /// One of `items`, or `None` when there are none.

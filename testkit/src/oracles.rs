@@ -467,6 +467,77 @@ pub fn assert_file_on_disk_agrees(bytes: &[u8]) {
             b.err().map(|e| e.to_string())
         ),
     }
+    assert_source_open_agrees(bytes, tmp.path());
+}
+
+/// The file at `path` (holding `bytes`) opened over a source
+/// ([`OpenOptions::open_source`] on a [`hrry::source::FileSource`]: the path a
+/// remote file takes, through a mirror filled as ranges are asked for) opens
+/// exactly when the bytes in memory do, reads the same tensors, and hands out
+/// buffers at the offsets the in-memory file does; its ranges read the file's
+/// bytes, and a range past the end is an error.
+fn assert_source_open_agrees(bytes: &[u8], path: &std::path::Path) {
+    let Ok(source) = hrry::source::FileSource::open(path) else {
+        return; // Removed under us: nothing to compare.
+    };
+    let over_source = OpenOptions::new().open_source(source);
+    let (memory, remote) = match (HrryFile::from_bytes(bytes), over_source) {
+        (Ok(a), Ok(b)) => (a, b),
+        (Err(a), Err(b)) => {
+            assert_eq!(
+                a.rule().map(|r| r.id),
+                b.rule().map(|r| r.id),
+                "open over a source, refusal: {a} / {b}"
+            );
+            return;
+        }
+        (a, b) => panic!(
+            "from_bytes: {:?}, open_source: {:?}",
+            a.err().map(|e| e.to_string()),
+            b.err().map(|e| e.to_string())
+        ),
+    };
+    assert!(remote.bytes().is_none(), "a source-backed file claims all its bytes");
+    assert!(remote.source().is_some(), "a source-backed file has no source");
+    assert_eq!(remote.size(), bytes.len() as u64, "size over a source");
+    assert_eq!(remote.len(), memory.len(), "tensor count over a source");
+    for (m, r) in memory.entries().zip(remote.entries()) {
+        match (memory.tensor_at(m), remote.tensor_at(r)) {
+            (Ok(a), Ok(b)) => {
+                assert!(
+                    to_bytes(a.descriptor) == to_bytes(b.descriptor),
+                    "{:?}: descriptor over a source",
+                    m.name()
+                );
+                for (x, y) in a.buffers.iter().zip(&b.buffers) {
+                    assert!(x == y, "{:?}: a buffer reads differently over a source", m.name());
+                    assert_eq!(
+                        memory.offset_of(x),
+                        remote.offset_of(y),
+                        "{:?}: buffer offset over a source",
+                        m.name()
+                    );
+                }
+            }
+            (Err(a), Err(b)) => assert_eq!(
+                a.rule().map(|r| r.id),
+                b.rule().map(|r| r.id),
+                "{:?}: {a} / {b}",
+                m.name()
+            ),
+            (a, b) => panic!(
+                "{:?} in memory: {:?}, over a source: {:?}",
+                m.name(),
+                a.err().map(|e| e.to_string()),
+                b.err().map(|e| e.to_string())
+            ),
+        }
+    }
+    let head = bytes.len().min(64);
+    assert_eq!(remote.read_range(0, head as u64).ok(), Some(&bytes[..head]));
+    assert!(remote.read_range(bytes.len() as u64, 1).is_err());
+    let fetched = remote.fetched_len().expect("a source-backed file counts its fetches");
+    assert!(fetched <= remote.size(), "fetched {fetched} of {} bytes", remote.size());
 }
 
 /// The curve codes of a Morton or Hilbert tensor invert: every index of its shape

@@ -42,6 +42,7 @@ pub const TARGETS: &[(&str, Body)] = &[
     ("writer", writer),
     ("mutate", mutate),
     ("export_layouts", export_layouts),
+    ("tensor_buffers", tensor_buffers),
 ];
 
 /// Whole files, judged by the readers' agreement
@@ -101,6 +102,90 @@ pub fn export_layouts(data: &[u8]) {
         let slices: Vec<&[u8]> = buffers.iter().map(Vec::as_slice).collect();
         crate::oracles::assert_export_matches_elements(&desc, &slices, 1 << 20);
         crate::oracles::assert_curve_codes_invert(&desc, 1 << 12);
+    }
+}
+
+/// Structure-aware: a sparse or quantized tensor alone
+/// ([`crate::mutation::arbitrary_packed`]: the conformance files' and encoded
+/// arbitrary ones, with up to four changes to descriptor and buffers), handed
+/// straight to the code behind the readers: the densifier, the dequantizer (with
+/// its checks and prevalidated, every kernel) and the row-major export. They must
+/// refuse whatever does not fit, without panicking; and when a file holding only
+/// that tensor validates strictly, each succeeds and they agree (the export is the
+/// densified bytes where the element type needs no widening, or the dequantized
+/// values).
+pub fn tensor_buffers(data: &[u8]) {
+    /// Outputs larger than this are not asked for (a changed shape can claim
+    /// far more values than the buffers hold; the readers' limits stop those).
+    const MAX_BYTES: u64 = 1 << 20;
+    let mut u = Unstructured::new(data);
+    let Ok(item) = crate::mutation::arbitrary_packed(&mut u) else {
+        return;
+    };
+    let valid = crate::mutation::stands_alone(std::slice::from_ref(&item));
+    let (desc, buffers) = item;
+    let slices: Vec<&[u8]> = buffers.iter().map(Vec::as_slice).collect();
+    let options = hrry::export::ExportOptions {
+        max_bytes: MAX_BYTES,
+        ..Default::default()
+    };
+    let export = hrry::export::row_major_bytes_of(&desc, &slices, &options);
+    let quantized = desc.quantization.is_some();
+    if hrry::layout::sparse::is_sparse(desc.layout_tag) {
+        let dense = hrry::layout::sparse::densify(&desc, &slices, MAX_BYTES);
+        // A valid tensor may claim more values than the bound asks for, or than
+        // a dense array can count.
+        let too_large = matches!(
+            dense,
+            Err(hrry::layout::LayoutError::TooLarge { .. } | hrry::layout::LayoutError::Overflow { .. })
+        );
+        if valid && !too_large {
+            let dense = dense.expect("a valid sparse tensor densifies");
+            // A quantized one exports its dequantized values (below).
+            if !quantized {
+                let export = export.as_ref().expect("a valid sparse tensor exports");
+                let widened = hrry::export::export_dtype(&desc)
+                    .ok()
+                    .zip(ElementType::from_tag(desc.type_tag).and_then(|t| t.bit_width()))
+                    .is_some_and(|(dtype, bits)| dtype.item_size as u32 * 8 != bits);
+                assert!(widened || dense == *export, "the export is not the densified bytes");
+            }
+        }
+    }
+    if quantized {
+        let checked = hrry::quant::Dequantizer::new(&desc, &slices);
+        if valid {
+            // Valid, and refused only as a combination the dequantizer does not
+            // implement (a sparse quantized tensor, say), never as invalid.
+            assert!(
+                matches!(checked, Ok(_) | Err(hrry::quant::QuantError::Unsupported(_))),
+                "a valid quantized tensor is refused: {:?}",
+                checked.err()
+            );
+        }
+        let fits = |dq: &hrry::quant::Dequantizer<'_>| dq.len().saturating_mul(4) <= MAX_BYTES;
+        if let Ok(dq) = hrry::quant::Dequantizer::prevalidated(&desc, &slices) {
+            if fits(&dq) {
+                let _ = dq.to_vec();
+            }
+        }
+        if checked.as_ref().is_ok_and(fits) {
+            let values = crate::dequantize_with_every_kernel(&desc, &slices);
+            if valid {
+                let values = values.expect("a valid quantized tensor dequantizes");
+                if desc.layout_tag == hrry::schema::LAYOUT_BLOCK_PAGED {
+                    // A page pool dequantizes in pool order: no logical order.
+                    assert!(
+                        matches!(export, Err(hrry::export::ExportError::Unsupported(_))),
+                        "a block-paged tensor exports"
+                    );
+                } else {
+                    let le: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+                    let export = export.as_ref().expect("a valid quantized tensor exports");
+                    assert!(*export == le, "the export is not the dequantized values");
+                }
+            }
+        }
     }
 }
 

@@ -10,7 +10,7 @@
 //! client-side messages `serve`.
 //! `oracle_readers` gets the HRRYFILEs too. `gguf` gets a small hand-built GGUF
 //! preamble. The structure-aware targets (`roundtrip`, `simd_dequant`, `writer`,
-//! `mutate`, `export_layouts`), whose bytes drive a generator rather than being a
+//! `mutate`, `export_layouts`, `tensor_buffers`), whose bytes drive a generator rather than being a
 //! file, get a few fixed pseudo-random inputs of various lengths to start from.
 //! The seeds themselves are not committed: `fuzz/run.sh` runs this before fuzzing,
 //! so they always match `corpus/`; what the fuzzers grew from them, minimised, is
@@ -105,6 +105,7 @@ fn main() {
         "writer",
         "mutate",
         "export_layouts",
+        "tensor_buffers",
     ] {
         for (i, len) in [64usize, 256, 1024, 4096, 16384].into_iter().enumerate() {
             put(
