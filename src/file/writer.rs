@@ -239,10 +239,7 @@ impl<W: Write> HrryWriter<W> {
         }
         if !self.options.unchecked {
             if let (Some(data), Some(window)) = (buffers.first(), TailWindow::of(descriptor)) {
-                let from = usize::try_from(window.start).unwrap_or(usize::MAX);
-                let to = usize::try_from(window.start + window.len).unwrap_or(usize::MAX);
-                let bytes = data.get(from.min(data.len())..to.min(data.len()));
-                if let Some(tail) = window.check(bytes.unwrap_or_default()) {
+                if let Some(tail) = window.check(window.bytes_of(data)) {
                     return Err(tail_error(name, tail));
                 }
             }

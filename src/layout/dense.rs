@@ -175,6 +175,14 @@ impl TailWindow {
         })
     }
 
+    /// The part of `buffer0` the window covers (shorter, or empty, where the
+    /// buffer ends early).
+    pub fn bytes_of<'b>(&self, buffer0: &'b [u8]) -> &'b [u8] {
+        let clamp = |at: u64| usize::try_from(at).map_or(buffer0.len(), |at| at.min(buffer0.len()));
+        let end = self.start.saturating_add(self.len);
+        &buffer0[clamp(self.start)..clamp(end)]
+    }
+
     /// The unused tail when it has a set bit, judged on `window`: the bytes of
     /// buffer 0 from [`TailWindow::start`] (fewer than [`TailWindow::len`] when the
     /// buffer ends early; missing bytes are not looked at, as in
@@ -182,7 +190,7 @@ impl TailWindow {
     pub fn check(&self, window: &[u8]) -> Option<UnusedTail> {
         let tail = nonzero_tail_of_run(window, self.count_in_window, self.width, 0)?;
         Some(UnusedTail {
-            byte_index: self.start + tail.byte_index,
+            byte_index: self.start.saturating_add(tail.byte_index),
             count: self.count,
             ..tail
         })
@@ -756,11 +764,7 @@ mod tail_window_tests {
                 for fill in [0x00u8, 0xFF, 0x80, 0x01] {
                     let mut buf = vec![fill; size + 2];
                     let whole = nonzero_unused_tail(&desc, &buf);
-                    let got = TailWindow::of(&desc).and_then(|w| {
-                        let from = (w.start as usize).min(buf.len());
-                        let to = ((w.start + w.len) as usize).min(buf.len());
-                        w.check(&buf[from..to])
-                    });
+                    let got = TailWindow::of(&desc).and_then(|w| w.check(w.bytes_of(&buf)));
                     assert_eq!(got, whole, "{ty:?} [{n}] filled with {fill:#x}");
                     clear_unused_tail(&desc, &mut buf);
                     assert_eq!(nonzero_unused_tail(&desc, &buf), None);

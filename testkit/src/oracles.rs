@@ -497,8 +497,14 @@ fn assert_source_open_agrees(bytes: &[u8], path: &std::path::Path) {
             b.err().map(|e| e.to_string())
         ),
     };
-    assert!(remote.bytes().is_none(), "a source-backed file claims all its bytes");
-    assert!(remote.source().is_some(), "a source-backed file has no source");
+    assert!(
+        remote.bytes().is_none(),
+        "a source-backed file claims all its bytes"
+    );
+    assert!(
+        remote.source().is_some(),
+        "a source-backed file has no source"
+    );
     assert_eq!(remote.size(), bytes.len() as u64, "size over a source");
     assert_eq!(remote.len(), memory.len(), "tensor count over a source");
     for (m, r) in memory.entries().zip(remote.entries()) {
@@ -510,7 +516,11 @@ fn assert_source_open_agrees(bytes: &[u8], path: &std::path::Path) {
                     m.name()
                 );
                 for (x, y) in a.buffers.iter().zip(&b.buffers) {
-                    assert!(x == y, "{:?}: a buffer reads differently over a source", m.name());
+                    assert!(
+                        x == y,
+                        "{:?}: a buffer reads differently over a source",
+                        m.name()
+                    );
                     assert_eq!(
                         memory.offset_of(x),
                         remote.offset_of(y),
@@ -536,8 +546,14 @@ fn assert_source_open_agrees(bytes: &[u8], path: &std::path::Path) {
     let head = bytes.len().min(64);
     assert_eq!(remote.read_range(0, head as u64).ok(), Some(&bytes[..head]));
     assert!(remote.read_range(bytes.len() as u64, 1).is_err());
-    let fetched = remote.fetched_len().expect("a source-backed file counts its fetches");
-    assert!(fetched <= remote.size(), "fetched {fetched} of {} bytes", remote.size());
+    let fetched = remote
+        .fetched_len()
+        .expect("a source-backed file counts its fetches");
+    assert!(
+        fetched <= remote.size(),
+        "fetched {fetched} of {} bytes",
+        remote.size()
+    );
 }
 
 /// The curve codes of a Morton or Hilbert tensor invert: every index of its shape

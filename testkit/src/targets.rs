@@ -137,7 +137,8 @@ pub fn tensor_buffers(data: &[u8]) {
         // a dense array can count.
         let too_large = matches!(
             dense,
-            Err(hrry::layout::LayoutError::TooLarge { .. } | hrry::layout::LayoutError::Overflow { .. })
+            Err(hrry::layout::LayoutError::TooLarge { .. }
+                | hrry::layout::LayoutError::Overflow { .. })
         );
         if valid && !too_large {
             let dense = dense.expect("a valid sparse tensor densifies");
@@ -148,7 +149,10 @@ pub fn tensor_buffers(data: &[u8]) {
                     .ok()
                     .zip(ElementType::from_tag(desc.type_tag).and_then(|t| t.bit_width()))
                     .is_some_and(|(dtype, bits)| dtype.item_size as u32 * 8 != bits);
-                assert!(widened || dense == *export, "the export is not the densified bytes");
+                assert!(
+                    widened || dense == *export,
+                    "the export is not the densified bytes"
+                );
             }
         }
     }
@@ -158,7 +162,10 @@ pub fn tensor_buffers(data: &[u8]) {
             // Valid, and refused only as a combination the dequantizer does not
             // implement (a sparse quantized tensor, say), never as invalid.
             assert!(
-                matches!(checked, Ok(_) | Err(hrry::quant::QuantError::Unsupported(_))),
+                matches!(
+                    checked,
+                    Ok(_) | Err(hrry::quant::QuantError::Unsupported(_))
+                ),
                 "a valid quantized tensor is refused: {:?}",
                 checked.err()
             );
