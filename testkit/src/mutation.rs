@@ -192,15 +192,7 @@ pub fn arbitrary_dense(u: &mut Unstructured<'_>, exact: bool) -> Result<Item> {
     let data = if exact {
         // Arbitrary values laid out by the library: padding and unaddressed
         // positions zero, no reserved codes, zero bits after the last element.
-        let count = hrry::model::element_count(&shape).ok_or(arbitrary::Error::IncorrectFormat)?;
-        let rm_size = ty
-            .buffer_size(count)
-            .ok_or(arbitrary::Error::IncorrectFormat)?;
-        let mut rm = vec![0u8; rm_size as usize];
-        u.fill_buffer(&mut rm)?;
-        let rm_desc =
-            hrry::model::build::dense(ty, &shape).ok_or(arbitrary::Error::IncorrectFormat)?;
-        hrry::layout::dense::clear_unused_tail(&rm_desc, &mut rm);
+        let mut rm = arbitrary_row_major(u, ty, &shape)?;
         if ty == ElementType::Float8E8m0 {
             for b in &mut rm {
                 if ty.is_reserved_code((*b).into()) {
@@ -224,6 +216,24 @@ pub fn arbitrary_dense(u: &mut Unstructured<'_>, exact: bool) -> Result<Item> {
     d.buffers[0].byte_size = data.len() as u64;
     d.fix_length();
     Ok((d, vec![data]))
+}
+
+/// Arbitrary packed row-major bytes of a `ty` tensor of `shape`, the bits after
+/// its last element zero.
+fn arbitrary_row_major(
+    u: &mut Unstructured<'_>,
+    ty: ElementType,
+    shape: &[u64],
+) -> Result<Vec<u8>> {
+    let count = hrry::model::element_count(shape).ok_or(arbitrary::Error::IncorrectFormat)?;
+    let size = ty
+        .buffer_size(count)
+        .ok_or(arbitrary::Error::IncorrectFormat)?;
+    let mut bytes = vec![0u8; size as usize];
+    u.fill_buffer(&mut bytes)?;
+    let desc = hrry::model::build::dense(ty, shape).ok_or(arbitrary::Error::IncorrectFormat)?;
+    hrry::layout::dense::clear_unused_tail(&desc, &mut bytes);
+    Ok(bytes)
 }
 
 /// Tiled fields for `rank` dimensions: tiles of 1 to 4, a row-, column-major or
@@ -420,14 +430,7 @@ fn arbitrary_sparse(u: &mut Unstructured<'_>) -> Result<Item> {
     let shape: Vec<u64> = (0..rank)
         .map(|_| u.int_in_range(0..=6))
         .collect::<Result<_>>()?;
-    let count = hrry::model::element_count(&shape).ok_or(arbitrary::Error::IncorrectFormat)?;
-    let size = ty
-        .buffer_size(count)
-        .ok_or(arbitrary::Error::IncorrectFormat)?;
-    let mut dense = vec![0u8; size as usize];
-    u.fill_buffer(&mut dense)?;
-    let rm = hrry::model::build::dense(ty, &shape).ok_or(arbitrary::Error::IncorrectFormat)?;
-    hrry::layout::dense::clear_unused_tail(&rm, &mut dense);
+    let dense = arbitrary_row_major(u, ty, &shape)?;
     let encoded = match layout {
         0 => encode::coo(ty.tag(), &shape, &dense),
         1 | 2 => encode::compressed(ty.tag(), &shape, &dense, layout == 2),
