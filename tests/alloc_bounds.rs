@@ -292,13 +292,18 @@ fn assert_inputs_bounded(target: &str, path: &std::path::Path) -> usize {
 fn every_fuzz_finding_is_bounded() {
     // Every minimised finding (tests/fuzz_findings/TARGET/NAME), whatever target
     // found it, is also a possible input file.
+    let findings = inputs_under("tests/fuzz_findings");
+    assert!(
+        !findings.is_empty(),
+        "tests/fuzz_findings holds no finding (the kept ones are listed in tests/fuzz_regressions.rs)"
+    );
     let mut count = 0;
-    for (target, path) in inputs_under("tests/fuzz_findings") {
-        let bytes = std::fs::read(&path).expect("readable finding");
+    for (target, path) in &findings {
+        let bytes = std::fs::read(path).expect("readable finding");
         assert_bounded(&path.display().to_string(), &bytes);
-        count += assert_inputs_bounded(&target, &path);
+        count += assert_inputs_bounded(target, path);
     }
-    eprintln!("{count} fuzz findings checked");
+    eprintln!("{} fuzz findings checked, {count} inputs they stand for", findings.len());
 }
 
 /// Every committed fuzz corpus (`fuzz/corpus/TARGET/`, what the fuzzers kept as
