@@ -303,7 +303,10 @@ fn every_fuzz_finding_is_bounded() {
         assert_bounded(&path.display().to_string(), &bytes);
         count += assert_inputs_bounded(target, path);
     }
-    eprintln!("{} fuzz findings checked, {count} inputs they stand for", findings.len());
+    eprintln!(
+        "{} fuzz findings checked, {count} inputs they stand for",
+        findings.len()
+    );
 }
 
 /// Every committed fuzz corpus (`fuzz/corpus/TARGET/`, what the fuzzers kept as

@@ -379,6 +379,34 @@ fn assert_trusted_open_agrees(bytes: &[u8], tensors: &[Read], strictly_valid: bo
     }
 }
 
+/// A trusted open over a source decodes descriptors on demand, fetching them in
+/// batches: it opens exactly when the trusted open of the bytes in memory does, and
+/// [`HrryFile::descriptors`] gives the same descriptors and refusals.
+fn assert_trusted_source_open_agrees(bytes: &[u8], path: &std::path::Path) {
+    let Ok(source) = hrry::source::FileSource::open(path) else {
+        return;
+    };
+    let trusted = OpenOptions::new().check(Check::Trusted);
+    type Decoded = Vec<Result<Vec<u8>, Option<&'static str>>>;
+    let decoded = |file: &HrryFile<'_>| -> Decoded {
+        file.descriptors()
+            .map(|(_, d)| d.map(to_bytes).map_err(|e| e.rule().map(|r| r.id)))
+            .collect()
+    };
+    match (trusted.open_bytes(bytes), trusted.open_source(source)) {
+        (Ok(memory), Ok(remote)) => assert!(
+            decoded(&memory) == decoded(&remote),
+            "trusted descriptors over a source differ"
+        ),
+        (Err(a), Err(b)) => assert_eq!(a.rule().map(|r| r.id), b.rule().map(|r| r.id)),
+        (a, b) => panic!(
+            "trusted open in memory: {:?}, over a source: {:?}",
+            a.err().map(|e| e.to_string()),
+            b.err().map(|e| e.to_string())
+        ),
+    }
+}
+
 /// Limits chosen by `seed`, each either the default or far below it (a couple of
 /// tensors, KV entries and dimensions, short names, sections of a few dozen
 /// bytes, no nesting), so that ordinary inputs reach every limit check.
@@ -543,6 +571,7 @@ fn assert_source_open_agrees(bytes: &[u8], path: &std::path::Path) {
             ),
         }
     }
+    assert_trusted_source_open_agrees(bytes, path);
     let head = bytes.len().min(64);
     assert_eq!(remote.read_range(0, head as u64).ok(), Some(&bytes[..head]));
     assert!(remote.read_range(bytes.len() as u64, 1).is_err());
