@@ -11,6 +11,12 @@
 #
 # HRRY_FUZZ_SEEDS=DIR takes the seeds from DIR (made earlier by `fuzz_seeds
 # corpus DIR`) instead of building and running the seed generator.
+# HRRY_FUZZ_JOBS=N runs N targets at a time (default 1), one process each.
+# HRRY_FUZZ_SANITIZER=none fuzzes a build without AddressSanitizer (in
+# fuzz/target/nosan/): several times the executions per second, at the cost of
+# ASan's checks of the unsafe code and of libFuzzer's -malloc_limit_mb (which
+# needs ASan's allocator hooks; -rss_limit_mb still applies). The log records
+# which build ran (column `build`); the default is `address`, as in CI.
 #
 # Commit fuzz/corpus/ and fuzz/stats/ afterwards. A target that crashes, leaks,
 # hangs or over-allocates is recorded as such (its input under
@@ -24,7 +30,7 @@ log_tsv=$stats/campaigns.tsv
 cap_bytes=$((25 * 1024 * 1024))
 mkdir -p "$stats"
 if [ ! -s "$log_tsv" ]; then
-    printf 'date_utc\tcommit\ttarget\tseconds\texecutions\tcorpus_files\tcorpus_bytes\tedges\tfeatures\tresult\n' >"$log_tsv"
+    printf 'date_utc\tcommit\ttarget\tseconds\texecutions\tcorpus_files\tcorpus_bytes\tedges\tfeatures\tresult\tbuild\n' >"$log_tsv"
 fi
 
 # fuzz/stats/README.md from the log: one row per target, totals over campaigns.
@@ -41,14 +47,18 @@ summarize() {
         echo "executions and time add up over campaigns; corpus size and coverage are"
         echo "those after the latest run (edges and features as libFuzzer counts them;"
         echo "a line of 0 seconds records a change to the corpus alone, such as pruning)."
+        echo "Executions under ASan are those of the build CI fuzzes (AddressSanitizer,"
+        echo "LeakSanitizer, libFuzzer's allocation limit); the rest ran without a"
+        echo "sanitizer (\\`HRRY_FUZZ_SANITIZER=none\\`), with the same targets and properties."
         echo
-        echo "| target | campaigns | seconds | executions | corpus files | corpus bytes | edges | features | findings |"
-        echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+        echo "| target | campaigns | seconds | executions | under ASan | corpus files | corpus bytes | edges | features | findings |"
+        echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
         awk -F'\t' 'NR > 1 {
                 t = $3
                 if (!(t in runs)) order[n++] = t
                 if ($4 > 0) runs[t]++
                 secs[t] += $4; execs[t] += $5
+                if ($11 != "none") asan[t] += $5
                 files[t] = $6; bytes[t] = $7
                 if ($8 != "?") { edges[t] = $8; ft[t] = $9 }
                 if ($10 ~ /^finding/) found[t]++
@@ -56,8 +66,8 @@ summarize() {
             END {
                 for (i = 0; i < n; i++) {
                     t = order[i]
-                    printf "| %s | %d | %d | %.0f | %d | %d | %s | %s | %d |\n",
-                        t, runs[t], secs[t], execs[t], files[t], bytes[t], edges[t], ft[t], found[t] + 0
+                    printf "| %s | %d | %d | %.0f | %.0f | %d | %d | %s | %s | %d |\n",
+                        t, runs[t], secs[t], execs[t], asan[t], files[t], bytes[t], edges[t], ft[t], found[t] + 0
                 }
             }' "$log_tsv"
         echo
@@ -83,9 +93,11 @@ if ! command -v cargo-fuzz >/dev/null 2>&1; then
     cargo install cargo-fuzz --locked
 fi
 
-scratch=fuzz/scratch/campaign
+# One scratch folder per campaign, so that campaigns may run side by side.
+scratch=fuzz/scratch/campaign.$$
 rm -rf "$scratch"
 mkdir -p "$scratch/seeds"
+trap 'rm -rf "$scratch"' EXIT
 if [ -n "${HRRY_FUZZ_SEEDS:-}" ]; then
     # Seeds made earlier (`fuzz_seeds corpus DIR`), to spare a release build.
     cp -r "$HRRY_FUZZ_SEEDS/." "$scratch/seeds/"
@@ -101,15 +113,30 @@ if [ "$#" -gt 0 ]; then
 else
     mapfile -t targets < <(cargo fuzz list)
 fi
-nice cargo fuzz build
+build=${HRRY_FUZZ_SANITIZER:-address}
+case "$build" in
+    address) build_flags=() ;;
+    none) build_flags=(-s none --target-dir fuzz/target/nosan) ;;
+    *) echo "campaign: HRRY_FUZZ_SANITIZER is address or none, not $build" >&2; exit 2 ;;
+esac
+jobs=${HRRY_FUZZ_JOBS:-1}
+# The targets write each input to a temporary file (and mirror it): in memory
+# where the machine has a tmpfs, so that disk writes do not set the pace.
+if [ -z "${TMPDIR:-}" ] && [ -d /dev/shm ] && [ -w /dev/shm ]; then
+    export TMPDIR=/dev/shm
+fi
+nice cargo fuzz build "${build_flags[@]}"
 
 commit=$(git rev-parse --short HEAD)
-for t in "${targets[@]}"; do
-    echo "=== campaign: $t for ${secs}s"
+
+# One target's campaign: fuzz, merge what is new, minimise, log one line.
+campaign() {
+    local t=$1 line log status execs done_line edges ft result files bytes
+    echo "=== campaign: $t for ${secs}s ($build)"
     mkdir -p "$scratch/new/$t" "$scratch/seeds/$t" "fuzz/corpus/$t" "fuzz/artifacts/$t"
     log="fuzz/artifacts/$t.campaign.log"
     status=0
-    nice timeout $((secs + 600)) cargo fuzz run "$t" \
+    nice timeout $((secs + 600)) cargo fuzz run "${build_flags[@]}" "$t" \
         "$scratch/new/$t" "fuzz/corpus/$t" "$scratch/seeds/$t" -- \
         -max_total_time="$secs" "${LIBFUZZER_OPTIONS[@]}" \
         >"$log" 2>&1 || status=$?
@@ -123,10 +150,10 @@ for t in "${targets[@]}"; do
         grep -E 'Test unit written to|^SUMMARY|panicked at' "$log" || true
     else
         # Keep what reached new coverage, then minimise the whole corpus.
-        nice cargo fuzz run "$t" "fuzz/corpus/$t" "$scratch/new/$t" "$scratch/seeds/$t" -- \
+        nice cargo fuzz run "${build_flags[@]}" "$t" "fuzz/corpus/$t" "$scratch/new/$t" "$scratch/seeds/$t" -- \
             -merge=1 -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=1024 \
             >"$log.merge" 2>&1
-        nice cargo fuzz cmin "$t" "fuzz/corpus/$t" -- -timeout=10 -rss_limit_mb=2048 \
+        nice cargo fuzz cmin "${build_flags[@]}" "$t" "fuzz/corpus/$t" -- -timeout=10 -rss_limit_mb=2048 \
             >"$log.cmin" 2>&1
         # Inputs over 64 KiB are mutants of the largest conformance files, which
         # every run seeds afresh from corpus/: left out, to keep under the cap.
@@ -134,11 +161,21 @@ for t in "${targets[@]}"; do
     fi
     files=$(find "fuzz/corpus/$t" -type f | wc -l)
     bytes=$(du -sb "fuzz/corpus/$t" | awk '{ print $1 }')
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
+    # One short line, appended whole: campaigns running side by side share the log.
+    line=$(printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s' \
         "$(date -u +%Y-%m-%dT%H:%MZ)" "$commit" "$t" "$secs" "${execs:-0}" \
-        "$files" "$bytes" "${edges:-?}" "${ft:-?}" "$result" >>"$log_tsv"
-    tail -n 1 "$log_tsv"
+        "$files" "$bytes" "${edges:-?}" "${ft:-?}" "$result" "$build")
+    echo "$line" >>"$log_tsv"
+    echo "$line"
+}
+
+for t in "${targets[@]}"; do
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do
+        wait -n || true
+    done
+    campaign "$t" &
 done
+wait
 
 summarize
 cat "$stats/README.md"
