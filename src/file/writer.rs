@@ -614,7 +614,7 @@ impl<W: CopyFrom> HrryWriter<W> {
 fn window_overlap(w: TailWindow, written: u64, len: u64) -> (usize, usize) {
     let end = written.saturating_add(len);
     let from = w.start.clamp(written, end) - written;
-    let to = w.start.saturating_add(w.len).clamp(written, end) - written;
+    let to = w.end().clamp(written, end) - written;
     (from as usize, to as usize)
 }
 

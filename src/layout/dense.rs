@@ -179,8 +179,13 @@ impl TailWindow {
     /// buffer ends early).
     pub fn bytes_of<'b>(&self, buffer0: &'b [u8]) -> &'b [u8] {
         let clamp = |at: u64| usize::try_from(at).map_or(buffer0.len(), |at| at.min(buffer0.len()));
-        let end = self.start.saturating_add(self.len);
-        &buffer0[clamp(self.start)..clamp(end)]
+        &buffer0[clamp(self.start)..clamp(self.end())]
+    }
+
+    /// Index in buffer 0 just past the window (saturating: a descriptor's
+    /// `byte_offset` may put the window near 2^64).
+    pub fn end(&self) -> u64 {
+        self.start.saturating_add(self.len)
     }
 
     /// The unused tail when it has a set bit, judged on `window`: the bytes of

@@ -172,6 +172,8 @@ pub struct Dequantizer<'a> {
     kernel: Kernel,
     /// Threads a call may use (0: one per available core).
     threads: usize,
+    /// The fewest values a part of a split call is given.
+    min_values_per_thread: usize,
     len: u64,
     row_len: u64,
 }
@@ -415,6 +417,7 @@ impl<'a> Dequantizer<'a> {
             fast: None,
             kernel: Kernel::Auto,
             threads: 1,
+            min_values_per_thread: MIN_VALUES_PER_THREAD,
             len,
             row_len,
         };
@@ -463,10 +466,19 @@ impl<'a> Dequantizer<'a> {
 
     /// Lets each call use up to `threads` threads (0: one per available core;
     /// the default is 1, the calling thread only). Large outputs are split into runs
-    /// of whole rows, one per thread, each at least [`MIN_VALUES_PER_THREAD`] values;
+    /// of whole rows, one per thread, each at least [`MIN_VALUES_PER_THREAD`] values
+    /// (see [`Dequantizer::set_min_values_per_thread`]);
     /// the values do not depend on the split.
     pub fn set_threads(&mut self, threads: usize) {
         self.threads = threads;
+    }
+
+    /// Sets the fewest values one part of a split call is given (default
+    /// [`MIN_VALUES_PER_THREAD`]; 0 counts as 1). Smaller parts start threads for
+    /// smaller tensors, which pays only where dequantizing costs more than starting
+    /// a thread; the values never depend on it.
+    pub fn set_min_values_per_thread(&mut self, values: usize) {
+        self.min_values_per_thread = values.max(1);
     }
 
     /// Number of elements.
@@ -609,7 +621,7 @@ impl<'a> Dequantizer<'a> {
         let rows = out.len().checked_div(row_len).unwrap_or(0);
         // Several parts per thread, so that a thread the scheduler delays (the
         // machine is shared) leaves its remaining parts to the others.
-        let parts = (out.len() / MIN_VALUES_PER_THREAD)
+        let parts = (out.len() / self.min_values_per_thread)
             .min(threads.saturating_mul(PARTS_PER_THREAD))
             .min(rows);
         if threads <= 1 || parts <= 1 {

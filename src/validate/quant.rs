@@ -341,7 +341,7 @@ impl<'a> Ctx<'a, '_> {
 
     fn reserved(&mut self, rule: &'static Rule, bytes: &[u8], field: u64) {
         self.report.check(
-            bytes.iter().all(|&b| b == 0),
+            crate::validate::input::first_nonzero_byte(bytes).is_none(),
             rule,
             self.base + field,
             || format!("_reserved: expected zero bytes, found {bytes:02X?}"),

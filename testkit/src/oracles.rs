@@ -393,14 +393,33 @@ fn assert_trusted_source_open_agrees(bytes: &[u8], path: &std::path::Path) {
             .map(|(_, d)| d.map(to_bytes).map_err(|e| e.rule().map(|r| r.id)))
             .collect()
     };
-    match (trusted.open_bytes(bytes), trusted.open_source(source)) {
-        (Ok(memory), Ok(remote)) => assert!(
+    let opens = (trusted.open_bytes(bytes), trusted.open_source(source));
+    if let Some((memory, remote)) = agree(opens, "trusted open in memory / over a source") {
+        assert!(
             decoded(&memory) == decoded(&remote),
             "trusted descriptors over a source differ"
-        ),
-        (Err(a), Err(b)) => assert_eq!(a.rule().map(|r| r.id), b.rule().map(|r| r.id)),
+        );
+    }
+}
+
+/// Two ways of doing one thing agree: both succeed (their values returned), or both
+/// fail naming the same rule (`None`). One failing alone panics, saying `what`.
+fn agree<A, B>(
+    results: (Result<A, hrry::Error>, Result<B, hrry::Error>),
+    what: &str,
+) -> Option<(A, B)> {
+    match results {
+        (Ok(a), Ok(b)) => Some((a, b)),
+        (Err(a), Err(b)) => {
+            assert_eq!(
+                a.rule().map(|r| r.id),
+                b.rule().map(|r| r.id),
+                "{what}, refusals: {a} / {b}"
+            );
+            None
+        }
         (a, b) => panic!(
-            "trusted open in memory: {:?}, over a source: {:?}",
+            "{what}: {:?} / {:?}",
             a.err().map(|e| e.to_string()),
             b.err().map(|e| e.to_string())
         ),
@@ -470,30 +489,19 @@ pub fn assert_file_on_disk_agrees(bytes: &[u8]) {
             })
             .collect()
     };
-    match (HrryFile::from_bytes(bytes), HrryFile::open(tmp.path())) {
-        (Ok(a), Ok(b)) => {
-            assert!(read(&a) == read(&b), "the mapped file reads differently");
-            // `stream pack` of the path copies the data from the file itself.
-            let mut w = hrry::stream::StreamWriter::new(Vec::new());
-            let from_memory = hrry::stream::pack(&a, &mut w).and_then(|_| w.finish());
-            let mut w = hrry::stream::StreamWriter::new(Vec::new());
-            let from_path = hrry::stream::pack_path(tmp.path(), &mut w).and_then(|_| w.finish());
-            assert_eq!(
-                from_memory.ok(),
-                from_path.ok(),
-                "stream pack of the path packs differently"
-            );
-        }
-        (Err(a), Err(b)) => assert_eq!(
-            a.rule().map(|r| r.id),
-            b.rule().map(|r| r.id),
-            "mapped open refusal: {a} / {b}"
-        ),
-        (a, b) => panic!(
-            "from_bytes: {:?}, open(path): {:?}",
-            a.err().map(|e| e.to_string()),
-            b.err().map(|e| e.to_string())
-        ),
+    let opens = (HrryFile::from_bytes(bytes), HrryFile::open(tmp.path()));
+    if let Some((a, b)) = agree(opens, "from_bytes / open(path)") {
+        assert!(read(&a) == read(&b), "the mapped file reads differently");
+        // `stream pack` of the path copies the data from the file itself.
+        let mut w = hrry::stream::StreamWriter::new(Vec::new());
+        let from_memory = hrry::stream::pack(&a, &mut w).and_then(|_| w.finish());
+        let mut w = hrry::stream::StreamWriter::new(Vec::new());
+        let from_path = hrry::stream::pack_path(tmp.path(), &mut w).and_then(|_| w.finish());
+        assert_eq!(
+            from_memory.ok(),
+            from_path.ok(),
+            "stream pack of the path packs differently"
+        );
     }
     assert_source_open_agrees(bytes, tmp.path());
 }
@@ -508,22 +516,12 @@ fn assert_source_open_agrees(bytes: &[u8], path: &std::path::Path) {
     let Ok(source) = hrry::source::FileSource::open(path) else {
         return; // Removed under us: nothing to compare.
     };
-    let over_source = OpenOptions::new().open_source(source);
-    let (memory, remote) = match (HrryFile::from_bytes(bytes), over_source) {
-        (Ok(a), Ok(b)) => (a, b),
-        (Err(a), Err(b)) => {
-            assert_eq!(
-                a.rule().map(|r| r.id),
-                b.rule().map(|r| r.id),
-                "open over a source, refusal: {a} / {b}"
-            );
-            return;
-        }
-        (a, b) => panic!(
-            "from_bytes: {:?}, open_source: {:?}",
-            a.err().map(|e| e.to_string()),
-            b.err().map(|e| e.to_string())
-        ),
+    let opens = (
+        HrryFile::from_bytes(bytes),
+        OpenOptions::new().open_source(source),
+    );
+    let Some((memory, remote)) = agree(opens, "from_bytes / open_source") else {
+        return;
     };
     assert!(
         remote.bytes().is_none(),
@@ -536,39 +534,26 @@ fn assert_source_open_agrees(bytes: &[u8], path: &std::path::Path) {
     assert_eq!(remote.size(), bytes.len() as u64, "size over a source");
     assert_eq!(remote.len(), memory.len(), "tensor count over a source");
     for (m, r) in memory.entries().zip(remote.entries()) {
-        match (memory.tensor_at(m), remote.tensor_at(r)) {
-            (Ok(a), Ok(b)) => {
+        let what = format!("{:?} in memory / over a source", m.name());
+        if let Some((a, b)) = agree((memory.tensor_at(m), remote.tensor_at(r)), &what) {
+            assert!(
+                to_bytes(a.descriptor) == to_bytes(b.descriptor),
+                "{:?}: descriptor over a source",
+                m.name()
+            );
+            for (x, y) in a.buffers.iter().zip(&b.buffers) {
                 assert!(
-                    to_bytes(a.descriptor) == to_bytes(b.descriptor),
-                    "{:?}: descriptor over a source",
+                    x == y,
+                    "{:?}: a buffer reads differently over a source",
                     m.name()
                 );
-                for (x, y) in a.buffers.iter().zip(&b.buffers) {
-                    assert!(
-                        x == y,
-                        "{:?}: a buffer reads differently over a source",
-                        m.name()
-                    );
-                    assert_eq!(
-                        memory.offset_of(x),
-                        remote.offset_of(y),
-                        "{:?}: buffer offset over a source",
-                        m.name()
-                    );
-                }
+                assert_eq!(
+                    memory.offset_of(x),
+                    remote.offset_of(y),
+                    "{:?}: buffer offset over a source",
+                    m.name()
+                );
             }
-            (Err(a), Err(b)) => assert_eq!(
-                a.rule().map(|r| r.id),
-                b.rule().map(|r| r.id),
-                "{:?}: {a} / {b}",
-                m.name()
-            ),
-            (a, b) => panic!(
-                "{:?} in memory: {:?}, over a source: {:?}",
-                m.name(),
-                a.err().map(|e| e.to_string()),
-                b.err().map(|e| e.to_string())
-            ),
         }
     }
     assert_trusted_source_open_agrees(bytes, path);

@@ -244,3 +244,21 @@ fn prevalidated_still_checks_descriptors_and_bounds() {
         }
     }
 }
+
+#[test]
+fn small_tensors_split_when_asked_give_the_same_bits() {
+    // Parts as small as one value (0 counts as 1): rows of 33 values, 7 rows, split
+    // over every thread setting, and blocks that straddle the parts' rows.
+    let mut rng = Rng(24);
+    let block = Block::Affine {
+        scale_type: 0x02,
+        symmetric: false,
+    };
+    for min in [0usize, 1, 33, 100] {
+        let (desc, buffers) = block_tensor(&mut rng, block, Int4, 8, &[7, 33], 1);
+        let slices = slices(&buffers);
+        let mut dq = Dequantizer::new(&desc, &slices).unwrap();
+        dq.set_min_values_per_thread(min);
+        check_splits(&mut dq, &format!("[7, 33] in parts of at least {min}"));
+    }
+}
