@@ -13,6 +13,8 @@
 # HRRY_FUZZ_SEEDS=DIR takes the seeds from DIR (made earlier by `fuzz_seeds
 # corpus DIR`) instead of building and running the seed generator.
 # HRRY_FUZZ_JOBS=N runs N targets at a time (default 1), one process each.
+# HRRY_FUZZ_UNTIL=N stops a target early once its executions over all campaigns
+# reach N (a target already there is skipped); SECONDS stays the most it runs.
 # HRRY_FUZZ_SANITIZER=none fuzzes a build without AddressSanitizer (in
 # fuzz/target/nosan/): several times the executions per second, at the cost of
 # ASan's checks of the unsafe code and of libFuzzer's -malloc_limit_mb (which
@@ -162,14 +164,23 @@ commit=$(git rev-parse --short HEAD)
 
 # One target's campaign: fuzz, merge what is new, minimise, log one line.
 campaign() {
-    local t=$1 line log status execs done_line edges ft result files bytes
-    echo "=== campaign: $t for ${secs}s ($build)"
+    local t=$1 line log status execs done_line edges ft result files bytes runs=()
+    if [ -n "${HRRY_FUZZ_UNTIL:-}" ]; then
+        local so_far
+        so_far=$(awk -F'\t' -v t="$t" '$3 == t { n += $5 } END { printf "%.0f", n }' "$log_tsv")
+        if [ "$so_far" -ge "$HRRY_FUZZ_UNTIL" ]; then
+            echo "=== campaign: $t has $so_far executions, not below $HRRY_FUZZ_UNTIL: skipped"
+            return 0
+        fi
+        runs=(-runs=$((HRRY_FUZZ_UNTIL - so_far)))
+    fi
+    echo "=== campaign: $t for ${secs}s ${runs[*]} ($build)"
     mkdir -p "$scratch/new/$t" "$scratch/seeds/$t" "fuzz/corpus/$t" "fuzz/artifacts/$t"
     log="fuzz/artifacts/$t.campaign.log"
     status=0
     nice timeout $((secs + 600)) cargo fuzz run "${build_flags[@]}" "$t" \
         "$scratch/new/$t" "fuzz/corpus/$t" "$scratch/seeds/$t" -- \
-        -max_total_time="$secs" "${LIBFUZZER_OPTIONS[@]}" \
+        -max_total_time="$secs" "${runs[@]}" "${LIBFUZZER_OPTIONS[@]}" \
         >"$log" 2>&1 || status=$?
     execs=$(grep -E '^stat::number_of_executed_units:' "$log" | awk '{ print $2 }' | tail -n 1)
     done_line=$(grep -E '#[0-9]+[[:space:]]+(DONE|pulse|NEW|REDUCE|INITED)' "$log" | tail -n 1 || true)
