@@ -85,9 +85,10 @@ fn truncated_safetensors(bytes: &[u8], file_len: u64) -> Option<String> {
              says {n} bytes of JSON, but the file ends {file_len} bytes in"
         ));
     }
-    let header = bytes.get(8..usize::try_from(8 + n).ok()?)?;
+    let header_end = n.checked_add(8)?;
+    let header = bytes.get(8..usize::try_from(header_end).ok()?)?;
     let data_end = largest_data_offset(header)?;
-    let needed = (8 + n).saturating_add(data_end);
+    let needed = header_end.saturating_add(data_end);
     (needed > file_len).then(|| {
         format!(
             "this is a truncated safetensors file (an interrupted download?): its tensors \

@@ -43,7 +43,10 @@ pub enum ExportError {
 /// Export settings.
 #[derive(Clone, Copy, Debug)]
 pub struct ExportOptions {
-    /// Largest packed tensor assembled in memory (sparse, composite, quantized).
+    /// Largest export, in bytes of its row-major elements ([`row_major_len`]):
+    /// the bound on what a sparse, composite or quantized tensor assembles in
+    /// memory, and on what any tensor writes (a dense one whose strides repeat
+    /// elements claims far more than its buffer holds).
     pub max_bytes: u64,
     /// Decoder of the 8-, 6- and 4-bit float formats to float32.
     pub decode: FloatDecoder,
@@ -299,16 +302,17 @@ fn export_lone_npy<W: Write>(
         // quantized pool dequantizes in pool order (`crate::quant`), not in `shape`.
         return Err(no_logical_order(desc));
     }
-    if desc.quantization.is_some() {
-        let count = crate::layout::checked_count(&desc.shape)?;
-        let bytes = u128::from(count) * 4;
-        if bytes > u128::from(options.max_bytes) {
-            return Err(LayoutError::TooLarge {
-                needed: bytes,
-                limit: options.max_bytes,
-            }
-            .into());
+    // Before any layout: a dense tensor whose strides repeat elements (a stride
+    // of 0) claims far more elements than its buffer holds.
+    let len = row_major_len(desc)?;
+    if len > options.max_bytes {
+        return Err(LayoutError::TooLarge {
+            needed: u128::from(len),
+            limit: options.max_bytes,
         }
+        .into());
+    }
+    if desc.quantization.is_some() {
         let values = crate::quant::dequantize(desc, buffers)
             .map_err(|e| ExportError::Unsupported(format!("cannot dequantize: {e}")))?;
         return Ok(npy::write_f32(sink, &desc.shape, &values)?);

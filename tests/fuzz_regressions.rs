@@ -43,6 +43,14 @@ findings! {
     // the end of the window the writer checks for a packing tail (start + length)
     // overflowed, a panic instead of a refusal.
     byte_offset_near_u64_max: tensor_buffers / "byte-offset-near-u64-max";
+    // Not a HRRYFILE but the start of a safetensors file whose header length is
+    // near 2^64: the diagnosis of what the file is added 8 to it (an overflow panic
+    // where overflow is checked, a wrapped length elsewhere).
+    safetensors_header_length_near_u64_max: open_file / "safetensors-header-length-near-u64-max";
+    // A strided tensor of shape [1, 7e13] with a stride of 0: the row-major export
+    // wrote every repeated element (libFuzzer's timeout), ExportOptions::max_bytes
+    // bounding only what sparse, composite and quantized tensors assemble.
+    zero_stride_export_of_7e13_elements: tensor_buffers / "zero-stride-export-of-7e13-elements";
 }
 
 /// The files of `fuzz/corpus/TARGET/` (or of `$HRRY_FUZZ_CORPUS/TARGET/`, to

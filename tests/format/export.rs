@@ -178,3 +178,42 @@ fn row_major_bytes_are_export_data() {
         "{compared} tensors compared, {refused} refused"
     );
 }
+
+#[test]
+fn max_bytes_bounds_a_dense_export_whose_strides_repeat_elements() {
+    use hrry::export::row_major_bytes_of;
+    use hrry::layout::LayoutError;
+    use hrry::schema::LAYOUT_STRIDED;
+    // One float32 repeated along an axis of 7e13 elements by a stride of 0.
+    let shape = [1u64, 70_368_744_177_667];
+    let strided = LayoutFields::Strided {
+        strides: vec![1, 0],
+    };
+    let desc = descriptor(0x03, LAYOUT_STRIDED, &shape, strided, &[4]);
+    let one = 1.5f32.to_le_bytes();
+    let options = ExportOptions {
+        max_bytes: 1 << 20,
+        ..ExportOptions::default()
+    };
+    let refused = row_major_bytes_of(&desc, &[&one], &options);
+    assert!(
+        matches!(
+            refused,
+            Err(ExportError::Layout(LayoutError::TooLarge { needed, limit: 1_048_576 }))
+                if needed == 4 * u128::from(shape[1])
+        ),
+        "{refused:?}"
+    );
+    // Within the bound, the repeated element is written out.
+    let desc = descriptor(
+        0x03,
+        LAYOUT_STRIDED,
+        &[1, 3],
+        LayoutFields::Strided {
+            strides: vec![1, 0],
+        },
+        &[4],
+    );
+    let data = row_major_bytes_of(&desc, &[&one], &options).unwrap();
+    assert_eq!(data, [one, one, one].concat());
+}
