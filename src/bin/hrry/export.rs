@@ -51,7 +51,8 @@ pub struct Args {
     /// (scales, zero points) as separate arrays instead of dequantized values.
     #[arg(long)]
     raw: bool,
-    /// Largest tensor assembled in memory (sparse, composite, quantized), in bytes.
+    /// Largest tensor exported, in bytes of its elements as written (default 16 GiB):
+    /// also the most a sparse, composite or quantized tensor assembles in memory.
     #[arg(long, value_name = "BYTES")]
     max_bytes: Option<u64>,
 }
