@@ -52,7 +52,10 @@ summarize() {
         echo "a line of 0 seconds records a change to the corpus alone, such as pruning)."
         echo "Executions under ASan are those of the build CI fuzzes (AddressSanitizer,"
         echo "LeakSanitizer, libFuzzer's allocation limit); the rest ran without a"
-        echo "sanitizer (\\`HRRY_FUZZ_SANITIZER=none\\`), with the same targets and properties."
+        echo "sanitizer (\`HRRY_FUZZ_SANITIZER=none\`), with the same targets and properties."
+        echo "Findings count the campaigns that ended on a crash, a hang or an over-allocation"
+        echo "(their executions count too); each is fixed, its input kept under"
+        echo "[tests/fuzz_findings/](../../tests/fuzz_findings) with a test."
         echo
         echo "| target | campaigns | seconds | executions | under ASan | corpus files | corpus bytes | edges | features | findings |"
         echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
