@@ -16,10 +16,7 @@ use std::time::{Duration, Instant};
 use hrry::model::ElementType;
 use hrry::quant::quantize::quantized_descriptor;
 use hrry::quant::{Dequantizer, Kernel};
-use hrry::schema::{
-    BlockScaled, PerBlockAffine, QuantScheme, QuantizationHeader, FLAG_SYMMETRIC,
-    NO_ZERO_POINT_BUFFER, SCHEME_MXFP, SCHEME_NF4, SCHEME_PER_BLOCK_AFFINE,
-};
+use hrry::schema::{BlockScaled, PerBlockAffine, QuantScheme, SCHEME_MXFP, SCHEME_NF4};
 
 /// xorshift64*.
 pub struct Rng(pub u64);
@@ -61,7 +58,6 @@ fn tensor(scheme: Scheme, storage: ElementType, rows: u64, cols: u64) -> Tensor 
     let blocks = (rows * cols / k) as usize;
     let n = (rows * cols) as usize;
     let data = rng.bytes(storage.buffer_size(n as u64).unwrap() as usize);
-    let header = |tag, flags| QuantizationHeader::version1(tag, flags);
     let (q, params) = match scheme {
         Scheme::Affine { symmetric } => {
             let scales: Vec<u8> = (0..blocks)
@@ -75,18 +71,7 @@ fn tensor(scheme: Scheme, storage: ElementType, rows: u64, cols: u64) -> Tensor 
                         .collect(),
                 );
             }
-            let d = PerBlockAffine {
-                header: header(
-                    SCHEME_PER_BLOCK_AFFINE,
-                    if symmetric { FLAG_SYMMETRIC } else { 0 },
-                ),
-                axis: 1,
-                block_size: k as u32,
-                scale_buffer_index: 1,
-                zero_point_buffer_index: if symmetric { NO_ZERO_POINT_BUFFER } else { 2 },
-                scale_type_tag: 0x01,
-                reserved: [0; 3],
-            };
+            let d = PerBlockAffine::version1(1, k as u32, 0x01, symmetric);
             (QuantScheme::PerBlockAffine(d), params)
         }
         Scheme::Nf4 => {

@@ -107,15 +107,7 @@ fn pair(kind: Kind, rows: usize, cols: usize) -> Pair {
     }
     gguf.extend(raw);
 
-    let scheme = QuantScheme::PerBlockAffine(PerBlockAffine {
-        header: QuantizationHeader::version1(SCHEME_PER_BLOCK_AFFINE, FLAG_SYMMETRIC),
-        axis: 1,
-        block_size: 32,
-        scale_buffer_index: 1,
-        zero_point_buffer_index: NO_ZERO_POINT_BUFFER,
-        scale_type_tag: 0x01,
-        reserved: [0; 3],
-    });
+    let scheme = QuantScheme::PerBlockAffine(PerBlockAffine::version1(1, 32, 0x01, true));
     let sizes = [data.len() as u64, scales.len() as u64];
     let desc = quantized_descriptor(
         storage.tag(),

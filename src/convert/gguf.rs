@@ -42,8 +42,7 @@ use crate::model::build::dense;
 use crate::model::ElementType;
 use crate::quant::quantize::quantized_descriptor;
 use crate::schema::{
-    KvArray, KvScalar, KvValue, LenBytes, PerBlockAffine, QuantScheme, QuantizationHeader,
-    TensorDescriptor, FLAG_SYMMETRIC, NO_ZERO_POINT_BUFFER, SCHEME_PER_BLOCK_AFFINE,
+    KvArray, KvScalar, KvValue, LenBytes, PerBlockAffine, QuantScheme, TensorDescriptor,
 };
 
 /// KV key of a JSON object giving each GGUF metadata key's original GGUF type
@@ -818,15 +817,12 @@ fn per_block(kind: qblocks::Kind, shape: &[u64], blocks: u64) -> Option<TensorDe
         qblocks::Kind::Q8_0 => ElementType::Int8,
         qblocks::Kind::Q4_0 => ElementType::Int4,
     };
-    let scheme = QuantScheme::PerBlockAffine(PerBlockAffine {
-        header: QuantizationHeader::version1(SCHEME_PER_BLOCK_AFFINE, FLAG_SYMMETRIC),
-        axis: shape.len().saturating_sub(1) as u32,
-        block_size: qblocks::BLOCK as u32,
-        scale_buffer_index: 1,
-        zero_point_buffer_index: NO_ZERO_POINT_BUFFER,
-        scale_type_tag: ElementType::Float16.tag(),
-        reserved: [0; 3],
-    });
+    let scheme = QuantScheme::PerBlockAffine(PerBlockAffine::version1(
+        shape.len().saturating_sub(1) as u32,
+        qblocks::BLOCK as u32,
+        ElementType::Float16.tag(),
+        true,
+    ));
     let codes = blocks.checked_mul(kind.code_bytes() as u64)?;
     Some(quantized_descriptor(
         storage.tag(),

@@ -643,18 +643,12 @@ mod tests {
             ElementType::Int8.tag(),
             &[2, 32],
             &[64, 4],
-            crate::schema::QuantScheme::PerBlockAffine(crate::schema::PerBlockAffine {
-                header: crate::schema::QuantizationHeader::version1(
-                    crate::schema::SCHEME_PER_BLOCK_AFFINE,
-                    crate::schema::FLAG_SYMMETRIC,
-                ),
-                axis: 1,
-                block_size: 32,
-                scale_buffer_index: 1,
-                zero_point_buffer_index: crate::schema::NO_ZERO_POINT_BUFFER,
-                scale_type_tag: ElementType::Float16.tag(),
-                reserved: [0; 3],
-            })
+            crate::schema::QuantScheme::PerBlockAffine(crate::schema::PerBlockAffine::version1(
+                1,
+                32,
+                ElementType::Float16.tag(),
+                true,
+            ))
             .encode(),
         );
         vec![

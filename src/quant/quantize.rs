@@ -5,9 +5,8 @@ use crate::model::build;
 use crate::model::element_type::{element_count, ElementType};
 use crate::model::quant::{int_range, widen_scale, BlockGeometry, PER_BLOCK_STORAGE};
 use crate::schema::{
-    LayoutFields, PerBlockAffine, QuantScheme, QuantizationHeader, QuantizationSection,
-    TensorDescriptor, FLAG_SYMMETRIC, LAYOUT_ROW_MAJOR, NO_ZERO_POINT_BUFFER,
-    SCHEME_PER_BLOCK_AFFINE,
+    LayoutFields, PerBlockAffine, QuantScheme, QuantizationSection, TensorDescriptor,
+    LAYOUT_ROW_MAJOR,
 };
 
 /// How to quantize with [`quantize_per_block`].
@@ -211,24 +210,12 @@ pub fn quantize_per_block(
         }
     }
 
-    let scale_index = 1u32;
-    let zero_index = if opts.symmetric {
-        NO_ZERO_POINT_BUFFER
-    } else {
-        2
-    };
-    let scheme = QuantScheme::PerBlockAffine(PerBlockAffine {
-        header: QuantizationHeader::version1(
-            SCHEME_PER_BLOCK_AFFINE,
-            if opts.symmetric { FLAG_SYMMETRIC } else { 0 },
-        ),
-        axis: opts.axis as u32,
-        block_size: opts.block_size,
-        scale_buffer_index: scale_index,
-        zero_point_buffer_index: zero_index,
-        scale_type_tag: opts.scale_type.tag(),
-        reserved: [0; 3],
-    });
+    let scheme = QuantScheme::PerBlockAffine(PerBlockAffine::version1(
+        opts.axis as u32,
+        opts.block_size,
+        opts.scale_type.tag(),
+        opts.symmetric,
+    ));
     let mut buffers = vec![data, scales];
     if !opts.symmetric {
         buffers.push(zero_points);

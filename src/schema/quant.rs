@@ -113,6 +113,24 @@ pub struct PerBlockAffine {
 }
 
 impl PerBlockAffine {
+    /// A version-1 descriptor with the scales (of element type `scale_type_tag`) in
+    /// buffer 1 and, unless `symmetric` (flag `SYMMETRIC`, no zero points), the zero
+    /// points in buffer 2: the layout every writer uses.
+    pub fn version1(axis: u32, block_size: u32, scale_type_tag: u8, symmetric: bool) -> Self {
+        PerBlockAffine {
+            header: QuantizationHeader::version1(
+                SCHEME_PER_BLOCK_AFFINE,
+                if symmetric { FLAG_SYMMETRIC } else { 0 },
+            ),
+            axis,
+            block_size,
+            scale_buffer_index: 1,
+            zero_point_buffer_index: if symmetric { NO_ZERO_POINT_BUFFER } else { 2 },
+            scale_type_tag,
+            reserved: [0; 3],
+        }
+    }
+
     /// Encoded size in bytes.
     pub const LEN: u64 = 24;
     /// Offset of `axis`.
@@ -318,15 +336,7 @@ mod tests {
 
     #[test]
     fn decode_needs_fixed_fields_and_ignores_padding() {
-        let d = PerBlockAffine {
-            header: QuantizationHeader::version1(SCHEME_PER_BLOCK_AFFINE, FLAG_SYMMETRIC),
-            axis: 1,
-            block_size: 32,
-            scale_buffer_index: 1,
-            zero_point_buffer_index: NO_ZERO_POINT_BUFFER,
-            scale_type_tag: 1,
-            reserved: [0; 3],
-        };
+        let d = PerBlockAffine::version1(1, 32, 1, true);
         let mut bytes = crate::schema::to_bytes(&d);
         assert_eq!(bytes.len() as u64, PerBlockAffine::LEN);
         assert_eq!(QuantScheme::decode(&bytes[..23]), None);

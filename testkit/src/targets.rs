@@ -12,10 +12,7 @@ use hrry::file::{SequentialReader, TensorRegionEnd};
 use hrry::limits::Limits;
 use hrry::model::ElementType;
 use hrry::schema::{read_from, to_bytes, IndexSection, KvSection, TensorDescriptor};
-use hrry::schema::{
-    BlockScaled, PerBlockAffine, QuantScheme, QuantizationHeader, FLAG_SYMMETRIC,
-    NO_ZERO_POINT_BUFFER, SCHEME_MXFP, SCHEME_NF4, SCHEME_PER_BLOCK_AFFINE,
-};
+use hrry::schema::{BlockScaled, PerBlockAffine, QuantScheme, SCHEME_MXFP, SCHEME_NF4};
 use hrry::validate::{descriptor::check_descriptor, Mode, Report};
 
 use crate::mutation::RichModel;
@@ -476,7 +473,6 @@ fn arbitrary_block_tensor(
     let data_len = storage
         .buffer_size(others * padded)
         .ok_or(arbitrary::Error::IncorrectFormat)?;
-    let header = |scheme_tag, flags| QuantizationHeader::version1(scheme_tag, flags);
     let (quant, param_sizes) = match scheme {
         0 => {
             let scale_type_tag = u.int_in_range(1..=3)?;
@@ -486,18 +482,7 @@ fn arbitrary_block_tensor(
             if !symmetric {
                 sizes.push(blocks * 4);
             }
-            let d = PerBlockAffine {
-                header: header(
-                    SCHEME_PER_BLOCK_AFFINE,
-                    if symmetric { FLAG_SYMMETRIC } else { 0 },
-                ),
-                axis: axis as u32,
-                block_size,
-                scale_buffer_index: 1,
-                zero_point_buffer_index: if symmetric { NO_ZERO_POINT_BUFFER } else { 2 },
-                scale_type_tag,
-                reserved: [0; 3],
-            };
+            let d = PerBlockAffine::version1(axis as u32, block_size, scale_type_tag, symmetric);
             (QuantScheme::PerBlockAffine(d), sizes)
         }
         1 => {

@@ -5,8 +5,7 @@
 use hrry::model::element_type::ElementType;
 use hrry::quant::quantize::quantized_descriptor;
 use hrry::schema::{
-    BlockScaled, PerBlockAffine, QuantScheme, QuantizationHeader, TensorDescriptor, FLAG_SYMMETRIC,
-    NO_ZERO_POINT_BUFFER, SCHEME_MXFP, SCHEME_NF4, SCHEME_PER_BLOCK_AFFINE,
+    BlockScaled, PerBlockAffine, QuantScheme, TensorDescriptor, SCHEME_MXFP, SCHEME_NF4,
 };
 
 /// SplitMix64.
@@ -149,7 +148,6 @@ pub fn block_tensor(
     };
     let blocks = per_axis * outer;
     let data = random_data(rng, storage, shape, axis, per_axis * k);
-    let header = |tag, flags| QuantizationHeader::version1(tag, flags);
     let (scheme, params) = match block {
         Block::Affine {
             scale_type,
@@ -166,18 +164,7 @@ pub fn block_tensor(
                         .collect(),
                 );
             }
-            let d = PerBlockAffine {
-                header: header(
-                    SCHEME_PER_BLOCK_AFFINE,
-                    if symmetric { FLAG_SYMMETRIC } else { 0 },
-                ),
-                axis: axis as u32,
-                block_size,
-                scale_buffer_index: 1,
-                zero_point_buffer_index: if symmetric { NO_ZERO_POINT_BUFFER } else { 2 },
-                scale_type_tag: scale_type,
-                reserved: [0; 3],
-            };
+            let d = PerBlockAffine::version1(axis as u32, block_size, scale_type, symmetric);
             (QuantScheme::PerBlockAffine(d), params)
         }
         Block::Nf4 => {

@@ -37,15 +37,7 @@ fn per_block_int4_partial_block_with_zero_points() {
     let data = vec![0xE1, 0x87, 0x03, 0x00, 0x50, 0x2F, 0x0D, 0x00];
     let scales = f32s(&[0.5, 2.0, 0.25, -1.5]);
     let zero_points = i32s(&[1, -2, 0, 3]);
-    let q = QuantScheme::PerBlockAffine(PerBlockAffine {
-        header: QuantizationHeader::version1(0x03, 0),
-        axis: 1,
-        block_size: 4,
-        scale_buffer_index: 1,
-        zero_point_buffer_index: 2,
-        scale_type_tag: 0x03,
-        reserved: [0; 3],
-    });
+    let q = QuantScheme::PerBlockAffine(PerBlockAffine::version1(1, 4, 0x03, false));
     let desc = quantized_descriptor(0x48, &[2, 5], &[8, 16, 16], q.encode());
     // s * (q - z): 0.5*(1-1), 0.5*(-2-1), 0.5*(7-1), 0.5*(-8-1), 2*(3+2);
     // 0.25*0, 0.25*5, 0.25*-1, 0.25*2, -1.5*(-3-3).
@@ -62,15 +54,7 @@ fn per_block_along_axis_zero_with_float16_scales() {
         .iter()
         .flat_map(|&v| half::f16::from_f32(v).to_bits().to_le_bytes())
         .collect();
-    let q = QuantScheme::PerBlockAffine(PerBlockAffine {
-        header: QuantizationHeader::version1(0x03, FLAG_SYMMETRIC),
-        axis: 0,
-        block_size: 2,
-        scale_buffer_index: 1,
-        zero_point_buffer_index: NO_ZERO_POINT_BUFFER,
-        scale_type_tag: 0x01,
-        reserved: [0; 3],
-    });
+    let q = QuantScheme::PerBlockAffine(PerBlockAffine::version1(0, 2, 0x01, true));
     let desc = quantized_descriptor(0x11, &[3, 2], &[8, 8], q.encode());
     let want = [10.0, 40.0, 30.0, 80.0, 25.0, -15.0];
     assert_dequantizes(&desc, &[data, scales], &want);
@@ -83,15 +67,7 @@ fn per_block_bfloat16_scales_and_int2() {
     let data = vec![0x39, 0xA5];
     // bfloat16 3.0 = 0x4040, -0.5 = 0xBF00.
     let scales = vec![0x40, 0x40, 0x00, 0xBF];
-    let q = QuantScheme::PerBlockAffine(PerBlockAffine {
-        header: QuantizationHeader::version1(0x03, FLAG_SYMMETRIC),
-        axis: 1,
-        block_size: 4,
-        scale_buffer_index: 1,
-        zero_point_buffer_index: NO_ZERO_POINT_BUFFER,
-        scale_type_tag: 0x02,
-        reserved: [0; 3],
-    });
+    let q = QuantScheme::PerBlockAffine(PerBlockAffine::version1(1, 4, 0x02, true));
     let desc = quantized_descriptor(0x4A, &[1, 8], &[2, 4], q.encode());
     let want = [3.0, -6.0, -3.0, 0.0, -0.5, -0.5, 1.0, 1.0];
     assert_dequantizes(&desc, &[data, scales], &want);
@@ -215,15 +191,7 @@ fn column_major_per_block() {
             data[j * 2 + i] = v as u8;
         }
     }
-    let q = QuantScheme::PerBlockAffine(PerBlockAffine {
-        header: QuantizationHeader::version1(0x03, FLAG_SYMMETRIC),
-        axis: 1,
-        block_size: 2,
-        scale_buffer_index: 1,
-        zero_point_buffer_index: NO_ZERO_POINT_BUFFER,
-        scale_type_tag: 0x03,
-        reserved: [0; 3],
-    });
+    let q = QuantScheme::PerBlockAffine(PerBlockAffine::version1(1, 2, 0x03, true));
     let mut desc = quantized_descriptor(0x10, &[2, 4], &[8, 16], q.encode());
     desc.layout_tag = LAYOUT_COLUMN_MAJOR;
     desc.layout = LayoutFields::Implicit;

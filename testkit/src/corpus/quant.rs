@@ -243,15 +243,7 @@ fn mxfp8() -> Tensor {
 
 /// Per-block affine with an empty quantization axis: no blocks, empty buffers.
 fn per_block_empty() -> Tensor {
-    let d = PerBlockAffine {
-        header: QuantizationHeader::version1(0x03, FLAG_SYMMETRIC),
-        axis: 1,
-        block_size: 32,
-        scale_buffer_index: 1,
-        zero_point_buffer_index: NO_ZERO_POINT_BUFFER,
-        scale_type_tag: 0x01,
-        reserved: [0; 3],
-    };
+    let d = PerBlockAffine::version1(1, 32, 0x01, true);
     let scheme = QuantScheme::PerBlockAffine(d);
     Tensor::new(scheme, ElementType::Int4, &[3, 0], vec![vec![], vec![]])
 }
