@@ -198,10 +198,13 @@ campaign() {
     mkdir -p "$scratch/new/$t" "$scratch/seeds/$t" "fuzz/corpus/$t" "fuzz/artifacts/$t"
     log="fuzz/artifacts/$t.campaign.log"
     status=0
+    local started=$SECONDS
     nice timeout $((secs + 600)) cargo fuzz run "${build_flags[@]}" "$t" \
         "$scratch/new/$t" "fuzz/corpus/$t" "$scratch/seeds/$t" -- \
         -max_total_time="$secs" "${runs[@]}" "${LIBFUZZER_OPTIONS[@]}" \
         >"$log" 2>&1 || status=$?
+    # The time it ran (shorter than asked when it stopped on a finding or a run count).
+    local took=$((SECONDS - started))
     execs=$(grep -E '^stat::number_of_executed_units:' "$log" | awk '{ print $2 }' | tail -n 1)
     done_line=$(grep -E '#[0-9]+[[:space:]]+(DONE|pulse|NEW|REDUCE|INITED)' "$log" | tail -n 1 || true)
     edges=$(sed -nE 's/.* cov: ([0-9]+).*/\1/p' <<<"$done_line")
@@ -225,7 +228,7 @@ campaign() {
     bytes=$(du -sb "fuzz/corpus/$t" | awk '{ print $1 }')
     # One short line, appended whole: campaigns running side by side share the log.
     line=$(printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s' \
-        "$(date -u +%Y-%m-%dT%H:%MZ)" "$commit" "$t" "$secs" "${execs:-0}" \
+        "$(date -u +%Y-%m-%dT%H:%MZ)" "$commit" "$t" "$took" "${execs:-0}" \
         "$files" "$bytes" "${edges:-?}" "${ft:-?}" "$result" "$build")
     echo "$line" >>"$log_tsv"
     echo "$line"

@@ -51,6 +51,10 @@ findings! {
     // wrote every repeated element (libFuzzer's timeout), ExportOptions::max_bytes
     // bounding only what sparse, composite and quantized tensors assemble.
     zero_stride_export_of_7e13_elements: tensor_buffers / "zero-stride-export-of-7e13-elements";
+    // A written file with one mutation whose strides put an element's bit address
+    // near 2^127, exported in trusted mode: the dense view's bounds check added the
+    // element width to that address unchecked (an overflow panic).
+    element_bit_address_near_i128_max: mutate / "bit-address-near-i128-max";
 }
 
 /// The files of `fuzz/corpus/TARGET/` (or of `$HRRY_FUZZ_CORPUS/TARGET/`, to

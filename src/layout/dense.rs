@@ -392,7 +392,7 @@ impl<'a> DenseView<'a> {
                 what: "bit address",
             })?;
         let limit = (self.len as i128) * 8;
-        if bit < 0 || bit + w > limit {
+        if bit < 0 || bit.checked_add(w).is_none_or(|end| end > limit) {
             return Err(LayoutError::OutOfBounds {
                 buffer: 0,
                 bit,
