@@ -191,6 +191,7 @@ pub mod serve;
 pub mod source;
 pub mod stream;
 pub mod validate;
+mod workers;
 
 // `crate::declare_rules!`, for the rule table modules.
 pub(crate) use validate::declare_rules;

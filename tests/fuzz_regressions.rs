@@ -43,6 +43,17 @@ findings! {
     // the end of the window the writer checks for a packing tail (start + length)
     // overflowed, a panic instead of a refusal.
     byte_offset_near_u64_max: tensor_buffers / "byte-offset-near-u64-max";
+    // A composite head with a per-channel quantization section (axis far past its
+    // rank), handed straight to the dequantizer: the quantization checks leave a
+    // head's section to TD-CMP-006, which the dequantizer did not check, and it
+    // indexed the shape with the axis (a panic instead of a refusal).
+    composite_head_quantized_per_channel: tensor_buffers / "composite-head-quantized-per-channel";
+    // A quantized tensor large enough to be dequantized on several threads:
+    // LeakSanitizer saw the workers' thread-local storage not yet freed, since
+    // `std::thread::scope` returns when the work is done, not when the threads
+    // have exited. The workers are now joined. A race: the replay passes either
+    // way; it is kept as an input of the target that found it.
+    threads_exiting_after_the_call: simd_dequant / "threads-exiting-after-the-call";
     // Not a HRRYFILE but the start of a safetensors file whose header length is
     // near 2^64: the diagnosis of what the file is added 8 to it (an overflow panic
     // where overflow is checked, a wrapped length elsewhere).

@@ -228,19 +228,16 @@ impl Mirror {
         }
         let next = std::sync::atomic::AtomicUsize::new(0);
         let first_error = Mutex::new(None);
-        std::thread::scope(|scope| {
-            for _ in 0..PARALLEL_PIECES.min(pieces.len()) {
-                scope.spawn(|| loop {
-                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let Some(&(s, e)) = pieces.get(i) else { break };
-                    if let Err(err) = self.fetch_piece(s, e) {
-                        let mut slot = first_error.lock().unwrap_or_else(|e| e.into_inner());
-                        slot.get_or_insert(err);
-                        // The others stop at their next piece.
-                        next.store(pieces.len(), std::sync::atomic::Ordering::Relaxed);
-                        break;
-                    }
-                });
+        let extra = PARALLEL_PIECES.min(pieces.len()).saturating_sub(1);
+        crate::workers::run_on_threads("hrry-mirror", extra, || loop {
+            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let Some(&(s, e)) = pieces.get(i) else { break };
+            if let Err(err) = self.fetch_piece(s, e) {
+                let mut slot = first_error.lock().unwrap_or_else(|e| e.into_inner());
+                slot.get_or_insert(err);
+                // The others stop at their next piece.
+                next.store(pieces.len(), std::sync::atomic::Ordering::Relaxed);
+                break;
             }
         });
         match first_error.into_inner().unwrap_or_else(|e| e.into_inner()) {

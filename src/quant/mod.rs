@@ -274,6 +274,17 @@ impl<'a> Dequantizer<'a> {
                 crate::validate::layout::check(desc, 0, Some(buffers), &mut report);
                 Some(b)
             }
+            LayoutFields::Composite(_) => {
+                // A composite head has no data: the quantization checks leave its
+                // section to the composite head's rules (TD-CMP-006).
+                crate::validate::descriptor::check_composite_head(desc, 0, &mut report);
+                if report.violations.is_empty() {
+                    return Err(QuantError::Unsupported(
+                        "a composite head has no data to dequantize".into(),
+                    ));
+                }
+                None
+            }
             _ => None,
         };
         if let Some(v) = report.violations.into_iter().next() {
@@ -641,18 +652,8 @@ impl<'a> Dequantizer<'a> {
                 self.run_rows(first_row + (i * rows_per_part) as u64, part, stream);
             }
         };
-        std::thread::scope(|scope| {
-            for _ in 1..threads.min(slots.len()) {
-                // Without another thread, this one takes the remaining parts.
-                let spawned = std::thread::Builder::new()
-                    .name("hrry-dequant".into())
-                    .spawn_scoped(scope, work);
-                if spawned.is_err() {
-                    break;
-                }
-            }
-            work();
-        });
+        let extra = threads.min(slots.len()).saturating_sub(1);
+        crate::workers::run_on_threads("hrry-dequant", extra, work);
     }
 
     /// Dequantizes from row `first_row` until `out` is full, on this thread.

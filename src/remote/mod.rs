@@ -187,19 +187,15 @@ impl ReadAt for RemoteSource {
         let workers = self.options.concurrency.clamp(1, batches.len().max(1));
         // A hint: a failed fetch is left for the read that needs the bytes to
         // report (after its own retries).
-        std::thread::scope(|scope| {
-            for _ in 0..workers {
-                scope.spawn(|| loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(batch) = batches.get(i) else { break };
-                    let Ok(pieces) = self.object.fetch_many(batch) else {
-                        continue;
-                    };
-                    let mut cache = self.cache();
-                    for p in pieces {
-                        cache.insert(p.start, p.bytes);
-                    }
-                });
+        crate::workers::run_on_threads("hrry-prefetch", workers.saturating_sub(1), || loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some(batch) = batches.get(i) else { break };
+            let Ok(pieces) = self.object.fetch_many(batch) else {
+                continue;
+            };
+            let mut cache = self.cache();
+            for p in pieces {
+                cache.insert(p.start, p.bytes);
             }
         });
     }

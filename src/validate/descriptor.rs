@@ -371,7 +371,9 @@ fn check_extension_type(e: &ExtensionType, at: u64, report: &mut Report) {
     );
 }
 
-fn check_composite_head(d: &TensorDescriptor, at: u64, report: &mut Report) {
+/// The rules of a composite head's layout fields and of what a head must not
+/// have (quantization, data), for the descriptor at offset `at`.
+pub(crate) fn check_composite_head(d: &TensorDescriptor, at: u64, report: &mut Report) {
     let LayoutFields::Composite(c) = &d.layout else {
         return;
     };
