@@ -4,15 +4,18 @@
 use std::io::{self, Read};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::OnceLock;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::location::Location;
 use super::multipart;
-use super::options::RemoteOptions;
+use super::options::{RemoteOptions, STALL_MIN_BYTES};
 use super::ranges::{parse_content_range, range_header, ContentRange};
 
 /// Room for a multipart body's delimiters and part headers, per part.
 const PART_OVERHEAD: u64 = 256;
+
+/// Shortest stall timeout used (a zero one would fail every read).
+const MIN_STALL: Duration = Duration::from_millis(10);
 
 /// The version of the object that the first answer described.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -61,10 +64,16 @@ impl HttpObject {
     pub fn new(location: Location, mut options: RemoteOptions) -> HttpObject {
         // S3 answers one range per request.
         options.multi_range &= !location.is_s3();
+        let stall = options.stall_timeout.min(options.timeout).max(MIN_STALL);
         let config = ureq::Agent::config_builder()
             .http_status_as_error(false)
+            // Redirects are followed here, each checked to stay on the origin.
+            .max_redirects(0)
             .timeout_global(Some(options.timeout))
             .timeout_connect(Some(options.timeout.min(Duration::from_secs(30))))
+            // A stalled answer: headers that do not come, a body read that waits.
+            .timeout_recv_response(Some(stall))
+            .timeout_per_read(Some(stall))
             .user_agent(concat!("hrry/", env!("CARGO_PKG_VERSION")))
             .build();
         HttpObject {
@@ -189,9 +198,7 @@ impl HttpObject {
         let wanted: u64 = ranges.iter().map(|&(s, e)| e - s).sum();
         let limit = wanted + PART_OVERHEAD * ranges.len() as u64 + 1024;
         let mut body = Vec::new();
-        response
-            .body_mut()
-            .as_reader()
+        self.body(&mut response)
             .take(limit + 1)
             .read_to_end(&mut body)
             .map_err(|e| Failure::Transient(format!("reading a multipart answer: {e}")))?;
@@ -295,11 +302,88 @@ impl HttpObject {
         let _ = self.pin.set(pin);
     }
 
-    /// Sends a GET for `range`, with the version condition once one is pinned.
+    /// Sends a GET for `range`, with the version condition once one is pinned,
+    /// following redirects to the same origin (at most `max_redirects`, all
+    /// within the one request timeout); a redirect to another origin fails.
     fn send(&self, range: &str) -> Result<ureq::http::Response<ureq::Body>, Failure> {
+        let started = Instant::now();
+        let mut url = self.location.request_url();
+        let origin = url::Url::parse(&url)
+            .map_err(|e| Failure::Final(io::ErrorKind::InvalidInput, format!("not a URL: {e}")))?
+            .origin();
+        let mut hops = 0u32;
+        loop {
+            let remaining = self.options.timeout.saturating_sub(started.elapsed());
+            if remaining.is_zero() {
+                return Err(Failure::Transient(self.timed_out(ureq::Timeout::Global)));
+            }
+            let response = self.get(&url, range, remaining)?;
+            let status = response.status().as_u16();
+            if !matches!(status, 301 | 302 | 303 | 307 | 308) {
+                return self.check_answer(response);
+            }
+            let next = self.redirect_target(&url, &response)?;
+            let next_origin = next.origin();
+            if next_origin != origin {
+                return Err(Failure::Final(
+                    io::ErrorKind::PermissionDenied,
+                    format!(
+                        "the server redirects ({status}) from origin {} to another origin, {}; \
+                         hrry follows redirects only within the origin it was sent to",
+                        origin.ascii_serialization(),
+                        next_origin.ascii_serialization()
+                    ),
+                ));
+            }
+            hops += 1;
+            if hops > self.options.max_redirects {
+                return Err(Failure::Final(
+                    io::ErrorKind::Other,
+                    format!(
+                        "more than {} redirects (the last one to {})",
+                        self.options.max_redirects,
+                        super::location::redact(next.as_str())
+                    ),
+                ));
+            }
+            url = next.into();
+        }
+    }
+
+    /// Where a redirect answer sends the request (its `Location`, resolved
+    /// against `url`).
+    fn redirect_target(
+        &self,
+        url: &str,
+        response: &ureq::http::Response<ureq::Body>,
+    ) -> Result<url::Url, Failure> {
+        let status = response.status().as_u16();
+        let invalid = |why: String| Failure::Final(io::ErrorKind::InvalidData, why);
+        let location = header(response, "location")
+            .ok_or_else(|| invalid(format!("a redirect ({status}) without a Location")))?;
+        url::Url::parse(url)
+            .and_then(|base| base.join(&location))
+            .map_err(|e| {
+                invalid(format!(
+                    "a redirect ({status}) to `{}`, which is not a URL: {e}",
+                    super::location::redact(&location).escape_debug()
+                ))
+            })
+    }
+
+    /// One GET of `url` for `range`, within `limit`.
+    fn get(
+        &self,
+        url: &str,
+        range: &str,
+        limit: Duration,
+    ) -> Result<ureq::http::Response<ureq::Body>, Failure> {
         let mut request = self
             .agent
-            .get(self.location.request_url())
+            .get(url)
+            .config()
+            .timeout_global(Some(limit))
+            .build()
             .header("Range", range)
             .header("Accept-Encoding", "identity");
         if let Some(auth) = &self.location.basic_auth {
@@ -311,13 +395,45 @@ impl HttpObject {
             _ => {}
         }
         self.requests.fetch_add(1, Ordering::Relaxed);
-        let response = request.call().map_err(|e| match e {
-            ureq::Error::Io(_)
-            | ureq::Error::Timeout(_)
-            | ureq::Error::ConnectionFailed
-            | ureq::Error::Protocol(_) => Failure::Transient(e.to_string()),
+        request.call().map_err(|e| match e {
+            ureq::Error::Timeout(t) => Failure::Transient(self.timed_out(t)),
+            ureq::Error::Io(_) | ureq::Error::ConnectionFailed | ureq::Error::Protocol(_) => {
+                Failure::Transient(e.to_string())
+            }
             e => Failure::Final(io::ErrorKind::Other, e.to_string()),
-        })?;
+        })
+    }
+
+    /// What a timeout of ureq means, in words.
+    fn timed_out(&self, which: ureq::Timeout) -> String {
+        timeout_words(which, self.stall(), self.options.timeout)
+    }
+
+    /// The stall timeout in effect.
+    fn stall(&self) -> Duration {
+        self.options
+            .stall_timeout
+            .min(self.options.timeout)
+            .max(MIN_STALL)
+    }
+
+    /// The body of `response`, read with the stall rule.
+    fn body<'a>(&self, response: &'a mut ureq::http::Response<ureq::Body>) -> Paced<'a> {
+        Paced {
+            inner: response.body_mut().as_reader(),
+            stall: self.stall(),
+            timeout: self.options.timeout,
+            span_start: Instant::now(),
+            span_bytes: 0,
+        }
+    }
+
+    /// Checks an answer that is not a redirect: the version still the pinned one,
+    /// no server failure, no content encoding.
+    fn check_answer(
+        &self,
+        response: ureq::http::Response<ureq::Body>,
+    ) -> Result<ureq::http::Response<ureq::Body>, Failure> {
         let status = response.status().as_u16();
         if status == 412 {
             return Err(self.changed("the server says it no longer matches (412)".into()));
@@ -325,11 +441,24 @@ impl HttpObject {
         if status >= 500 || status == 429 {
             return Err(Failure::Transient(format!("the server answered {status}")));
         }
-        if let (Some(Pin::ETag(pinned)), Some(tag), true) = (
-            self.pin.get(),
-            header(&response, "etag"),
-            (200..300).contains(&status),
-        ) {
+        if !(200..300).contains(&status) {
+            return Ok(response);
+        }
+        if let Some(encoding) = header(&response, "content-encoding") {
+            let encoding = encoding.trim();
+            if !encoding.is_empty() && !encoding.eq_ignore_ascii_case("identity") {
+                return Err(Failure::Final(
+                    io::ErrorKind::InvalidData,
+                    format!(
+                        "the server sent the body with Content-Encoding `{}` although \
+                         `Accept-Encoding: identity` asked for the bytes as they are; \
+                         an encoded body is not read",
+                        encoding.escape_debug()
+                    ),
+                ));
+            }
+        }
+        if let (Some(Pin::ETag(pinned)), Some(tag)) = (self.pin.get(), header(&response, "etag")) {
             if &tag != pinned {
                 return Err(self.changed(format!("its ETag went from {pinned} to {tag}")));
             }
@@ -383,11 +512,7 @@ impl HttpObject {
     ) -> Result<Vec<u8>, Failure> {
         let cap = n.saturating_add(1);
         let mut bytes = Vec::new();
-        let read = response
-            .body_mut()
-            .as_reader()
-            .take(cap)
-            .read_to_end(&mut bytes);
+        let read = self.body(response).take(cap).read_to_end(&mut bytes);
         self.bytes.fetch_add(bytes.len() as u64, Ordering::Relaxed);
         match read {
             Ok(_) => Ok(bytes),
@@ -414,7 +539,7 @@ impl HttpObject {
                 ));
             }
         }
-        let mut reader = response.body_mut().as_reader();
+        let mut reader = self.body(response);
         let mut filled = 0;
         while filled < buf.len() {
             match reader.read(&mut buf[filled..]) {
@@ -513,4 +638,80 @@ fn wrong_range(got: ContentRange, start: u64, end: u64) -> Failure {
             got.start, got.end
         ),
     )
+}
+
+/// What a timeout of ureq means, in words (`stall` and `timeout` the ones in
+/// effect).
+fn timeout_words(which: ureq::Timeout, stall: Duration, timeout: Duration) -> String {
+    match which {
+        ureq::Timeout::PerRead | ureq::Timeout::RecvResponse => format!(
+            "stalled: nothing arrived for {} s (the stall timeout)",
+            stall.as_secs_f64()
+        ),
+        ureq::Timeout::Connect => format!(
+            "no connection within {} s",
+            timeout.min(Duration::from_secs(30)).as_secs_f64()
+        ),
+        _ => format!(
+            "no complete answer within {} s (the request timeout)",
+            timeout.as_secs_f64()
+        ),
+    }
+}
+
+/// A body reader that fails a stalled transfer: a read that waits longer than the
+/// stall timeout (ureq's per-read timeout), or a span of the stall timeout that
+/// brings fewer than [`STALL_MIN_BYTES`].
+struct Paced<'a> {
+    inner: ureq::BodyReader<'a>,
+    stall: Duration,
+    timeout: Duration,
+    span_start: Instant,
+    span_bytes: u64,
+}
+
+impl Read for Paced<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = match self.inner.read(buf) {
+            Ok(n) => n,
+            Err(e) => {
+                let which = e
+                    .get_ref()
+                    .and_then(|inner| inner.downcast_ref::<ureq::Error>())
+                    .and_then(|u| match u {
+                        ureq::Error::Timeout(t) => Some(*t),
+                        _ => None,
+                    });
+                return Err(match which {
+                    Some(t) => io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        timeout_words(t, self.stall, self.timeout),
+                    ),
+                    None => e,
+                });
+            }
+        };
+        if n == 0 {
+            return Ok(0);
+        }
+        self.span_bytes += n as u64;
+        let spent = self.span_start.elapsed();
+        if spent >= self.stall {
+            if self.span_bytes < STALL_MIN_BYTES {
+                return Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    format!(
+                        "stalled: {} bytes arrived in {:.1} s, fewer than {STALL_MIN_BYTES} \
+                         per {} s (the stall timeout)",
+                        self.span_bytes,
+                        spent.as_secs_f64(),
+                        self.stall.as_secs_f64()
+                    ),
+                ));
+            }
+            self.span_start = Instant::now();
+            self.span_bytes = 0;
+        }
+        Ok(n)
+    }
 }

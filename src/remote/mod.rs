@@ -42,7 +42,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Mutex;
 
 pub use location::{is_url, redact};
-pub use options::RemoteOptions;
+pub use options::{RemoteOptions, STALL_MIN_BYTES};
 
 use crate::source::ReadAt;
 

@@ -2,6 +2,10 @@
 
 use std::time::Duration;
 
+/// Fewest body bytes every [`RemoteOptions::stall_timeout`] of a transfer must
+/// bring (unless the body ends first): below it the transfer counts as stalled.
+pub const STALL_MIN_BYTES: u64 = 1024;
+
 /// How a [`super::RemoteSource`] talks to the server.
 #[derive(Clone, Debug)]
 pub struct RemoteOptions {
@@ -21,11 +25,25 @@ pub struct RemoteOptions {
     pub max_ranges_per_request: usize,
     /// Most requests of one prefetch in flight at once (8).
     pub concurrency: usize,
-    /// Time allowed for each request, body included (2 minutes).
+    /// Time allowed for each request, body included, redirects followed
+    /// included (2 minutes).
     pub timeout: Duration,
+    /// A request that makes no progress for this long fails as stalled (15 s):
+    /// its answer's headers must arrive within it, no read of its body may wait
+    /// longer for a byte, and every span of this length must bring at least
+    /// [`STALL_MIN_BYTES`] of body (or its end), so a server trickling a few bytes
+    /// a second cannot hold a read for long. Counted as a failure that may pass
+    /// (retried). Never longer than [`RemoteOptions::timeout`] in effect.
+    pub stall_timeout: Duration,
     /// Tries after the first for a request that failed in a way that may pass:
-    /// a 5xx or 429 answer, a broken connection, a timeout, a short body (4).
+    /// a 5xx or 429 answer, a broken connection, a timeout, a stall, a short body
+    /// (4).
     pub retries: u32,
+    /// Redirects followed for one request (5), each to the same origin (scheme,
+    /// host and port) as the URL opened: a redirect to another origin is an
+    /// error naming both, never followed, so a file is read only from where it
+    /// was asked for.
+    pub max_redirects: u32,
     /// Wait before the first retry, doubled for each next one (100 ms).
     pub backoff: Duration,
 }
@@ -41,7 +59,9 @@ impl Default for RemoteOptions {
             max_ranges_per_request: 128,
             concurrency: 8,
             timeout: Duration::from_secs(120),
+            stall_timeout: Duration::from_secs(15),
             retries: 4,
+            max_redirects: 5,
             backoff: Duration::from_millis(100),
         }
     }

@@ -41,6 +41,10 @@ pub enum ClientError {
     /// A limit of this client was reached.
     #[error("{0}")]
     Limit(String),
+    /// No connection, or no answer, within the client's timeout; or the server
+    /// closed the connection before answering. The text says which, in words.
+    #[error("{0}")]
+    NoAnswer(String),
 }
 
 /// The spec's name of an ERROR code.
@@ -69,7 +73,9 @@ pub struct ClientOptions {
     pub supported_layouts: Vec<u8>,
     /// Largest tensor data (all tensors of one response together) accepted.
     pub max_tensor_bytes: u64,
-    /// Read and write timeout of the socket (`None`: wait forever).
+    /// Time allowed to connect, and for each read and write of the socket
+    /// (`None`: wait forever). A server at capacity leaves a new connection
+    /// waiting for a slot: a client that times out then says so.
     pub timeout: Option<Duration>,
 }
 
@@ -149,6 +155,8 @@ pub struct FetchOptions {
 /// A connection to a tensor server.
 pub struct Client {
     socket: TcpStream,
+    /// What the client waits for now, for the messages of [`ClientError::NoAnswer`].
+    expecting: &'static str,
     options: ClientOptions,
     server: Hello,
     conversation: Conversation,
@@ -166,7 +174,7 @@ impl Client {
         addr: impl ToSocketAddrs,
         options: ClientOptions,
     ) -> Result<Client, ClientError> {
-        let socket = TcpStream::connect(addr)?;
+        let socket = connect(addr, options.timeout)?;
         socket.set_nodelay(true)?;
         socket.set_read_timeout(options.timeout)?;
         socket.set_write_timeout(options.timeout)?;
@@ -179,6 +187,7 @@ impl Client {
         });
         let mut client = Client {
             socket,
+            expecting: SERVER_HELLO,
             options,
             server: Hello::default(),
             conversation,
@@ -225,6 +234,7 @@ impl Client {
             request_flags: RequestFlags::new().with_allow_transcode(how.allow_transcode),
         };
         self.send(stream, &Payload::TensorRequest(request))?;
+        self.expecting = "the server's answer to TENSOR_REQUEST";
         let mut out = Vec::new();
         let mut binder = Binder::new();
         let mut budget = self.options.max_tensor_bytes;
@@ -273,6 +283,7 @@ impl Client {
             offset += piece.len() as u64;
         }
         self.send(stream, &Payload::TensorDataEnd)?;
+        self.expecting = "the server's TENSOR_PUT_ACK";
         match self.receive()? {
             Payload::TensorPutAck => Ok(()),
             other => Err(unexpected("TENSOR_PUT_ACK", &other)),
@@ -283,6 +294,7 @@ impl Client {
     pub fn ping(&mut self, bytes: &[u8]) -> Result<(), ClientError> {
         let stream = self.stream_id();
         self.send(stream, &Payload::Ping(bytes.to_vec()))?;
+        self.expecting = "the server's PONG";
         match self.receive()? {
             Payload::Pong(b) if b == bytes => Ok(()),
             other => Err(unexpected("PONG", &other)),
@@ -309,15 +321,19 @@ impl Client {
                 frame.header.payload_length
             )));
         }
-        write_message(&mut self.socket, stream, payload, max)
-            .map_err(|e| ClientError::Protocol(e.to_string()))?;
+        write_message(&mut self.socket, stream, payload, max).map_err(|e| match e {
+            crate::error::Error::Io(e) => self.lost(e),
+            e => ClientError::Protocol(e.to_string()),
+        })?;
         let _ = self.conversation.accept(&frame);
         Ok(())
     }
 
     fn header(&mut self) -> Result<MessageHeader, ClientError> {
         let mut head = [0u8; MESSAGE_HEADER_LEN as usize];
-        self.socket.read_exact(&mut head)?;
+        self.socket
+            .read_exact(&mut head)
+            .map_err(|e| self.lost(e))?;
         let header = read_from::<MessageHeader>(&head)
             .map_err(|e| ClientError::Protocol(e.to_string()))?
             .0;
@@ -340,7 +356,10 @@ impl Client {
     fn receive_payload(&mut self, header: MessageHeader) -> Result<Payload, ClientError> {
         let mut payload = Vec::new();
         let want = u64::from(header.payload_length);
-        let got = (&mut self.socket).take(want).read_to_end(&mut payload)? as u64;
+        let got = (&mut self.socket)
+            .take(want)
+            .read_to_end(&mut payload)
+            .map_err(|e| self.lost(e))? as u64;
         if got < want {
             return Err(ClientError::Protocol(
                 "the server closed mid-message".into(),
@@ -406,7 +425,9 @@ impl Client {
                 ));
             }
             let mut offset = [0u8; 8];
-            self.socket.read_exact(&mut offset)?;
+            self.socket
+                .read_exact(&mut offset)
+                .map_err(|e| self.lost(e))?;
             let offset = u64::from_le_bytes(offset);
             let len = length - TENSOR_DATA_HEADER_LEN;
             if let Some(v) = self
@@ -420,11 +441,100 @@ impl Client {
                 )));
             }
             // The conversation checked the frame follows on and stays within total.
-            let got = (&mut self.socket).take(len).read_to_end(&mut data)? as u64;
+            let got = (&mut self.socket)
+                .take(len)
+                .read_to_end(&mut data)
+                .map_err(|e| self.lost(e))? as u64;
             if got < len {
                 return Err(ClientError::Protocol("the server closed mid-frame".into()));
             }
         }
+    }
+}
+
+/// What a client waits for first.
+const SERVER_HELLO: &str = "the server's SERVER_HELLO";
+
+/// Why a server may not answer a new connection, for the messages saying it did not.
+const AT_CAPACITY: &str = "the server may be at capacity, every connection slot taken";
+
+/// Whether `e` is a socket timeout (a read or write timeout shows as `WouldBlock`
+/// on Linux, `TimedOut` elsewhere).
+fn is_timeout(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+    )
+}
+
+/// Seconds of `timeout`, for messages.
+fn seconds(timeout: Option<Duration>) -> f64 {
+    timeout.map_or(0.0, |t| t.as_secs_f64())
+}
+
+/// Connects to the first address of `addr` that answers, each try within
+/// `timeout`.
+fn connect(addr: impl ToSocketAddrs, timeout: Option<Duration>) -> Result<TcpStream, ClientError> {
+    let mut last = None;
+    for a in addr.to_socket_addrs()? {
+        let tried = match timeout {
+            Some(t) => TcpStream::connect_timeout(&a, t),
+            None => TcpStream::connect(a),
+        };
+        match tried {
+            Ok(s) => return Ok(s),
+            Err(e) if is_timeout(&e) => {
+                last = Some(ClientError::NoAnswer(format!(
+                    "timed out after {} s connecting to {a} ({AT_CAPACITY}, or unreachable)",
+                    seconds(timeout)
+                )))
+            }
+            Err(e) => last = Some(ClientError::Io(e)),
+        }
+    }
+    Err(last.unwrap_or_else(|| {
+        ClientError::Io(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "the address names no host",
+        ))
+    }))
+}
+
+impl Client {
+    /// The error for a failed read or write of the socket, in words when the
+    /// server did not answer in time or closed the connection.
+    fn lost(&self, e: std::io::Error) -> ClientError {
+        let hello = self.expecting == SERVER_HELLO;
+        if is_timeout(&e) {
+            let why = if hello {
+                format!(" ({AT_CAPACITY})")
+            } else {
+                String::new()
+            };
+            return ClientError::NoAnswer(format!(
+                "timed out after {} s waiting for {}{why}",
+                seconds(self.options.timeout),
+                self.expecting
+            ));
+        }
+        if matches!(
+            e.kind(),
+            std::io::ErrorKind::UnexpectedEof
+                | std::io::ErrorKind::ConnectionReset
+                | std::io::ErrorKind::ConnectionAborted
+                | std::io::ErrorKind::BrokenPipe
+        ) {
+            let why = if hello {
+                " (a server at capacity, or one that refused this client)"
+            } else {
+                ""
+            };
+            return ClientError::NoAnswer(format!(
+                "the server closed the connection while this client waited for {}{why}",
+                self.expecting
+            ));
+        }
+        ClientError::Io(e)
     }
 }
 

@@ -8,7 +8,9 @@
 //!   before it is acted on; every failure is answered with the ERROR code
 //!   interchange.md gives it, and the stream closed while the connection lives on.
 //! - [`Server`]: the TCP server on tokio, one task per connection, with a
-//!   connection cap, idle and slow-peer timeouts, and graceful shutdown.
+//!   connection cap, one budget for the incoming messages all connections hold
+//!   ([`ServeOptions::inbound_memory`]), a handshake deadline, idle and slow-peer
+//!   timeouts, and graceful shutdown.
 //! - [`client::Client`]: a blocking client over `std::net`.
 //!
 //! What this server offers: protocol version 1; the CPU device and the STANDARD
@@ -36,8 +38,23 @@ pub struct ServeOptions {
     /// Largest payload accepted from a client (advertised in SERVER_HELLO); a larger
     /// `payload_length` is answered with MESSAGE_TOO_LARGE before anything is read.
     pub max_message_size: u32,
+    /// Largest message accepted before the handshake (64 KiB): only a
+    /// CLIENT_HELLO is, and a HELLO is small. A longer one, or another message, is
+    /// refused (MESSAGE_TOO_LARGE, INVALID_MESSAGE) without its payload being
+    /// read, and the connection closed.
+    pub max_hello_size: u32,
+    /// Bytes of incoming messages all connections may hold at once (256 MiB): a
+    /// message's payload is read only once its length fits this budget (the
+    /// connection waits, within [`ServeOptions::io_timeout`], for others to
+    /// finish theirs). `max_message_size` is lowered to it when larger. Pushed
+    /// tensors are held apart, within `store_limit`.
+    pub inbound_memory: u64,
     /// Connections served at once; further clients wait in the listen backlog.
     pub max_connections: usize,
+    /// A connection that has not completed its handshake (a CLIENT_HELLO
+    /// received whole) this long after it was accepted is closed, freeing its
+    /// slot (5 s).
+    pub handshake_timeout: Duration,
     /// A connection with no message started for this long is closed.
     pub idle_timeout: Duration,
     /// A message must arrive whole, and each write to the client progress, within
@@ -63,7 +80,10 @@ impl Default for ServeOptions {
     fn default() -> Self {
         ServeOptions {
             max_message_size: crate::stream::message::DEFAULT_MAX_MESSAGE_SIZE,
+            max_hello_size: 64 << 10,
+            inbound_memory: 256 << 20,
             max_connections: 256,
+            handshake_timeout: Duration::from_secs(5),
             idle_timeout: Duration::from_secs(120),
             io_timeout: Duration::from_secs(30),
             transcode_limit: 256 << 20,
@@ -73,5 +93,17 @@ impl Default for ServeOptions {
             max_open_streams: 1024,
             worker_threads: 0,
         }
+    }
+}
+
+impl ServeOptions {
+    /// These options as the server applies them: `max_message_size` no larger
+    /// than `inbound_memory` (a message must fit the budget to be read), and the
+    /// HELLO cap no larger than `max_message_size`.
+    pub fn effective(mut self) -> Self {
+        let budget = u32::try_from(self.inbound_memory.max(1)).unwrap_or(u32::MAX);
+        self.max_message_size = self.max_message_size.min(budget);
+        self.max_hello_size = self.max_hello_size.min(self.max_message_size);
+        self
     }
 }

@@ -161,7 +161,14 @@ async fn serve(
     mut stopped: watch::Receiver<bool>,
     stats: Arc<ServerStats>,
 ) -> io::Result<()> {
+    let options = options.effective();
     let slots = Arc::new(Semaphore::new(options.max_connections.max(1)));
+    // One budget, in bytes, for the payloads all connections are reading.
+    let inbound = Arc::new(Semaphore::new(
+        usize::try_from(options.inbound_memory)
+            .unwrap_or(usize::MAX)
+            .min(Semaphore::MAX_PERMITS),
+    ));
     let mut tasks = JoinSet::new();
     loop {
         // Wait for a free slot before accepting: over the cap, clients wait in the
@@ -188,9 +195,10 @@ async fn serve(
         let catalog = Arc::clone(&catalog);
         let stopped = stopped.clone();
         let stats = Arc::clone(&stats);
+        let inbound = Arc::clone(&inbound);
         tasks.spawn(async move {
             stats.active.fetch_add(1, Ordering::Relaxed);
-            let _ = connection(socket, catalog, options, stopped, &stats).await;
+            let _ = connection(socket, catalog, options, &inbound, stopped, &stats).await;
             stats.active.fetch_sub(1, Ordering::Relaxed);
             drop(permit);
         });
@@ -221,6 +229,7 @@ async fn connection(
     socket: TcpStream,
     catalog: Arc<Catalog>,
     options: ServeOptions,
+    inbound: &Arc<Semaphore>,
     mut stopped: watch::Receiver<bool>,
     stats: &ServerStats,
 ) -> Result<(), End> {
@@ -228,19 +237,31 @@ async fn connection(
     let mut read = BufReader::with_capacity(64 << 10, read);
     let mut write = BufWriter::with_capacity(64 << 10, write);
     let mut session = Session::new(catalog, options);
+    // Until its HELLO is in, a connection holds its slot only this long.
+    let hello_deadline = Instant::now() + options.handshake_timeout;
     let result = async {
         loop {
+            let awaits_hello = session.awaits_hello();
+            let idle_until = if awaits_hello {
+                hello_deadline
+            } else {
+                Instant::now() + options.idle_timeout
+            };
             let mut head = [0u8; MESSAGE_HEADER_LEN as usize];
             // Idle: wait for the first byte of the next message (or the shutdown).
             let got = tokio::select! {
-                r = timeout(options.idle_timeout, read.read(&mut head)) => r.map_err(|_| End::Timeout)??,
+                r = timeout_at(idle_until, read.read(&mut head)) => r.map_err(|_| End::Timeout)??,
                 _ = stopped.changed() => return Ok(()),
             };
             if got == 0 {
                 return Ok(());
             }
-            // From its first byte, a message must arrive whole within io_timeout.
-            let deadline = Instant::now() + options.io_timeout;
+            // From its first byte, a message must arrive whole within io_timeout
+            // (and a HELLO by the handshake deadline).
+            let mut deadline = Instant::now() + options.io_timeout;
+            if awaits_hello {
+                deadline = deadline.min(hello_deadline);
+            }
             timeout_at(deadline, read.read_exact(&mut head[got..]))
                 .await
                 .map_err(|_| End::Timeout)??;
@@ -248,24 +269,33 @@ async fn connection(
                 .map_err(|_| End::Closed)?
                 .0;
             let length = u64::from(header.payload_length);
-            if header.payload_length > options.max_message_size {
-                let reply = session.oversize(&header);
+            if let Some(reply) = session.screen(&header) {
                 send(&mut write, &mut session, &reply, &options, stats).await?;
                 if reply.close {
                     return Ok(());
                 }
                 // Skip the payload without holding it.
                 let mut rest = (&mut read).take(length);
-                let skipped = timeout_at(deadline, tokio::io::copy(&mut rest, &mut tokio::io::sink()))
-                    .await
-                    .map_err(|_| End::Timeout)??;
+                let skipped =
+                    timeout_at(deadline, tokio::io::copy(&mut rest, &mut tokio::io::sink()))
+                        .await
+                        .map_err(|_| End::Timeout)??;
                 if skipped < length {
                     return Ok(());
                 }
                 continue;
             }
-            // Grown as bytes arrive: a length the peer does not send costs nothing.
+            // The payload is read once the shared budget holds its length (it is
+            // at most max_message_size, which the budget covers).
+            let permits = u32::try_from(length).unwrap_or(u32::MAX);
+            let held = timeout_at(deadline, Arc::clone(inbound).acquire_many_owned(permits))
+                .await
+                .map_err(|_| End::Timeout)?
+                .map_err(|_| End::Closed)?;
             let mut payload = Vec::new();
+            payload
+                .try_reserve_exact(length as usize)
+                .map_err(|_| End::Closed)?;
             let n = timeout_at(deadline, (&mut read).take(length).read_to_end(&mut payload))
                 .await
                 .map_err(|_| End::Timeout)??;
@@ -274,6 +304,7 @@ async fn connection(
             }
             stats.messages.fetch_add(1, Ordering::Relaxed);
             let reply = session.receive(&Frame { header, payload });
+            drop(held);
             send(&mut write, &mut session, &reply, &options, stats).await?;
             if reply.close {
                 return Ok(());

@@ -13,8 +13,8 @@ use std::sync::Arc;
 
 use crate::limits::Limits;
 use crate::schema::transport::{
-    error_code, CapabilityFlags, ErrorPayload, Hello, LayoutEntry, LayoutList, MessageHeader,
-    ShortBytes, TensorDescriptorPayload, TensorPut, PROTOCOL_VERSION,
+    error_code, message_type, CapabilityFlags, ErrorPayload, Hello, LayoutEntry, LayoutList,
+    MessageHeader, ShortBytes, TensorDescriptorPayload, TensorPut, PROTOCOL_VERSION,
 };
 use crate::schema::{LenBytes, DEVICE_CPU, LAYOUT_COMPOSITE};
 use crate::stream::message::{error_code_for, Frame, MessageType, Payload};
@@ -230,6 +230,44 @@ impl Session {
             self.phase = Phase::Closed;
         }
         reply
+    }
+
+    /// Whether the session still waits for the client's CLIENT_HELLO.
+    pub fn awaits_hello(&self) -> bool {
+        self.phase == Phase::AwaitHello
+    }
+
+    /// Screens a message by its header, before its payload is read: before the
+    /// handshake only a CLIENT_HELLO of at most `max_hello_size` bytes is taken;
+    /// anything else is refused (the connection closes, the payload unread).
+    /// Over `max_message_size` at any time, see [`Session::oversize`]. `None`:
+    /// read the payload and [`Session::receive`] it.
+    pub fn screen(&mut self, header: &MessageHeader) -> Option<Reply> {
+        if header.payload_length > self.options.max_message_size {
+            return Some(self.oversize(header));
+        }
+        if self.phase != Phase::AwaitHello {
+            return None;
+        }
+        if header.message_type != message_type::CLIENT_HELLO {
+            let name = MessageType::from_tag(header.message_type)
+                .map_or("an undefined message type", |t| t.name());
+            let reply = self.error(
+                header.stream_id,
+                error_code::INVALID_MESSAGE,
+                format!("expected CLIENT_HELLO before anything else, received {name}"),
+            );
+            return Some(self.close_if_unopened(reply));
+        }
+        if header.payload_length > self.options.max_hello_size {
+            let message = format!(
+                "a CLIENT_HELLO of {} bytes exceeds this server's limit of {} before the handshake",
+                header.payload_length, self.options.max_hello_size
+            );
+            let reply = self.error(header.stream_id, error_code::MESSAGE_TOO_LARGE, message);
+            return Some(self.close_if_unopened(reply));
+        }
+        None
     }
 
     /// Acts on the next message from the client.
