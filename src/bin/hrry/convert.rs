@@ -43,6 +43,8 @@ pub struct Args {
     /// Never draw a progress bar (none is drawn when stderr is not a terminal).
     #[arg(long, short)]
     quiet: bool,
+    #[command(flatten)]
+    pub net: crate::remote::NetArgs,
 }
 
 fn parse_format(s: &str) -> Result<ModelFormat, String> {

@@ -30,6 +30,8 @@ pub struct Args {
     /// Print the statistics as JSON.
     #[arg(long, requires = "stats")]
     json: bool,
+    #[command(flatten)]
+    pub net: crate::remote::NetArgs,
 }
 
 /// Running statistics over the dequantized values.

@@ -55,6 +55,8 @@ pub struct Args {
     /// also the most a sparse, composite or quantized tensor assembles in memory.
     #[arg(long, value_name = "BYTES")]
     max_bytes: Option<u64>,
+    #[command(flatten)]
+    pub net: crate::remote::NetArgs,
 }
 
 pub fn run(args: Args) -> Result<Outcome, Failure> {

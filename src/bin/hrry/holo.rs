@@ -35,6 +35,8 @@ pub struct ExtractArgs {
     /// Output file (`-` for standard output).
     #[arg(short, long, value_name = "OUT")]
     output: PathBuf,
+    #[command(flatten)]
+    pub net: crate::remote::NetArgs,
 }
 
 /// Whether the file at `path` starts with the `.holo` magic.

@@ -57,6 +57,8 @@ pub struct Args {
     /// with every violation strict validation finds.
     #[arg(long, alias = "force")]
     permissive: bool,
+    #[command(flatten)]
+    pub net: crate::remote::NetArgs,
 }
 
 pub fn run(args: Args) -> Result<Outcome, Failure> {

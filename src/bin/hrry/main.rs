@@ -124,6 +124,24 @@ enum Command {
     },
 }
 
+impl Command {
+    /// The network options of a command that reads URLs.
+    fn net(&self) -> Option<&remote::NetArgs> {
+        match self {
+            Command::Dequant(a) => Some(&a.net),
+            Command::Inspect(a) => Some(&a.net),
+            Command::Export(a) => Some(&a.net),
+            Command::Validate(a) => Some(&a.net),
+            Command::Convert(a) => Some(&a.net),
+            Command::Holo(holo::Command::Extract(a)) => Some(&a.net),
+            Command::Stream(stream::Command::Pack(a)) => Some(&a.net),
+            Command::Serve(a) => Some(&a.net),
+            Command::Put(a) => Some(&a.net),
+            _ => None,
+        }
+    }
+}
+
 /// The exit code when standard output is closed before the output ends: 128 + 13,
 /// what a shell reports for a program killed by SIGPIPE.
 const EXIT_BROKEN_PIPE: i32 = 141;
@@ -206,6 +224,9 @@ fn handle_signals() {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Some(net) = cli.command.net() {
+        remote::configure(net);
+    }
     // The server handles SIGINT and SIGTERM itself, to shut down gracefully.
     if !matches!(cli.command, Command::Serve(_)) {
         handle_signals();

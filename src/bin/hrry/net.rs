@@ -9,7 +9,7 @@ use std::time::Duration;
 use hrry::export::{export_npy, ExportOptions};
 use hrry::file::HrryFile;
 use hrry::schema::{layout_name, LAYOUT_ROW_MAJOR};
-use hrry::serve::client::{write_received, Client, FetchOptions};
+use hrry::serve::client::{write_received, Client, ClientOptions, FetchOptions};
 use hrry::serve::{Catalog, ServeOptions, Server};
 
 use crate::{text, Failure, Outcome};
@@ -25,6 +25,10 @@ server offers the CPU, every stored layout as is, and row-major by transcoding
 --transcode-limit bytes per tensor and --transcode-memory bytes for all transcoded
 tensors not yet sent. It prints `listening on ADDR` once ready and stops
 gracefully on SIGINT or SIGTERM.
+
+Before its handshake a connection may send only a CLIENT_HELLO of at most 64 KiB,
+within --handshake-timeout seconds of connecting; the payloads of all clients'
+messages share --inbound-memory bytes.
 
 Examples:
   hrry serve model.hrry
@@ -44,6 +48,15 @@ pub struct ServeArgs {
     /// Clients served at once (more wait in the backlog).
     #[arg(long, value_name = "N")]
     max_connections: Option<usize>,
+    /// Bytes of incoming messages all clients together may have in flight
+    /// (default 256 MiB); a message waits for room before it is read, and
+    /// --max-message-size is lowered to it.
+    #[arg(long, value_name = "BYTES")]
+    inbound_memory: Option<u64>,
+    /// Seconds a new connection has to send its CLIENT_HELLO before it is closed
+    /// and its slot freed (default 5).
+    #[arg(long, value_name = "SECONDS", value_parser = crate::remote::parse_seconds)]
+    handshake_timeout: Option<Duration>,
     /// Largest buffer one transcoding may build, in bytes.
     #[arg(long, value_name = "BYTES")]
     transcode_limit: Option<u64>,
@@ -60,6 +73,8 @@ pub struct ServeArgs {
     /// Seconds a message may take to arrive whole (and a write to progress).
     #[arg(long, value_name = "SECONDS")]
     io_timeout: Option<u64>,
+    #[command(flatten)]
+    pub net: crate::remote::NetArgs,
 }
 
 /// Arguments of `hrry fetch`.
@@ -90,6 +105,9 @@ pub struct FetchArgs {
     /// transcodes to row-major, and serves the stored layout otherwise.
     #[arg(long, value_name = "NAME")]
     layout: Option<String>,
+    /// Seconds to wait to connect, and for each answer of the server (default 60).
+    #[arg(long, value_name = "SECONDS", value_parser = crate::remote::parse_seconds)]
+    timeout: Option<Duration>,
 }
 
 /// Arguments of `hrry put`.
@@ -112,6 +130,8 @@ pub struct PutArgs {
     /// Push under this key instead.
     #[arg(long = "as", value_name = "KEY")]
     as_key: Option<String>,
+    #[command(flatten)]
+    pub net: crate::remote::NetArgs,
 }
 
 fn resolve(addr: &str) -> Result<SocketAddr, Failure> {
@@ -134,6 +154,12 @@ pub fn serve(args: ServeArgs) -> Result<Outcome, Failure> {
     }
     if let Some(n) = args.max_connections {
         options.max_connections = n.max(1);
+    }
+    if let Some(n) = args.inbound_memory {
+        options.inbound_memory = n.max(1);
+    }
+    if let Some(t) = args.handshake_timeout {
+        options.handshake_timeout = t;
     }
     if let Some(n) = args.transcode_limit {
         options.transcode_limit = n;
@@ -225,8 +251,7 @@ pub fn fetch(args: FetchArgs) -> Result<Outcome, Failure> {
         None => {}
     }
     how.allow_transcode = how.layouts.contains(&LAYOUT_ROW_MAJOR);
-    let mut client =
-        Client::connect(args.addr.as_str()).map_err(|e| Failure(format!("{}: {e}", args.addr)))?;
+    let mut client = connect(&args.addr, args.timeout)?;
     let tensors = client
         .fetch(&args.key, &how)
         .map_err(|e| Failure(format!("{}: {e}", args.key)))?;
@@ -256,6 +281,16 @@ pub fn fetch(args: FetchArgs) -> Result<Outcome, Failure> {
     Ok(Outcome::Ok)
 }
 
+/// Connects to the server at `addr` (the client's default timeout unless
+/// `timeout` is given).
+fn connect(addr: &str, timeout: Option<Duration>) -> Result<Client, Failure> {
+    let mut options = ClientOptions::default();
+    if let Some(t) = timeout {
+        options.timeout = Some(t);
+    }
+    Client::connect_with(addr, options).map_err(|e| Failure(format!("{addr}: {e}")))
+}
+
 pub fn put(args: PutArgs) -> Result<Outcome, Failure> {
     let Some(file) = crate::open_hrry(&args.file)? else {
         return Ok(Outcome::Invalid);
@@ -268,8 +303,7 @@ pub fn put(args: PutArgs) -> Result<Outcome, Failure> {
         ))
     })?;
     let key = args.as_key.as_deref().unwrap_or(&args.key);
-    let mut client =
-        Client::connect(args.addr.as_str()).map_err(|e| Failure(format!("{}: {e}", args.addr)))?;
+    let mut client = connect(&args.addr, args.net.timeout)?;
     client
         .put(key, tensor.descriptor, &tensor.buffers)
         .map_err(|e| Failure(format!("{key}: {e}")))?;

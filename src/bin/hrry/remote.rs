@@ -4,14 +4,17 @@
 //! fetched); a `.holo` archive, a bare stream or a `convert` input is fetched
 //! whole first, into a temporary file.
 //!
-//! Setting `HRRY_REMOTE_STATS=1` prints the requests and bytes each one cost on
+//! `--timeout`, `--stall-timeout` and `--retries` ([`NetArgs`]) set how long a
+//! request may take, how long a transfer may stall, and how often a failure that
+//! may pass is tried again. Setting `HRRY_REMOTE_STATS=1` prints the requests and bytes each one cost on
 //! standard error; `HRRY_REMOTE_SUFFIX_BYTES` and `HRRY_REMOTE_BLOCK_BYTES` set the
 //! first request's length (256 KiB) and the block fetched around a read that
 //! misses the cache (64 KiB).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
 
 use hrry::file::{HrryFile, OpenOptions};
 use hrry::remote::{RemoteOptions, RemoteSource};
@@ -24,6 +27,45 @@ const DOWNLOAD_PIECE: usize = 8 << 20;
 /// The remote sources the command opened (other than `validate`'s, which reports
 /// each as it finishes), for [`print_opened_stats`].
 static OPENED: Mutex<Vec<Arc<RemoteSource>>> = Mutex::new(Vec::new());
+
+/// The network options of every command that reads URLs (`hrry validate`,
+/// `inspect`, `export`, `dequant`, `convert`, `holo extract`, `stream pack`,
+/// `serve`, `put`).
+#[derive(clap::Args, Clone, Debug, Default)]
+#[command(next_help_heading = "Reading URLs")]
+pub struct NetArgs {
+    /// Seconds each request to a URL may take, body and same-origin redirects
+    /// included (default 120).
+    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
+    pub timeout: Option<Duration>,
+    /// Seconds a transfer may go with less than 1 KiB arriving (no answer, or a
+    /// trickle) before it fails as stalled (default 15).
+    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
+    pub stall_timeout: Option<Duration>,
+    /// Tries after the first for a request that failed in a way that may pass: a
+    /// 5xx or 429 answer, a broken connection, a timeout or stall, a short body
+    /// (default 4).
+    #[arg(long, value_name = "N")]
+    pub retries: Option<u32>,
+}
+
+/// A positive number of seconds (fractions allowed, at most a day).
+pub fn parse_seconds(text: &str) -> Result<Duration, String> {
+    match text.parse::<f64>() {
+        Ok(s) if s.is_finite() && s > 0.0 && s <= 86_400.0 => Ok(Duration::from_secs_f64(s)),
+        _ => Err(format!(
+            "`{text}` is not a number of seconds above 0 and at most 86400"
+        )),
+    }
+}
+
+/// The command's [`NetArgs`], set once before it runs.
+static NET: OnceLock<NetArgs> = OnceLock::new();
+
+/// Sets the network options every remote read of this command uses.
+pub fn configure(net: &NetArgs) {
+    let _ = NET.set(net.clone());
+}
 
 /// The URL `path` is, if it is one.
 pub fn url(path: &Path) -> Option<&str> {
@@ -41,6 +83,17 @@ pub fn shown(path: &Path) -> String {
 /// The remote options, with the environment's settings.
 fn options() -> Result<RemoteOptions, String> {
     let mut options = RemoteOptions::default();
+    if let Some(net) = NET.get() {
+        if let Some(t) = net.timeout {
+            options.timeout = t;
+        }
+        if let Some(t) = net.stall_timeout {
+            options.stall_timeout = t;
+        }
+        if let Some(n) = net.retries {
+            options.retries = n;
+        }
+    }
     for (var, field) in [
         ("HRRY_REMOTE_SUFFIX_BYTES", &mut options.suffix_len),
         ("HRRY_REMOTE_BLOCK_BYTES", &mut options.block_size),

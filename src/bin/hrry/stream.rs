@@ -55,6 +55,8 @@ pub struct PackArgs {
     /// file is written under a temporary name and renamed when complete.
     #[arg(short, long, value_name = "OUT")]
     output: PathBuf,
+    #[command(flatten)]
+    pub net: crate::remote::NetArgs,
 }
 
 /// Arguments of `hrry stream unpack`.

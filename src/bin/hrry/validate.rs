@@ -72,6 +72,8 @@ pub struct Args {
     /// Refuse files declaring more tensors than this.
     #[arg(long, value_name = "N")]
     max_tensors: Option<u64>,
+    #[command(flatten)]
+    pub net: crate::remote::NetArgs,
 }
 
 /// The version of the `--json` document and of each file's object.
