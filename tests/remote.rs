@@ -202,6 +202,17 @@ enum Answer {
     IgnoreRange,
     /// The object changed: another ETag, 412 when the request is conditional.
     Changed,
+    /// 302 to the same path on another loopback port (another origin).
+    RedirectAway(u16),
+    /// A chain of same-origin redirects: `/model.hrry` to `/h1/model.hrry`, …,
+    /// up to `/hN/model.hrry`, which is answered right.
+    Hops(u32),
+    /// The right range, sent with `Content-Encoding: gzip` (the bytes unchanged).
+    Gzip,
+    /// The right headers, then the body one byte a second.
+    Trickle,
+    /// The right headers, then nothing (the connection held open).
+    Silent,
 }
 
 struct FaultServer {
@@ -251,6 +262,13 @@ fn answer_one(mut stream: TcpStream, bytes: &[u8], answer: Answer) -> std::io::R
     let mut reader = BufReader::new(stream.try_clone()?);
     let mut range = None;
     let mut if_match = None;
+    let mut request_line = String::new();
+    reader.read_line(&mut request_line)?;
+    let path = request_line
+        .split_whitespace()
+        .nth(1)
+        .unwrap_or("/")
+        .to_string();
     loop {
         let mut line = String::new();
         if reader.read_line(&mut line)? == 0 || line == "\r\n" {
@@ -276,6 +294,25 @@ fn answer_one(mut stream: TcpStream, bytes: &[u8], answer: Answer) -> std::io::R
     if answer == Answer::Changed && if_match.is_some_and(|m| m != etag) {
         stream.write_all(head("412 Precondition Failed", "Content-Length: 0\r\n").as_bytes())?;
         return Ok(());
+    }
+    match answer {
+        Answer::RedirectAway(port) => {
+            let to =
+                format!("Location: http://127.0.0.1:{port}/model.hrry\r\nContent-Length: 0\r\n");
+            return stream.write_all(head("302 Found", &to).as_bytes());
+        }
+        Answer::Hops(n) => {
+            let at: u32 = path
+                .strip_prefix("/h")
+                .and_then(|p| p.split('/').next())
+                .and_then(|h| h.parse().ok())
+                .unwrap_or(0);
+            if at < n {
+                let to = format!("Location: /h{}/model.hrry\r\nContent-Length: 0\r\n", at + 1);
+                return stream.write_all(head("301 Moved Permanently", &to).as_bytes());
+            }
+        }
+        _ => {}
     }
     match answer {
         Answer::Status(code) => {
@@ -320,8 +357,24 @@ fn answer_one(mut stream: TcpStream, bytes: &[u8], answer: Answer) -> std::io::R
                 shown.0,
                 shown.1 - 1 + (shown.0 - s)
             );
+            let headers = if answer == Answer::Gzip {
+                format!("{headers}Content-Encoding: gzip\r\n")
+            } else {
+                headers
+            };
             stream.write_all(head("206 Partial Content", &headers).as_bytes())?;
             let body = &bytes[s as usize..e as usize];
+            if answer == Answer::Trickle {
+                for b in body {
+                    stream.write_all(std::slice::from_ref(b))?;
+                    std::thread::sleep(Duration::from_secs(1));
+                }
+                return Ok(());
+            }
+            if answer == Answer::Silent {
+                std::thread::sleep(Duration::from_secs(60));
+                return Ok(());
+            }
             let body = if answer == Answer::Short {
                 &body[..body.len() / 2]
             } else {
@@ -460,6 +513,144 @@ fn a_server_ignoring_range_is_not_downloaded() {
     let e = RemoteSource::open(&server.url, &options).expect_err("an error");
     assert_eq!(e.kind(), std::io::ErrorKind::Unsupported, "{e}");
     assert!(e.to_string().contains("ignores Range"), "{e}");
+}
+
+#[test]
+fn a_redirect_to_another_origin_is_refused_naming_both() {
+    let (bytes, _, options) = sample();
+    let elsewhere = fault_server(bytes.clone(), |_| Answer::Right);
+    let port = elsewhere
+        .url
+        .split(':')
+        .nth(2)
+        .unwrap()
+        .split('/')
+        .next()
+        .unwrap();
+    let port: u16 = port.parse().unwrap();
+    let server = fault_server(bytes, move |_| Answer::RedirectAway(port));
+    let e = RemoteSource::open(&server.url, &options).expect_err("refused");
+    let origin = |url: &str| url.trim_end_matches("/model.hrry").to_string();
+    let text = e.to_string();
+    assert!(text.contains(&origin(&server.url)), "{text}");
+    assert!(text.contains(&origin(&elsewhere.url)), "{text}");
+    assert!(text.contains("another origin"), "{text}");
+    assert_eq!(e.kind(), std::io::ErrorKind::PermissionDenied, "{text}");
+    // Refused at once, not retried, and the other origin never asked.
+    assert_eq!(server.requests.load(Ordering::SeqCst), 1);
+    assert_eq!(elsewhere.requests.load(Ordering::SeqCst), 0);
+}
+
+#[test]
+fn same_origin_redirects_are_followed_up_to_the_bound() {
+    let (bytes, expected, options) = sample();
+    assert_eq!(options.max_redirects, 5);
+    let five = fault_server(bytes.clone(), |_| Answer::Hops(5));
+    assert_eq!(
+        validate_remote(&five.url, &options).expect("five hops are followed"),
+        expected
+    );
+    let six = fault_server(bytes, |_| Answer::Hops(6));
+    let e = validate_remote(&six.url, &options).expect_err("six hops are too many");
+    assert!(e.to_string().contains("more than 5 redirects"), "{e}");
+    assert_eq!(six.requests.load(Ordering::SeqCst), 6);
+}
+
+#[test]
+fn an_encoded_body_is_an_error_naming_the_encoding() {
+    let (bytes, _, options) = sample();
+    let server = fault_server(bytes, |_| Answer::Gzip);
+    let e = RemoteSource::open(&server.url, &options).expect_err("refused");
+    assert!(e.to_string().contains("Content-Encoding `gzip`"), "{e}");
+    assert_eq!(e.kind(), std::io::ErrorKind::InvalidData, "{e}");
+}
+
+/// How long opening `url` takes to fail with a 1 s stall timeout and one retry,
+/// against a request timeout of two minutes; the error.
+fn stalled_open(url: &str) -> (Duration, std::io::Error) {
+    let options = RemoteOptions {
+        stall_timeout: Duration::from_secs(1),
+        timeout: Duration::from_secs(120),
+        retries: 1,
+        backoff: Duration::from_millis(5),
+        ..RemoteOptions::default()
+    };
+    let started = std::time::Instant::now();
+    let e = RemoteSource::open(url, &options).expect_err("stalls");
+    (started.elapsed(), e)
+}
+
+#[test]
+fn a_trickling_or_silent_server_fails_within_the_stall_timeout() {
+    let (bytes, _, _) = sample();
+    for answer in [Answer::Trickle, Answer::Silent] {
+        let server = fault_server(bytes.clone(), move |_| answer);
+        let (spent, e) = stalled_open(&server.url);
+        assert!(e.to_string().contains("stalled"), "{answer:?}: {e}");
+        assert!(
+            e.to_string().contains("gave up after 2 tries"),
+            "{answer:?}: {e}"
+        );
+        assert_eq!(server.requests.load(Ordering::SeqCst), 2, "{answer:?}");
+        // Two tries of about a second each, far from the two-minute request
+        // timeout (a trickle moves a byte a second, so only the stall rule ends it).
+        assert!(spent < Duration::from_secs(30), "{answer:?}: {spent:?}");
+        eprintln!("{answer:?}: failed after {spent:.1?}: {e}");
+    }
+}
+
+#[test]
+fn the_cli_takes_the_network_options_and_refuses_cross_origin_s3_endpoints() {
+    let (bytes, _, _) = sample();
+    let server = fault_server(bytes.clone(), |_| Answer::Trickle);
+    let started = std::time::Instant::now();
+    let out = hrry_run(
+        &a(["validate", &server.url, "--timeout", "2", "--retries", "0"]),
+        &[],
+    );
+    let spent = started.elapsed();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("stalled") || err.contains("within 2 s"),
+        "{err}"
+    );
+    assert_eq!(server.requests.load(Ordering::SeqCst), 1, "{err}");
+    assert!(spent < Duration::from_secs(30), "{spent:?}");
+    eprintln!("validate --timeout 2 --retries 0 of a trickle: {spent:.1?}: {err}");
+    // An S3 endpoint that redirects to another origin: refused, both named.
+    let elsewhere = fault_server(bytes.clone(), |_| Answer::Right);
+    let port: u16 = elsewhere
+        .url
+        .split(':')
+        .nth(2)
+        .unwrap()
+        .split('/')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let endpoint = fault_server(bytes, move |_| Answer::RedirectAway(port));
+    let endpoint_origin = endpoint.url.trim_end_matches("/model.hrry");
+    let out = hrry_run(
+        &a(["validate", "s3://bucket/model.hrry"]),
+        &[
+            ("AWS_ENDPOINT_URL", endpoint_origin),
+            ("AWS_ACCESS_KEY_ID", "k"),
+            ("AWS_SECRET_ACCESS_KEY", "s"),
+            ("AWS_REGION", "us-east-1"),
+        ],
+    );
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains(endpoint_origin), "{err}");
+    assert!(err.contains(&format!("http://127.0.0.1:{port}")), "{err}");
+    assert!(err.contains("another origin"), "{err}");
+    assert_eq!(elsewhere.requests.load(Ordering::SeqCst), 0);
+    // Bad values are usage errors.
+    let out = hrry_run(&a(["validate", &elsewhere.url, "--timeout", "0"]), &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("seconds"));
 }
 
 #[test]

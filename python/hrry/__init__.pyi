@@ -236,18 +236,29 @@ def open(
     permissive: bool = False,
     check: Literal["metadata", "full", "trusted"] = "metadata",
     copy_on_write: bool = False,
+    timeout: Optional[float] = None,
+    stall_timeout: Optional[float] = None,
+    retries: Optional[int] = None,
 ) -> File:
     """Map and open a HRRYFILE, checking its metadata (``check="full"``: every rule);
     ``copy_on_write=True`` maps it privately, giving writeable views (local files
     only). A URL or file object is read as needed: its metadata now, a tensor's
-    bytes when first asked for (``File.remote`` says what that cost)."""
+    bytes when first asked for (``File.remote`` says what that cost). For a URL,
+    ``timeout`` (seconds per request, 120), ``stall_timeout`` (seconds a transfer
+    may bring under 1 KiB, 15) and ``retries`` (4) bound the network reads."""
 
 def load_file(
-    source: Union[_Source, bytes, bytearray, memoryview], *, widen: bool = True
+    source: Union[_Source, bytes, bytearray, memoryview],
+    *,
+    widen: bool = True,
+    timeout: Optional[float] = None,
+    stall_timeout: Optional[float] = None,
+    retries: Optional[int] = None,
 ) -> Dict[str, np.ndarray]:
     """Every tensor of a HRRYFILE, like ``safetensors.numpy.load_file``: writeable
     views of a private copy-on-write mapping where no conversion is needed (arrays
-    of their own for a URL or file object)."""
+    of their own for a URL or file object). ``timeout``, ``stall_timeout`` and
+    ``retries`` as for `open`."""
 
 def save_file(
     tensors: Mapping[str, Union[np.ndarray, Quantized]],
@@ -257,12 +268,18 @@ def save_file(
     """Write tensors (and metadata) as a HRRYFILE, atomically, like ``safetensors.numpy.save_file``."""
 
 def validate(
-    source: Union[_Source, bytes, bytearray, memoryview], *, permissive: bool = False
+    source: Union[_Source, bytes, bytearray, memoryview],
+    *,
+    permissive: bool = False,
+    timeout: Optional[float] = None,
+    stall_timeout: Optional[float] = None,
+    retries: Optional[int] = None,
 ) -> Report:
     """Check a HRRYFILE or .holo archive against every rule; never raises for a bad
     file. A URL or file object is read at the offsets the rules need (never the
     tensor data); ``OSError`` when it cannot be read (``FileNotFoundError`` for a
-    missing URL), a file object's own exception when its ``seek``/``read`` raises."""
+    missing URL), a file object's own exception when its ``seek``/``read`` raises.
+    ``timeout``, ``stall_timeout`` and ``retries`` as for `open`."""
 
 def rules() -> List[Rule]:
     """The rule table."""

@@ -50,8 +50,13 @@ class Archive:
     ) -> bool: ...
 
 def open(
-    source: Union[str, "os.PathLike[str]", BinaryIO, bytes, bytearray, memoryview]
+    source: Union[str, "os.PathLike[str]", BinaryIO, bytes, bytearray, memoryview],
+    *,
+    timeout: Optional[float] = None,
+    stall_timeout: Optional[float] = None,
+    retries: Optional[int] = None,
 ) -> Archive:
     """Map and verify a .holo archive (strict): a path (mapped), an http://,
     https:// or s3:// URL or a binary file object (read whole into private memory:
-    the closing hash covers every byte), or bytes."""
+    the closing hash covers every byte), or bytes. ``timeout``, ``stall_timeout``
+    and ``retries`` as for `hrry.open`."""

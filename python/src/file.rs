@@ -19,7 +19,7 @@ use pyo3::types::{PyDict, PyList};
 use crate::array::{mapped_array, owned_array, shape_tuple};
 use crate::dequant::{dequantize_to, quant_error, threads_arg};
 use crate::errors::{detached, file_error, guard, io_error, HrryError};
-use crate::input::{Fetched, Input, Remote};
+use crate::input::{Fetched, Input, Net, Remote};
 use crate::kv;
 use crate::memory::{self, Access};
 use crate::report::mode;
@@ -134,6 +134,7 @@ fn open_input(
     check: Check,
     access: Access,
     writeable_copies: bool,
+    net: &Net,
 ) -> PyResult<(String, Mapping)> {
     let remote = match Input::of(source, true)? {
         Input::Path(path) => {
@@ -146,7 +147,7 @@ fn open_input(
                  read-only mirror (copy the arrays, or use load_file)",
             ))
         }
-        Input::Url(url) => Remote::url(py, &url)?,
+        Input::Url(url) => Remote::url(py, &url, net)?,
         Input::Object(object) => Remote::object(&object)?,
         Input::Bytes(bytes) => {
             return Ok((
@@ -589,16 +590,30 @@ impl File {
 /// exception when its ``seek`` or ``read`` raises, then or when a tensor is read).
 /// The work runs with the interpreter released.
 #[pyfunction]
-#[pyo3(signature = (source, *, permissive = false, check = "metadata", copy_on_write = false))]
+#[pyo3(signature = (source, *, permissive = false, check = "metadata", copy_on_write = false,
+    timeout = None, stall_timeout = None, retries = None))]
+#[allow(clippy::too_many_arguments)]
 pub fn open(
     py: Python<'_>,
     source: &Bound<'_, PyAny>,
     permissive: bool,
     check: &str,
     copy_on_write: bool,
+    timeout: Option<f64>,
+    stall_timeout: Option<f64>,
+    retries: Option<u32>,
 ) -> PyResult<File> {
     let check = check_arg(check)?;
-    let (what, mapping) = open_input(py, source, permissive, check, access(copy_on_write), false)?;
+    let net = Net::new(timeout, stall_timeout, retries)?;
+    let (what, mapping) = open_input(
+        py,
+        source,
+        permissive,
+        check,
+        access(copy_on_write),
+        false,
+        &net,
+    )?;
     Ok(File {
         path: PathBuf::from(what),
         mapping: Slot::new(Py::new(py, mapping)?),
@@ -650,12 +665,16 @@ pub fn _open_bytes(py: Python<'_>, data: &[u8], copy_on_write: bool) -> PyResult
 /// or file object are writeable arrays of their own. ``widen=False`` as for
 /// `File.get_tensor`.
 #[pyfunction]
-#[pyo3(signature = (source, *, widen = true))]
+#[pyo3(signature = (source, *, widen = true, timeout = None, stall_timeout = None, retries = None))]
 pub fn load_file<'py>(
     py: Python<'py>,
     source: &Bound<'py, PyAny>,
     widen: bool,
+    timeout: Option<f64>,
+    stall_timeout: Option<f64>,
+    retries: Option<u32>,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let net = Net::new(timeout, stall_timeout, retries)?;
     let (what, mapping) = open_input(
         py,
         source,
@@ -663,6 +682,7 @@ pub fn load_file<'py>(
         Check::Metadata,
         Access::CopyOnWrite,
         true,
+        &net,
     )?;
     let mapping = Bound::new(py, mapping)?;
     let writeable = mapping.get().writeable();

@@ -12,7 +12,7 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyMemoryView};
 
 use crate::array::{borrowed_array, shape_tuple};
 use crate::errors::{detached, io_error, HrryError};
-use crate::input::{Input, Remote};
+use crate::input::{Input, Net, Remote};
 use crate::report::check;
 use crate::slot::Slot;
 
@@ -238,8 +238,15 @@ impl Archive {
 /// ``OSError`` when it cannot be read (a file object's own exception when it
 /// raises).
 #[pyfunction]
-#[pyo3(name = "open")]
-pub fn open_holo(py: Python<'_>, source: &Bound<'_, PyAny>) -> PyResult<Archive> {
+#[pyo3(name = "open", signature = (source, *, timeout = None, stall_timeout = None, retries = None))]
+pub fn open_holo(
+    py: Python<'_>,
+    source: &Bound<'_, PyAny>,
+    timeout: Option<f64>,
+    stall_timeout: Option<f64>,
+    retries: Option<u32>,
+) -> PyResult<Archive> {
+    let net = Net::new(timeout, stall_timeout, retries)?;
     let (what, map, len) = match Input::of(source, true)? {
         Input::Path(path) => {
             let map = crate::memory::map_path(&path, crate::memory::Access::ReadOnly)
@@ -247,7 +254,7 @@ pub fn open_holo(py: Python<'_>, source: &Bound<'_, PyAny>) -> PyResult<Archive>
             let len = map.len();
             (path.display().to_string(), map, len)
         }
-        Input::Url(url) => read_whole(py, &Remote::url(py, &url)?)?,
+        Input::Url(url) => read_whole(py, &Remote::url(py, &url, &net)?)?,
         Input::Object(object) => read_whole(py, &Remote::object(&object)?)?,
         Input::Bytes(bytes) => {
             let what = "<bytes>";

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use hrry::remote::{RemoteOptions, RemoteSource};
 use hrry::source::ReadAt;
-use pyo3::exceptions::PyTypeError;
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyMemoryView, PyString};
 
@@ -63,6 +63,56 @@ impl<'py> Input<'py> {
     }
 }
 
+/// The network options of a function that opens URLs: its ``timeout``,
+/// ``stall_timeout`` (seconds) and ``retries`` keyword arguments, each `None` for
+/// the default of `hrry::remote::RemoteOptions`.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Net {
+    timeout: Option<f64>,
+    stall_timeout: Option<f64>,
+    retries: Option<u32>,
+}
+
+impl Net {
+    /// The options, checked: `ValueError` for a number of seconds that is not
+    /// above 0 (and at most a day).
+    pub(crate) fn new(
+        timeout: Option<f64>,
+        stall_timeout: Option<f64>,
+        retries: Option<u32>,
+    ) -> PyResult<Net> {
+        for (name, value) in [("timeout", timeout), ("stall_timeout", stall_timeout)] {
+            if let Some(v) = value {
+                if !(v.is_finite() && v > 0.0 && v <= 86_400.0) {
+                    return Err(PyValueError::new_err(format!(
+                        "{name} must be a number of seconds above 0 and at most 86400, not {v}"
+                    )));
+                }
+            }
+        }
+        Ok(Net {
+            timeout,
+            stall_timeout,
+            retries,
+        })
+    }
+
+    /// The remote options these set.
+    fn options(&self) -> RemoteOptions {
+        let mut options = RemoteOptions::default();
+        if let Some(t) = self.timeout {
+            options.timeout = std::time::Duration::from_secs_f64(t);
+        }
+        if let Some(t) = self.stall_timeout {
+            options.stall_timeout = std::time::Duration::from_secs_f64(t);
+        }
+        if let Some(n) = self.retries {
+            options.retries = n;
+        }
+        options
+    }
+}
+
 /// A source read through the network or through Python: a URL or a file object.
 pub(crate) enum Remote {
     /// A file behind a URL.
@@ -75,8 +125,9 @@ impl Remote {
     /// Opens the URL `url` (one suffix request, with the interpreter released);
     /// `OSError` (`FileNotFoundError`, `PermissionError`, `TimeoutError`, …) with a
     /// message naming the URL, without its credentials.
-    pub(crate) fn url(py: Python<'_>, url: &str) -> PyResult<Remote> {
-        let options = RemoteOptions::default();
+    /// `net` sets the request and stall timeouts and the retries.
+    pub(crate) fn url(py: Python<'_>, url: &str, net: &Net) -> PyResult<Remote> {
+        let options = net.options();
         let source = detached(py, || RemoteSource::open(url, &options))??;
         Ok(Remote::Url(Box::new(source)))
     }

@@ -7,7 +7,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use crate::errors::{detached, invalid_file, io_error};
-use crate::input::{Fetched, Input, Remote};
+use crate::input::{Fetched, Input, Net, Remote};
 
 /// One broken rule: its ID, its level (`"spec"`, `"hardening"` or `"limit"`), the
 /// absolute byte offset of the offending field and what was expected vs found.
@@ -381,8 +381,16 @@ pub(crate) fn check_remote(py: Python<'_>, remote: &Remote, permissive: bool) ->
 /// ``FileNotFoundError`` naming it), and a file object's own exception when its
 /// ``seek`` or ``read`` raises; a read that comes back short raises ``OSError``.
 #[pyfunction]
-#[pyo3(signature = (source, *, permissive = false))]
-pub fn validate(py: Python<'_>, source: &Bound<'_, PyAny>, permissive: bool) -> PyResult<Report> {
+#[pyo3(signature = (source, *, permissive = false, timeout = None, stall_timeout = None, retries = None))]
+pub fn validate(
+    py: Python<'_>,
+    source: &Bound<'_, PyAny>,
+    permissive: bool,
+    timeout: Option<f64>,
+    stall_timeout: Option<f64>,
+    retries: Option<u32>,
+) -> PyResult<Report> {
+    let net = Net::new(timeout, stall_timeout, retries)?;
     match Input::of(source, true)? {
         Input::Bytes(bytes) => {
             let data = bytes.as_bytes();
@@ -396,7 +404,7 @@ pub fn validate(py: Python<'_>, source: &Bound<'_, PyAny>, permissive: bool) -> 
                     .of_file(path.display().to_string()),
             )
         }
-        Input::Url(url) => check_remote(py, &Remote::url(py, &url)?, permissive),
+        Input::Url(url) => check_remote(py, &Remote::url(py, &url, &net)?, permissive),
         Input::Object(object) => check_remote(py, &Remote::object(&object)?, permissive),
     }
 }

@@ -285,9 +285,10 @@ async fn connection(
                 }
                 continue;
             }
-            // The payload is read once the shared budget holds its length (it is
-            // at most max_message_size, which the budget covers).
-            let permits = u32::try_from(length).unwrap_or(u32::MAX);
+            // The payload is read once the shared budget holds twice its length:
+            // the payload and its decoded copy, or the reply built from it (a PONG)
+            // while it is sent. max_message_size is at most half the budget.
+            let permits = u32::try_from(length.saturating_mul(2)).unwrap_or(u32::MAX);
             let held = timeout_at(deadline, Arc::clone(inbound).acquire_many_owned(permits))
                 .await
                 .map_err(|_| End::Timeout)?
@@ -304,9 +305,11 @@ async fn connection(
             }
             stats.messages.fetch_add(1, Ordering::Relaxed);
             let reply = session.receive(&Frame { header, payload });
-            drop(held);
             send(&mut write, &mut session, &reply, &options, stats).await?;
-            if reply.close {
+            let close = reply.close;
+            drop(reply);
+            drop(held);
+            if close {
                 return Ok(());
             }
         }
@@ -336,7 +339,9 @@ async fn send<W: AsyncWrite + Unpin>(
                 if frame.header.message_type == message_type::ERROR {
                     stats.errors_sent.fetch_add(1, Ordering::Relaxed);
                 }
-                put(write, &frame.to_bytes(), limit).await?;
+                // Header and payload written apart: no copy of a large payload.
+                put(write, &to_bytes(&frame.header), limit).await?;
+                put(write, &frame.payload, limit).await?;
             }
             Output::Data {
                 stream_id,

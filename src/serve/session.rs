@@ -487,7 +487,7 @@ impl Session {
             return self.error(
                 stream,
                 error_code::UNKNOWN_TENSOR,
-                format!("no tensor {key:?}"),
+                format!("no tensor {}", quoted_key(&key)),
             );
         };
         let context = Context {
@@ -554,7 +554,10 @@ impl Session {
             return self.error(
                 stream,
                 ERROR_REFUSED,
-                format!("{key:?} is served from a file and cannot be replaced"),
+                format!(
+                    "{} is served from a file and cannot be replaced",
+                    quoted_key(&key)
+                ),
             );
         }
         let total = p.total_data_bytes;
@@ -640,6 +643,16 @@ impl Session {
 
     fn drop_put(&mut self, stream: u32) {
         self.take_put(stream);
+    }
+}
+
+/// `key` quoted for an ERROR message, cut to its first 256 characters (a key may
+/// be as long as a message: its text is never built whole).
+fn quoted_key(key: &str) -> String {
+    const SHOWN: usize = 256;
+    match key.char_indices().nth(SHOWN) {
+        Some((cut, _)) => format!("{:?}…", &key[..cut]),
+        None => format!("{key:?}"),
     }
 }
 
