@@ -122,6 +122,47 @@ fn an_empty_file_over_http_gives_the_local_report() {
     assert_eq!(remote.stats().requests, 1);
 }
 
+/// nginx (tests/remote/nginx.conf.in, under /faults/) as a server that redirects
+/// to another origin, redirects within its own, sends an encoded body, and
+/// trickles: each refused or bounded as over the fault server below.
+#[test]
+fn nginx_redirects_encodings_and_trickles_are_bounded() {
+    let Some(base) = http_base() else { return };
+    let other = std::env::var("HRRY_TEST_HTTP_OTHER_BASE").expect("set with HRRY_TEST_HTTP_BASE");
+    let options = RemoteOptions {
+        backoff: Duration::from_millis(5),
+        ..RemoteOptions::default()
+    };
+    // Another origin: refused, both origins named.
+    let e = RemoteSource::open(&format!("{base}faults/away.hrry"), &options)
+        .expect_err("a cross-origin redirect is refused");
+    let text = e.to_string();
+    assert!(text.contains(base.trim_end_matches('/')), "{text}");
+    assert!(text.contains(other.trim_end_matches('/')), "{text}");
+    assert!(text.contains("another origin"), "{text}");
+    // Five same-origin redirects are followed (to the local report), six are not.
+    let path = root().join("corpus/valid/basic.hrry");
+    let local = hrry::source::FileSource::open(&path).expect("open");
+    let five = RemoteSource::open(&format!("{base}faults/hops/1.hrry"), &options)
+        .expect("five redirects are followed");
+    assert_eq!(report_json(&five, &path), report_json(&local, &path));
+    let e = RemoteSource::open(&format!("{base}faults/hops/0.hrry"), &options)
+        .expect_err("six redirects are too many");
+    assert!(e.to_string().contains("more than 5 redirects"), "{e}");
+    // A body sent with Content-Encoding: gzip.
+    let dir = root().join("target/remote-test");
+    std::fs::create_dir_all(&dir).expect("test dir");
+    std::fs::write(dir.join("basic.hrry.gz"), std::fs::read(&path).unwrap()).expect("write");
+    let e = RemoteSource::open(&format!("{base}faults/basic.hrry.gz"), &options)
+        .expect_err("an encoded body is refused");
+    assert!(e.to_string().contains("Content-Encoding `gzip`"), "{e}");
+    // A trickle (limit_rate 1): stalled within a 1 s stall timeout, two tries.
+    let (spent, e) = stalled_open(&format!("{base}faults/trickle/corpus/valid/basic.hrry"));
+    assert!(e.to_string().contains("stalled"), "{e}");
+    assert!(spent < Duration::from_secs(30), "{spent:?}");
+    eprintln!("nginx limit_rate 1: failed after {spent:.1?}: {e}");
+}
+
 #[test]
 fn the_corpus_validates_over_s3_as_from_disk() {
     // tests/remote/run.sh serves the repository as bucket `repo` of s3s-fs, with

@@ -607,7 +607,10 @@ impl HttpObject {
                     if tries > self.options.retries {
                         return Err(self.error(
                             io::ErrorKind::Other,
-                            format!("{message} (gave up after {tries} tries)"),
+                            format!(
+                                "{message} (gave up after {tries} {})",
+                                if tries == 1 { "try" } else { "tries" }
+                            ),
                         ));
                     }
                     self.retries.fetch_add(1, Ordering::Relaxed);

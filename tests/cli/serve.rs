@@ -175,7 +175,11 @@ fn serve(extra: &[&str]) -> Served {
     BufReader::new(child.stdout.take().unwrap())
         .read_line(&mut line)
         .unwrap();
-    let addr = line.trim().strip_prefix("listening on ").unwrap().to_string();
+    let addr = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap()
+        .to_string();
     Served { child, addr }
 }
 
@@ -302,7 +306,10 @@ fn eight_maximal_messages_after_the_handshake_share_one_budget() {
     let mut got = Vec::new();
     let _ = s.read_to_end(&mut got);
     let text = String::from_utf8_lossy(&got);
-    assert!(text.contains("exceeds this server's max_message_size"), "{text}");
+    assert!(
+        text.contains("exceeds this server's max_message_size"),
+        "{text}"
+    );
 }
 
 #[test]

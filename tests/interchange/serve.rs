@@ -913,3 +913,55 @@ fn load_and_faults_64_clients() {
         "memory grew from {rss_before} to {rss_after} KiB"
     );
 }
+
+#[test]
+fn before_the_handshake_only_a_small_client_hello_is_read() {
+    let options = options();
+    let catalog = Arc::new(Catalog::open(&[corpus("layout-csr.hrry")], &options).unwrap());
+    let header = |message_type, payload_length| MessageHeader {
+        message_type,
+        stream_id: 1,
+        payload_length,
+    };
+    // Another message type first: refused from its header, the connection closed.
+    let mut s = Session::new(Arc::clone(&catalog), options);
+    let reply = s.screen(&header(0x0A, 16)).expect("refused");
+    assert!(reply.close && s.is_closed());
+    let (code, text) = reply_error(&mut s, &reply).unwrap();
+    assert_eq!(code, error_code::INVALID_MESSAGE);
+    assert!(text.contains("expected CLIENT_HELLO"), "{text}");
+    // A CLIENT_HELLO over the HELLO cap (64 KiB), far under max_message_size.
+    let mut s = Session::new(Arc::clone(&catalog), options);
+    assert_eq!(options.max_hello_size, 64 << 10);
+    let reply = s.screen(&header(0x01, (64 << 10) + 1)).expect("refused");
+    assert!(reply.close);
+    assert_eq!(
+        reply_error(&mut s, &reply).unwrap().0,
+        error_code::MESSAGE_TOO_LARGE
+    );
+    // A small CLIENT_HELLO is read; after the handshake, any message within
+    // max_message_size is.
+    let mut s = Session::new(Arc::clone(&catalog), options);
+    assert!(s.screen(&header(0x01, 64)).is_none());
+    let hello = Frame::new(1, &Payload::ClientHello(client_hello(1))).unwrap();
+    assert!(s.screen(&hello.header).is_none());
+    let reply = s.receive(&hello);
+    assert!(!reply.close && !s.awaits_hello());
+    assert!(s.screen(&header(0x0A, 1 << 20)).is_none());
+    assert!(s
+        .screen(&header(0x0A, options.max_message_size + 1))
+        .is_some());
+}
+
+#[test]
+fn the_inbound_budget_bounds_the_message_size() {
+    let o = ServeOptions {
+        inbound_memory: 64 << 20,
+        ..options()
+    }
+    .effective();
+    assert_eq!(o.max_message_size, 32 << 20);
+    let o = ServeOptions::default().effective();
+    assert_eq!(o.max_message_size, 64 << 20);
+    assert_eq!(o.inbound_memory, 256 << 20);
+}

@@ -3,7 +3,9 @@
 # shell exits, and exports where they are.
 # - nginx (the Debian package nginx-light, installed if missing) serving the
 #   repository: HRRY_TEST_HTTP_BASE is its URL, HRRY_TEST_HTTP_ROOT the folder
-#   it serves (tests write the files they fetch under it);
+#   it serves (tests write the files they fetch under it), and
+#   HRRY_TEST_HTTP_OTHER_BASE the same at another port (another origin); under
+#   /faults/ it redirects, sends a gzip-encoded body and trickles;
 # - s3s-fs (built once into target/tools; REMOTE_S3=0 skips it) serving the
 #   repository as bucket `repo`: HRRY_TEST_S3_BUCKET, and the AWS_* variables
 #   (a test key pair, AWS_ENDPOINT_URL) that clients sign with.
@@ -18,7 +20,9 @@ remote_dir=$(mktemp -d "${TMPDIR:-/tmp}/hrry-servers.XXXXXX")
 remote_pids=()
 trap 'kill "${remote_pids[@]}" 2>/dev/null; wait "${remote_pids[@]}" 2>/dev/null || true; rm -rf "$remote_dir"' EXIT
 port=$(free_port)
-sed -e "s|@DIR@|$remote_dir|g" -e "s|@PORT@|$port|" -e "s|@ROOT@|$PWD|" \
+other_port=$(free_port)
+sed -e "s|@DIR@|$remote_dir|g" -e "s|@PORT@|$port|g" -e "s|@OTHER_PORT@|$other_port|g" \
+    -e "s|@ROOT@|$PWD|g" \
     tests/remote/nginx.conf.in >"$remote_dir/nginx.conf"
 nginx -c "$remote_dir/nginx.conf" -p "$remote_dir" &
 remote_pids+=($!)
@@ -27,6 +31,8 @@ for _ in $(seq 50); do
     sleep 0.1
 done
 export HRRY_TEST_HTTP_BASE="http://127.0.0.1:$port/"
+# The same files at another origin (another port), for redirects.
+export HRRY_TEST_HTTP_OTHER_BASE="http://127.0.0.1:$other_port/"
 # What the server serves: where the tests write the files they fetch.
 export HRRY_TEST_HTTP_ROOT="$PWD"
 
