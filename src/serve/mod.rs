@@ -44,12 +44,12 @@ pub struct ServeOptions {
     /// read, and the connection closed.
     pub max_hello_size: u32,
     /// Bytes of incoming messages all connections may hold at once (256 MiB): a
-    /// message's payload is read only once twice its length (the payload and its
-    /// decoded copy, or the reply built from it) fits this budget, and the bytes
-    /// are held until the reply is sent; a connection waits, within
-    /// [`ServeOptions::io_timeout`], for others to finish theirs.
-    /// `max_message_size` is lowered to half of it when larger. Pushed tensors are
-    /// held apart, within `store_limit`.
+    /// message's payload is read only once three times its length fits this
+    /// budget (the payload and its decoded copies, or the reply made from it and
+    /// its encoding), and the bytes stay charged until the reply is sent; a
+    /// connection waits, within [`ServeOptions::io_timeout`], for others to
+    /// finish theirs. `max_message_size` is lowered to a third of it when larger.
+    /// Pushed tensors are held apart, within `store_limit`.
     pub inbound_memory: u64,
     /// Connections served at once; further clients wait in the listen backlog.
     pub max_connections: usize,
@@ -100,10 +100,10 @@ impl Default for ServeOptions {
 
 impl ServeOptions {
     /// These options as the server applies them: `max_message_size` no larger
-    /// than half `inbound_memory` (a message must fit the budget to be read), and the
+    /// than a third of `inbound_memory` (a message must fit the budget to be read), and the
     /// HELLO cap no larger than `max_message_size`.
     pub fn effective(mut self) -> Self {
-        let budget = u32::try_from((self.inbound_memory / 2).max(1)).unwrap_or(u32::MAX);
+        let budget = u32::try_from((self.inbound_memory / net::COPIES).max(1)).unwrap_or(u32::MAX);
         self.max_message_size = self.max_message_size.min(budget);
         self.max_hello_size = self.max_hello_size.min(self.max_message_size);
         self

@@ -151,6 +151,10 @@ impl Server {
     }
 }
 
+/// Copies of a message's payload that may exist at once while it is handled (see
+/// [`ServeOptions::inbound_memory`]).
+pub(super) const COPIES: u64 = 3;
+
 /// How long open connections get to finish after a shutdown begins.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
@@ -285,24 +289,24 @@ async fn connection(
                 }
                 continue;
             }
-            // The payload is read once the shared budget holds twice its length:
-            // the payload and its decoded copy, or the reply built from it (a PONG)
-            // while it is sent. max_message_size is at most half the budget.
-            let permits = u32::try_from(length.saturating_mul(2)).unwrap_or(u32::MAX);
+            // The payload is read once the shared budget holds three times its
+            // length: the payload and its decoded copies while it is checked and
+            // acted on, or the reply built from it (a PONG), its encoding and the
+            // conversation's check of it while it is sent. max_message_size is at
+            // most a third of the budget.
+            let permits = u32::try_from(length.saturating_mul(COPIES)).unwrap_or(u32::MAX);
             let held = timeout_at(deadline, Arc::clone(inbound).acquire_many_owned(permits))
                 .await
                 .map_err(|_| End::Timeout)?
                 .map_err(|_| End::Closed)?;
-            let mut payload = Vec::new();
-            payload
-                .try_reserve_exact(length as usize)
-                .map_err(|_| End::Closed)?;
-            let n = timeout_at(deadline, (&mut read).take(length).read_to_end(&mut payload))
-                .await
-                .map_err(|_| End::Timeout)??;
-            if (n as u64) < length {
-                return Ok(()); // Closed mid-message.
-            }
+            // Allocated whole (zeroed pages cost nothing until the bytes arrive)
+            // and filled in place: no growth, no copy.
+            let mut payload = vec![0u8; length as usize];
+            match timeout_at(deadline, read.read_exact(&mut payload)).await {
+                Err(_) => return Err(End::Timeout),
+                Ok(Err(e)) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(()), // Closed mid-message.
+                Ok(r) => r?,
+            };
             stats.messages.fetch_add(1, Ordering::Relaxed);
             let reply = session.receive(&Frame { header, payload });
             send(&mut write, &mut session, &reply, &options, stats).await?;

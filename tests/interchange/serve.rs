@@ -956,7 +956,7 @@ fn before_the_handshake_only_a_small_client_hello_is_read() {
 #[test]
 fn the_inbound_budget_bounds_the_message_size() {
     let o = ServeOptions {
-        inbound_memory: 64 << 20,
+        inbound_memory: 96 << 20,
         ..options()
     }
     .effective();

@@ -49,8 +49,9 @@ pub struct ServeArgs {
     #[arg(long, value_name = "N")]
     max_connections: Option<usize>,
     /// Bytes of incoming messages all clients together may have in flight
-    /// (default 256 MiB); a message waits for room before it is read, and
-    /// --max-message-size is lowered to it.
+    /// (default 256 MiB), each counted three times (its copies while handled); a
+    /// message waits for room before it is read, and --max-message-size is
+    /// lowered to a third of it.
     #[arg(long, value_name = "BYTES")]
     inbound_memory: Option<u64>,
     /// Seconds a new connection has to send its CLIENT_HELLO before it is closed
