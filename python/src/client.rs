@@ -68,6 +68,10 @@ fn client_error(py: Python<'_>, address: &str, e: ClientError) -> PyErr {
         ClientError::Protocol(m) | ClientError::Limit(m) => {
             ProtocolError::new_err(format!("{address}: {m}"))
         }
+        ClientError::TimedOut(m) => PyTimeoutError::new_err(format!("{address}: {m}")),
+        ClientError::Closed(m) => {
+            pyo3::exceptions::PyConnectionError::new_err(format!("{address}: {m}"))
+        }
     }
 }
 

@@ -41,10 +41,14 @@ pub enum ClientError {
     /// A limit of this client was reached.
     #[error("{0}")]
     Limit(String),
-    /// No connection, or no answer, within the client's timeout; or the server
-    /// closed the connection before answering. The text says which, in words.
+    /// No connection, or no answer, within the client's timeout; the text says
+    /// what was awaited, in words.
     #[error("{0}")]
-    NoAnswer(String),
+    TimedOut(String),
+    /// The server closed the connection before answering; the text says what was
+    /// awaited.
+    #[error("{0}")]
+    Closed(String),
 }
 
 /// The spec's name of an ERROR code.
@@ -155,7 +159,8 @@ pub struct FetchOptions {
 /// A connection to a tensor server.
 pub struct Client {
     socket: TcpStream,
-    /// What the client waits for now, for the messages of [`ClientError::NoAnswer`].
+    /// What the client waits for now, for the messages of [`ClientError::TimedOut`]
+    /// and [`ClientError::Closed`].
     expecting: &'static str,
     options: ClientOptions,
     server: Hello,
@@ -484,7 +489,7 @@ fn connect(addr: impl ToSocketAddrs, timeout: Option<Duration>) -> Result<TcpStr
         match tried {
             Ok(s) => return Ok(s),
             Err(e) if is_timeout(&e) => {
-                last = Some(ClientError::NoAnswer(format!(
+                last = Some(ClientError::TimedOut(format!(
                     "timed out after {} s connecting to {a} ({AT_CAPACITY}, or unreachable)",
                     seconds(timeout)
                 )))
@@ -511,7 +516,7 @@ impl Client {
             } else {
                 String::new()
             };
-            return ClientError::NoAnswer(format!(
+            return ClientError::TimedOut(format!(
                 "timed out after {} s waiting for {}{why}",
                 seconds(self.options.timeout),
                 self.expecting
@@ -529,7 +534,7 @@ impl Client {
             } else {
                 ""
             };
-            return ClientError::NoAnswer(format!(
+            return ClientError::Closed(format!(
                 "the server closed the connection while this client waited for {}{why}",
                 self.expecting
             ));

@@ -832,8 +832,9 @@ pub fn serve(data: &[u8]) {
             .0;
         source = &source[head..];
         let length = header.payload_length as usize;
-        let reply = if header.payload_length > options.max_message_size {
-            let reply = session.oversize(&header);
+        let reply = if let Some(reply) = session.screen(&header) {
+            // Refused from its header (too long, or not a HELLO before the
+            // handshake): the payload is skipped unread, as the server does.
             source = &source[length.min(source.len())..];
             reply
         } else if length > source.len() {
