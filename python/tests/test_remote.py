@@ -182,3 +182,112 @@ def test_holo_archives_over_http(entry, served):
     assert holo_outcome(served.http(path)) == holo_outcome(path)
     with pytest.raises(FileNotFoundError, match="nothing.holo"):
         hrry.holo.open(served.base + "corpus/nothing.holo")
+
+
+class _Hostile:
+    """A loopback HTTP server of this test's own (a hostile peer, not a mock of
+    hrry): each request answered as ``answer(path, range)`` says, from a thread."""
+
+    def __init__(self, answer):
+        import socket
+        import threading
+
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.origin = "http://127.0.0.1:%d" % self.sock.getsockname()[1]
+        self.requests = 0
+        self.answer = answer
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        import threading
+
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.requests += 1
+            threading.Thread(target=self._one, args=(conn,), daemon=True).start()
+
+    def _one(self, conn):
+        with conn:
+            try:
+                head = conn.recv(65536).decode("latin-1")
+                path = head.split()[1]
+                rng = [l for l in head.split("\r\n") if l.lower().startswith("range:")]
+                self.answer(conn, path, rng[0].split("=")[1] if rng else "")
+            except OSError:
+                pass
+
+    def close(self):
+        self.sock.close()
+
+
+def _partial(conn, data, extra=""):
+    conn.sendall(
+        (
+            "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes 0-%d/%d\r\n"
+            "Content-Length: %d\r\nConnection: close\r\n%s\r\n"
+            % (len(data) - 1, len(data), len(data), extra)
+        ).encode()
+    )
+
+
+def test_network_options_bound_hostile_servers():
+    import time
+
+    data = open(corpus_path({"path": "valid/basic.hrry"}), "rb").read()
+
+    def trickle(conn, path, rng):
+        _partial(conn, data)
+        for b in data:
+            conn.sendall(bytes([b]))
+            time.sleep(1)
+
+    server = _Hostile(trickle)
+    try:
+        started = time.monotonic()
+        with pytest.raises(OSError, match="stalled"):
+            hrry.validate(server.origin + "/m.hrry", stall_timeout=1, retries=0)
+        # One try of about a second, far from the 2-minute request timeout.
+        assert time.monotonic() - started < 30
+        assert server.requests == 1
+    finally:
+        server.close()
+
+    def gzipped(conn, path, rng):
+        _partial(conn, data, "Content-Encoding: gzip\r\n")
+        conn.sendall(data)
+
+    server = _Hostile(gzipped)
+    try:
+        with pytest.raises(OSError, match="Content-Encoding `gzip`"):
+            hrry.open(server.origin + "/m.hrry")
+    finally:
+        server.close()
+
+    elsewhere = _Hostile(lambda conn, path, rng: (_partial(conn, data), conn.sendall(data)))
+
+    def away(conn, path, rng):
+        conn.sendall(
+            (
+                "HTTP/1.1 302 Found\r\nLocation: %s/m.hrry\r\nContent-Length: 0\r\n"
+                "Connection: close\r\n\r\n" % elsewhere.origin
+            ).encode()
+        )
+
+    server = _Hostile(away)
+    try:
+        with pytest.raises(OSError) as raised:
+            hrry.load_file(server.origin + "/m.hrry", timeout=10, retries=1)
+        assert server.origin in str(raised.value) and elsewhere.origin in str(raised.value)
+        assert elsewhere.requests == 0
+    finally:
+        server.close()
+        elsewhere.close()
+
+    for bad in (0, -1, float("nan")):
+        with pytest.raises(ValueError):
+            hrry.validate("http://127.0.0.1:1/m.hrry", timeout=bad)

@@ -32,6 +32,10 @@ pub use net::{Server, ServerHandle, ServerStats};
 pub use respond::{for_wire, standalone, ERROR_REFUSED, SERVED_LAYOUTS};
 pub use session::Session;
 
+/// Copies of a message's payload that may exist at once while the server handles
+/// it, each charged to [`ServeOptions::inbound_memory`].
+const PAYLOAD_COPIES: u64 = 3;
+
 /// A server's limits and timeouts.
 #[derive(Clone, Copy, Debug)]
 pub struct ServeOptions {
@@ -103,7 +107,8 @@ impl ServeOptions {
     /// than a third of `inbound_memory` (a message must fit the budget to be read), and the
     /// HELLO cap no larger than `max_message_size`.
     pub fn effective(mut self) -> Self {
-        let budget = u32::try_from((self.inbound_memory / net::COPIES).max(1)).unwrap_or(u32::MAX);
+        let budget =
+            u32::try_from((self.inbound_memory / PAYLOAD_COPIES).max(1)).unwrap_or(u32::MAX);
         self.max_message_size = self.max_message_size.min(budget);
         self.max_hello_size = self.max_hello_size.min(self.max_message_size);
         self

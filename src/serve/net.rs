@@ -151,10 +151,6 @@ impl Server {
     }
 }
 
-/// Copies of a message's payload that may exist at once while it is handled (see
-/// [`ServeOptions::inbound_memory`]).
-pub(super) const COPIES: u64 = 3;
-
 /// How long open connections get to finish after a shutdown begins.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
@@ -294,7 +290,8 @@ async fn connection(
             // acted on, or the reply built from it (a PONG), its encoding and the
             // conversation's check of it while it is sent. max_message_size is at
             // most a third of the budget.
-            let permits = u32::try_from(length.saturating_mul(COPIES)).unwrap_or(u32::MAX);
+            let permits =
+                u32::try_from(length.saturating_mul(super::PAYLOAD_COPIES)).unwrap_or(u32::MAX);
             let held = timeout_at(deadline, Arc::clone(inbound).acquire_many_owned(permits))
                 .await
                 .map_err(|_| End::Timeout)?
