@@ -97,6 +97,12 @@ class Report:
     def mode(self) -> str:
         """``"strict"`` or ``"permissive"``."""
     @property
+    def verdict(self) -> Literal["valid", "invalid", "refused"]:
+        """``"invalid"``: a spec rule is broken; ``"refused"``: valid per the spec,
+        refused by the policy (a hardening or limit rule)."""
+    @property
+    def policy(self) -> Literal["spec", "hardened"]: ...
+    @property
     def violations(self) -> List[Violation]: ...
     @property
     def notes(self) -> List[str]: ...
@@ -236,6 +242,7 @@ def open(
     permissive: bool = False,
     check: Literal["metadata", "full", "trusted"] = "metadata",
     copy_on_write: bool = False,
+    policy: Optional[Literal["spec", "hardened"]] = None,
 ) -> File:
     """Map and open a HRRYFILE, checking its metadata (``check="full"``: every rule);
     ``copy_on_write=True`` maps it privately, giving writeable views (local files
@@ -257,7 +264,10 @@ def save_file(
     """Write tensors (and metadata) as a HRRYFILE, atomically, like ``safetensors.numpy.save_file``."""
 
 def validate(
-    source: Union[_Source, bytes, bytearray, memoryview], *, permissive: bool = False
+    source: Union[_Source, bytes, bytearray, memoryview],
+    *,
+    permissive: bool = False,
+    policy: Optional[Literal["spec", "hardened"]] = None,
 ) -> Report:
     """Check a HRRYFILE or .holo archive against every rule; never raises for a bad
     file. A URL or file object is read at the offsets the rules need (never the

@@ -289,7 +289,10 @@ impl Client {
         let file = match file.cast::<File>() {
             Ok(f) => f.clone(),
             Err(_) => {
-                opened = Bound::new(py, crate::file::open(py, file, false, "metadata", false)?)?;
+                opened = Bound::new(
+                    py,
+                    crate::file::open(py, file, false, "metadata", false, None)?,
+                )?;
                 opened.clone()
             }
         };

@@ -264,7 +264,12 @@ pub fn open_holo(py: Python<'_>, source: &Bound<'_, PyAny>) -> PyResult<Archive>
             mapping: Slot::new(Py::new(py, HoloMapping { loader })?),
         }),
         Err(HoloError::Invalid { .. }) => {
-            let report = check(py, bytes.as_ref(), Format::Holo, false)?;
+            let report = check(
+                py,
+                bytes.as_ref(),
+                Format::Holo,
+                crate::report::Judge::new(false, None)?,
+            )?;
             Err(report.into_error(py, &what))
         }
         Err(e) => Err(HrryError::new_err(format!("{what}: {e}"))),

@@ -176,6 +176,7 @@ impl Client {
                 max_message_size: options.max_message_size,
                 ..Limits::default()
             },
+            policy: crate::validate::Policy::Hardened,
         });
         let mut client = Client {
             socket,

@@ -30,6 +30,10 @@ pub struct Args {
     /// Print the statistics as JSON.
     #[arg(long, requires = "stats")]
     json: bool,
+    /// Whether hrry's hardening rules refuse the file too (`hardened`), or only the
+    /// spec's rules and resource limits (`spec`).
+    #[arg(long, value_enum, value_name = "POLICY", default_value = "hardened")]
+    policy: crate::PolicyArg,
 }
 
 /// Running statistics over the dequantized values.
@@ -71,7 +75,7 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
             "--stats prints to standard output, so -o - cannot be used with it".into(),
         ));
     }
-    let Some(file) = crate::open_hrry(&args.file)? else {
+    let Some(file) = crate::open_hrry(&args.file, args.policy)? else {
         return Ok(Outcome::Invalid);
     };
     let what = format!("{} {:?}", text::path(&args.file), args.tensor);

@@ -55,10 +55,14 @@ pub struct Args {
     /// also the most a sparse, composite or quantized tensor assembles in memory.
     #[arg(long, value_name = "BYTES")]
     max_bytes: Option<u64>,
+    /// Whether hrry's hardening rules refuse the file too (`hardened`), or only the
+    /// spec's rules and resource limits (`spec`).
+    #[arg(long, value_enum, value_name = "POLICY", default_value = "hardened")]
+    policy: crate::PolicyArg,
 }
 
 pub fn run(args: Args) -> Result<Outcome, Failure> {
-    let Some(file) = crate::open_hrry(&args.file)? else {
+    let Some(file) = crate::open_hrry(&args.file, args.policy)? else {
         return Ok(Outcome::Invalid);
     };
     let mut options = ExportOptions::default();

@@ -112,6 +112,10 @@ pub struct PutArgs {
     /// Push under this key instead.
     #[arg(long = "as", value_name = "KEY")]
     as_key: Option<String>,
+    /// Whether hrry's hardening rules refuse the file too (`hardened`), or only the
+    /// spec's rules and resource limits (`spec`).
+    #[arg(long, value_enum, value_name = "POLICY", default_value = "hardened")]
+    policy: crate::PolicyArg,
 }
 
 fn resolve(addr: &str) -> Result<SocketAddr, Failure> {
@@ -257,7 +261,7 @@ pub fn fetch(args: FetchArgs) -> Result<Outcome, Failure> {
 }
 
 pub fn put(args: PutArgs) -> Result<Outcome, Failure> {
-    let Some(file) = crate::open_hrry(&args.file)? else {
+    let Some(file) = crate::open_hrry(&args.file, args.policy)? else {
         return Ok(Outcome::Invalid);
     };
     let tensor = file.tensor(&args.key)?.ok_or_else(|| {
