@@ -81,6 +81,53 @@ fn the_spec_worked_example_is_valid_per_spec_and_refused_by_hardening_only() {
 }
 
 #[test]
+fn a_newer_minor_version_may_use_what_1_0_reserves() {
+    use hrry::validate::{Options, Policy, Verdict};
+    let spec = Options {
+        policy: Policy::Spec,
+        ..Options::default()
+    };
+    let bytes = |path: &str| {
+        all_cases()
+            .into_iter()
+            .find(|c| c.path == path)
+            .expect("case")
+            .bytes
+    };
+    // The container: header and trailer fields of 1.1, valid, with a note.
+    let report =
+        hrry::Format::HrryFile.validate_bytes(&bytes("valid/container_minor_1.hrry"), &spec);
+    assert_eq!(report.verdict(), Verdict::Valid, "{:?}", report.rule_ids());
+    assert!(
+        report.notes.iter().any(|n| n.contains("1.1 is newer")),
+        "{:?}",
+        report.notes
+    );
+    // The same bytes at minor 0 are rejected.
+    let mut at_1_0 = bytes("valid/container_minor_1.hrry");
+    at_1_0[9] = 0;
+    let report = hrry::Format::HrryFile.validate_bytes(&at_1_0, &spec);
+    assert_eq!(report.verdict(), Verdict::Invalid);
+    for rule in ["HF-HDR-003", "HF-HDR-004", "HF-HDR-005", "HF-TRL-002"] {
+        assert!(
+            report.rule_ids().contains(&rule),
+            "{rule}: {:?}",
+            report.rule_ids()
+        );
+    }
+    // A descriptor: a flag bit 1.0 reserves, in a 1.1 descriptor, is not judged.
+    let grown = bytes("valid/minor_version_growth.hrry");
+    let at = hrry_testkit::corpus::patch::descriptor_offset(&grown, "grown") as usize;
+    let mut flagged = grown.clone();
+    flagged[at + 10] |= 0x80; // flags bit 7
+    let report = hrry::Format::HrryFile.validate_bytes(&flagged, &spec);
+    assert_eq!(report.verdict(), Verdict::Valid, "{:?}", report.rule_ids());
+    flagged[at + 5] = 0; // version_minor 0: the bit is reserved
+    let report = hrry::Format::HrryFile.validate_bytes(&flagged, &spec);
+    assert_eq!(report.rule_ids(), ["TD-HDR-005"]);
+}
+
+#[test]
 fn every_case_gives_its_verdict() {
     let mut failures = Vec::new();
     for case in all_cases() {
