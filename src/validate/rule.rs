@@ -357,12 +357,13 @@ impl Report {
     /// mode, its bytes are read under this policy, and the pass has not stopped. A
     /// check whose only purpose is `rule` may be skipped when it is not.
     pub(crate) fn wants(&self, rule: &Rule) -> bool {
-        let hardening = rule.level == Level::Hardening;
-        !(hardening && !self.hardening)
-            && !(rule.reads == Reads::Data && self.pass.metadata_only)
-            && !self.pass.allow_all
-            && !self.pass.allowed.contains(&rule.id)
-            && !self.stopped()
+        if rule.level == Level::Hardening && !self.hardening {
+            return false;
+        }
+        if rule.reads == Reads::Data && self.pass.metadata_only {
+            return false;
+        }
+        !self.pass.allow_all && !self.pass.allowed.contains(&rule.id) && !self.stopped()
     }
 
     /// Records `v` unless the mode or the policy leaves its rule out.
