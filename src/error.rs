@@ -4,7 +4,7 @@
 use std::io;
 
 use crate::limits::Limit;
-use crate::validate::{Rule, Violation};
+use crate::validate::{Level, Rule, Violation};
 
 /// Why a file, stream or message could not be read or written.
 #[derive(Debug, thiserror::Error)]
@@ -14,12 +14,23 @@ pub enum Error {
     Io(#[from] io::Error),
     /// The bytes break a rule: the rule, the absolute offset of the offending field,
     /// and what was expected and found. A limit exceeded is `HF-LIM-001`, with
-    /// [`Violation::limit`] saying which.
-    #[error("{0}")]
+    /// [`Violation::limit`] saying which. The message of a `hardening` or `limit`
+    /// rule says the refusal is the policy's, not the spec's.
+    #[error("{}", refusal(.0))]
     Invalid(Violation),
     /// A writer was used in a way that would produce invalid output.
     #[error("cannot write: {0}")]
     Usage(String),
+}
+
+/// The text of a violation as a reader's error: a rule of hrry's policy is named
+/// as such, so that a refusal is never taken for the spec's verdict.
+fn refusal(v: &Violation) -> String {
+    match v.rule.level {
+        Level::Spec => v.to_string(),
+        Level::Hardening => format!("refused by the hardening policy (not a spec violation): {v}"),
+        Level::Limit => format!("refused by a resource limit (not a spec violation): {v}"),
+    }
 }
 
 impl Error {

@@ -272,7 +272,7 @@ impl Format {
     /// the format itself).
     pub fn validate_bytes(self, bytes: &[u8], options: &validate::Options) -> Report {
         match self {
-            Format::Holo => holo::validate(bytes, options.mode),
+            Format::Holo => holo::validate(bytes, options.mode, options.policy),
             // Reading a slice cannot fail; the error arm is for completeness.
             _ => self
                 .validate_source(&bytes, options)
@@ -294,7 +294,7 @@ impl Format {
     ) -> std::io::Result<Report> {
         match self {
             Format::HrryFile => validate::validate_source(source, options),
-            Format::Holo => holo::validate_source(source, options.mode),
+            Format::Holo => holo::validate_source(source, options.mode, options.policy),
             Format::Stream | Format::Messages => self.validate_reader(
                 std::io::BufReader::new(source::Sequential::new(source)),
                 options,

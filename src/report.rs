@@ -394,8 +394,10 @@ pub fn validate_json(file: &str, format: &str, report: &Report) -> Value {
     json!({
         "file": file,
         "valid": report.is_valid(),
+        "verdict": report.verdict().name(),
         "format": format,
         "mode": match report.mode { crate::validate::Mode::Strict => "strict", crate::validate::Mode::Permissive => "permissive" },
+        "policy": report.policy.name(),
         "violations": report.violations.iter().map(|v| json!({
             "rule": v.rule.id,
             "level": v.rule.level.name(),

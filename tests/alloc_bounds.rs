@@ -104,7 +104,14 @@ fn peak_of(f: impl FnOnce()) -> usize {
 /// and the sequential reader in both modes.
 fn open_and_validate(bytes: &[u8], limits: Limits) {
     for mode in [Mode::Strict, Mode::Permissive] {
-        let _ = hrry::Format::HrryFile.validate_bytes(bytes, &Options { mode, limits });
+        let _ = hrry::Format::HrryFile.validate_bytes(
+            bytes,
+            &Options {
+                mode,
+                limits,
+                ..Default::default()
+            },
+        );
         let _ = hrry::Format::Holo.validate_bytes(
             bytes,
             &hrry::validate::Options {
@@ -112,8 +119,14 @@ fn open_and_validate(bytes: &[u8], limits: Limits) {
                 ..Default::default()
             },
         );
-        let _ =
-            hrry::Format::HrryFile.validate_source(&Piecemeal(bytes), &Options { mode, limits });
+        let _ = hrry::Format::HrryFile.validate_source(
+            &Piecemeal(bytes),
+            &Options {
+                mode,
+                limits,
+                ..Default::default()
+            },
+        );
         let _ = hrry::Format::Holo.validate_source(
             &Piecemeal(bytes),
             &hrry::validate::Options {
@@ -143,8 +156,22 @@ fn open_and_validate(bytes: &[u8], limits: Limits) {
 /// conversation (validator), in both modes.
 fn read_as_stream_and_messages(bytes: &[u8], limits: Limits) {
     for mode in [Mode::Strict, Mode::Permissive] {
-        let _ = hrry::Format::Stream.validate_bytes(bytes, &Options { mode, limits });
-        let _ = hrry::Format::Messages.validate_bytes(bytes, &Options { mode, limits });
+        let _ = hrry::Format::Stream.validate_bytes(
+            bytes,
+            &Options {
+                mode,
+                limits,
+                ..Default::default()
+            },
+        );
+        let _ = hrry::Format::Messages.validate_bytes(
+            bytes,
+            &Options {
+                mode,
+                limits,
+                ..Default::default()
+            },
+        );
     }
     let mut r = StreamReader::with_limits(bytes, limits);
     while let Ok(Some(_)) = r.next_tensor() {}
@@ -388,6 +415,7 @@ fn assert_rejected_small(name: &str, bytes: &[u8], rule: &str) {
         let options = Options {
             mode: Mode::Strict,
             limits,
+            ..Default::default()
         };
         let in_memory = || hrry::Format::HrryFile.validate_bytes(bytes, &options);
         let piecemeal = || {
@@ -608,6 +636,7 @@ fn assert_stream_rejected_small(name: &str, bytes: &[u8], rules: &[&str]) {
                         max_message_size: u32::MAX,
                         ..limits
                     },
+                    ..Default::default()
                 };
                 hrry::Format::Messages
                     .validate_bytes(bytes, &options)
@@ -616,6 +645,7 @@ fn assert_stream_rejected_small(name: &str, bytes: &[u8], rules: &[&str]) {
                 let options = Options {
                     mode: Mode::Strict,
                     limits,
+                    ..Default::default()
                 };
                 hrry::Format::Stream
                     .validate_bytes(bytes, &options)

@@ -1475,7 +1475,7 @@ fn validate_reads_its_urls_from_a_list_and_reports_what_they_cost() {
     let run = child.wait_with_output().expect("wait");
     assert_eq!(run.status.code(), Some(0));
     let stdout = String::from_utf8_lossy(&run.stdout);
-    assert!(stdout.contains(&format!("{}: valid", good.url)), "{stdout}");
+    assert!(stdout.contains(&format!("{}: VALID", good.url)), "{stdout}");
     assert!(
         stdout.contains("  remote: ") && stdout.contains("bytes fetched"),
         "{stdout}"

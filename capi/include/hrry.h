@@ -61,6 +61,34 @@
 #define HRRY_INTERNAL 6
 
 /**
+ * `policy` of `hrry_validate_path_policy`: the exact spec verdict, only the
+ * spec's rules (and resource limits) count.
+ */
+#define HRRY_POLICY_SPEC 0
+
+/**
+ * `policy` of `hrry_validate_path_policy`: the spec plus hrry's hardening rules
+ * (what `hrry_validate_path` judges by in strict mode).
+ */
+#define HRRY_POLICY_HARDENED 1
+
+/**
+ * `hrry_report_verdict`: no finding that counts.
+ */
+#define HRRY_VERDICT_VALID 0
+
+/**
+ * `hrry_report_verdict`: a `spec` rule is broken.
+ */
+#define HRRY_VERDICT_INVALID 1
+
+/**
+ * `hrry_report_verdict`: valid per the spec, refused by the policy (a
+ * `hardening` rule, or a resource `limit`); the value `hrry validate` exits with.
+ */
+#define HRRY_VERDICT_REFUSED 3
+
+/**
  * An opened HRRYFILE that passed strict validation. Read-only: one `hrry_file` may
  * be used from many threads at once.
  */
@@ -275,6 +303,20 @@ int hrry_dequantize(const struct hrry_file *f, size_t i, float *out, uint64_t co
 int hrry_validate_path(const char *path, int permissive, struct hrry_report **out);
 
 /**
+ * `hrry_validate_path` under `policy`: `HRRY_POLICY_SPEC` for the exact spec
+ * verdict, `HRRY_POLICY_HARDENED` for hrry's hardening rules too (any other value
+ * is `HRRY_ARGUMENT`). `hrry_report_verdict` then tells an invalid file from one
+ * refused by the policy.
+ *
+ * # Safety
+ * `path` is NULL or a NUL-terminated string; `out` is NULL or writable.
+ */
+int hrry_validate_path_policy(const char *path,
+                              int permissive,
+                              int policy,
+                              struct hrry_report **out);
+
+/**
  * Validates `data[0..len]` as `hrry_validate_path` validates a file (the bytes are
  * only read during the call). NULL `data` or `len` 0 is `HRRY_ARGUMENT`.
  *
@@ -282,6 +324,28 @@ int hrry_validate_path(const char *path, int permissive, struct hrry_report **ou
  * `data` is NULL or points to `len` readable bytes; `out` is NULL or writable.
  */
 int hrry_validate_bytes(const uint8_t *data, size_t len, int permissive, struct hrry_report **out);
+
+/**
+ * `hrry_validate_bytes` under `policy`, as `hrry_validate_path_policy`.
+ *
+ * # Safety
+ * `data` is NULL or points to `len` readable bytes; `out` is NULL or writable.
+ */
+int hrry_validate_bytes_policy(const uint8_t *data,
+                               size_t len,
+                               int permissive,
+                               int policy,
+                               struct hrry_report **out);
+
+/**
+ * The report's verdict: `HRRY_VERDICT_VALID`, `HRRY_VERDICT_INVALID` (a spec
+ * rule is broken) or `HRRY_VERDICT_REFUSED` (valid per the spec, refused by the
+ * policy); `HRRY_VERDICT_INVALID` for NULL.
+ *
+ * # Safety
+ * `r` is NULL or a live report.
+ */
+int hrry_report_verdict(const struct hrry_report *r);
 
 /**
  * 1 when the report lists no violation, 0 otherwise (and for NULL).

@@ -24,8 +24,10 @@ pub use file::{
     hrry_tensor_info, hrry_tensor_info_get, hrry_tensor_name,
 };
 pub use report::{
-    hrry_report, hrry_report_count, hrry_report_free, hrry_report_valid, hrry_report_violation,
-    hrry_validate_bytes, hrry_validate_path,
+    hrry_report, hrry_report_count, hrry_report_free, hrry_report_valid, hrry_report_verdict,
+    hrry_report_violation, hrry_validate_bytes, hrry_validate_bytes_policy, hrry_validate_path,
+    hrry_validate_path_policy, HRRY_POLICY_HARDENED, HRRY_POLICY_SPEC, HRRY_VERDICT_INVALID,
+    HRRY_VERDICT_REFUSED, HRRY_VERDICT_VALID,
 };
 
 /// Version of this ABI: the names, signatures and status codes of `hrry.h`. Raised

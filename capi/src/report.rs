@@ -4,16 +4,32 @@ use std::ffi::{c_char, c_int, CString};
 use std::path::Path;
 use std::ptr::null;
 
-use hrry::validate::{Mode, Options, Report};
+use hrry::validate::{Mode, Options, Policy, Report, Verdict};
 use hrry::Format;
 
 use crate::error::{c_string, call, call_value, Failure};
-use crate::{ptr, HRRY_IO};
+use crate::{ptr, HRRY_ARGUMENT, HRRY_IO};
 
 /// A validation report: whether the file is valid and every violation found.
 pub struct hrry_report {
     violations: Box<[Entry]>,
+    verdict: Verdict,
 }
+
+/// `policy` of `hrry_validate_path_policy`: the exact spec verdict, only the
+/// spec's rules (and resource limits) count.
+pub const HRRY_POLICY_SPEC: c_int = 0;
+/// `policy` of `hrry_validate_path_policy`: the spec plus hrry's hardening rules
+/// (what `hrry_validate_path` judges by in strict mode).
+pub const HRRY_POLICY_HARDENED: c_int = 1;
+
+/// `hrry_report_verdict`: no finding that counts.
+pub const HRRY_VERDICT_VALID: c_int = 0;
+/// `hrry_report_verdict`: a `spec` rule is broken.
+pub const HRRY_VERDICT_INVALID: c_int = 1;
+/// `hrry_report_verdict`: valid per the spec, refused by the policy (a
+/// `hardening` rule, or a resource `limit`); the value `hrry validate` exits with.
+pub const HRRY_VERDICT_REFUSED: c_int = 3;
 
 /// One violation, its strings NUL-terminated for C.
 struct Entry {
@@ -33,32 +49,65 @@ impl hrry_report {
                 message: c_string(&v.message),
             })
             .collect();
-        hrry_report { violations }
+        hrry_report {
+            violations,
+            verdict: report.verdict(),
+        }
     }
 }
 
-/// Strict, or permissive when `permissive`, with the default limits.
-fn options(permissive: bool) -> Options {
-    Options {
+/// Strict, or permissive when `permissive`, with the default limits, under
+/// `policy` (`HRRY_POLICY_SPEC` or `HRRY_POLICY_HARDENED`).
+fn options(permissive: bool, policy: c_int) -> Result<Options, Failure> {
+    let policy = match policy {
+        HRRY_POLICY_SPEC => Policy::Spec,
+        HRRY_POLICY_HARDENED => Policy::Hardened,
+        other => {
+            return Err(Failure::new(
+                HRRY_ARGUMENT,
+                format!("policy is HRRY_POLICY_SPEC (0) or HRRY_POLICY_HARDENED (1), not {other}"),
+            ))
+        }
+    };
+    Ok(Options {
         mode: if permissive {
             Mode::Permissive
         } else {
             Mode::Strict
         },
+        policy,
         ..Options::default()
+    })
+}
+
+/// The policy of the functions without one: hardened, unless permissive.
+fn default_policy(permissive: c_int) -> c_int {
+    if permissive != 0 {
+        HRRY_POLICY_SPEC
+    } else {
+        HRRY_POLICY_HARDENED
     }
 }
 
 /// Validates `bytes` as the format their magic (or `path`'s extension) says.
 pub(crate) fn validate(bytes: &[u8], path: Option<&Path>, permissive: bool) -> (Format, Report) {
     let format = Format::detect(bytes, path);
-    (format, format.validate_bytes(bytes, &options(permissive)))
+    let options = Options {
+        mode: if permissive {
+            Mode::Permissive
+        } else {
+            Mode::Strict
+        },
+        ..Options::default()
+    };
+    (format, format.validate_bytes(bytes, &options))
 }
 
 /// A new report on `bytes`.
-fn produce(bytes: &[u8], path: Option<&Path>, permissive: c_int) -> hrry_report {
-    let (_, report) = validate(bytes, path, permissive != 0);
-    hrry_report::new(&report)
+fn produce(bytes: &[u8], permissive: c_int, policy: c_int) -> Result<hrry_report, Failure> {
+    let options = options(permissive != 0, policy)?;
+    let report = Format::detect(bytes, None).validate_bytes(bytes, &options);
+    Ok(hrry_report::new(&report))
 }
 
 /// Validates the file at `path` (a HRRYFILE or a `.holo` archive, recognised by its
@@ -79,13 +128,31 @@ pub unsafe extern "C" fn hrry_validate_path(
     out: *mut *mut hrry_report,
 ) -> c_int {
     // SAFETY: the caller's contract above.
+    unsafe { hrry_validate_path_policy(path, permissive, default_policy(permissive), out) }
+}
+
+/// `hrry_validate_path` under `policy`: `HRRY_POLICY_SPEC` for the exact spec
+/// verdict, `HRRY_POLICY_HARDENED` for hrry's hardening rules too (any other value
+/// is `HRRY_ARGUMENT`). `hrry_report_verdict` then tells an invalid file from one
+/// refused by the policy.
+///
+/// # Safety
+/// `path` is NULL or a NUL-terminated string; `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn hrry_validate_path_policy(
+    path: *const c_char,
+    permissive: c_int,
+    policy: c_int,
+    out: *mut *mut hrry_report,
+) -> c_int {
+    // SAFETY: the caller's contract above.
     unsafe {
         ptr::call_new(out, || {
             let path = ptr::path(path, "path")?;
-            let (_, report) =
-                hrry::validate_path(path, &options(permissive != 0)).map_err(|e| {
-                    Failure::new(HRRY_IO, format!("{}: cannot read: {e}", path.display()))
-                })?;
+            let options = options(permissive != 0, policy)?;
+            let (_, report) = hrry::validate_path(path, &options).map_err(|e| {
+                Failure::new(HRRY_IO, format!("{}: cannot read: {e}", path.display()))
+            })?;
             Ok(hrry_report::new(&report))
         })
     }
@@ -104,11 +171,45 @@ pub unsafe extern "C" fn hrry_validate_bytes(
     out: *mut *mut hrry_report,
 ) -> c_int {
     // SAFETY: the caller's contract above.
+    unsafe { hrry_validate_bytes_policy(data, len, permissive, default_policy(permissive), out) }
+}
+
+/// `hrry_validate_bytes` under `policy`, as `hrry_validate_path_policy`.
+///
+/// # Safety
+/// `data` is NULL or points to `len` readable bytes; `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn hrry_validate_bytes_policy(
+    data: *const u8,
+    len: usize,
+    permissive: c_int,
+    policy: c_int,
+    out: *mut *mut hrry_report,
+) -> c_int {
+    // SAFETY: the caller's contract above.
     unsafe {
         ptr::call_new(out, || {
-            Ok(produce(ptr::bytes(data, len, "data")?, None, permissive))
+            produce(ptr::bytes(data, len, "data")?, permissive, policy)
         })
     }
+}
+
+/// The report's verdict: `HRRY_VERDICT_VALID`, `HRRY_VERDICT_INVALID` (a spec
+/// rule is broken) or `HRRY_VERDICT_REFUSED` (valid per the spec, refused by the
+/// policy); `HRRY_VERDICT_INVALID` for NULL.
+///
+/// # Safety
+/// `r` is NULL or a live report.
+#[no_mangle]
+pub unsafe extern "C" fn hrry_report_verdict(r: *const hrry_report) -> c_int {
+    call_value(HRRY_VERDICT_INVALID, || {
+        // SAFETY: the caller's contract above.
+        unsafe { ptr::arg(r, "r") }.map_or(HRRY_VERDICT_INVALID, |r| match r.verdict {
+            Verdict::Valid => HRRY_VERDICT_VALID,
+            Verdict::Invalid => HRRY_VERDICT_INVALID,
+            Verdict::Refused => HRRY_VERDICT_REFUSED,
+        })
+    })
 }
 
 /// 1 when the report lists no violation, 0 otherwise (and for NULL).

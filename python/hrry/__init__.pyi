@@ -97,6 +97,12 @@ class Report:
     def mode(self) -> str:
         """``"strict"`` or ``"permissive"``."""
     @property
+    def verdict(self) -> Literal["valid", "invalid", "refused"]:
+        """``"invalid"``: a spec rule is broken; ``"refused"``: valid per the spec,
+        refused by the policy (a hardening or limit rule)."""
+    @property
+    def policy(self) -> Literal["spec", "hardened"]: ...
+    @property
     def violations(self) -> List[Violation]: ...
     @property
     def notes(self) -> List[str]: ...
@@ -239,6 +245,7 @@ def open(
     timeout: Optional[float] = None,
     stall_timeout: Optional[float] = None,
     retries: Optional[int] = None,
+    policy: Optional[Literal["spec", "hardened"]] = None,
 ) -> File:
     """Map and open a HRRYFILE, checking its metadata (``check="full"``: every rule);
     ``copy_on_write=True`` maps it privately, giving writeable views (local files
@@ -274,6 +281,7 @@ def validate(
     timeout: Optional[float] = None,
     stall_timeout: Optional[float] = None,
     retries: Optional[int] = None,
+    policy: Optional[Literal["spec", "hardened"]] = None,
 ) -> Report:
     """Check a HRRYFILE or .holo archive against every rule; never raises for a bad
     file. A URL or file object is read at the offsets the rules need (never the

@@ -45,8 +45,15 @@ pub(crate) fn invalid_file(
     violations: Vec<Violation>,
     suppressed: u64,
 ) -> PyErr {
+    // A refusal by hrry's own rules only is the policy's, not the spec's verdict.
+    let policy = !violations.is_empty() && violations.iter().all(|v| v.level != "spec");
     let mut message = format!(
-        "{what}: {} violation(s)",
+        "{what}: {}{} violation(s)",
+        if policy {
+            "refused by the hardening policy (not a spec violation): "
+        } else {
+            ""
+        },
         violations.len() as u64 + suppressed
     );
     for v in violations.iter().take(MESSAGE_VIOLATIONS) {

@@ -22,7 +22,7 @@ use crate::errors::{detached, file_error, guard, io_error, HrryError};
 use crate::input::{Fetched, Input, Net, Remote};
 use crate::kv;
 use crate::memory::{self, Access};
-use crate::report::mode;
+use crate::report::Judge;
 use crate::slot::Slot;
 use crate::stored::{stored_array, unwidened};
 
@@ -66,19 +66,12 @@ fn check_arg(check: &str) -> PyResult<Check> {
 fn open_mapping(
     py: Python<'_>,
     path: &Path,
-    permissive: bool,
+    judge: Judge,
     check: Check,
     access: Access,
 ) -> PyResult<Mapping> {
     let map = memory::map_path(path, access).map_err(|e| io_error(path, e))?;
-    decode(
-        py,
-        &path.display().to_string(),
-        map,
-        permissive,
-        check,
-        access,
-    )
+    decode(py, &path.display().to_string(), map, judge, check, access)
 }
 
 /// Opens the HRRYFILE mapped by `map` (of `access`) as [`open_mapping`] does.
@@ -86,11 +79,11 @@ fn decode(
     py: Python<'_>,
     what: &str,
     map: memmap2::Mmap,
-    permissive: bool,
+    judge: Judge,
     check: Check,
     access: Access,
 ) -> PyResult<Mapping> {
-    let options = OpenOptions::new().check(check).judge_as(mode(permissive));
+    let options = judge.open_options(check);
     let file = detached(py, || options.open_mmap(map))?.map_err(|e| file_error(py, what, e))?;
     Ok(Mapping {
         file,
@@ -102,14 +95,9 @@ fn decode(
 /// Opens the HRRYFILE `remote` (a URL or a file object) as [`open_mapping`] does:
 /// its metadata is read now, each tensor's bytes when the tensor is first asked
 /// for (into a mapped mirror, read-only).
-fn open_remote(
-    py: Python<'_>,
-    remote: Remote,
-    permissive: bool,
-    check: Check,
-) -> PyResult<Mapping> {
+fn open_remote(py: Python<'_>, remote: Remote, judge: Judge, check: Check) -> PyResult<Mapping> {
     let remote = Arc::new(remote);
-    let options = OpenOptions::new().check(check).judge_as(mode(permissive));
+    let options = judge.open_options(check);
     let source = Arc::clone(&remote);
     let opened = detached(py, || options.open_source(source))?;
     if let Some(raised) = remote.take_error() {
@@ -130,7 +118,7 @@ fn open_remote(
 fn open_input(
     py: Python<'_>,
     source: &Bound<'_, PyAny>,
-    permissive: bool,
+    judge: Judge,
     check: Check,
     access: Access,
     writeable_copies: bool,
@@ -138,7 +126,7 @@ fn open_input(
 ) -> PyResult<(String, Mapping)> {
     let remote = match Input::of(source, true)? {
         Input::Path(path) => {
-            let mapping = open_mapping(py, &path, permissive, check, access)?;
+            let mapping = open_mapping(py, &path, judge, check, access)?;
             return Ok((path.display().to_string(), mapping));
         }
         Input::Url(_) | Input::Object(_) if access == Access::CopyOnWrite && !writeable_copies => {
@@ -157,7 +145,7 @@ fn open_input(
         }
     };
     let shown = remote.shown().to_string();
-    Ok((shown, open_remote(py, remote, permissive, check)?))
+    Ok((shown, open_remote(py, remote, judge, check)?))
 }
 
 /// The error for a tensor that cannot be exported or dequantized.
@@ -570,7 +558,9 @@ impl File {
 ///
 /// ``check="metadata"`` (the default) judges every rule decided from the header,
 /// trailer, index, KV, descriptors and parameter buffers (strictly, or with
-/// ``permissive=True`` the spec's rules only, with its permissive allowances):
+/// ``permissive=True`` the spec's rules only, with its permissive allowances;
+/// ``policy="spec"`` leaves out hrry's hardening rules, whose refusals otherwise
+/// say they are the policy's):
 /// what an untrusted file needs, at a cost independent of the tensors' size.
 /// ``check="full"`` adds the rules on padding and data bytes, refusing exactly what
 /// ``hrry.validate`` rejects; ``check="trusted"``, for files validated earlier,
@@ -591,7 +581,7 @@ impl File {
 /// The work runs with the interpreter released.
 #[pyfunction]
 #[pyo3(signature = (source, *, permissive = false, check = "metadata", copy_on_write = false,
-    timeout = None, stall_timeout = None, retries = None))]
+    timeout = None, stall_timeout = None, retries = None, policy = None))]
 #[allow(clippy::too_many_arguments)]
 pub fn open(
     py: Python<'_>,
@@ -602,18 +592,12 @@ pub fn open(
     timeout: Option<f64>,
     stall_timeout: Option<f64>,
     retries: Option<u32>,
+    policy: Option<&str>,
 ) -> PyResult<File> {
     let check = check_arg(check)?;
     let net = Net::new(timeout, stall_timeout, retries)?;
-    let (what, mapping) = open_input(
-        py,
-        source,
-        permissive,
-        check,
-        access(copy_on_write),
-        false,
-        &net,
-    )?;
+    let judge = Judge::new(permissive, policy)?;
+    let (what, mapping) = open_input(py, source, judge, check, access(copy_on_write), false, &net)?;
     Ok(File {
         path: PathBuf::from(what),
         mapping: Slot::new(Py::new(py, mapping)?),
@@ -635,13 +619,23 @@ const BYTES_NAME: &str = "<bytes>";
 fn open_bytes(py: Python<'_>, data: &[u8], access: Access) -> PyResult<Mapping> {
     if data.is_empty() {
         // No mapping is empty: the core names what an empty file breaks.
-        return match OpenOptions::new().judge_as(mode(false)).open_bytes(data) {
+        return match OpenOptions::new()
+            .judge_as(hrry::validate::Mode::Strict)
+            .open_bytes(data)
+        {
             Err(e) => Err(file_error(py, BYTES_NAME, e)),
             Ok(_) => Err(HrryError::new_err("<bytes>: empty")),
         };
     }
     let map = memory::map_copy(data, access).map_err(|e| io_error(Path::new(BYTES_NAME), e))?;
-    decode(py, BYTES_NAME, map, false, Check::Metadata, access)
+    decode(
+        py,
+        BYTES_NAME,
+        map,
+        Judge::new(false, None)?,
+        Check::Metadata,
+        access,
+    )
 }
 
 /// Opens a HRRYFILE held in ``data`` (bytes-like), copied into private memory, as
@@ -678,7 +672,7 @@ pub fn load_file<'py>(
     let (what, mapping) = open_input(
         py,
         source,
-        false,
+        Judge::new(false, None)?,
         Check::Metadata,
         Access::CopyOnWrite,
         true,

@@ -271,7 +271,12 @@ pub fn open_holo(
             mapping: Slot::new(Py::new(py, HoloMapping { loader })?),
         }),
         Err(HoloError::Invalid { .. }) => {
-            let report = check(py, bytes.as_ref(), Format::Holo, false)?;
+            let report = check(
+                py,
+                bytes.as_ref(),
+                Format::Holo,
+                crate::report::Judge::new(false, None)?,
+            )?;
             Err(report.into_error(py, &what))
         }
         Err(e) => Err(HrryError::new_err(format!("{what}: {e}"))),

@@ -1,6 +1,7 @@
 //! `hrry.validate`, `hrry.rules` and the objects they return.
 
-use hrry::validate::{Mode, Options};
+use hrry::file::{Check, OpenOptions};
+use hrry::validate::{Mode, Options, Policy};
 use hrry::Format;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -146,6 +147,14 @@ pub struct Report {
     /// ``"strict"`` or ``"permissive"``.
     #[pyo3(get)]
     pub mode: &'static str,
+    /// ``"valid"``, ``"invalid"`` (a ``spec`` rule is broken) or ``"refused"``
+    /// (valid per the spec, refused by the policy: a ``hardening`` or ``limit``
+    /// rule).
+    #[pyo3(get)]
+    pub verdict: &'static str,
+    /// ``"spec"`` or ``"hardened"``: whether hrry's hardening rules counted.
+    #[pyo3(get)]
+    pub policy: &'static str,
     violations: Vec<Violation>,
     /// Remarks that are not violations (e.g. KV present with the flag clear).
     #[pyo3(get)]
@@ -197,6 +206,8 @@ impl Report {
         d.set_item("valid", self.valid)?;
         d.set_item("format", self.format)?;
         d.set_item("mode", self.mode)?;
+        d.set_item("verdict", self.verdict)?;
+        d.set_item("policy", self.policy)?;
         let violations = self
             .violations
             .iter()
@@ -239,6 +250,8 @@ impl Report {
             valid,
             format: one_of("format", &FORMATS)?,
             mode: one_of("mode", &["strict", "permissive"])?,
+            verdict: one_of("verdict", &["valid", "invalid", "refused"])?,
+            policy: one_of("policy", &["spec", "hardened"])?,
             violations,
             notes: d.get_item("notes")?.extract()?,
             suppressed,
@@ -276,6 +289,8 @@ impl Report {
     pub(crate) fn new(format: Format, report: &hrry::validate::Report) -> Self {
         Report {
             valid: report.is_valid(),
+            verdict: report.verdict().name(),
+            policy: report.policy.name(),
             format: format.name(),
             mode: match report.mode {
                 Mode::Strict => "strict",
@@ -320,25 +335,63 @@ pub(crate) fn mode(permissive: bool) -> Mode {
     }
 }
 
-/// The names of the formats a report may be of.
-const FORMATS: [&str; 4] = ["hrryfile", "holo", "stream", "messages"];
+/// The two switches a file is judged by: the spec's strict or permissive mode
+/// (``permissive=``) and hrry's policy (``policy="spec"`` or ``"hardened"``;
+/// ``"spec"`` by default with ``permissive=True``, else ``"hardened"``).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Judge {
+    mode: Mode,
+    policy: Policy,
+}
 
-/// The core's options for the `permissive` flag.
-fn options(permissive: bool) -> Options {
-    Options {
-        mode: mode(permissive),
-        ..Options::default()
+impl Judge {
+    /// The switches of `permissive=` and `policy=`; `ValueError` for an unknown
+    /// policy name.
+    pub(crate) fn new(permissive: bool, policy: Option<&str>) -> PyResult<Self> {
+        let policy = match policy {
+            None if permissive => Policy::Spec,
+            None => Policy::Hardened,
+            Some(name) => Policy::from_name(name).ok_or_else(|| {
+                PyValueError::new_err(format!(
+                    "policy must be \"spec\" or \"hardened\", not {name:?}"
+                ))
+            })?,
+        };
+        Ok(Judge {
+            mode: mode(permissive),
+            policy,
+        })
+    }
+
+    /// The validator's options.
+    pub(crate) fn options(self) -> Options {
+        Options {
+            mode: self.mode,
+            policy: self.policy,
+            ..Options::default()
+        }
+    }
+
+    /// A reader's options checking what `check` says.
+    pub(crate) fn open_options(self, check: Check) -> OpenOptions {
+        OpenOptions::new()
+            .check(check)
+            .judge_as(self.mode)
+            .policy(self.policy)
     }
 }
+
+/// The names of the formats a report may be of.
+const FORMATS: [&str; 4] = ["hrryfile", "holo", "stream", "messages"];
 
 /// Validates `bytes` as `format` with the interpreter released.
 pub(crate) fn check(
     py: Python<'_>,
     bytes: &[u8],
     format: Format,
-    permissive: bool,
+    judge: Judge,
 ) -> PyResult<Report> {
-    let options = options(permissive);
+    let options = judge.options();
     let report = detached(py, || format.validate_bytes(bytes, &options))?;
     Ok(Report::new(format, &report))
 }
@@ -346,8 +399,8 @@ pub(crate) fn check(
 /// Validates the remote source `remote` (recognised by its magic, else its name),
 /// reading what the rules need, with the interpreter released. A failed read is
 /// raised (the file object's own exception when it raised one), never reported.
-pub(crate) fn check_remote(py: Python<'_>, remote: &Remote, permissive: bool) -> PyResult<Report> {
-    let options = options(permissive);
+pub(crate) fn check_remote(py: Python<'_>, remote: &Remote, judge: Judge) -> PyResult<Report> {
+    let options = judge.options();
     let source = remote.source();
     let hint = remote.name_hint();
     let result = detached(py, || {
@@ -377,11 +430,15 @@ pub(crate) fn check_remote(py: Python<'_>, remote: &Remote, permissive: bool) ->
 /// ``memoryview``). The format is recognised by the magic (else a ``.holo``
 /// extension). Strict mode (the default) reports spec and hardening rules;
 /// ``permissive=True`` reports spec rules only, with the spec's permissive
-/// allowances. Raises ``OSError`` when the file cannot be read (a missing URL:
+/// allowances. ``policy="spec"`` gives the exact spec verdict (no hardening rule);
+/// ``policy="hardened"`` (the default without ``permissive``) adds hrry's own.
+/// ``Report.verdict`` says ``"valid"``, ``"invalid"`` (a spec rule is broken) or
+/// ``"refused"`` (valid per the spec, refused by the policy). Raises ``OSError`` when the file cannot be read (a missing URL:
 /// ``FileNotFoundError`` naming it), and a file object's own exception when its
 /// ``seek`` or ``read`` raises; a read that comes back short raises ``OSError``.
 #[pyfunction]
-#[pyo3(signature = (source, *, permissive = false, timeout = None, stall_timeout = None, retries = None))]
+#[pyo3(signature = (source, *, permissive = false, timeout = None, stall_timeout = None,
+    retries = None, policy = None))]
 pub fn validate(
     py: Python<'_>,
     source: &Bound<'_, PyAny>,
@@ -389,8 +446,10 @@ pub fn validate(
     timeout: Option<f64>,
     stall_timeout: Option<f64>,
     retries: Option<u32>,
+    policy: Option<&str>,
 ) -> PyResult<Report> {
     let net = Net::new(timeout, stall_timeout, retries)?;
+    let permissive = Judge::new(permissive, policy)?;
     match Input::of(source, true)? {
         Input::Bytes(bytes) => {
             let data = bytes.as_bytes();

@@ -361,6 +361,7 @@ impl PyStreamReader {
         let options = Options {
             mode: mode(permissive),
             limits: Limits::default(),
+            ..Default::default()
         };
         Ok(PyStreamReader {
             what,
@@ -802,6 +803,7 @@ pub fn unpack(
             validation: Options {
                 mode: mode(permissive),
                 limits: Limits::default(),
+                ..Default::default()
             },
             allowed: Vec::new(),
         };
@@ -832,6 +834,7 @@ pub fn validate(py: Python<'_>, source: &Bound<'_, PyAny>, permissive: bool) -> 
     let options = Options {
         mode: mode(permissive),
         limits: Limits::default(),
+        ..Default::default()
     };
     let result = detached(py, || {
         hrry::Format::Stream.validate_reader(&mut source, &options)

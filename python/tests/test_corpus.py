@@ -167,6 +167,25 @@ def test_permissive_open_accepts_hardening_only_violations():
     assert opened > 0
 
 
+def test_the_policy_tells_invalid_from_refused():
+    worked = corpus_path(
+        next(e for e in ENTRIES if e["path"].endswith("TD-BUF-014-metadata-worked-example.hrry"))
+    )
+    spec = hrry.validate(worked, policy="spec")
+    assert spec.valid and spec.verdict == "valid" and spec.policy == "spec"
+    hardened = hrry.validate(worked)
+    assert hardened.verdict == "refused" and hardened.policy == "hardened"
+    assert hardened.rule_ids() == ["TD-BUF-014"]
+    with pytest.raises(hrry.InvalidFileError, match="hardening policy"):
+        hrry.open(worked)
+    with hrry.open(worked, policy="spec") as f:
+        assert f.keys() == ["worked_example"]
+    with pytest.raises(ValueError):
+        hrry.validate(worked, policy="lenient")
+    broken = corpus_path(next(e for e in ENTRIES if e["path"] == "invalid/HF-CRC-001.hrry"))
+    assert hrry.validate(broken, policy="spec").verdict == "invalid"
+
+
 def test_missing_path_is_oserror(tmp_path):
     with pytest.raises(FileNotFoundError):
         hrry.open(tmp_path / "nope.hrry")

@@ -110,6 +110,8 @@ def test_from_dict_checks_what_it_is_given():
         ("valid", True, ValueError),  # violations but valid
         ("format", "zip", ValueError),
         ("mode", "lenient", ValueError),
+        ("verdict", "maybe", ValueError),
+        ("policy", "lenient", ValueError),
         ("notes", "not a list", TypeError),
         ("remote", {"requests": 1}, KeyError),
     ]:

@@ -15,7 +15,6 @@
 use std::path::Path;
 
 use super::{Error, FileSource, Progress};
-use crate::file::HrryFile;
 use crate::model::quant::block_scale_size;
 use crate::model::{element_count, packed_size, ElementType};
 use crate::quant::element::{float_value, int_value};
@@ -57,7 +56,11 @@ pub(crate) struct HrryInput {
 /// one byte per element) is refused, unless `permissive`: then it is converted as
 /// readers read it, with a note.
 pub(crate) fn open(path: &Path, permissive: bool) -> Result<HrryInput, Error> {
-    let file = HrryFile::open(path)?;
+    // The spec's rules: the oversized buffers of TD-BUF-014 are judged below, with
+    // the converter's own way out.
+    let file = crate::file::OpenOptions::new()
+        .policy(crate::validate::Policy::Spec)
+        .open(path)?;
     let mut tensors = Vec::with_capacity(file.len());
     let mut notes = Vec::new();
     for entry in file.entries() {

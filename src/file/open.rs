@@ -6,7 +6,7 @@ use memmap2::Mmap;
 
 use crate::limits::Limits;
 use crate::validate::rules::container as rules;
-use crate::validate::{Mode, Policy, Rule};
+use crate::validate::{Mode, Pass, Policy, Rule};
 
 use super::mirror::Mirror;
 use super::reader::{Depth, Source};
@@ -62,6 +62,7 @@ pub struct OpenOptions {
     limits: Limits,
     check: Check,
     judged_as: Option<Mode>,
+    policy: Policy,
     allowed: Vec<&'static str>,
     allow_all: bool,
     mirror_dir: Option<std::path::PathBuf>,
@@ -69,7 +70,7 @@ pub struct OpenOptions {
 
 impl OpenOptions {
     /// Default limits, [`Check::Metadata`], `spec` rules with the spec's permissive
-    /// allowances.
+    /// allowances, and the `hardening` rules ([`Policy::Hardened`]).
     pub fn new() -> Self {
         Self::default()
     }
@@ -86,24 +87,35 @@ impl OpenOptions {
         self
     }
 
-    /// Judges the file as `hrry validate` does in `mode`: in [`Mode::Strict`] the
-    /// `hardening` rules are refused too, in [`Mode::Permissive`] the spec's
-    /// permissive allowances apply. With [`Check::Full`] the open then refuses
-    /// exactly what the validator rejects in that mode. Without it, `spec` rules are
-    /// judged with the spec's permissive allowances: a file holding an extension
-    /// layout, composition rule or quantization scheme this library does not know
-    /// opens, and reading that tensor is what fails.
+    /// Judges the file as `hrry validate` does in `mode` (under the same
+    /// [`OpenOptions::policy`]): in [`Mode::Strict`] without the spec's permissive
+    /// allowances, in [`Mode::Permissive`] with them and without the `hardening`
+    /// rules. With [`Check::Full`] the open then refuses exactly what the validator
+    /// rejects. Without it, `spec` rules are judged with the spec's permissive
+    /// allowances: a file holding an extension layout, composition rule or
+    /// quantization scheme this library does not know opens, and reading that
+    /// tensor is what fails.
     pub fn judge_as(mut self, mode: Mode) -> Self {
         self.judged_as = Some(mode);
         self
     }
 
+    /// Whether hrry's `hardening` rules refuse a file ([`Policy::Hardened`], the
+    /// default) or only the spec's rules do ([`Policy::Spec`]). A refusal by a
+    /// `hardening` rule is an [`Error::Invalid`] whose message says it is the
+    /// policy's, not the spec's.
+    pub fn policy(mut self, policy: Policy) -> Self {
+        self.policy = policy;
+        self
+    }
+
     /// The validator mode the open judges in, and whether hardening rules count.
     fn mode(&self) -> (Mode, bool) {
+        let hardened = self.policy == Policy::Hardened;
         match self.judged_as {
-            Some(Mode::Strict) => (Mode::Strict, true),
+            Some(Mode::Strict) => (Mode::Strict, hardened),
             Some(Mode::Permissive) => (Mode::Permissive, false),
-            None => (Mode::Permissive, false),
+            None => (Mode::Permissive, hardened),
         }
     }
 
@@ -203,7 +215,7 @@ impl OpenOptions {
     /// The decode pass these options ask for, over `source`.
     fn decode<'a>(&self, source: Source<'a>) -> Result<HrryFile<'a>, Error> {
         let (mode, hardening) = self.mode();
-        let mut policy = Policy::reader(hardening, self.check == Check::Full, self.allowed.clone());
+        let mut policy = Pass::reader(hardening, self.check == Check::Full, self.allowed.clone());
         policy.allow_all = self.allow_all;
         let depth = match self.check {
             Check::Trusted => {

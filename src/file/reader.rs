@@ -18,7 +18,7 @@ use crate::validate::decoded::{
 };
 use crate::validate::input::{touch_first_bytes, TOUCH_BATCH};
 use crate::validate::rules::container as rules;
-use crate::validate::{Mode, Policy, Report};
+use crate::validate::{Mode, Pass, Report};
 
 use super::mirror::Mirror;
 use super::Error;
@@ -109,7 +109,7 @@ pub struct HrryFile<'a> {
     sorted: bool,
     limits: Limits,
     /// How descriptors decoded on demand are judged.
-    policy: Policy,
+    policy: Pass,
     mode: Mode,
     by_name: OnceLock<Vec<u32>>,
 }
@@ -209,7 +209,7 @@ impl<'a> HrryFile<'a> {
         source: Source<'a>,
         limits: Limits,
         mode: Mode,
-        policy: Policy,
+        policy: Pass,
         depth: Depth,
     ) -> Result<Self, Error> {
         let (report, decoded) = match &source {
@@ -254,7 +254,7 @@ impl<'a> HrryFile<'a> {
             // A trusted open decodes each descriptor safely when asked for and
             // leaves judging it to the validator.
             policy: match depth {
-                Depth::Frame => Policy {
+                Depth::Frame => Pass {
                     allow_all: true,
                     ..policy
                 },

@@ -16,7 +16,7 @@ use crate::validate::decode::check_fixed_header;
 use crate::validate::decoded::{decode_descriptor, decode_file_header};
 use crate::validate::input::first_nonzero_byte;
 use crate::validate::rules::container as rules;
-use crate::validate::Policy;
+use crate::validate::Pass;
 
 use super::Error;
 
@@ -99,7 +99,7 @@ pub struct SequentialReader<R: Read> {
     trailer: Option<Trailer>,
     limits: Limits,
     /// How each header and descriptor is judged.
-    policy: Policy,
+    policy: Pass,
     done: bool,
 }
 
@@ -113,7 +113,7 @@ impl<R: Read> SequentialReader<R> {
     pub fn new(mut reader: R, end: TensorRegionEnd, limits: Limits) -> Result<Self, Error> {
         let mut head = [0u8; FILE_HEADER_LEN as usize];
         read_exact_or(&mut reader, &mut head, 0)?;
-        let policy = Policy::reader(false, false, Vec::new());
+        let policy = Pass::reader(false, false, Vec::new());
         let header = decode_file_header(&head, &policy)?;
         let mut this = SequentialReader {
             source: Source::Stream(reader),

@@ -31,7 +31,7 @@ pub use types::{
 pub use writer::{assemble, HoloWriter};
 
 use crate::source::ReadAt;
-use crate::validate::{Mode, Report};
+use crate::validate::{Mode, Policy, Report};
 
 /// Errors of the `.holo` layer.
 #[derive(Debug, thiserror::Error)]
@@ -73,14 +73,22 @@ pub fn is_holo(bytes: &[u8]) -> bool {
 
 /// Checks an archive held in memory against every `HOLO-…` rule (strict mode:
 /// spec and hardening rules; permissive: spec rules only).
-pub(crate) fn validate(bytes: &[u8], mode: Mode) -> Report {
-    walk::walk(bytes, mode).0
+pub(crate) fn validate(bytes: &[u8], mode: Mode, policy: Policy) -> Report {
+    match walk::walk_source(&bytes, mode, policy) {
+        Ok((report, _)) => report,
+        // Reads inside a slice do not fail.
+        Err(e) => crate::validate::input::unread(mode, &e),
+    }
 }
 
 /// [`validate`] for an archive read through `source` (a file, say): the section
 /// table and structured sections are read, weight bodies and the footer's BLAKE3
 /// are streamed in fixed chunks, so memory does not grow with the archive. A
 /// failed read is returned instead.
-pub(crate) fn validate_source(source: &dyn ReadAt, mode: Mode) -> std::io::Result<Report> {
-    Ok(walk::walk_source(source, mode)?.0)
+pub(crate) fn validate_source(
+    source: &dyn ReadAt,
+    mode: Mode,
+    policy: Policy,
+) -> std::io::Result<Report> {
+    Ok(walk::walk_source(source, mode, policy)?.0)
 }

@@ -24,7 +24,7 @@ use crate::schema::read_from;
 use crate::source::ReadAt;
 use crate::validate::input::{Input, Window, CHUNK};
 use crate::validate::rules::holo as r;
-use crate::validate::{Mode, Report, Rule};
+use crate::validate::{Mode, Policy, Report, Rule};
 
 use super::types::{Fingerprint, PortDescriptor, SectionKind, SectionRef, ShapeDescriptor};
 
@@ -88,7 +88,7 @@ struct PendingReference {
 /// Checks `bytes` against every rule, returning the report and, unless the
 /// structure could not be followed, the index.
 pub(crate) fn walk(bytes: &[u8], mode: Mode) -> (Report, Option<ArchiveIndex>) {
-    match walk_source(&bytes, mode) {
+    match walk_source(&bytes, mode, Policy::Hardened) {
         Ok(done) => done,
         // Reads inside a slice do not fail.
         Err(e) => (crate::validate::input::unread(mode, &e), None),
@@ -99,9 +99,10 @@ pub(crate) fn walk(bytes: &[u8], mode: Mode) -> (Report, Option<ArchiveIndex>) {
 pub(crate) fn walk_source(
     source: &dyn ReadAt,
     mode: Mode,
+    policy: Policy,
 ) -> io::Result<(Report, Option<ArchiveIndex>)> {
     let input = Input::new(source);
-    let mut report = Report::new(mode);
+    let mut report = Report::judging(mode, policy);
     let index = walk_into(&input, &mut report);
     if index.is_none() {
         report.fatal = true;

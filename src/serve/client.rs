@@ -189,6 +189,7 @@ impl Client {
                 max_message_size: options.max_message_size,
                 ..Limits::default()
             },
+            policy: crate::validate::Policy::Hardened,
         });
         let mut client = Client {
             socket,

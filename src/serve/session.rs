@@ -163,6 +163,7 @@ impl Session {
                 max_message_size: options.max_message_size,
                 ..Limits::default()
             },
+            policy: crate::validate::Policy::Hardened,
         });
         Session {
             catalog,

@@ -44,7 +44,7 @@ pub(crate) fn validate_messages<R: Read>(
     mut source: R,
     options: &Options,
 ) -> std::io::Result<Report> {
-    let mut report = Report::new(options.mode);
+    let mut report = options.report();
     let mut conversation = Conversation::new(*options);
     loop {
         let at = conversation.position();
@@ -244,7 +244,7 @@ impl Conversation {
     /// rules the mode enforces), located at absolute offsets counted from the
     /// first message.
     pub fn accept(&mut self, frame: &Frame) -> Vec<Violation> {
-        let mut report = Report::new(self.options.mode);
+        let mut report = self.options.report();
         let at = self.position;
         self.position += frame.encoded_len();
         self.accept_at(
@@ -274,7 +274,7 @@ impl Conversation {
         byte_offset_in_buffer: u64,
         data_len: u64,
     ) -> Vec<Violation> {
-        let mut report = Report::new(self.options.mode);
+        let mut report = self.options.report();
         let at = self.position;
         let payload_length = TENSOR_DATA_HEADER_LEN.saturating_add(data_len);
         self.position = self
@@ -308,7 +308,7 @@ impl Conversation {
     /// requests, tensors without TENSOR_DATA_END, torn composites, missing shards,
     /// a HELLO without an answer.
     pub fn finish(&self) -> Vec<Violation> {
-        let mut report = Report::new(self.options.mode);
+        let mut report = self.options.report();
         let mut found = Found {
             report: &mut report,
         };

@@ -8,7 +8,7 @@ use crate::file::{HrryFile, HrryWriter};
 use crate::layout::composite::Binder;
 use crate::schema::{placement::place_buffers, TensorDescriptor};
 
-use crate::validate::{Options, Report, Rule, Violation};
+use crate::validate::{Options, Rule, Violation};
 
 use super::{Error, StreamReader, StreamWriter, TensorChecker};
 
@@ -102,7 +102,7 @@ pub fn unpack<R: Read, W: Write>(
     while let Some(t) = reader.next_tensor()? {
         let buffers = reader.read_buffers()?;
         let slices: Vec<&[u8]> = buffers.iter().map(Vec::as_slice).collect();
-        let mut report = Report::new(options.validation.mode);
+        let mut report = options.validation.report();
         checker.check(&t, &slices, &mut report);
         for v in report.violations {
             if !options.allowed.iter().any(|r| r.id == v.rule.id) {

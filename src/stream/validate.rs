@@ -17,7 +17,7 @@ use super::{Error, StreamReader, StreamTensor};
 /// at a time, plus the descriptors of composites still waiting for members.
 /// Only an I/O error of the source is an `Err`.
 pub(crate) fn validate_stream<R: Read>(source: R, options: &Options) -> std::io::Result<Report> {
-    let mut report = Report::new(options.mode);
+    let mut report = options.report();
     let mut reader = StreamReader::with_limits(source, options.limits);
     let mut checker = TensorChecker::new(options);
     loop {

@@ -16,15 +16,31 @@ use crate::schema::{
 
 use super::input::Input;
 use super::rules::container::*;
-use super::{Mode, Report};
+use super::{Mode, Policy, Report};
 
 /// How to validate.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Options {
-    /// Strict (every rule) or permissive (spec rules with the spec's allowances).
+    /// The spec's strict reading, or its permissive allowances.
     pub mode: Mode,
     /// Resource limits.
     pub limits: Limits,
+    /// Whether `hardening` rules count ([`Policy::Hardened`], the default) or only
+    /// the spec's ([`Policy::Spec`]).
+    pub policy: Policy,
+}
+
+impl Options {
+    /// An empty report judging as these options ask.
+    pub fn report(&self) -> Report {
+        Report::judging(self.mode, self.policy)
+    }
+
+    /// Whether `hardening` rules are judged: strict mode under the hardened
+    /// policy.
+    pub(crate) fn hardening(&self) -> bool {
+        self.mode == Mode::Strict && self.policy == Policy::Hardened
+    }
 }
 
 /// What the container checks learned, for the later passes and the readers.
@@ -201,6 +217,16 @@ pub(crate) fn check_header(h: &FileHeader, report: &mut Report) -> bool {
         );
         return false;
     }
+    // versioning.md: a newer minor version may put optional fields and flag bits
+    // where 1.0 reserves them; a reader does not interpret (nor judge) them.
+    if newer_minor(h) {
+        report.note(format!(
+            "container version 1.{} is newer than 1.0, the newest this reader knows: the \
+             bytes and flag bits 1.0 reserves (header, trailer, index entries) are not judged",
+            h.container_version_minor
+        ));
+        return check_header_fields(h, report);
+    }
     report.check(h.reserved == [0; 2], &HF_HDR_RESERVED, ho::RESERVED, || {
         format!(
             "reserved bytes 10-11 are {:02x?}, expected zero",
@@ -225,6 +251,19 @@ pub(crate) fn check_header(h: &FileHeader, report: &mut Report) -> bool {
             reserved_flags << 3
         )
     });
+    check_header_fields(h, report)
+}
+
+/// The container minor version this reader supports (1.0).
+const SUPPORTED_MINOR: u8 = 0;
+
+/// Whether the file is of a newer minor container version than this reader's.
+pub(crate) fn newer_minor(h: &FileHeader) -> bool {
+    h.container_version_minor > SUPPORTED_MINOR
+}
+
+/// The checks of the header's defined fields (every minor version).
+fn check_header_fields(h: &FileHeader, report: &mut Report) -> bool {
     let a = h.data_buffer_alignment;
     let pow2 = report.check(
         a.is_power_of_two(),
@@ -284,7 +323,7 @@ fn check_trailer<'a>(
         return false;
     }
     report.check(
-        t.reserved == [0; 4],
+        t.reserved == [0; 4] || newer_minor(h),
         &HF_TRL_RESERVED,
         at + to::RESERVED,
         || {
@@ -585,9 +624,12 @@ fn check_index(
             )
         });
         let after_name = at + 2 + u64::from(e.name.len);
-        report.check(e.flags == 0, &HF_IDX_FLAGS, after_name + 28, || {
-            format!("index entry {i} flags are {:#x}, expected 0", e.flags)
-        });
+        report.check(
+            e.flags == 0 || newer_minor(h),
+            &HF_IDX_FLAGS,
+            after_name + 28,
+            || format!("index entry {i} flags are {:#x}, expected 0", e.flags),
+        );
         if let (true, Some(prev)) = (sorted, previous) {
             report.check(prev < name, &HF_IDX_SORTED, at + 2, || {
                 format!(
@@ -609,9 +651,12 @@ fn check_index(
         }
     }
     if out.complete && count <= room {
-        report.check(pos == t.index_length, &HF_IDX_TRAILING, base + pos, || {
-            format!("{} bytes follow the last index entry", t.index_length - pos)
-        });
+        report.check(
+            pos == t.index_length || newer_minor(h),
+            &HF_IDX_TRAILING,
+            base + pos,
+            || format!("{} bytes follow the last index entry", t.index_length - pos),
+        );
     } else {
         out.complete = false;
     }

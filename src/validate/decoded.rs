@@ -12,7 +12,7 @@ use crate::source::ReadAt;
 
 pub(crate) use super::container::Names;
 pub(crate) use super::region::{Region, Walked};
-use super::rule::Policy;
+use super::rule::Pass;
 use super::rules::container::{HF_FILE_SIZE, HF_HDR_MAGIC, TD_HDR_LENGTH};
 use super::{container, input, region, Mode, Report, Violation};
 
@@ -48,7 +48,7 @@ pub(crate) fn decode_file(
     source: &dyn ReadAt,
     limits: Limits,
     mode: Mode,
-    policy: Policy,
+    policy: Pass,
     depth: Depth,
 ) -> io::Result<(Report, Option<DecodedFile>)> {
     let input = input::Input::new(source);
@@ -82,7 +82,7 @@ fn first_violation(report: Report) -> Result<(), Violation> {
 /// Decodes and judges a file header from its 64 bytes, as the decode pass of a
 /// whole file does (for readers that see the header alone, such as the sequential
 /// reader); the first violation `policy` records is the error.
-pub(crate) fn decode_file_header(head: &[u8], policy: &Policy) -> Result<FileHeader, Violation> {
+pub(crate) fn decode_file_header(head: &[u8], policy: &Pass) -> Result<FileHeader, Violation> {
     let mut report = Report::with_policy(Mode::Strict, policy.clone());
     if container::check_magic(head, head.len() as u64, &mut report) {
         match read_from::<FileHeader>(head) {
@@ -111,7 +111,7 @@ pub(crate) fn decode_descriptor(
     at: u64,
     limits: &Limits,
     mode: Mode,
-    policy: &Policy,
+    policy: &Pass,
 ) -> Result<TensorDescriptor, Violation> {
     let (h, _) = read_from::<DescriptorHeader>(bytes).map_err(|_| {
         Violation::new(
@@ -131,11 +131,11 @@ pub(crate) fn decode_descriptor(
     Ok(d)
 }
 
-impl Policy {
+impl Pass {
     /// A reader's policy: `spec` rules (with `hardening` too when asked), stopping at
     /// the first violation, reading data bytes only when `data` says so.
     pub(crate) fn reader(hardening: bool, data: bool, allowed: Vec<&'static str>) -> Self {
-        Policy {
+        Pass {
             allowed,
             allow_all: false,
             spec_only: !hardening,

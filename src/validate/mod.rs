@@ -27,8 +27,10 @@ use crate::source::ReadAt;
 
 pub use container::Options;
 pub(crate) use rule::declare_rules;
-pub(crate) use rule::Policy;
-pub use rule::{Level, Mode, Reads, Report, Rule, Violation, MAX_VIOLATIONS_PER_RULE};
+pub(crate) use rule::Pass;
+pub use rule::{
+    Level, Mode, Policy, Reads, Report, Rule, Verdict, Violation, MAX_VIOLATIONS_PER_RULE,
+};
 
 /// Validates the HRRYFILE `source` and reports every violation found, reading only
 /// what the rules look at: the header, trailer, index, KV, every descriptor and the
@@ -36,13 +38,18 @@ pub use rule::{Level, Mode, Reads, Report, Rule, Violation, MAX_VIOLATIONS_PER_R
 /// data bytes a rule inspects (packing tails, padding elements, `float8_e8m0`
 /// codes), never whole dense data buffers; a failed read is returned instead.
 pub(crate) fn validate_source(source: &dyn ReadAt, options: &Options) -> io::Result<Report> {
-    let (report, _) = decoded::decode_file(
+    let pass = Pass {
+        spec_only: !options.hardening(),
+        ..Pass::default()
+    };
+    let (mut report, _) = decoded::decode_file(
         source,
         options.limits,
         options.mode,
-        Policy::default(),
+        pass,
         decoded::Depth::Region,
     )?;
+    report.policy = options.policy;
     Ok(report)
 }
 

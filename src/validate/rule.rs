@@ -107,14 +107,76 @@ macro_rules! reads {
 }
 pub(crate) use reads;
 
-/// How strictly a file is judged.
+/// Which of the spec's two reader modes a file is judged in: the spec's own
+/// switch, separate from hrry's [`Policy`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Mode {
-    /// Every rule, spec and hardening alike.
+    /// The spec's strict reading: every `spec` rule, no allowance (and the
+    /// `hardening` rules when the policy is [`Policy::Hardened`]).
     #[default]
     Strict,
-    /// Spec rules only, with the spec's permissive allowances.
+    /// The spec's permissive allowances (unknown extensions and private tags
+    /// accepted where the spec allows it). The lenient end: `hardening` rules are
+    /// not judged, whatever the policy.
     Permissive,
+}
+
+/// Whether hrry's own stricter rules refuse a file: the one policy switch of the
+/// validator and the readers (`--policy spec|hardened`). It never changes what
+/// the spec calls invalid; it decides whether a file valid per the spec but
+/// tripping a `hardening` rule is refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash)]
+pub enum Policy {
+    /// The exact spec verdict: `spec` rules only (and `limit` ones, which stop a
+    /// judgement before it is complete).
+    Spec,
+    /// The spec plus hrry's `hardening` rules: what untrusted input should be
+    /// opened with.
+    #[default]
+    Hardened,
+}
+
+impl Policy {
+    /// The lowercase name used on the command line and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Policy::Spec => "spec",
+            Policy::Hardened => "hardened",
+        }
+    }
+
+    /// The policy named `name` (`spec` or `hardened`).
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "spec" => Some(Policy::Spec),
+            "hardened" => Some(Policy::Hardened),
+            _ => None,
+        }
+    }
+}
+
+/// What a report concludes (docs/interpretations.md § Rules and levels).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Verdict {
+    /// No finding that counts.
+    Valid,
+    /// At least one `spec` rule is broken: the file does not conform.
+    Invalid,
+    /// No `spec` rule is broken, but the policy refuses it: a `hardening` finding
+    /// under [`Policy::Hardened`], or a `limit` finding (the spec verdict is then
+    /// incomplete) under either policy.
+    Refused,
+}
+
+impl Verdict {
+    /// The lowercase name used in JSON reports (`valid`, `invalid`, `refused`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Verdict::Valid => "valid",
+            Verdict::Invalid => "invalid",
+            Verdict::Refused => "refused",
+        }
+    }
 }
 
 /// A broken rule, located at the absolute byte offset of the offending field.
@@ -187,7 +249,7 @@ pub const MAX_VIOLATIONS_PER_RULE: u32 = 1000;
 /// assert_eq!(Format::HrryFile.validate_bytes(&bytes, &permissive).rule_ids(), ["HF-HDR-003"]);
 /// # Ok::<(), hrry::file::Error>(())
 /// ```
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Report {
     /// The mode the report was made in.
     pub mode: Mode,
@@ -200,15 +262,19 @@ pub struct Report {
     /// Violations found but not listed, because their rule already had
     /// [`MAX_VIOLATIONS_PER_RULE`] entries in `violations`.
     pub suppressed: u64,
+    /// The policy the report was made under.
+    pub policy: Policy,
     per_rule: std::collections::HashMap<&'static str, u32>,
-    policy: Policy,
+    pass: Pass,
+    /// Whether `hardening` rules are recorded.
+    hardening: bool,
 }
 
 /// What a decode pass reports and how far it goes: the validator's policy (every
 /// rule of the mode, to the end) or a reader's (the rules it refuses on, stopping
 /// at the first).
 #[derive(Clone, Debug, Default)]
-pub(crate) struct Policy {
+pub(crate) struct Pass {
     /// Rules whose violations are let pass (not recorded, not stopped for).
     pub allowed: Vec<&'static str>,
     /// Every violation is let pass.
@@ -222,31 +288,59 @@ pub(crate) struct Policy {
     pub first_only: bool,
 }
 
+impl Default for Report {
+    /// An empty strict report under [`Policy::Hardened`].
+    fn default() -> Self {
+        Report::new(Mode::Strict)
+    }
+}
+
 impl Report {
-    /// An empty report for `mode`.
+    /// An empty report for `mode` under [`Policy::Hardened`].
     pub fn new(mode: Mode) -> Self {
+        Report::judging(mode, Policy::Hardened)
+    }
+
+    /// An empty report for `mode` under `policy`: `hardening` rules are recorded
+    /// in strict mode under [`Policy::Hardened`] only.
+    pub fn judging(mode: Mode, policy: Policy) -> Self {
         Report {
             mode,
-            ..Report::default()
+            violations: Vec::new(),
+            notes: Vec::new(),
+            fatal: false,
+            suppressed: 0,
+            policy,
+            per_rule: std::collections::HashMap::new(),
+            pass: Pass::default(),
+            hardening: mode == Mode::Strict && policy == Policy::Hardened,
         }
     }
 
-    /// Whether the policy lets violations of `rule` pass.
+    /// Whether the pass lets violations of `rule` pass.
     pub(crate) fn allows(&self, rule: &Rule) -> bool {
-        self.policy.allow_all || self.policy.allowed.contains(&rule.id)
+        self.pass.allow_all || self.pass.allowed.contains(&rule.id)
     }
 
-    /// An empty report for a decode pass with `policy` (strict allowances).
-    pub(crate) fn with_policy(mode: Mode, policy: Policy) -> Self {
+    /// An empty report for a decode pass: `pass` alone says whether `hardening`
+    /// rules are recorded (a reader judges them with the spec's permissive
+    /// allowances too).
+    pub(crate) fn with_policy(mode: Mode, pass: Pass) -> Self {
+        let policy = if pass.spec_only {
+            Policy::Spec
+        } else {
+            Policy::Hardened
+        };
         Report {
-            policy,
-            ..Report::new(mode)
+            hardening: !pass.spec_only,
+            pass,
+            ..Report::judging(mode, policy)
         }
     }
 
     /// Whether a reader's pass has what it stops for: the walk need go no further.
     pub(crate) fn stopped(&self) -> bool {
-        self.policy.first_only && !self.violations.is_empty()
+        self.pass.first_only && !self.violations.is_empty()
     }
 
     /// Records a violation of `rule` unless the mode ignores its level.
@@ -263,12 +357,13 @@ impl Report {
     /// mode, its bytes are read under this policy, and the pass has not stopped. A
     /// check whose only purpose is `rule` may be skipped when it is not.
     pub(crate) fn wants(&self, rule: &Rule) -> bool {
-        let hardening = rule.level == Level::Hardening;
-        !(hardening && (self.mode == Mode::Permissive || self.policy.spec_only))
-            && !(rule.reads == Reads::Data && self.policy.metadata_only)
-            && !self.policy.allow_all
-            && !self.policy.allowed.contains(&rule.id)
-            && !self.stopped()
+        if rule.level == Level::Hardening && !self.hardening {
+            return false;
+        }
+        if rule.reads == Reads::Data && self.pass.metadata_only {
+            return false;
+        }
+        !self.pass.allow_all && !self.pass.allowed.contains(&rule.id) && !self.stopped()
     }
 
     /// Records `v` unless the mode or the policy leaves its rule out.
@@ -310,9 +405,29 @@ impl Report {
         self.notes.push(text.into());
     }
 
-    /// True when no violation was recorded.
+    /// True when no violation was recorded: the verdict is [`Verdict::Valid`].
     pub fn is_valid(&self) -> bool {
         self.violations.is_empty()
+    }
+
+    /// What the report concludes: invalid when a `spec` rule is broken, refused
+    /// when only `hardening` or `limit` findings were recorded, else valid.
+    pub fn verdict(&self) -> Verdict {
+        if self.violations.is_empty() {
+            Verdict::Valid
+        } else if self.violations.iter().any(|v| v.rule.level == Level::Spec) {
+            Verdict::Invalid
+        } else {
+            Verdict::Refused
+        }
+    }
+
+    /// How many recorded violations break a `spec` rule.
+    pub fn spec_violations(&self) -> usize {
+        self.violations
+            .iter()
+            .filter(|v| v.rule.level == Level::Spec)
+            .count()
     }
 
     /// The IDs of the rules broken, in order, without repeats.

@@ -42,7 +42,16 @@ pub fn assert_readers_agree_with_validator(bytes: &[u8]) -> (bool, bool) {
 /// [`assert_readers_agree_with_validator`] with the validator and every reader
 /// held to `limits`: a file past one is refused by both, naming `HF-LIM-001`.
 pub fn assert_readers_agree_under(bytes: &[u8], limits: Limits) -> (bool, bool) {
-    let report = |mode| hrry::Format::HrryFile.validate_bytes(bytes, &Options { mode, limits });
+    let report = |mode| {
+        hrry::Format::HrryFile.validate_bytes(
+            bytes,
+            &Options {
+                mode,
+                limits,
+                ..Default::default()
+            },
+        )
+    };
     let (permissive, strict) = (report(Mode::Permissive), report(Mode::Strict));
     for (mode, report) in [(Mode::Permissive, &permissive), (Mode::Strict, &strict)] {
         let options = OpenOptions::new()

@@ -58,7 +58,19 @@ fn validate_exit_codes_and_json() {
 #[test]
 fn permissive_mode_skips_hardening_rules() {
     let file = "corpus/invalid/HF-PLC-006.hrry";
-    assert_eq!(hrry(&["validate", file]).0, 1);
+    // Valid per the spec, refused by the hardening policy: exit 3, not 1.
+    let (code, out, _) = hrry(&["validate", file]);
+    assert_eq!(code, 3, "{out}");
+    assert!(
+        out.contains("REFUSED by hardening policy: valid per the spec; rules HF-PLC-006"),
+        "{out}"
+    );
+    assert!(!out.contains("INVALID"), "{out}");
+    let (code, out, _) = hrry(&["validate", "--policy", "spec", "--json", file]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(json(&out)["files"][0]["verdict"], "valid");
+    assert_eq!(json(&out)["files"][0]["policy"], "spec");
+    assert_eq!(json(&out)["files"][0]["mode"], "strict");
     let (code, out, _) = hrry(&["validate", "--permissive", "--json", file]);
     assert_eq!(code, 0, "{out}");
     assert_eq!(json(&out)["files"][0]["mode"], "permissive");
@@ -175,8 +187,10 @@ fn a_bool_tensor_stored_one_byte_per_element_is_flagged_marked_and_not_converted
     let file = "corpus/invalid/TD-BUF-014.hrry";
     // validate: the hardening rule, with the hint; permissive mode accepts it.
     let (code, out, _) = hrry(&["validate", "--json", file]);
-    assert_eq!(code, 1, "{out}");
+    assert_eq!(code, 3, "{out}");
     let doc = json(&out);
+    assert_eq!(doc["verdict"], "refused");
+    assert_eq!(doc["files"][0]["verdict"], "refused");
     let violations = doc["files"][0]["violations"].as_array().unwrap();
     assert_eq!(violations.len(), 1, "{out}");
     assert_eq!(violations[0]["rule"], "TD-BUF-014");

@@ -127,12 +127,22 @@ fn hrry_in_process_passes_every_case_of_every_tier() {
         let n = doc["summary"]["tiers"][tier]["pass"].as_u64().unwrap();
         assert!(n > 0, "no {tier} case");
     }
-    // Every manifest entry has a verdict case; every invalid one a rule case.
+    // Every manifest entry of the spec has a verdict case; every invalid one a rule
+    // case; hrry's policy cases (hardening, limit) are not run by default.
     let m = manifest();
     let files = m["files"].as_array().unwrap();
-    assert_eq!(doc["summary"]["tiers"]["verdict"]["cases"], files.len());
-    let invalid = files.iter().filter(|f| f["valid"] == false).count();
+    let policy = |f: &&Value| f["level"] == "hardening" || f["level"] == "limit";
+    let spec = files.iter().filter(|f| !policy(f)).count();
+    assert_eq!(doc["summary"]["tiers"]["verdict"]["cases"], spec);
+    let invalid = files.iter().filter(|f| f["level"] == "spec").count();
     assert_eq!(doc["summary"]["tiers"]["rule"]["cases"], invalid);
+    assert_eq!(doc["summary"]["tiers"]["policy"]["cases"], 0);
+    let (code, doc) = conformance(&["--self", "--policy-tier"]);
+    assert_eq!(code, 0);
+    let n = files.iter().filter(policy).count();
+    assert!(n > 25, "{n} policy cases");
+    assert_eq!(doc["summary"]["tiers"]["policy"]["cases"], n);
+    assert_eq!(doc["summary"]["tiers"]["policy"]["pass"], n);
     let errors: Vec<String> = schema_validator()
         .iter_errors(&doc)
         .map(|e| format!("{} at {}", e, e.instance_path()))
@@ -174,10 +184,148 @@ fn a_testee_rejecting_everything_fails_the_valid_files_and_every_rule() {
     assert_eq!(code, 1);
     assert_scored(&doc, |_, tier, e| match tier {
         "verdict" if e["valid"] == true => "fail",
-        // Rejected, but naming no rule: not a pass.
-        "rule" => "fail",
+        // Rejected, but naming no rule: not a pass, and not a wrong rule either.
+        "rule" => "skip",
         _ => "pass",
     });
+    // The testee's own reason is kept in the case's detail.
+    let case = doc["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["path"] == TARGET && c["tier"] == "rule")
+        .unwrap();
+    let detail = case["detail"].as_str().unwrap();
+    assert!(
+        detail.starts_with("no rule given") && detail.contains("the testee said: HF-HDR-003"),
+        "{detail}"
+    );
+}
+
+#[test]
+fn a_testee_following_the_spec_alone_passes_every_default_tier() {
+    // The exact spec verdict, none of hrry's hardening rules: 100 % of the
+    // default tiers, which score conformance.
+    let (code, doc) = faulty("spec-only", &[]);
+    assert_eq!(code, 0, "{}", doc["summary"]);
+    assert_scored(&doc, |_, _, _| "pass");
+    // The policy tier shows where it parts from hrry's policy: every hardening
+    // case is accepted (a fail there); the limits bind under either policy.
+    let (code, doc) = faulty("spec-only", &["--policy-tier"]);
+    assert_eq!(code, 1);
+    let mut hardening = 0;
+    for ((path, tier), status) in statuses(&doc) {
+        if tier != "policy" {
+            assert_eq!(status, "pass", "{path} {tier}");
+            continue;
+        }
+        let entry = manifest()["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["path"] == path.as_str())
+            .cloned()
+            .unwrap();
+        let want = if entry["level"] == "hardening" {
+            hardening += 1;
+            "fail"
+        } else {
+            "pass"
+        };
+        assert_eq!(status, want, "{path}");
+    }
+    assert!(hardening >= 20, "{hardening} hardening cases");
+}
+
+#[test]
+fn the_extracted_corpus_scores_as_the_built_in_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("corpus");
+    let out = Command::new(HRRY)
+        .args(["conformance", "extract"])
+        .arg(&root)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read(root.join("manifest.json")).unwrap(),
+        std::fs::read(repo().join("corpus/manifest.json")).unwrap()
+    );
+    let (code, built_in) = conformance(&["--self", "--policy-tier"]);
+    assert_eq!(code, 0);
+    let (code, extracted) = conformance(&[
+        "--self",
+        "--policy-tier",
+        "--corpus",
+        root.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0);
+    assert_eq!(built_in["summary"], extracted["summary"]);
+    assert_eq!(statuses(&built_in), statuses(&extracted));
+    // A second extract into the same folder is refused, not mixed in.
+    let again = Command::new(HRRY)
+        .args(["conformance", "extract"])
+        .arg(&root)
+        .output()
+        .unwrap();
+    assert_eq!(again.status.code(), Some(2));
+}
+
+#[test]
+fn formats_limit_a_oneshot_validator_to_the_files_it_reads() {
+    let template = format!("{HRRY} validate {{path}}");
+    let (code, doc) = conformance(&["--oneshot", &template, "--formats", "hrryfile"]);
+    assert_eq!(code, 0, "{}", doc["summary"]);
+    for c in doc["cases"].as_array().unwrap() {
+        let fed = c["format"] == "hrryfile" && c["tier"] == "verdict";
+        let want = if fed { "pass" } else { "skip" };
+        assert_eq!(c["status"], want, "{c}");
+        if c["format"] != "hrryfile" {
+            assert!(c["detail"].as_str().unwrap().contains("--formats"), "{c}");
+        }
+    }
+}
+
+#[test]
+fn a_rule_the_file_also_breaks_passes_the_rule_tier() {
+    // A manifest naming another rule first, with hrry's as an alternative.
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(&repo().join("corpus"), dir.path());
+    let path = dir.path().join("manifest.json");
+    let mut m: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    for f in m["files"].as_array_mut().unwrap() {
+        if f["path"] == TARGET {
+            f["rule"] = "HF-HDR-999".into();
+            f["rules"] = serde_json::json!([]);
+            f["rule_alternatives"] = serde_json::json!(["HF-HDR-003"]);
+        }
+    }
+    std::fs::write(&path, serde_json::to_vec(&m).unwrap()).unwrap();
+    let corpus = dir.path().to_str().unwrap();
+    let (code, doc) = conformance(&["--self", "--corpus", corpus]);
+    assert_eq!(code, 0, "{}", doc["summary"]);
+    assert_eq!(
+        statuses(&doc)[&(TARGET.to_string(), "rule".to_string())],
+        "pass"
+    );
+    // Without the alternative, the same answer is a wrong rule.
+    for f in m["files"].as_array_mut().unwrap() {
+        if f["path"] == TARGET {
+            f["rule_alternatives"] = serde_json::json!([]);
+        }
+    }
+    std::fs::write(&path, serde_json::to_vec(&m).unwrap()).unwrap();
+    let (code, doc) = conformance(&["--self", "--corpus", corpus]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        statuses(&doc)[&(TARGET.to_string(), "rule".to_string())],
+        "fail"
+    );
 }
 
 #[test]
@@ -392,6 +540,8 @@ fn a_corpus_folder_is_checked_file_by_file() {
     let mut m = manifest();
     for f in m["files"].as_array_mut().unwrap() {
         f.as_object_mut().unwrap().remove("tensors");
+        f.as_object_mut().unwrap().remove("rules");
+        f.as_object_mut().unwrap().remove("rule_alternatives");
         f["rule"] = match f["path"].as_str().unwrap() {
             TARGET => "HF-HDR-001".into(),
             WRONG_RULE => "HF-HDR-002".into(),

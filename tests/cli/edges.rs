@@ -414,7 +414,7 @@ fn validate_reports_every_file_in_one_shape() {
     let r = hrry(&["validate", "missing.hrry", &ok]);
     assert_eq!(r.code, 2);
     assert!(r.stderr.contains("missing.hrry"), "{}", r.stderr);
-    assert!(r.out().contains("basic.hrry: valid"), "{}", r.out());
+    assert!(r.out().contains("basic.hrry: VALID"), "{}", r.out());
 }
 
 #[test]
@@ -484,7 +484,7 @@ fn parallel_validation_gives_the_verdicts_of_one_file_at_a_time() {
 fn hostile_names_are_escaped_and_flagged() {
     let file = corpus("invalid/HF-TXT-001.hrry");
     for args in [
-        vec!["inspect", file.as_str()],
+        vec!["inspect", "--policy", "spec", file.as_str()],
         vec!["validate", file.as_str()],
     ] {
         let r = hrry(&args);
@@ -494,21 +494,21 @@ fn hostile_names_are_escaped_and_flagged() {
         let shown = r.out().contains("\\x1b[2J") || r.out().contains("\\u{1b}[2J");
         assert!(shown, "{args:?}: {}", r.out());
     }
-    assert!(hrry(&["inspect", &file])
+    assert!(hrry(&["inspect", "--policy", "spec", &file])
         .out()
         .contains("w\\x1b[2J float32"));
     let r = hrry(&["validate", "--json", &file]);
-    assert_eq!(r.code, 1);
+    assert_eq!(r.code, 3);
     assert_eq!(r.json()["files"][0]["violations"][0]["rule"], "HF-TXT-001");
     assert_eq!(r.json()["files"][0]["violations"][0]["level"], "hardening");
     let r = hrry(&["validate", "--permissive", &file]);
     assert_eq!(r.code, 0, "a hardening rule: permissive accepts it");
     // JSON keeps the name exact (escaped by JSON itself).
-    let v = hrry(&["inspect", "--json", &file]).json();
+    let v = hrry(&["inspect", "--policy", "spec", "--json", &file]).json();
     assert_eq!(v["tensors"][0]["name"], "w\u{1b}[2J");
     // A file name is made safe too.
     let dir = tempfile::tempdir().unwrap();
-    let r = hrry(&["export", &file, "--all", s(dir.path())]);
+    let r = hrry(&["export", "--policy", "spec", &file, "--all", s(dir.path())]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(names(dir.path()), ["index.json", "w_[2J.npy"]);
 }
@@ -1039,7 +1039,7 @@ fn human_output_escapes_quotes_and_counts_in_words() {
     assert!(out.contains("metadata (1 entry)"), "{out}");
     // One violation, said so.
     let out = hrry(&["validate", &corpus("invalid/HF-CRC-001.hrry")]).out();
-    assert!(out.contains("(1 violation)"), "{out}");
+    assert!(out.contains("INVALID (1 spec violation)"), "{out}");
     for text in [out, hrry(&["inspect", s(&path)]).out()] {
         assert!(!text.contains("(s)"), "{text}");
     }

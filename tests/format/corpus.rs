@@ -15,6 +15,118 @@ fn validate(case: &hrry_testkit::corpus::Case, mode: Mode) -> hrry::validate::Re
     case.format.validate_bytes(&case.bytes, &options)
 }
 
+/// metadata.md § Worked Example, byte for byte: float32 [3, 4], row-major, one CPU
+/// buffer of 192 bytes aligned to 64.
+const WORKED_EXAMPLE: [u8; 61] = [
+    0x48, 0x52, 0x52, 0x59, 0x01, 0x00, 0x3D, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, 0x01,
+    0x02, 0x00, 0x00, 0x00, 0x03, 0, 0, 0, 0, 0, 0, 0, 0x04, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0x01, 0xC0, 0, 0, 0, 0, 0, 0, 0, 0x40, 0, 0, 0, 0x00, 0x00, 0x00, 0x00,
+];
+
+#[test]
+fn the_spec_worked_example_is_valid_per_spec_and_refused_by_hardening_only() {
+    use hrry::file::OpenOptions;
+    use hrry::validate::{Options, Policy, Verdict};
+    let path = "invalid/TD-BUF-014-metadata-worked-example.hrry";
+    let case = all_cases()
+        .into_iter()
+        .find(|c| c.path == path)
+        .expect("the worked example is a corpus case");
+    assert!(
+        case.bytes.windows(61).any(|w| w == WORKED_EXAMPLE),
+        "the file holds the spec's 61 descriptor bytes"
+    );
+    let judge = |policy| {
+        let options = Options {
+            policy,
+            ..Options::default()
+        };
+        case.format.validate_bytes(&case.bytes, &options)
+    };
+    let spec = judge(Policy::Spec);
+    assert_eq!(spec.verdict(), Verdict::Valid, "{:?}", spec.rule_ids());
+    assert_eq!(spec.policy, Policy::Spec);
+    let hardened = judge(Policy::Hardened);
+    assert_eq!(hardened.verdict(), Verdict::Refused);
+    assert_eq!(hardened.rule_ids(), ["TD-BUF-014"]);
+    assert_eq!(hardened.spec_violations(), 0);
+    // The readers: the same switch.
+    let refused = OpenOptions::new()
+        .open_bytes(&case.bytes)
+        .err()
+        .expect("refused");
+    assert_eq!(refused.rule().map(|r| r.id), Some("TD-BUF-014"));
+    let text = refused.to_string();
+    assert!(
+        text.contains("hardening policy") && text.contains("not a spec violation"),
+        "{text}"
+    );
+    let file = OpenOptions::new()
+        .policy(Policy::Spec)
+        .open_bytes(&case.bytes)
+        .expect("opens under the spec policy");
+    let t = file.tensor("worked_example").unwrap().unwrap();
+    assert_eq!(t.shape(), [3, 4]);
+    // A spec violation stays invalid under both policies.
+    let mut broken = case.bytes.clone();
+    broken[10] = 0xFF; // a reserved header byte
+    for policy in [Policy::Spec, Policy::Hardened] {
+        let options = Options {
+            policy,
+            ..Options::default()
+        };
+        let report = case.format.validate_bytes(&broken, &options);
+        assert_eq!(report.verdict(), Verdict::Invalid, "{policy:?}");
+    }
+}
+
+#[test]
+fn a_newer_minor_version_may_use_what_1_0_reserves() {
+    use hrry::validate::{Options, Policy, Verdict};
+    let spec = Options {
+        policy: Policy::Spec,
+        ..Options::default()
+    };
+    let bytes = |path: &str| {
+        all_cases()
+            .into_iter()
+            .find(|c| c.path == path)
+            .expect("case")
+            .bytes
+    };
+    // The container: header and trailer fields of 1.1, valid, with a note.
+    let report =
+        hrry::Format::HrryFile.validate_bytes(&bytes("valid/container_minor_1.hrry"), &spec);
+    assert_eq!(report.verdict(), Verdict::Valid, "{:?}", report.rule_ids());
+    assert!(
+        report.notes.iter().any(|n| n.contains("1.1 is newer")),
+        "{:?}",
+        report.notes
+    );
+    // The same bytes at minor 0 are rejected.
+    let mut at_1_0 = bytes("valid/container_minor_1.hrry");
+    at_1_0[9] = 0;
+    let report = hrry::Format::HrryFile.validate_bytes(&at_1_0, &spec);
+    assert_eq!(report.verdict(), Verdict::Invalid);
+    for rule in ["HF-HDR-003", "HF-HDR-004", "HF-HDR-005", "HF-TRL-002"] {
+        assert!(
+            report.rule_ids().contains(&rule),
+            "{rule}: {:?}",
+            report.rule_ids()
+        );
+    }
+    // A descriptor: a flag bit 1.0 reserves, in a 1.1 descriptor, is not judged.
+    let grown = bytes("valid/minor_version_growth.hrry");
+    let at = hrry_testkit::corpus::patch::descriptor_offset(&grown, "grown") as usize;
+    let mut flagged = grown.clone();
+    flagged[at + 10] |= 0x80; // flags bit 7
+    let report = hrry::Format::HrryFile.validate_bytes(&flagged, &spec);
+    assert_eq!(report.verdict(), Verdict::Valid, "{:?}", report.rule_ids());
+    flagged[at + 5] = 0; // version_minor 0: the bit is reserved
+    let report = hrry::Format::HrryFile.validate_bytes(&flagged, &spec);
+    assert_eq!(report.rule_ids(), ["TD-HDR-005"]);
+}
+
 #[test]
 fn every_case_gives_its_verdict() {
     let mut failures = Vec::new();

@@ -23,6 +23,7 @@ fn assert_refused(limits: Limits, limit: &str) {
         &Options {
             mode: Mode::Strict,
             limits,
+            ..Default::default()
         },
     );
     assert!(

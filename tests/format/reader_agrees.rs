@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use hrry::file::{Check, HrryFile, HrryWriter, OpenOptions, WriterOptions};
 use hrry::schema::container::header_offsets;
-use hrry::validate::{Level, Mode, Options, Reads, Report};
+use hrry::validate::{Level, Mode, Options, Policy, Reads, Report};
 
 /// Every HRRYFILE of `corpus/` and `tests/fuzz_findings/`.
 fn inputs() -> Vec<(PathBuf, Vec<u8>)> {
@@ -83,7 +83,7 @@ fn all_readable(file: &HrryFile<'_>) -> Result<(), String> {
 }
 
 #[test]
-fn the_default_open_and_the_validator_agree_on_every_corpus_file() {
+fn the_spec_policy_open_and_the_validator_agree_on_every_corpus_file() {
     let inputs = inputs();
     assert!(
         inputs.len() > 300,
@@ -98,7 +98,23 @@ fn the_default_open_and_the_validator_agree_on_every_corpus_file() {
             .violations
             .iter()
             .any(|v| v.rule.level != Level::Hardening && v.rule.reads == Reads::Metadata);
-        match HrryFile::from_bytes(bytes) {
+        // The default open (hardened policy) refuses for a rule strict validation
+        // reports too, and says so when the rule is the policy's.
+        if let Err(e) = HrryFile::from_bytes(bytes) {
+            let rule = e
+                .rule()
+                .unwrap_or_else(|| panic!("{}: {e}", path.display()));
+            assert!(
+                ids(&strict(bytes)).contains(rule.id),
+                "{}: the default open refuses with {}",
+                path.display(),
+                rule.id
+            );
+            if rule.level == Level::Hardening {
+                assert!(e.to_string().contains("hardening policy"), "{e}");
+            }
+        }
+        match OpenOptions::new().policy(Policy::Spec).open_bytes(bytes) {
             Err(e) => {
                 refused += 1;
                 let rule = e
@@ -138,7 +154,10 @@ fn a_full_check_refuses_every_spec_rejection_and_strict_judging_matches_validati
             .violations
             .iter()
             .any(|v| v.rule.level != Level::Hardening);
-        let full = OpenOptions::new().check(Check::Full).open_bytes(&bytes);
+        let full = OpenOptions::new()
+            .check(Check::Full)
+            .policy(Policy::Spec)
+            .open_bytes(&bytes);
         assert_eq!(
             full.is_err(),
             spec,

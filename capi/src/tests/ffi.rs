@@ -1,6 +1,6 @@
 //! The exported functions against the corpus and against bad arguments.
 
-use std::ffi::{c_char, CStr, CString};
+use std::ffi::{c_char, c_int, CStr, CString};
 use std::path::PathBuf;
 use std::ptr::{null, null_mut};
 
@@ -217,6 +217,44 @@ fn invalid_files_are_refused_with_their_rule() {
             assert!(id.is_null());
             hrry_report_free(r);
         }
+    }
+}
+
+#[test]
+fn the_policy_tells_invalid_from_refused() {
+    let worked = c_path("invalid/TD-BUF-014-metadata-worked-example.hrry");
+    let crc = c_path("invalid/HF-CRC-001.hrry");
+    // SAFETY: valid C strings and output pointers.
+    unsafe {
+        for (path, policy, verdict) in [
+            (&worked, HRRY_POLICY_SPEC, HRRY_VERDICT_VALID),
+            (&worked, HRRY_POLICY_HARDENED, HRRY_VERDICT_REFUSED),
+            (&crc, HRRY_POLICY_SPEC, HRRY_VERDICT_INVALID),
+            (&crc, HRRY_POLICY_HARDENED, HRRY_VERDICT_INVALID),
+        ] {
+            let mut r = garbage();
+            assert_eq!(
+                hrry_validate_path_policy(path.as_ptr(), 0, policy, &mut r),
+                HRRY_OK
+            );
+            assert_eq!(hrry_report_verdict(r), verdict, "{path:?} {policy}");
+            assert_eq!(
+                hrry_report_valid(r),
+                c_int::from(verdict == HRRY_VERDICT_VALID)
+            );
+            hrry_report_free(r);
+        }
+        // The functions without a policy judge strictly by the hardened one.
+        let mut r = garbage();
+        assert_eq!(hrry_validate_path(worked.as_ptr(), 0, &mut r), HRRY_OK);
+        assert_eq!(hrry_report_verdict(r), HRRY_VERDICT_REFUSED);
+        hrry_report_free(r);
+        let mut r = garbage();
+        assert_eq!(
+            hrry_validate_path_policy(worked.as_ptr(), 0, 7, &mut r),
+            HRRY_ARGUMENT
+        );
+        assert!(r.is_null());
     }
 }
 

@@ -32,6 +32,10 @@ pub struct Args {
     json: bool,
     #[command(flatten)]
     pub net: crate::remote::NetArgs,
+    /// Whether hrry's hardening rules refuse the file too (`hardened`), or only the
+    /// spec's rules and resource limits (`spec`).
+    #[arg(long, value_enum, value_name = "POLICY", default_value = "hardened")]
+    policy: crate::PolicyArg,
 }
 
 /// Running statistics over the dequantized values.
@@ -73,7 +77,7 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
             "--stats prints to standard output, so -o - cannot be used with it".into(),
         ));
     }
-    let Some(file) = crate::open_hrry(&args.file)? else {
+    let Some(file) = crate::open_hrry(&args.file, args.policy)? else {
         return Ok(Outcome::Invalid);
     };
     let what = format!("{} {:?}", text::path(&args.file), args.tensor);

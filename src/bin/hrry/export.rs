@@ -57,10 +57,14 @@ pub struct Args {
     max_bytes: Option<u64>,
     #[command(flatten)]
     pub net: crate::remote::NetArgs,
+    /// Whether hrry's hardening rules refuse the file too (`hardened`), or only the
+    /// spec's rules and resource limits (`spec`).
+    #[arg(long, value_enum, value_name = "POLICY", default_value = "hardened")]
+    policy: crate::PolicyArg,
 }
 
 pub fn run(args: Args) -> Result<Outcome, Failure> {
-    let Some(file) = crate::open_hrry(&args.file)? else {
+    let Some(file) = crate::open_hrry(&args.file, args.policy)? else {
         return Ok(Outcome::Invalid);
     };
     let mut options = ExportOptions::default();

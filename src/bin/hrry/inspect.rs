@@ -59,6 +59,10 @@ pub struct Args {
     permissive: bool,
     #[command(flatten)]
     pub net: crate::remote::NetArgs,
+    /// Whether hrry's hardening rules refuse the file too (`hardened`), or only the
+    /// spec's rules and resource limits (`spec`).
+    #[arg(long, value_enum, value_name = "POLICY", default_value = "hardened")]
+    policy: crate::PolicyArg,
 }
 
 pub fn run(args: Args) -> Result<Outcome, Failure> {
@@ -119,7 +123,9 @@ fn show(args: Args) -> Result<Outcome, Failure> {
     let open = if args.permissive {
         OpenOptions::new().allow_all()
     } else {
-        OpenOptions::new().check(Check::Frame)
+        OpenOptions::new()
+            .check(Check::Frame)
+            .policy(args.policy.into())
     };
     let opened = match (&whole, &remote) {
         (Some(bytes), _) => open.open_bytes(bytes),

@@ -21,10 +21,14 @@ Exit codes:
        serve: stopped by SIGINT or SIGTERM)
   1    an input is invalid or cannot be processed: it breaks a rule, is malformed,
        or holds what the command does not support (a tensor type, a layout)
+       (validate: invalid per the spec, a `spec` rule is broken)
   2    usage or I/O error: bad arguments, a tensor or section not in the file, a
        file that cannot be read or written, an output that is one of the inputs, a
        server that cannot be reached or answers with an ERROR
-       (checking several files: 2 if any could not be read, else 1 if any is invalid)
+  3    validate: valid per the spec but refused by the policy (a `hardening` rule
+       under --policy hardened, or a resource `limit`)
+       (checking several files: 2 if any could not be read, else 1 if any is
+       invalid, else 3 if any is refused)
   130  interrupted by SIGINT (Ctrl-C); temporary files are removed first
   141  standard output closed before the output ended (as by `| head`)
   143  terminated by SIGTERM; temporary files are removed first"
@@ -34,7 +38,7 @@ Exit codes:
 /// What every subcommand's `--help` ends with instead of the whole table.
 macro_rules! see_exit_codes {
     () => {
-        "Exit codes: 0 success, 1 invalid input, 2 usage or I/O error (`hrry --help` explains)."
+        "Exit codes: 0 success, 1 invalid input, 2 usage or I/O error, 3 refused by policy (`hrry --help` explains)."
     };
 }
 
@@ -181,6 +185,9 @@ pub enum Outcome {
     Ok,
     /// Some input was invalid (exit 1).
     Invalid,
+    /// No input was invalid per the spec, but some was refused by the policy
+    /// (exit 3).
+    Refused,
     /// Some input could not be read; each was reported already (exit 2).
     Error,
 }
@@ -250,6 +257,7 @@ fn main() -> ExitCode {
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,
         Ok(Outcome::Invalid) => ExitCode::from(1),
+        Ok(Outcome::Refused) => ExitCode::from(3),
         Ok(Outcome::Error) => ExitCode::from(2),
         Err(Failure(message)) => {
             eprintln!("hrry: {}", text::safe(&message));
@@ -284,6 +292,25 @@ fn rules(json: bool, markdown: bool) -> Result<Outcome, Failure> {
     Ok(Outcome::Ok)
 }
 
+/// `--policy`: whether hrry's `hardening` rules refuse a file, for `validate` and
+/// the commands that read files.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum PolicyArg {
+    /// The exact spec verdict: only the spec's rules (and resource limits) refuse.
+    Spec,
+    /// The spec plus hrry's hardening rules (the default).
+    Hardened,
+}
+
+impl From<PolicyArg> for hrry::validate::Policy {
+    fn from(p: PolicyArg) -> Self {
+        match p {
+            PolicyArg::Spec => hrry::validate::Policy::Spec,
+            PolicyArg::Hardened => hrry::validate::Policy::Hardened,
+        }
+    }
+}
+
 /// Whether a path argument means standard input or output.
 pub fn is_dash(path: &Path) -> bool {
     path.as_os_str() == "-"
@@ -300,11 +327,16 @@ pub fn report_invalid(path: &Path, e: &hrry::file::Error) {
     eprintln!("{}: {}", text::path(path), text::safe(&e.to_string()));
 }
 
-/// Opens a HRRYFILE for a command. An I/O error is a failure (exit 2); a file that
-/// cannot be read as a HRRYFILE is reported on stderr and gives `None` (exit 1).
-pub fn open_hrry(path: &Path) -> Result<Option<hrry::file::HrryFile<'static>>, Failure> {
+/// Opens a HRRYFILE for a command under `policy`. An I/O error is a failure (exit
+/// 2); a file that cannot be read as a HRRYFILE is reported on stderr and gives
+/// `None` (exit 1).
+pub fn open_hrry(
+    path: &Path,
+    policy: PolicyArg,
+) -> Result<Option<hrry::file::HrryFile<'static>>, Failure> {
+    let open = hrry::file::OpenOptions::new().policy(policy.into());
     if let Some(url) = remote::url(path) {
-        return match remote::open_file(url, &hrry::file::OpenOptions::new()) {
+        return match remote::open_file(url, &open) {
             Ok(f) => Ok(Some(f)),
             Err(remote::OpenFailure::Read(message)) => Err(Failure(message)),
             Err(remote::OpenFailure::Invalid(e)) => {
@@ -313,7 +345,7 @@ pub fn open_hrry(path: &Path) -> Result<Option<hrry::file::HrryFile<'static>>, F
             }
         };
     }
-    match hrry::file::HrryFile::open(path) {
+    match open.open(path) {
         Ok(f) => Ok(Some(f)),
         Err(hrry::file::Error::Io(e)) => {
             Err(Failure(format!("cannot read {}: {e}", text::path(path))))

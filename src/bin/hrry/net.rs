@@ -133,6 +133,10 @@ pub struct PutArgs {
     as_key: Option<String>,
     #[command(flatten)]
     pub net: crate::remote::NetArgs,
+    /// Whether hrry's hardening rules refuse the file too (`hardened`), or only the
+    /// spec's rules and resource limits (`spec`).
+    #[arg(long, value_enum, value_name = "POLICY", default_value = "hardened")]
+    policy: crate::PolicyArg,
 }
 
 fn resolve(addr: &str) -> Result<SocketAddr, Failure> {
@@ -293,7 +297,7 @@ fn connect(addr: &str, timeout: Option<Duration>) -> Result<Client, Failure> {
 }
 
 pub fn put(args: PutArgs) -> Result<Outcome, Failure> {
-    let Some(file) = crate::open_hrry(&args.file)? else {
+    let Some(file) = crate::open_hrry(&args.file, args.policy)? else {
         return Ok(Outcome::Invalid);
     };
     let tensor = file.tensor(&args.key)?.ok_or_else(|| {

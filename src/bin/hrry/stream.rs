@@ -106,6 +106,11 @@ pub struct ValidateArgs {
     /// Apply only the spec's rules (hardening rules are not reported).
     #[arg(long)]
     permissive: bool,
+    /// `spec`: only the spec's rules (and limits) count; `hardened` (the default;
+    /// `spec` with --permissive): hrry's hardening rules too (exit 3 when only
+    /// those are broken).
+    #[arg(long, value_enum, value_name = "POLICY")]
+    policy: Option<crate::PolicyArg>,
     /// With --messages: the largest payload read (bigger ones are a TR-LIM-001
     /// violation).
     #[arg(long, value_name = "BYTES", default_value_t = hrry::stream::message::DEFAULT_MAX_MESSAGE_SIZE)]
@@ -315,6 +320,14 @@ fn validate(args: ValidateArgs) -> Result<Outcome, Failure> {
     let check = |path: &Path| -> Result<hrry::validate::Report, Failure> {
         let source = open_input(path)?;
         let options = Options {
+            policy: args
+                .policy
+                .unwrap_or(if args.permissive {
+                    crate::PolicyArg::Spec
+                } else {
+                    crate::PolicyArg::Hardened
+                })
+                .into(),
             mode,
             limits: Limits {
                 max_message_size: args.max_message_size,
@@ -324,24 +337,24 @@ fn validate(args: ValidateArgs) -> Result<Outcome, Failure> {
         let report = format.validate_reader(source, &options);
         report.map_err(|e| Failure(format!("cannot read {}: {e}", text::path(path))))
     };
-    let (mut all_valid, mut any_error) = (true, false);
+    let mut worst = crate::validate::Worst::default();
     let mut files = Vec::new();
     for path in &args.inputs {
         let name = path.to_string_lossy().into_owned();
         let object = match check(path) {
             Ok(report) => {
-                all_valid &= report.is_valid();
+                worst.add(&report);
                 if !args.json && !args.jsonl {
                     crate::validate::print_report(&text::safe(&name), &report);
                 }
                 hrry::report::validate_json(&name, format.name(), &report)
             }
             Err(Failure(message)) => {
-                any_error = true;
+                worst.error = true;
                 if !args.json && !args.jsonl {
                     eprintln!("hrry: {}", text::safe(&message));
                 }
-                json!({"file": name, "valid": false, "error": message})
+                json!({"file": name, "valid": false, "verdict": "error", "error": message})
             }
         };
         if args.jsonl {
@@ -350,7 +363,7 @@ fn validate(args: ValidateArgs) -> Result<Outcome, Failure> {
             files.push(object);
         }
     }
-    crate::validate::conclude(args.json.then_some(files), all_valid, any_error)
+    crate::validate::conclude(args.json.then_some(files), worst)
 }
 
 /// True when `head` (a file's first bytes) starts a bare stream: a version 1

@@ -7,7 +7,8 @@
 //!   `{"format_version", "valid", "files": [...]}`, files in the order given;
 //! - `--jsonl`: one line per file, printed as each finishes.
 //!
-//! Each file's object is `{"file", "valid", "format", "mode", "violations", "notes"}`,
+//! Each file's object is `{"file", "valid", "verdict", "format", "mode", "policy",
+//! "violations", "notes"}`,
 //! or `{"file", "valid": false, "error"}` when the file could not be read.
 
 use std::collections::BTreeMap;
@@ -17,7 +18,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 
 use hrry::limits::Limits;
-use hrry::validate::{Mode, Options, Report};
+use hrry::validate::{Level, Mode, Options, Report, Verdict as ReportVerdict};
 use serde_json::{json, Value};
 
 use crate::{is_dash, text, Failure, Outcome};
@@ -27,11 +28,15 @@ use crate::{is_dash, text, Failure, Outcome};
 #[command(after_long_help = concat!("\
 JSON output:
   --json prints one document whatever the number of files:
-    {\"format_version\": 1, \"valid\": <all valid>, \"files\": [<file>, ...]}
+    {\"format_version\": 1, \"valid\": <all valid>, \"verdict\": <worst verdict>,
+     \"files\": [<file>, ...]}
   --jsonl prints one <file> object per line, as each file finishes.
-  <file> is {\"file\", \"valid\", \"format\", \"mode\", \"violations\": [{\"rule\",
-  \"level\", \"offset\", \"message\"}], \"notes\"}, or {\"file\", \"valid\": false,
-  \"error\"} for a file that could not be read (missing, unreadable, not a file).
+  <file> is {\"file\", \"valid\", \"verdict\", \"format\", \"mode\", \"policy\",
+  \"violations\": [{\"rule\", \"level\", \"offset\", \"message\"}], \"notes\"}, or
+  {\"file\", \"valid\": false, \"verdict\": \"error\", \"error\"} for a file that could
+  not be read (missing, unreadable, not a file). \"verdict\" is \"valid\", \"invalid\"
+  (a `spec` rule is broken) or \"refused\" (valid per the spec, refused by the
+  policy: a `hardening` rule, or a resource `limit`).
   For a URL, \"file\" is the URL without credentials, and a checked file's object
   also has \"remote\": {\"requests\", \"bytes\", \"retries\"}: what reading it cost.
 
@@ -65,10 +70,15 @@ pub struct Args {
     /// Print one JSON object per line, as each file finishes.
     #[arg(long)]
     jsonl: bool,
-    /// Apply only the spec's rules, with its permissive allowances (hardening rules
-    /// such as unaccounted bytes are not reported).
+    /// Judge with the spec's permissive allowances (unknown extensions accepted
+    /// where the spec allows it); hardening rules are then not judged.
     #[arg(long)]
     permissive: bool,
+    /// `spec`: the exact spec verdict, only the spec's rules (and resource limits)
+    /// count; `hardened` (the default; `spec` with --permissive): hrry's hardening
+    /// rules too, a file breaking only those is REFUSED (exit 3), not invalid.
+    #[arg(long, value_enum, value_name = "POLICY")]
+    policy: Option<crate::PolicyArg>,
     /// Refuse files declaring more tensors than this.
     #[arg(long, value_name = "N")]
     max_tensors: Option<u64>,
@@ -118,6 +128,14 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
             Mode::Strict
         },
         limits,
+        policy: args
+            .policy
+            .unwrap_or(if args.permissive {
+                crate::PolicyArg::Spec
+            } else {
+                crate::PolicyArg::Hardened
+            })
+            .into(),
     };
     let mut paths = args.paths.clone();
     if let Some(list) = &args.from {
@@ -132,8 +150,7 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
         n => n,
     };
 
-    let mut all_valid = true;
-    let mut any_error = false;
+    let mut worst = Worst::default();
     let mut files = Vec::new();
     // Human and --json output keep the order given: results arriving early wait here
     // until those before them are out.
@@ -141,8 +158,8 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
     let mut next = 0;
     check_all(&inputs, jobs, &options, |done| {
         match &done.verdict {
-            Verdict::Checked { report, .. } => all_valid &= report.is_valid(),
-            Verdict::Error(_) => any_error = true,
+            Verdict::Checked { report, .. } => worst.add(report),
+            Verdict::Error(_) => worst.error = true,
         }
         if args.jsonl {
             outln!("{}", file_json(&done));
@@ -158,31 +175,66 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
             }
         }
     });
-    conclude(args.json.then_some(files), all_valid, any_error)
+    conclude(args.json.then_some(files), worst)
+}
+
+/// The worst result of a run over several inputs.
+#[derive(Default)]
+pub struct Worst {
+    /// Some input broke a `spec` rule.
+    pub invalid: bool,
+    /// Some input was refused by the policy.
+    pub refused: bool,
+    /// Some input could not be read.
+    pub error: bool,
+}
+
+impl Worst {
+    /// Counts one input's report.
+    pub fn add(&mut self, report: &Report) {
+        match report.verdict() {
+            ReportVerdict::Valid => {}
+            ReportVerdict::Invalid => self.invalid = true,
+            ReportVerdict::Refused => self.refused = true,
+        }
+    }
+
+    /// The verdict name of the whole run (`error` when an input could not be read).
+    fn name(&self) -> &'static str {
+        if self.error {
+            "error"
+        } else if self.invalid {
+            "invalid"
+        } else if self.refused {
+            "refused"
+        } else {
+            "valid"
+        }
+    }
 }
 
 /// Ends a run over several inputs: prints the `--json` document when `files` holds
 /// the inputs' objects, and gives the outcome (an unreadable input beats an
-/// invalid one). Also used by `hrry stream validate`.
-pub fn conclude(
-    files: Option<Vec<Value>>,
-    all_valid: bool,
-    any_error: bool,
-) -> Result<Outcome, Failure> {
+/// invalid one, which beats a refused one). Also used by `hrry stream validate`.
+pub fn conclude(files: Option<Vec<Value>>, worst: Worst) -> Result<Outcome, Failure> {
+    let valid = !(worst.error || worst.invalid || worst.refused);
     if let Some(files) = files {
         let doc = json!({
             "format_version": FORMAT_VERSION,
-            "valid": all_valid && !any_error,
+            "valid": valid,
+            "verdict": worst.name(),
             "files": files,
         });
         outln!("{}", serde_json::to_string_pretty(&doc)?);
     }
-    Ok(if any_error {
+    Ok(if worst.error {
         Outcome::Error
-    } else if all_valid {
-        Outcome::Ok
-    } else {
+    } else if worst.invalid {
         Outcome::Invalid
+    } else if worst.refused {
+        Outcome::Refused
+    } else {
+        Outcome::Ok
     })
 }
 
@@ -423,6 +475,7 @@ fn file_json(done: &Checked) -> Value {
         Verdict::Error(message) => json!({
             "file": done.name,
             "valid": false,
+            "verdict": "error",
             "error": message,
         }),
     }
@@ -454,13 +507,37 @@ fn print_human(done: &Checked, verbose: bool) {
 
 /// Prints one report for people (also used by `hrry stream validate`).
 pub fn print_report(name: &str, report: &Report) {
-    if report.is_valid() {
-        outln!("{name}: valid");
-    } else {
-        outln!(
-            "{name}: INVALID ({})",
-            text::plural(report.violations.len() as u64, "violation", "violations")
-        );
+    match report.verdict() {
+        ReportVerdict::Valid => outln!("{name}: VALID"),
+        ReportVerdict::Invalid => {
+            let spec = report.spec_violations() as u64;
+            let others = report.violations.len() as u64 - spec;
+            outln!(
+                "{name}: INVALID ({}{})",
+                text::plural(spec, "spec violation", "spec violations"),
+                if others > 0 {
+                    format!(", {others} more of the policy")
+                } else {
+                    String::new()
+                }
+            );
+        }
+        ReportVerdict::Refused => {
+            let rules = report.rule_ids().join(", ");
+            if report
+                .violations
+                .iter()
+                .any(|v| v.rule.level == Level::Limit)
+            {
+                outln!(
+                    "{name}: REFUSED by a resource limit: no spec violation found before it, the spec verdict is incomplete; rules {rules}"
+                );
+            } else {
+                outln!("{name}: REFUSED by hardening policy: valid per the spec; rules {rules}");
+            }
+        }
+    }
+    if !report.is_valid() {
         for v in &report.violations {
             outln!(
                 "  {} [{}] at offset {}: {}",

@@ -281,7 +281,7 @@ crate::declare_rules! {
     TD_STA_NM: "TD-STA-005", Spec,
         "a valid N:M pattern has nm_n <= nm_m",
         "metadata.md § Field Encoding";
-    TD_STA_BOOL: "TD-STA-006", Hardening,
+    TD_STA_BOOL: "TD-STA-006", Spec,
         "valid has_nan and has_inf are 0 or 1",
         "metadata.md § Field Encoding";
     TD_EXT_FLAG: "TD-EXT-001", Spec,

@@ -209,6 +209,82 @@ fn buffer_protocol() -> Vec<Item> {
     ]
 }
 
+/// `bytes` with `container_version_minor` set to `minor` and non-zero bytes in
+/// every header and trailer field 1.0 reserves (the index CRC still matches).
+fn newer_minor_fields(mut bytes: Vec<u8>, minor: u8) -> Vec<u8> {
+    bytes[9] = minor;
+    bytes[10..12].copy_from_slice(&[0x11, 0x12]);
+    bytes[36..64].fill(0x5A);
+    bytes[12] |= 0x08;
+    let ta = bytes.len() - 40;
+    let at = ta + to::RESERVED as usize;
+    bytes[at..at + 4].copy_from_slice(&[1, 2, 3, 4]);
+    bytes
+}
+
+/// KV values at the edges of their types, for readers comparing metadata exactly.
+fn kv_extremes() -> Vec<(&'static str, KvValue)> {
+    let text = |t: &str| LenBytes {
+        bytes: t.as_bytes().to_vec(),
+    };
+    let array = |element_tag: u8, elements: Vec<KvScalar>| {
+        KvValue::Array(KvArray {
+            element_tag,
+            elements,
+        })
+    };
+    vec![
+        ("int64.min", KvValue::Int64(i64::MIN)),
+        ("int64.max", KvValue::Int64(i64::MAX)),
+        ("uint64.max", KvValue::Uint64(u64::MAX)),
+        ("float64.tiny", KvValue::Float64(-1.5e-300)),
+        ("float64.third", KvValue::Float64(1.0 / 3.0)),
+        ("string.non_ascii", s("größe · 大小 · ✓")),
+        ("clé.non_ascii", s("")),
+        ("string.empty", s("")),
+        (
+            "array.string",
+            array(
+                0x01,
+                vec![KvScalar::String(text("é")), KvScalar::String(text(""))],
+            ),
+        ),
+        (
+            "array.int64",
+            array(
+                0x02,
+                vec![KvScalar::Int64(i64::MIN), KvScalar::Int64(i64::MAX)],
+            ),
+        ),
+        (
+            "array.uint64",
+            array(0x03, vec![KvScalar::Uint64(u64::MAX), KvScalar::Uint64(0)]),
+        ),
+        (
+            "array.float64",
+            array(
+                0x04,
+                vec![KvScalar::Float64(-1.5e-300), KvScalar::Float64(1e300)],
+            ),
+        ),
+        (
+            "array.bool",
+            array(0x05, vec![KvScalar::Bool(0), KvScalar::Bool(1)]),
+        ),
+        (
+            "array.bytes",
+            array(
+                0x06,
+                vec![
+                    KvScalar::Bytes(text("")),
+                    KvScalar::Bytes(LenBytes { bytes: vec![0xFF] }),
+                ],
+            ),
+        ),
+        ("array.empty", array(0x02, Vec::new())),
+    ]
+}
+
 fn valid_cases() -> Vec<Case> {
     let mut all_types = Vec::new();
     for t in BUILTIN_TYPES {
@@ -335,6 +411,22 @@ fn valid_cases() -> Vec<Case> {
         ),
         Case::valid(
             F,
+            "container_minor_1.hrry",
+            "container_version_minor 1 with non-zero bytes where 1.0 reserves them (header \
+             bytes 10-11 and 36-63, file flag bit 3, the trailer's reserved bytes): fields \
+             of a newer minor version, not judged (versioning.md)",
+            newer_minor_fields(base(), 1),
+        ),
+        Case::valid(
+            F,
+            "kv_extremes.hrry",
+            "KV values at the edges: int64 minimum and maximum, uint64 maximum, float64 \
+             -1.5e-300, non-ASCII strings and keys, empty strings, an array of each \
+             element type and an empty array",
+            patch::write(opts(), &kv_extremes(), &[Item::patterned("x", f32d(&[1]))]),
+        ),
+        Case::valid(
+            F,
             "scalar_empty_column_major.hrry",
             "a rank-0 scalar, an empty [0, 4] tensor and a column-major tensor",
             patch::write(opts(), &[], &scalars),
@@ -455,6 +547,14 @@ fn header_cases() -> Vec<Case> {
             "HF-HDR-004",
             "reserved header byte 40 set",
             with(b.clone(), |x| x[40] = 1),
+        ),
+        Case::invalid(
+            F,
+            "HF-HDR-004",
+            "minor-0",
+            "container_version_minor 0 with reserved header bytes 36-63 set (the same \
+             bytes a 1.1 file may use are reserved in 1.0)",
+            with(b.clone(), |x| x[36..64].fill(0x5A)),
         ),
         inv(
             "HF-HDR-005",
@@ -1126,6 +1226,18 @@ fn descriptor_cases() -> Vec<Case> {
             "TD-BUF-005",
             "a [2, 3] float32 buffer of 20 bytes",
             single(with(f32d(&[2, 3]), |d| d.buffers[0].byte_size = 20)),
+        ),
+        Case::invalid(
+            F,
+            "TD-BUF-014",
+            "metadata-worked-example",
+            "metadata.md § Worked Example as a HRRYFILE: float32 [3, 4], row-major, one \
+             CPU buffer of 192 bytes aligned to 64 (48 needed); valid per the spec, \
+             refused only by the hardening rule on oversized buffers",
+            items(vec![Item::patterned(
+                "worked_example",
+                with(f32d(&[3, 4]), |d| d.buffers[0].byte_size = 192),
+            )]),
         ),
         inv(
             "TD-BUF-014",

@@ -52,19 +52,24 @@ pub fn manifest(cases: &[Case]) -> serde_json::Value {
     let files: Vec<serde_json::Value> = cases
         .iter()
         .map(|c| {
-            let (valid, rule) = match c.expect {
-                Expect::Valid => (true, serde_json::Value::Null),
-                Expect::Invalid(r) => (false, r.into()),
+            let (valid, rule, level) = match c.expect {
+                Expect::Valid => (true, serde_json::Value::Null, serde_json::Value::Null),
+                Expect::Invalid(r) => (false, r.into(), level_of(r).into()),
             };
             let mut entry = serde_json::json!({
                 "path": c.path,
                 "format": c.format.name(),
                 "valid": valid,
                 "rule": rule,
+                "level": level,
+                "rules": reported_rules(c),
                 "description": c.description,
                 "size": c.bytes.len(),
                 "blake3": blake3::hash(&c.bytes).to_hex().to_string(),
             });
+            if let Some((_, alternatives)) = ALTERNATIVES.iter().find(|(p, _)| *p == c.path) {
+                entry["rule_alternatives"] = serde_json::json!(alternatives);
+            }
             if let Some(tensors) = expected_tensors(c) {
                 entry["tensors"] = tensors;
             }
@@ -72,6 +77,27 @@ pub fn manifest(cases: &[Case]) -> serde_json::Value {
         })
         .collect();
     serde_json::json!({ "version": 1, "files": files })
+}
+
+/// Cases that break further rules than the one hrry reports first, where the order
+/// of checks decides which a reader names: (path, the other rules).
+const ALTERNATIVES: &[(&str, &[&str])] = &[
+    // 24 zero bytes: no descriptor magic (TD-HDR-001), and too short for the
+    // descriptor length a reader would take from them (TD-HDR-003).
+    ("stream/invalid/TD-HDR-001.hrrys", &["TD-HDR-003"]),
+];
+
+/// The level name (`spec`, `hardening`, `limit`) of the rule with `id`.
+fn level_of(id: &str) -> &'static str {
+    hrry::validate::rule_by_id(id).map_or("spec", |r| r.level.name())
+}
+
+/// Every rule strict validation under the hardened policy reports for `case`, in
+/// the order found: what a harness accepts as the reason to reject it.
+fn reported_rules(case: &Case) -> Vec<&'static str> {
+    case.format
+        .validate_bytes(&case.bytes, &hrry::validate::Options::default())
+        .rule_ids()
 }
 
 /// What reading a valid HRRYFILE case must give ([`conformance::read_tensors`]), as the

@@ -21,6 +21,9 @@ pub struct Entry {
     pub format: String,
     /// Whether strict validation must accept it.
     pub valid: bool,
+    /// The level of its rule (`spec`, `hardening`, `limit`; `None` for a valid
+    /// file or a manifest without levels, read as `spec`).
+    pub level: Option<String>,
     /// The rules any of which is the right reason to reject it (empty: not known,
     /// the rule tier is `skip`).
     pub rules: Vec<String>,
@@ -33,6 +36,12 @@ pub struct Entry {
 }
 
 impl Entry {
+    /// Whether the case is about hrry's policy (a `hardening` or `limit` rule), not
+    /// the spec: the file is valid per the spec, or its spec verdict is incomplete.
+    pub fn is_policy(&self) -> bool {
+        matches!(self.level.as_deref(), Some("hardening" | "limit"))
+    }
+
     /// The rule family the case is counted under: `HF-HDR` for an invalid file of
     /// rule `HF-HDR-003`, `valid` for a valid file.
     pub fn family(&self) -> String {
@@ -68,13 +77,7 @@ impl Corpus {
         let temp = tempfile::Builder::new()
             .prefix("hrry-conformance-")
             .tempdir()?;
-        for (rel, bytes) in BUILT_IN {
-            let path = temp.path().join(rel);
-            if let Some(parent) = path.parent() {
-                std::fs::create_dir_all(parent)?;
-            }
-            std::fs::write(&path, bytes)?;
-        }
+        extract(temp.path())?;
         let mut corpus = Corpus::load(temp.path(), "built-in".into())?;
         corpus._temp = Some(temp);
         Ok(corpus)
@@ -134,6 +137,28 @@ impl Corpus {
     }
 }
 
+/// Writes the built-in corpus (its files and `manifest.json`) under `dir`, creating
+/// folders as needed; returns the number of files written. A folder already
+/// holding a `manifest.json` is refused rather than mixed with.
+pub fn extract(dir: &Path) -> Result<usize, Failure> {
+    if dir.join("manifest.json").exists() {
+        return Err(Failure(format!(
+            "{} already holds a manifest.json: extract into an empty folder",
+            dir.display()
+        )));
+    }
+    for (rel, bytes) in BUILT_IN {
+        let path = dir.join(rel);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)
+                .map_err(|e| Failure(format!("cannot create {}: {e}", parent.display())))?;
+        }
+        std::fs::write(&path, bytes)
+            .map_err(|e| Failure(format!("cannot write {}: {e}", path.display())))?;
+    }
+    Ok(BUILT_IN.len())
+}
+
 fn entry(root: &Path, f: &Value) -> Result<Entry, Failure> {
     let field = |key: &str| {
         f[key]
@@ -146,8 +171,17 @@ fn entry(root: &Path, f: &Value) -> Result<Entry, Failure> {
         return Err(Failure(format!("manifest path {path:?} leaves the corpus")));
     }
     let mut rules: Vec<String> = f["rule"].as_str().map(str::to_string).into_iter().collect();
-    for alt in f["rule_alternatives"].as_array().into_iter().flatten() {
-        rules.extend(alt.as_str().map(str::to_string));
+    for alt in f["rules"]
+        .as_array()
+        .into_iter()
+        .chain(f["rule_alternatives"].as_array())
+        .flatten()
+    {
+        if let Some(rule) = alt.as_str() {
+            if !rules.iter().any(|r| r == rule) {
+                rules.push(rule.to_string());
+            }
+        }
     }
     let tensors = f["tensors"].as_array().map(|list| {
         list.iter()
@@ -170,6 +204,7 @@ fn entry(root: &Path, f: &Value) -> Result<Entry, Failure> {
             .as_bool()
             .ok_or_else(|| Failure(format!("{path}: no boolean \"valid\"")))?,
         rules,
+        level: f["level"].as_str().map(str::to_string),
         description: f["description"].as_str().unwrap_or_default().to_string(),
         tensors,
         unusable,

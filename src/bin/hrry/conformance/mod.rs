@@ -38,10 +38,14 @@ Testees:
   hrry conformance --self
       hrry itself, in process.
 
-Tiers: verdict (valid files accepted, invalid rejected), rule (rejected for the
-manifest's rule; only for testees that report rule IDs), read (every tensor of a
+Tiers: verdict (valid files accepted, files breaking a `spec` rule rejected), rule
+(rejected for a rule the file breaks; only for testees that report rule IDs; a
+rejection naming no rule is a skip, \"no rule given\"), read (every tensor of a
 valid file: name, dtype, shape, SHA-256 of its content), write (the testee writes a
-file from tensor specs; hrry validates it strictly and reads it back).
+file from tensor specs; hrry validates it strictly, spec policy, and reads it back).
+These score conformance to the spec. policy (with --policy-tier): the files of
+hrry's `hardening` and `limit` rules, valid per the spec, rejected as hrry's
+hardened policy does.
 
 Statuses: pass, fail, skip, error, timeout, crash, expected-failure,
 unexpected-pass. The run fails (exit 1) on fail, error, timeout, crash and
@@ -85,6 +89,16 @@ pub struct Args {
     /// Rewrite the --expected-failures file to list the cases failing now.
     #[arg(long, requires = "expected_failures")]
     update_expected_failures: bool,
+    /// Also score agreement with hrry's policy: the corpus files of `hardening` and
+    /// `limit` rules (valid per the spec, or past a resource bound), each to be
+    /// rejected for its rule, in the `policy` tier. Without it they are not run.
+    #[arg(long)]
+    policy_tier: bool,
+    /// Feed the testee only files of these formats (comma-separated: hrryfile,
+    /// holo, stream, messages), in every mode (--oneshot included); the other
+    /// cases are `skip`.
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = ["hrryfile", "holo", "stream", "messages"])]
+    formats: Option<Vec<String>>,
     /// Append the testee's standard error to this file (default: hrry's own).
     #[arg(long, value_name = "FILE")]
     log: Option<PathBuf>,
@@ -95,6 +109,12 @@ pub struct Args {
 
 #[derive(clap::Subcommand)]
 enum Sub {
+    /// Write the corpus built into hrry (every file and manifest.json) into DIR, to
+    /// open a failing file or to feed it back with --corpus DIR.
+    Extract {
+        /// The folder to write into (created if missing; must not hold a manifest).
+        dir: PathBuf,
+    },
     /// Explain a corpus case: its rule and spec section, what hrry reports, the nearest
     /// valid file (most likely the one it was made from) and the bytes that differ.
     Explain {
@@ -111,7 +131,8 @@ enum Sub {
 pub struct TesteeArgs {
     /// Misbehave on purpose, to test a harness: accept-all, reject-all, flip-hash,
     /// crash-on=TEXT, hang-on=TEXT, garbage-on=TEXT, wrong-id-on=TEXT (TEXT: the end of
-    /// the request's path or output path).
+    /// the request's path or output path); spec-only validates by the exact spec
+    /// verdict, ignoring hrry's hardening rules.
     #[arg(long, value_name = "FAULT")]
     fault: Option<reference::Fault>,
 }
@@ -124,6 +145,14 @@ fn load(dir: Option<&PathBuf>) -> Result<Corpus, Failure> {
 }
 
 pub fn run(args: Args) -> Result<Outcome, Failure> {
+    if let Some(Sub::Extract { dir }) = &args.command {
+        let n = corpus::extract(dir)?;
+        eprintln!(
+            "hrry: wrote {n} files of the built-in corpus to {}",
+            dir.display()
+        );
+        return Ok(Outcome::Ok);
+    }
     if let Some(Sub::Explain { path, corpus }) = &args.command {
         let corpus = load(corpus.as_ref())?;
         crate::write_stdout(explain::explain(&corpus, path)?.as_bytes());
@@ -158,7 +187,11 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
     let scratch = tempfile::Builder::new()
         .prefix("hrry-conformance-out-")
         .tempdir()?;
-    let mut cases = score::run(&corpus, testee.as_mut(), scratch.path());
+    let scope = score::Scope {
+        policy_tier: args.policy_tier,
+        formats: args.formats.clone(),
+    };
+    let mut cases = score::run(&corpus, testee.as_mut(), scratch.path(), &scope);
     testee.finish();
     let stale = known
         .as_ref()

@@ -11,7 +11,7 @@ use hrry::conformance;
 use hrry::file::{HrryFile, HrryWriter, WriterOptions};
 use hrry::model::ElementType;
 use hrry::schema::{KvArray, KvScalar, KvValue, LenBytes};
-use hrry::validate::{Mode, Options};
+use hrry::validate::{Mode, Options, Policy};
 use serde_json::{json, Map, Value};
 
 use super::protocol::{FORMATS, OPS, PROTOCOL};
@@ -56,6 +56,12 @@ fn path_of<'a>(request: &'a Value, key: &str) -> Result<&'a Path, String> {
 }
 
 fn validate(request: &Value) -> Result<Value, String> {
+    validate_under(request, Policy::Hardened)
+}
+
+/// The answer to `validate` under `policy`, with the testee's message (the first
+/// violation) when the file is rejected.
+fn validate_under(request: &Value, policy: Policy) -> Result<Value, String> {
     let path = path_of(request, "path")?;
     let format = match request["format"].as_str().unwrap_or("hrryfile") {
         "hrryfile" => hrry::Format::HrryFile,
@@ -72,10 +78,15 @@ fn validate(request: &Value) -> Result<Value, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let options = Options {
         mode,
+        policy,
         ..Default::default()
     };
     let report = format.validate_bytes(&bytes, &options);
-    Ok(json!({ "valid": report.is_valid(), "rules": report.rule_ids() }))
+    let mut v = json!({ "valid": report.is_valid(), "rules": report.rule_ids() });
+    if let Some(first) = report.violations.first() {
+        v["message"] = json!(first.to_string());
+    }
+    Ok(v)
 }
 
 fn read(request: &Value) -> Result<Value, String> {
@@ -217,6 +228,9 @@ pub enum Fault {
     GarbageOn(String),
     /// Answer with the wrong id to a request whose path ends with the text.
     WrongIdOn(String),
+    /// Validate by the exact spec verdict, none of hrry's hardening rules: an
+    /// implementation that follows the spec and nothing more.
+    SpecOnly,
 }
 
 impl std::str::FromStr for Fault {
@@ -233,6 +247,7 @@ impl std::str::FromStr for Fault {
             "hang-on" => Fault::HangOn(arg),
             "garbage-on" => Fault::GarbageOn(arg),
             "wrong-id-on" => Fault::WrongIdOn(arg),
+            "spec-only" => Fault::SpecOnly,
             _ => return Err(format!("unknown fault {kind:?}")),
         })
     }
@@ -283,6 +298,10 @@ fn faulty_answer(request: &Value, fault: &Fault) -> String {
         Fault::RejectAll if request["op"] == "validate" => {
             v["valid"] = json!(false);
             v["rules"] = json!([]);
+        }
+        Fault::SpecOnly if request["op"] == "validate" => {
+            v = validate_under(request, Policy::Spec).unwrap_or_else(|e| json!({ "error": e }));
+            v["id"] = request.get("id").cloned().unwrap_or(Value::Null);
         }
         Fault::FlipHash => {
             for t in v["tensors"].as_array_mut().into_iter().flatten() {

@@ -361,9 +361,10 @@ impl Testee for OneshotTestee {
                 Err(e) => return Reply::Crash(format!("cannot wait for the testee: {e}")),
             }
         };
+        // Exit 3 is `hrry validate`'s "refused by the policy": a rejection.
         let valid = match status.code() {
             Some(0) => true,
-            Some(1) => false,
+            Some(1) | Some(3) => false,
             _ => return Reply::Crash(format!("the validator ended with {status}")),
         };
         let answer = json!({"id": id, "valid": valid, "rules": []});
