@@ -33,17 +33,21 @@ for crate in hrry hrry-capi; do
     fi
 done
 
-tar xzf "$target/package/hrry-$version.crate" -C "$out"
-unpacked="$out/hrry-$version"
+# Unpacked outside this workspace, as a user's download is (the builds still share
+# this checkout's target folder, for the dependencies).
+away=$(mktemp -d)
+trap 'rm -rf "$away"' EXIT
+tar xzf "$target/package/hrry-$version.crate" -C "$away"
+unpacked="$away/hrry-$version"
 # The downstream program of tests/downstream, depending on the unpacked crate.
-mkdir -p "$out/downstream/src"
-cp tests/downstream/src/main.rs "$out/downstream/src/"
+mkdir -p "$away/downstream/src"
+cp tests/downstream/src/main.rs "$away/downstream/src/"
 sed -e "s|^hrry = { path = \"../..\"|hrry = { path = \"$unpacked\"|" \
-    tests/downstream/Cargo.toml >"$out/downstream/Cargo.toml"
-grep -q "path = \"$unpacked\"" "$out/downstream/Cargo.toml"
+    tests/downstream/Cargo.toml >"$away/downstream/Cargo.toml"
+grep -q "path = \"$unpacked\"" "$away/downstream/Cargo.toml"
 # The crate's own lock file: the versions this repository builds with.
-cp "$unpacked/Cargo.lock" "$out/downstream/Cargo.lock"
-CARGO_TARGET_DIR="$target" cargo run --quiet --manifest-path "$out/downstream/Cargo.toml" -- \
+cp "$unpacked/Cargo.lock" "$away/downstream/Cargo.lock"
+CARGO_TARGET_DIR="$target" cargo run --quiet --manifest-path "$away/downstream/Cargo.toml" -- \
     corpus/valid/basic.hrry
 
 CARGO_TARGET_DIR="$target" cargo install --quiet --locked --debug --path "$unpacked" \
