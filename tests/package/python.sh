@@ -40,8 +40,9 @@ tools="$target/package-tools"
 "$tools/bin/python" -c "import auditwheel" 2>/dev/null \
     || "$tools/bin/pip" install --quiet --disable-pip-version-check "auditwheel==6.8.2"
 "$tools/bin/auditwheel" show "$wheel" | tee "$out/auditwheel.txt"
-policy=$(sed -n 's/.*consistent with the following platform tag:\s*"\?\([a-z0-9_]*\)"\?.*/\1/p' \
-    "$out/auditwheel.txt" | tr -d '".')
+# "... is consistent with the following platform tag: "manylinux_2_34_x86_64"."
+policy=$(tr '\n' ' ' <"$out/auditwheel.txt" \
+    | grep -o 'following platform tag: "[a-z0-9_]*"' | head -n 1 | cut -d '"' -f 2)
 [ -n "$policy" ] && [[ "$name" == *"$policy"* ]] \
     || { echo "auditwheel does not accept the wheel's tag ($policy)" >&2; exit 1; }
 
