@@ -29,8 +29,9 @@ case "$name" in
     *-cp39-abi3-manylinux*_x86_64*.whl | *-cp39-abi3-manylinux*_aarch64*.whl) ;;
     *) echo "not an abi3 manylinux wheel: $name" >&2; exit 1 ;;
 esac
+listing=$(python3 -m zipfile -l "$wheel")
 for licence in LICENSE-MIT LICENSE-APACHE; do
-    python3 -m zipfile -l "$wheel" | grep -q "dist-info/.*$licence" \
+    grep -q "dist-info/.*$licence" <<<"$listing" \
         || { echo "$licence is not in the wheel" >&2; exit 1; }
 done
 
@@ -73,9 +74,11 @@ echo "pip install of the wheel (with NumPy) to a loaded tensor: $(python3 -c "pr
 
 "$tools/bin/python" -c "import maturin" 2>/dev/null \
     || "$tools/bin/pip" install --quiet --disable-pip-version-check "maturin>=1.5,<2"
-"$tools/bin/maturin" sdist --quiet -m python/Cargo.toml -o "$out/sdist" 2>&1 | grep -v "^$" || true
+"$tools/bin/maturin" sdist -m python/Cargo.toml -o "$out/sdist" >"$out/sdist.log" 2>&1 \
+    || { cat "$out/sdist.log" >&2; exit 1; }
 sdist=$(ls "$out"/sdist/hrry-*.tar.gz)
+listing=$(tar tzf "$sdist")
 for needed in pyproject.toml LICENSE-MIT LICENSE-APACHE hrry/__init__.py; do
-    tar tzf "$sdist" | grep -q "$needed" || { echo "$needed not in the sdist" >&2; exit 1; }
+    grep -q "$needed" <<<"$listing" || { echo "$needed not in the sdist" >&2; exit 1; }
 done
 echo "sdist: $(basename "$sdist"), $(stat -c %s "$sdist") bytes"
