@@ -28,7 +28,9 @@ out="$target/sarif-test"
     fi
 } >"$out/urls.txt"
 set +e
-"$target/release/hrry" validate --sarif -r --jobs 4 corpus/ --from "$out/urls.txt" \
+# s3s-fs fails (500) a suffix range longer than the object, which S3 answers with
+# the whole object: ask for suffixes shorter than the smallest file listed.
+HRRY_REMOTE_SUFFIX_BYTES=64 "$target/release/hrry" validate --sarif -r --jobs 4 corpus/ --from "$out/urls.txt" \
     >"$out/batch.sarif"
 code=$?
 set -e
