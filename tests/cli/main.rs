@@ -9,5 +9,6 @@ mod conformance;
 mod dequant;
 mod edges;
 mod inspect_schema;
+mod sarif;
 mod serve;
 mod stream;

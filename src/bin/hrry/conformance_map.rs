@@ -1,6 +1,7 @@
 //! The conformance map in Markdown (`hrry rules --markdown`, `docs/conformance.md`):
 //! the rule table grouped by spec file and section, then the requirements no rule
-//! checks ([`hrry::validate::conformance::UNCHECKED`]).
+//! checks ([`hrry::validate::conformance::UNCHECKED`]), then one entry per rule, with
+//! an anchor of its own ([`anchor`]) that SARIF output links to.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -31,8 +32,14 @@ fn group(file: &str) -> (u8, String) {
     (u8::from(own) + 2 * u8::from(holo), file.to_string())
 }
 
+/// The anchor of a rule's entry in the conformance map: its ID in lower case, as
+/// Markdown renderers name the heading `### HF-HDR-001`.
+pub(crate) fn anchor(rule: &Rule) -> String {
+    rule.id.to_ascii_lowercase()
+}
+
 /// The conformance map in Markdown: the rule table grouped by spec file and
-/// section, then the requirements no rule checks.
+/// section, then the requirements no rule checks, then each rule's entry.
 pub(crate) fn markdown() -> String {
     let rules: Vec<&'static Rule> = all_rules().collect();
     let mut by_file: BTreeMap<(u8, String), Sections> = BTreeMap::new();
@@ -61,7 +68,8 @@ pub(crate) fn markdown() -> String {
     let _ = writeln!(
         s,
         "{} rules: {} `spec` (strict and permissive mode), {} `hardening` (strict mode only), \
-         {} `limit` (every mode). A rule may enforce several sections and is listed under each.\n",
+         {} `limit` (every mode). A rule may enforce several sections and is listed under each; \
+         its ID links to its entry under [Rules by ID](#rules-by-id).\n",
         rules.len(),
         count(Level::Spec),
         count(Level::Hardening),
@@ -94,8 +102,9 @@ pub(crate) fn markdown() -> String {
                 };
                 let _ = writeln!(
                     s,
-                    "  - `{}` ({}{reads}) {}",
+                    "  - [`{}`](#{}) ({}{reads}) {}",
                     r.id,
+                    anchor(r),
                     r.level.name(),
                     r.summary
                 );
@@ -118,6 +127,29 @@ pub(crate) fn markdown() -> String {
             let _ = writeln!(s, "- {} — {}: {}.", u.spec, u.requirement, u.note);
         }
         let _ = writeln!(s);
+    }
+    let _ = writeln!(s, "## Rules by ID\n");
+    let _ = writeln!(
+        s,
+        "Each rule's entry: its level, what it is decided from, what must hold and the \
+         sections it enforces, in the order of the IDs. `hrry validate --sarif` \
+         links each finding here.\n"
+    );
+    let mut by_id = rules.clone();
+    by_id.sort_by_key(|r| r.id);
+    for r in by_id {
+        let reads = match r.reads {
+            Reads::Metadata => "reads metadata",
+            Reads::Data => "reads data",
+        };
+        let _ = writeln!(s, "### {}\n", r.id);
+        let _ = writeln!(
+            s,
+            "`{}`, {reads}: {}. Enforces {}.\n",
+            r.level.name(),
+            r.summary,
+            r.spec
+        );
     }
     s
 }
@@ -143,6 +175,11 @@ mod tests {
         let doc = markdown();
         for r in all_rules() {
             assert!(doc.contains(&format!("`{}`", r.id)), "{} missing", r.id);
+            assert!(
+                doc.contains(&format!("\n### {}\n", r.id)),
+                "{} has no entry",
+                r.id
+            );
         }
         for u in UNCHECKED {
             assert!(doc.contains(u.requirement), "{} missing", u.requirement);

@@ -52,6 +52,7 @@ mod input;
 mod inspect;
 mod net;
 mod remote;
+mod sarif;
 mod stream;
 mod text;
 mod validate;

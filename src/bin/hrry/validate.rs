@@ -5,7 +5,8 @@
 //! - human: one block per file, in the order given;
 //! - `--json`: one document whatever the number of files,
 //!   `{"format_version", "valid", "files": [...]}`, files in the order given;
-//! - `--jsonl`: one line per file, printed as each finishes.
+//! - `--jsonl`: one line per file, printed as each finishes;
+//! - `--sarif`: one SARIF 2.1.0 log for all files (`sarif`), printed at the end.
 //!
 //! Each file's object is `{"file", "valid", "verdict", "format", "mode", "policy",
 //! "violations", "notes"}`,
@@ -40,6 +41,13 @@ JSON output:
   For a URL, \"file\" is the URL without credentials, and a checked file's object
   also has \"remote\": {\"requests\", \"bytes\", \"retries\"}: what reading it cost.
 
+SARIF output:
+  --sarif prints one SARIF 2.1.0 log (for code scanning): one run, the rule table
+  as its rules (each linked to its entry in docs/conformance.md), one artifact per
+  file, one result per violation located by byteOffset; spec -> error, hardening
+  and limit -> warning (properties.level keeps the name). A file that could not be
+  read is a toolExecutionNotification.
+
 Many URLs: hrry validate --jobs 16 --jsonl --from urls.txt (one per line; `-`
 reads the list from standard input).
 
@@ -70,6 +78,9 @@ pub struct Args {
     /// Print one JSON object per line, as each file finishes.
     #[arg(long)]
     jsonl: bool,
+    /// Print one SARIF 2.1.0 log for all files (see below).
+    #[arg(long, conflicts_with_all = ["json", "jsonl"])]
+    sarif: bool,
     /// Judge with the spec's permissive allowances (unknown extensions accepted
     /// where the spec allows it); hardening rules are then not judged.
     #[arg(long)]
@@ -152,6 +163,7 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
 
     let mut worst = Worst::default();
     let mut files = Vec::new();
+    let mut in_order = Vec::new();
     // Human and --json output keep the order given: results arriving early wait here
     // until those before them are out.
     let mut pending: BTreeMap<usize, Checked> = BTreeMap::new();
@@ -168,13 +180,18 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
         pending.insert(done.position, done);
         while let Some(done) = pending.remove(&next) {
             next += 1;
-            if args.json {
+            if args.sarif {
+                in_order.push(done);
+            } else if args.json {
                 files.push(file_json(&done));
             } else {
                 print_human(&done, args.verbose);
             }
         }
     });
+    if args.sarif {
+        outln!("{}", serde_json::to_string_pretty(&sarif_log(&in_order))?);
+    }
     conclude(args.json.then_some(files), worst)
 }
 
@@ -446,6 +463,17 @@ fn load(
         .validate_source(source, options)
         .map_err(cannot_read)?;
     Ok((format, report, None))
+}
+
+/// The SARIF log of the files checked (`--sarif`), in the order given.
+fn sarif_log(files: &[Checked]) -> Value {
+    crate::sarif::log(files.iter().map(|done| {
+        let checked = match &done.verdict {
+            Verdict::Checked { report, .. } => crate::sarif::Checked::Report(report),
+            Verdict::Error(message) => crate::sarif::Checked::Unreadable(message),
+        };
+        (done.name.as_str(), checked)
+    }))
 }
 
 /// A file's result as JSON.

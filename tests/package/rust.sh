@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# The Rust crates as crates.io would take them: `cargo publish --dry-run` of hrry and
+# hrry-capi (which packages each, builds each from its package — hrry-capi against
+# the packaged hrry, not yet on crates.io — and runs crates.io's manifest checks,
+# without uploading); each .crate under crates.io's 10 MB; then the unpacked hrry
+# crate used as a path dependency by tests/downstream's program (the core alone)
+# and installed with `cargo install --locked --path` (the CLI; a debug build, which
+# reuses what the dry run compiled). Prints the size of each crate.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+root=$PWD
+target="${CARGO_TARGET_DIR:-$root/target}"
+out="$target/package-rust"
+rm -rf "$out"
+mkdir -p "$out"
+version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
+
+# The warnings about tests and benches left out of the package are expected.
+if ! cargo publish --dry-run --quiet -p hrry -p hrry-capi >"$out/publish.log" 2>&1; then
+    cat "$out/publish.log" >&2
+    echo "cargo publish --dry-run failed" >&2
+    exit 1
+fi
+grep -v -E "^warning: ignoring (test|benchmark|example)" "$out/publish.log" || true
+limit=$((10 * 1000 * 1000))
+for crate in hrry hrry-capi; do
+    file="$target/package/$crate-$version.crate"
+    size=$(stat -c %s "$file")
+    echo "$crate-$version.crate: $size bytes ($(tar tzf "$file" | wc -l) files)"
+    if [ "$size" -ge "$limit" ]; then
+        echo "$crate-$version.crate is over crates.io's 10 MB" >&2
+        exit 1
+    fi
+done
+
+# Unpacked outside this workspace, as a user's download is (the builds still share
+# this checkout's target folder, for the dependencies).
+away=$(mktemp -d)
+trap 'rm -rf "$away"' EXIT
+tar xzf "$target/package/hrry-$version.crate" -C "$away"
+unpacked="$away/hrry-$version"
+# The downstream program of tests/downstream, depending on the unpacked crate.
+mkdir -p "$away/downstream/src"
+cp tests/downstream/src/main.rs "$away/downstream/src/"
+sed -e "s|^hrry = { path = \"../..\"|hrry = { path = \"$unpacked\"|" \
+    tests/downstream/Cargo.toml >"$away/downstream/Cargo.toml"
+grep -q "path = \"$unpacked\"" "$away/downstream/Cargo.toml"
+# The crate's own lock file: the versions this repository builds with.
+cp "$unpacked/Cargo.lock" "$away/downstream/Cargo.lock"
+CARGO_TARGET_DIR="$target" cargo run --quiet --manifest-path "$away/downstream/Cargo.toml" -- \
+    corpus/valid/basic.hrry
+
+CARGO_TARGET_DIR="$target" cargo install --quiet --locked --debug --path "$unpacked" \
+    --root "$out/install"
+"$out/install/bin/hrry" validate corpus/valid/basic.hrry
+if "$out/install/bin/hrry" validate --sarif corpus/invalid/HF-CRC-001.hrry >"$out/installed.sarif"; then
+    echo "the installed hrry passed an invalid file" >&2
+    exit 1
+fi
+grep -q '"ruleId": "HF-CRC-001"' "$out/installed.sarif"
+echo "packaged crates: publish dry run, downstream build and cargo install passed"
