@@ -7,7 +7,7 @@ use crate::file::HrryFile;
 use crate::model::element_type::element_count;
 use crate::model::ElementType;
 use crate::schema::{
-    layout_name, scale_type_name, scheme_name, KvScalar, KvValue, LayoutFields, QuantScheme,
+    layout_name, scale_type_name, scheme_name, KvElement, KvValue, LayoutFields, QuantScheme,
     TensorDescriptor, FLAG_SYMMETRIC, LAYOUT_COMPOSITE, NO_ZERO_POINT_BUFFER,
 };
 use crate::validate::{Report, Rule};
@@ -36,14 +36,14 @@ pub fn kv_json_limited(v: &KvValue, max_array: Option<usize>) -> Value {
         KvValue::Bool(b) => json!({"type": "bool", "value": *b != 0}),
         KvValue::Bytes(b) => json!({"type": "bytes", "value": hex(&b.bytes)}),
         KvValue::Array(a) => {
-            let keep = max_array.unwrap_or(usize::MAX).min(a.elements.len());
+            let keep = max_array.unwrap_or(usize::MAX).min(a.len());
             let mut v = json!({
                 "type": "array",
                 "element_type": kv_type_name(a.element_tag),
-                "count": a.elements.len(),
-                "value": a.elements[..keep].iter().map(scalar_json).collect::<Vec<_>>(),
+                "count": a.len(),
+                "value": a.iter().take(keep).map(element_json).collect::<Vec<_>>(),
             });
-            if keep < a.elements.len() {
+            if keep < a.len() {
                 v["truncated"] = json!(true);
             }
             v
@@ -60,14 +60,15 @@ fn float_json(f: f64) -> Value {
     }
 }
 
-fn scalar_json(s: &KvScalar) -> Value {
-    match s {
-        KvScalar::String(b) => json!(text(&b.bytes)),
-        KvScalar::Int64(i) => json!(i),
-        KvScalar::Uint64(u) => json!(u),
-        KvScalar::Float64(f) => float_json(*f),
-        KvScalar::Bool(b) => json!(*b != 0),
-        KvScalar::Bytes(b) => json!(hex(&b.bytes)),
+/// One array element as JSON.
+pub fn element_json(e: KvElement<'_>) -> Value {
+    match e {
+        KvElement::String(b) => json!(text(b)),
+        KvElement::Int64(i) => json!(i),
+        KvElement::Uint64(u) => json!(u),
+        KvElement::Float64(f) => float_json(f),
+        KvElement::Bool(b) => json!(b != 0),
+        KvElement::Bytes(b) => json!(hex(b)),
     }
 }
 

@@ -228,19 +228,19 @@ fn valid_cases() -> Vec<Case> {
         ),
         (
             "array",
-            KvValue::Array(KvArray {
-                element_tag: 0x02,
-                elements: vec![KvScalar::Int64(1), KvScalar::Int64(-2)],
-            }),
+            KvValue::Array(KvArray::new(
+                0x02,
+                vec![KvScalar::Int64(1), KvScalar::Int64(-2)],
+            )),
         ),
         (
             "strings",
-            KvValue::Array(KvArray {
-                element_tag: 0x01,
-                elements: vec![KvScalar::String(LenBytes {
+            KvValue::Array(KvArray::new(
+                0x01,
+                vec![KvScalar::String(LenBytes {
                     bytes: b"a".to_vec(),
                 })],
-            }),
+            )),
         ),
     ];
     let mut sections = with(f32d(&[2, 3]), |d| {
@@ -748,10 +748,7 @@ fn kv_cases() -> Vec<Case> {
     let one = kv_bytes(&[("k", KvValue::Int64(1))]);
     let array = kv_bytes(&[(
         "k",
-        KvValue::Array(KvArray {
-            element_tag: 2,
-            elements: vec![KvScalar::Int64(1)],
-        }),
+        KvValue::Array(KvArray::new(2, vec![KvScalar::Int64(1)])),
     )]);
     // "abcdef" + tag + int64 = 4 + 2 + 6 + 1 + 8 = 21 bytes: 3 bytes of padding follow.
     let padded = kv_bytes(&[("abcdef", KvValue::Int64(1))]);
@@ -810,13 +807,7 @@ fn kv_cases() -> Vec<Case> {
             "HF-KV-007",
             "empty",
             "an empty array with element tag 0x00",
-            kv_bytes(&[(
-                "k",
-                KvValue::Array(KvArray {
-                    element_tag: 0x00,
-                    elements: vec![],
-                }),
-            )]),
+            kv_bytes(&[("k", KvValue::Array(KvArray::new(0x00, vec![])))]),
         ),
         inv(
             "HF-KV-008",
