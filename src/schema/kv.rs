@@ -3,6 +3,8 @@
 use binrw::io::{Read, Seek, SeekFrom, Write};
 use binrw::{binrw, binwrite, BinRead, BinResult, BinWrite, Endian};
 
+use std::sync::Arc;
+
 use super::{counted, remaining};
 
 /// Smallest encodable KV entry: an empty key (which validation rejects), a tag and
@@ -95,7 +97,37 @@ pub struct KvArray {
     /// `uint32` element count.
     count: u32,
     /// The elements as stored: `count` encodings of `element_tag`'s type.
-    encoded: Vec<u8>,
+    encoded: Encoded,
+}
+
+/// The bytes of an array's elements: its own, or a range of a KV section that
+/// every array decoded from it shares (so that decoding copies nothing).
+#[derive(Clone, Debug)]
+struct Encoded {
+    bytes: Arc<Vec<u8>>,
+    start: usize,
+    end: usize,
+}
+
+impl Encoded {
+    fn owned(bytes: Vec<u8>) -> Self {
+        let end = bytes.len();
+        Encoded {
+            bytes: Arc::new(bytes),
+            start: 0,
+            end,
+        }
+    }
+
+    fn as_slice(&self) -> &[u8] {
+        &self.bytes[self.start..self.end]
+    }
+}
+
+impl PartialEq for Encoded {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_slice() == other.as_slice()
+    }
 }
 
 /// One array element read in place: numbers by value, strings and bytes borrowed
@@ -175,7 +207,18 @@ impl KvArray {
         KvArray {
             element_tag,
             count,
-            encoded,
+            encoded: Encoded::owned(encoded),
+        }
+    }
+
+    /// An array of `count` zero elements of `element_tag`'s type (0, false, empty
+    /// strings or byte sequences), encoded without building them one by one.
+    pub fn zeroed(element_tag: u8, count: u32) -> Self {
+        let width = fixed_width(element_tag).unwrap_or(4);
+        KvArray {
+            element_tag,
+            count,
+            encoded: Encoded::owned(vec![0; count as usize * width]),
         }
     }
 
@@ -191,14 +234,14 @@ impl KvArray {
 
     /// The elements' bytes as stored (after the element tag and count).
     pub fn encoded(&self) -> &[u8] {
-        &self.encoded
+        self.encoded.as_slice()
     }
 
     /// The elements in order, read in place.
     pub fn iter(&self) -> KvElements<'_> {
         KvElements {
             tag: self.element_tag,
-            rest: &self.encoded,
+            rest: self.encoded(),
             left: self.count,
         }
     }
@@ -213,7 +256,7 @@ impl KvArray {
             Some(w) => {
                 let mut it = KvElements {
                     tag: self.element_tag,
-                    rest: self.encoded.get(i * w..)?,
+                    rest: self.encoded().get(i * w..)?,
                     left: 1,
                 };
                 it.next()
@@ -279,6 +322,109 @@ impl<'a> IntoIterator for &'a KvArray {
     }
 }
 
+/// Why an array's elements cannot be located.
+enum ExtentError {
+    /// The element tag is not 0x01-0x06 (and there are elements).
+    Tag,
+    /// The elements run past the bytes that remain.
+    Short(String),
+    /// Reading a length failed.
+    Read(binrw::Error),
+}
+
+impl ExtentError {
+    fn at(self, pos: u64) -> binrw::Error {
+        match self {
+            ExtentError::Tag => binrw::Error::NoVariantMatch { pos },
+            ExtentError::Short(message) => binrw::Error::AssertFail { pos, message },
+            ExtentError::Read(e) => e,
+        }
+    }
+}
+
+/// How many bytes the `count` elements of `tag` take, `left` bytes remaining
+/// after the count; `length_at(rel)` reads the length prefix `rel` bytes into the
+/// elements (strings and bytes, whose lengths are walked without copying them).
+fn array_extent(
+    tag: u8,
+    count: u32,
+    left: u64,
+    length_at: &mut dyn FnMut(u64) -> BinResult<u32>,
+) -> Result<u64, ExtentError> {
+    if count == 0 {
+        return Ok(0);
+    }
+    let min = u64::from(count) * KvScalar::min_len(tag);
+    if !(0x01..=0x06).contains(&tag) {
+        return Err(ExtentError::Tag);
+    }
+    if min > left {
+        return Err(ExtentError::Short(format!(
+            "count {count} needs at least {min} bytes but only {left} remain"
+        )));
+    }
+    if fixed_width(tag).is_some() {
+        return Ok(min);
+    }
+    let mut at = 0u64;
+    for _ in 0..count {
+        let n = length_at(at).map_err(ExtentError::Read)?;
+        at += 4 + u64::from(n);
+        if at > left {
+            return Err(ExtentError::Short(format!(
+                "array elements run past the {left} bytes that remain"
+            )));
+        }
+    }
+    Ok(at)
+}
+
+impl KvEntry {
+    /// Decodes the entry at `pos` of a whole KV `section`: as reading a
+    /// [`KvEntry`] does, except that an array's elements stay in `section` (shared,
+    /// not copied). `None` when it does not decode (the caller then reads it the
+    /// usual way for the reason).
+    pub fn decode_shared(section: &Arc<Vec<u8>>, pos: usize) -> Option<(KvEntry, u64)> {
+        let rest = section.get(pos..)?;
+        let key_len = usize::from(u16::from_le_bytes(rest.get(..2)?.try_into().ok()?));
+        let tag_at = 2 + key_len;
+        if rest.get(tag_at) != Some(&0x07) {
+            return super::read_from::<KvEntry>(rest).ok();
+        }
+        let element_tag = *rest.get(tag_at + 1)?;
+        let count = u32::from_le_bytes(rest.get(tag_at + 2..tag_at + 6)?.try_into().ok()?);
+        let first = tag_at + 6;
+        let elements = rest.get(first..)?;
+        let mut length_at = |rel: u64| -> BinResult<u32> {
+            let at = usize::try_from(rel).unwrap_or(usize::MAX);
+            elements
+                .get(at..at.saturating_add(4))
+                .and_then(|b| b.try_into().ok())
+                .map(u32::from_le_bytes)
+                .ok_or(binrw::Error::AssertFail {
+                    pos: rel,
+                    message: "length past the end".into(),
+                })
+        };
+        let extent =
+            array_extent(element_tag, count, elements.len() as u64, &mut length_at).ok()? as usize;
+        let start = pos + first;
+        let entry = KvEntry {
+            key: rest[2..tag_at].to_vec(),
+            value: KvValue::Array(KvArray {
+                element_tag,
+                count,
+                encoded: Encoded {
+                    bytes: Arc::clone(section),
+                    start,
+                    end: start + extent,
+                },
+            }),
+        };
+        Some((entry, (first + extent) as u64))
+    }
+}
+
 /// Reading finds where the elements end without decoding them (a walk over the
 /// lengths of strings and bytes), then takes their bytes in one read.
 impl BinRead for KvArray {
@@ -290,55 +436,19 @@ impl BinRead for KvArray {
         let count = u32::read_options(reader, le, ())?;
         let start = reader.stream_position()?;
         let left = remaining(reader)?;
-        let too_short = |message: String| binrw::Error::AssertFail {
-            pos: start,
-            message,
+        let mut length_at = |rel: u64| -> BinResult<u32> {
+            reader.seek(SeekFrom::Start(start + rel))?;
+            u32::read_options(reader, le, ())
         };
-        let extent = if count == 0 {
-            0
-        } else {
-            match element_tag {
-                0x02..=0x05 => {
-                    let need = u64::from(count) * KvScalar::min_len(element_tag);
-                    if need > left {
-                        return Err(too_short(format!(
-                            "count {count} needs {need} bytes but only {left} remain"
-                        )));
-                    }
-                    need
-                }
-                0x01 | 0x06 => {
-                    if u64::from(count) * 4 > left {
-                        return Err(too_short(format!(
-                            "count {count} needs at least {} bytes but only {left} remain",
-                            u64::from(count) * 4
-                        )));
-                    }
-                    let mut at = 0u64;
-                    for _ in 0..count {
-                        let n = u32::read_options(reader, le, ())?;
-                        at += 4 + u64::from(n);
-                        if at > left {
-                            return Err(too_short(format!(
-                                "array elements run past the {left} bytes that remain"
-                            )));
-                        }
-                        reader.seek(SeekFrom::Start(start + at))?;
-                    }
-                    reader.seek(SeekFrom::Start(start))?;
-                    at
-                }
-                _ => {
-                    return Err(binrw::Error::NoVariantMatch { pos: start });
-                }
-            }
-        };
+        let extent =
+            array_extent(element_tag, count, left, &mut length_at).map_err(|e| e.at(start))?;
+        reader.seek(SeekFrom::Start(start))?;
         let mut encoded = vec![0u8; extent as usize];
         reader.read_exact(&mut encoded)?;
         Ok(KvArray {
             element_tag,
             count,
-            encoded,
+            encoded: Encoded::owned(encoded),
         })
     }
 }
@@ -349,7 +459,7 @@ impl BinWrite for KvArray {
     fn write_options<W: Write + Seek>(&self, writer: &mut W, _: Endian, _: ()) -> BinResult<()> {
         writer.write_all(&[self.element_tag])?;
         writer.write_all(&self.count.to_le_bytes())?;
-        writer.write_all(&self.encoded)?;
+        writer.write_all(self.encoded())?;
         Ok(())
     }
 }
@@ -441,7 +551,10 @@ impl KvEntry {
     pub fn held_bytes(&self) -> u64 {
         let value = match &self.value {
             KvValue::String(b) | KvValue::Bytes(b) => b.bytes.capacity(),
-            KvValue::Array(a) => a.encoded.capacity(),
+            // Bytes shared with the KV section they were decoded from are that
+            // section's, held once.
+            KvValue::Array(a) if Arc::strong_count(&a.encoded.bytes) > 1 => 0,
+            KvValue::Array(a) => a.encoded.bytes.capacity(),
             _ => 0,
         };
         (self.key.capacity() + value) as u64

@@ -20,7 +20,7 @@ use super::Violation;
 pub const BUDGET_ALLOWANCE: u64 = 16 << 20;
 
 /// Bytes an operation may allocate per byte of input it has read.
-pub const BUDGET_PER_BYTE_READ: u64 = 4;
+pub const BUDGET_PER_BYTE_READ: u64 = 16;
 
 /// The memory budget of one operation ([module docs](self)).
 #[derive(Debug)]
@@ -153,7 +153,9 @@ mod tests {
         assert!(v.message.contains("one more byte"), "{}", v.message);
         assert!(v.message.contains("max_memory"), "{}", v.message);
         b.read(1000);
-        assert!(b.charge(4000, || "read".into(), 0).is_ok());
+        assert!(b
+            .charge(1000 * BUDGET_PER_BYTE_READ, || "read".into(), 0)
+            .is_ok());
         assert!(b.charge(1, || "read".into(), 0).is_err());
         b.read(u64::MAX);
         assert_eq!(b.allowed(), 64 << 20);

@@ -646,9 +646,9 @@ fn check_index(
     out
 }
 
-/// What a key costs in the set of keys seen beyond its bytes: its vector and the
-/// table's slot.
-const KEY_SET_SLOT: u64 = std::mem::size_of::<Vec<u8>>() as u64 + 8;
+/// What a key costs in the set of keys seen: a slot (a slice of the section) and
+/// its control byte, at the table's load factor.
+const KEY_SET_SLOT: u64 = 2 * std::mem::size_of::<&[u8]>() as u64;
 
 /// Decodes and checks every KV entry; returns those that decoded.
 fn check_kv(input: &Input<'_>, t: &Trailer, limits: &Limits, report: &mut Report) -> Vec<KvEntry> {
@@ -671,7 +671,10 @@ fn check_kv(input: &Input<'_>, t: &Trailer, limits: &Limits, report: &mut Report
     let Some(kv) = input.bytes(base, t.kv_length.into()) else {
         return entries;
     };
-    let kv = &kv[..];
+    // One copy of the section (none when it was read, not borrowed), which the
+    // arrays decoded from it share.
+    let section = std::sync::Arc::new(kv.into_owned());
+    let kv = &section[..];
     let Some(count) = kv
         .get(..4)
         .map(|b| u32::from_le_bytes(b.try_into().unwrap_or_default()))
@@ -696,7 +699,7 @@ fn check_kv(input: &Input<'_>, t: &Trailer, limits: &Limits, report: &mut Report
     }
     let room = (kv.len() as u64 - 4) / MIN_KV_ENTRY_LEN;
     let controls = report.wants(&HF_TXT_CONTROL);
-    let mut keys: HashSet<Vec<u8>> = HashSet::new();
+    let mut keys: HashSet<&[u8]> = HashSet::new();
     let mut pos = 4usize;
     for i in 0..u64::from(count) {
         let at = base + pos as u64;
@@ -708,12 +711,12 @@ fn check_kv(input: &Input<'_>, t: &Trailer, limits: &Limits, report: &mut Report
             );
             return entries;
         }
-        let Ok((e, used)) = read_from::<KvEntry>(&kv[pos..]) else {
+        let Some((e, used)) = KvEntry::decode_shared(&section, pos) else {
             report_kv_decode_failure(&kv[pos..], at, i, report);
             return entries;
         };
-        // The entry's own bytes, and its key again in the set of keys seen.
-        let held = e.held_bytes() + e.key.len() as u64 + KEY_SET_SLOT;
+        // The entry's own bytes, and its slot in the set of keys seen.
+        let held = e.held_bytes() + KEY_SET_SLOT;
         let what = || format!("KV entry {i} ({} bytes of key and value)", used);
         let grown = input.budget().grow(
             &mut entries,
@@ -753,7 +756,7 @@ fn check_kv(input: &Input<'_>, t: &Trailer, limits: &Limits, report: &mut Report
         if controls {
             check_control_characters(key, "KV key", at + 2, report);
         }
-        if !keys.insert(e.key.clone()) {
+        if !keys.insert(&kv[pos + 2..pos + 2 + key.len()]) {
             report.violation(
                 &HF_KV_KEY_UNIQUE,
                 at + 2,

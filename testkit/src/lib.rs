@@ -11,6 +11,7 @@
 //! through every reader, and re-encodes to identical bytes.
 
 pub mod corpus;
+pub mod hostile;
 pub mod mutation;
 pub mod oracles;
 pub mod targets;

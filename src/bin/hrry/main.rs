@@ -46,6 +46,7 @@ mod export;
 mod holo;
 mod input;
 mod inspect;
+mod json_stream;
 mod net;
 mod remote;
 mod stream;
