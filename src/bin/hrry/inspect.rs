@@ -63,6 +63,10 @@ pub struct Args {
     /// characters, `?` one character); may be repeated.
     #[arg(long = "name", short = 'n', value_name = "GLOB")]
     names: Vec<String>,
+    /// Cap of the memory budget of reading the file (bytes, or with a K, M or G
+    /// suffix; default 2G). Past it, the file is refused (HF-LIM-001, max_memory).
+    #[arg(long, value_name = "SIZE", value_parser = crate::parse_size)]
+    max_memory: Option<u64>,
     /// Show what can be read of a file that breaks rules (a bad index CRC, say),
     /// with every violation strict validation finds.
     #[arg(long, alias = "force")]
@@ -124,11 +128,16 @@ fn show(args: Args) -> Result<Outcome, Failure> {
     // Inspecting shows structure; judging it is `hrry validate`'s job. The frame
     // open checks the header, trailer, index and KV, and each descriptor as it is
     // read, which is what printing them needs.
+    let mut limits = hrry::limits::Limits::default();
+    if let Some(n) = args.max_memory {
+        limits.max_memory = n;
+    }
     let open = if args.permissive {
         OpenOptions::new().allow_all()
     } else {
         OpenOptions::new().check(Check::Frame)
-    };
+    }
+    .limits(limits);
     let opened = match (&whole, &remote) {
         (Some(bytes), _) => open.open_bytes(bytes),
         (None, Some(source)) => open.open_source(source.clone()),
@@ -139,7 +148,10 @@ fn show(args: Args) -> Result<Outcome, Failure> {
     let violations = if args.permissive {
         // The mapped file (or the file itself, read where the rules look), not a
         // copy of it.
-        let options = hrry::validate::Options::default();
+        let options = hrry::validate::Options {
+            limits,
+            ..Default::default()
+        };
         let cannot_read =
             |e: std::io::Error| Failure(format!("cannot read {}: {e}", text::path(&args.file)));
         let report = match (&whole, &remote, &opened) {

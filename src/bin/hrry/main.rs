@@ -136,6 +136,22 @@ fn write_line(args: std::fmt::Arguments<'_>) {
     end_on_write_error(result);
 }
 
+/// A size given on the command line: bytes, or a number with a `K`, `M` or `G`
+/// suffix (KiB, MiB, GiB).
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let (digits, shift) = match s.as_bytes().last().map(u8::to_ascii_uppercase) {
+        Some(b'K') => (&s[..s.len() - 1], 10),
+        Some(b'M') => (&s[..s.len() - 1], 20),
+        Some(b'G') => (&s[..s.len() - 1], 30),
+        _ => (s, 0),
+    };
+    let n: u64 = digits
+        .parse()
+        .map_err(|_| format!("{s:?} is not a size (bytes, or a number with K, M or G)"))?;
+    n.checked_mul(1 << shift)
+        .ok_or_else(|| format!("{s} is too large"))
+}
+
 /// Writes raw command output, with the error handling of `outln!`.
 pub fn write_stdout(bytes: &[u8]) {
     let mut out = std::io::stdout().lock();
