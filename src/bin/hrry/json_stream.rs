@@ -22,8 +22,36 @@ pub struct PrettyWriter {
     emit: fn(&str),
 }
 
+/// Lines waiting to be written to standard output together.
+const PENDING_OUTPUT: usize = 64 << 10;
+
+thread_local! {
+    static OUTPUT: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+}
+
+/// Adds `line` to the output, written out in pieces of [`PENDING_OUTPUT`] bytes
+/// (one write per line would cost a system call per array element).
 fn print_line(line: &str) {
-    outln!("{line}");
+    OUTPUT.with(|o| {
+        let mut o = o.borrow_mut();
+        o.push_str(line);
+        o.push('\n');
+        if o.len() >= PENDING_OUTPUT {
+            crate::write_stdout(o.as_bytes());
+            o.clear();
+        }
+    });
+}
+
+/// Writes what [`print_line`] holds.
+fn flush_output() {
+    OUTPUT.with(|o| {
+        let mut o = o.borrow_mut();
+        if !o.is_empty() {
+            crate::write_stdout(o.as_bytes());
+            o.clear();
+        }
+    });
 }
 
 impl PrettyWriter {
@@ -72,13 +100,15 @@ impl PrettyWriter {
     /// A member: `key: value` in an object, `value` in a list (`key` `None`).
     pub fn value(&mut self, key: Option<&str>, v: &Value) {
         self.begin_member();
-        let text = serde_json::to_string_pretty(v).unwrap_or_default();
-        let indent = format!("\n{}", self.indent());
-        self.pending = Some(format!(
-            "{}{}",
-            self.key_prefix(key),
-            text.replace('\n', &indent)
-        ));
+        let mut line = self.key_prefix(key);
+        if v.is_array() || v.is_object() {
+            let text = serde_json::to_string_pretty(v).unwrap_or_default();
+            let indent = format!("\n{}", self.indent());
+            line.push_str(&text.replace('\n', &indent));
+        } else {
+            line.push_str(&v.to_string());
+        }
+        self.pending = Some(line);
     }
 
     /// A member of an object.
@@ -119,6 +149,7 @@ impl PrettyWriter {
             if let Some(p) = self.pending.take() {
                 (self.emit)(&p);
             }
+            flush_output();
         }
     }
 }
