@@ -172,15 +172,12 @@ mod unix {
     fn add_kv<W: Write>(w: &mut HrryWriter<W>) {
         w.add_kv("tokenizer.ggml.tokens", tokenizer_tokens(128_000))
             .expect("kv");
-        let scores = (0..128_000)
+        let scores: Vec<KvScalar> = (0..128_000)
             .map(|i| KvScalar::Float64(-(i as f64)))
             .collect();
         w.add_kv(
             "tokenizer.ggml.scores",
-            KvValue::Array(KvArray {
-                element_tag: 0x03,
-                elements: scores,
-            }),
+            KvValue::Array(KvArray::new(0x03, scores)),
         )
         .expect("kv");
         w.add_kv(

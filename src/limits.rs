@@ -25,7 +25,15 @@ pub struct Limits {
     /// Largest transport message payload a validator or peer reads, in bytes
     /// (`TR-LIM-001` beyond it; interchange.md § Limits).
     pub max_message_size: u32,
+    /// Most memory one operation (opening, validating, inspecting, loading,
+    /// exporting a file) may hold for what the input describes, in bytes: the cap
+    /// of its budget, which otherwise grows with the bytes read (see
+    /// `hrry::validate::budget`). Beyond it, `HF-LIM-001` naming `max_memory`.
+    pub max_memory: u64,
 }
+
+/// Default cap of an operation's memory budget (2 GiB): [`Limits::max_memory`].
+pub const DEFAULT_MAX_MEMORY: u64 = 2 << 30;
 
 /// Default largest transport message payload (64 MiB): [`Limits::max_message_size`].
 pub const DEFAULT_MAX_MESSAGE_SIZE: u32 = 64 << 20;
@@ -43,6 +51,7 @@ impl Default for Limits {
             max_tiled_depth: 8,
             max_composite_depth: 8,
             max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
+            max_memory: DEFAULT_MAX_MEMORY,
         }
     }
 }
@@ -71,6 +80,8 @@ pub enum Limit {
     CompositeDepth,
     /// A size the reader would have to allocate at once (a tensor's data, a message).
     Allocation,
+    /// [`Limits::max_memory`]: the operation's memory budget.
+    Memory,
 }
 
 impl Limit {
@@ -87,6 +98,7 @@ impl Limit {
             Limit::TiledDepth => "max_tiled_depth",
             Limit::CompositeDepth => "max_composite_depth",
             Limit::Allocation => "allocation",
+            Limit::Memory => "max_memory",
         }
     }
 }

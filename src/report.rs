@@ -7,7 +7,7 @@ use crate::file::HrryFile;
 use crate::model::element_type::element_count;
 use crate::model::ElementType;
 use crate::schema::{
-    layout_name, scale_type_name, scheme_name, KvScalar, KvValue, LayoutFields, QuantScheme,
+    layout_name, scale_type_name, scheme_name, KvElement, KvValue, LayoutFields, QuantScheme,
     TensorDescriptor, FLAG_SYMMETRIC, LAYOUT_COMPOSITE, NO_ZERO_POINT_BUFFER,
 };
 use crate::validate::{Report, Rule};
@@ -36,14 +36,14 @@ pub fn kv_json_limited(v: &KvValue, max_array: Option<usize>) -> Value {
         KvValue::Bool(b) => json!({"type": "bool", "value": *b != 0}),
         KvValue::Bytes(b) => json!({"type": "bytes", "value": hex(&b.bytes)}),
         KvValue::Array(a) => {
-            let keep = max_array.unwrap_or(usize::MAX).min(a.elements.len());
+            let keep = max_array.unwrap_or(usize::MAX).min(a.len());
             let mut v = json!({
                 "type": "array",
                 "element_type": kv_type_name(a.element_tag),
-                "count": a.elements.len(),
-                "value": a.elements[..keep].iter().map(scalar_json).collect::<Vec<_>>(),
+                "count": a.len(),
+                "value": a.iter().take(keep).map(element_json).collect::<Vec<_>>(),
             });
-            if keep < a.elements.len() {
+            if keep < a.len() {
                 v["truncated"] = json!(true);
             }
             v
@@ -60,14 +60,15 @@ fn float_json(f: f64) -> Value {
     }
 }
 
-fn scalar_json(s: &KvScalar) -> Value {
-    match s {
-        KvScalar::String(b) => json!(text(&b.bytes)),
-        KvScalar::Int64(i) => json!(i),
-        KvScalar::Uint64(u) => json!(u),
-        KvScalar::Float64(f) => float_json(*f),
-        KvScalar::Bool(b) => json!(*b != 0),
-        KvScalar::Bytes(b) => json!(hex(&b.bytes)),
+/// One array element as JSON.
+pub fn element_json(e: KvElement<'_>) -> Value {
+    match e {
+        KvElement::String(b) => json!(text(b)),
+        KvElement::Int64(i) => json!(i),
+        KvElement::Uint64(u) => json!(u),
+        KvElement::Float64(f) => float_json(f),
+        KvElement::Bool(b) => json!(b != 0),
+        KvElement::Bytes(b) => json!(hex(b)),
     }
 }
 
@@ -300,35 +301,52 @@ pub fn inspect_json(file: &HrryFile<'_>) -> Value {
     inspect_json_with(file, &InspectOptions::default())
 }
 
-/// [`inspect_json`] with `options`.
+/// [`inspect_json`] with `options`. The whole document is built in memory: a
+/// renderer that writes it out as it walks the file uses its parts instead
+/// ([`inspect_head_json`], [`kv_json_limited`] per entry, [`tensors_json`],
+/// [`Summary`]), so that a file of many tensors or large KV values costs little.
 pub fn inspect_json_with(file: &HrryFile<'_>, options: &InspectOptions) -> Value {
-    let h = file.header();
-    let t = file.trailer();
     let kv: Map<String, Value> = file
         .kv()
         .iter()
         .map(|e| (text(&e.key), kv_json_limited(&e.value, options.max_array)))
         .collect();
-    // `descriptors()` fetches them together (a remote file: in few requests).
-    let tensors: Vec<Value> = file
-        .descriptors()
-        .map(|(entry, descriptor)| {
-            let e = entry.index_entry();
-            let mut v = match descriptor {
-                Ok(d) => descriptor_json(d),
-                Err(err) => json!({"error": err.to_string()}),
-            };
-            let m = v.as_object_mut().expect("object");
-            m.insert("name".into(), json!(entry.name()));
-            m.insert("descriptor_offset".into(), json!(e.descriptor_offset));
-            m.insert("descriptor_length".into(), json!(e.descriptor_length));
-            m.insert("data_offset".into(), json!(e.data_offset));
-            m.insert("data_length".into(), json!(e.data_length));
-            v
-        })
-        .collect();
+    let tensors: Vec<Value> = tensors_json(file).collect();
     let summary = summary_json(&tensors);
-    json!({
+    let mut v = Value::Object(inspect_head_json(file));
+    v["kv"] = Value::Object(kv);
+    v["tensors"] = Value::Array(tensors);
+    v["summary"] = summary;
+    v
+}
+
+/// The tensors of an inspect document, in index order, each built when the
+/// iterator reaches it. Descriptors that cannot be parsed are reported in place
+/// (`"error"`).
+pub fn tensors_json<'f>(file: &'f HrryFile<'_>) -> impl Iterator<Item = Value> + 'f {
+    // `descriptors()` fetches them together (a remote file: in few requests).
+    file.descriptors().map(|(entry, descriptor)| {
+        let e = entry.index_entry();
+        let mut v = match descriptor {
+            Ok(d) => descriptor_json(d),
+            Err(err) => json!({"error": err.to_string()}),
+        };
+        let m = v.as_object_mut().expect("object");
+        m.insert("name".into(), json!(entry.name()));
+        m.insert("descriptor_offset".into(), json!(e.descriptor_offset));
+        m.insert("descriptor_length".into(), json!(e.descriptor_length));
+        m.insert("data_offset".into(), json!(e.data_offset));
+        m.insert("data_length".into(), json!(e.data_length));
+        v
+    })
+}
+
+/// The fields of an inspect document that come before its KV and tensors:
+/// `format_version`, `format`, `file_size`, `header`, `trailer`.
+pub fn inspect_head_json(file: &HrryFile<'_>) -> Map<String, Value> {
+    let h = file.header();
+    let t = file.trailer();
+    let v = json!({
         "format_version": INSPECT_FORMAT_VERSION,
         "format": "hrryfile",
         "file_size": file.size(),
@@ -350,43 +368,78 @@ pub fn inspect_json_with(file: &HrryFile<'_>, options: &InspectOptions) -> Value
             "kv_length": t.kv_length,
             "index_crc32c": t.index_crc32c,
         },
-        "kv": kv,
-        "tensors": tensors,
-        "summary": summary,
-    })
+    });
+    match v {
+        Value::Object(m) => m,
+        _ => Map::new(),
+    }
+}
+
+/// The `summary` of an inspect document, added up one tensor at a time (see
+/// [`summary_json`]).
+#[derive(Clone, Debug)]
+pub struct Summary {
+    tensors: u64,
+    parameters: Option<u64>,
+    data_bytes: u64,
+    by_type: Map<String, Value>,
+}
+
+impl Default for Summary {
+    fn default() -> Self {
+        Summary {
+            tensors: 0,
+            parameters: Some(0),
+            data_bytes: 0,
+            by_type: Map::new(),
+        }
+    }
+}
+
+impl Summary {
+    /// Counts the tensor `t` (an element of an inspect document's `tensors`).
+    pub fn add(&mut self, t: &Value) {
+        self.tensors += 1;
+        self.data_bytes = self
+            .data_bytes
+            .saturating_add(t["data_length"].as_u64().unwrap_or(0));
+        let Some(ty) = t["element_type"].as_str() else {
+            return;
+        };
+        let key = match t["quantization"]["scheme"].as_str() {
+            Some(scheme) => format!("{ty} {scheme}"),
+            None => ty.to_string(),
+        };
+        let n = self.by_type.get(&key).and_then(Value::as_u64).unwrap_or(0);
+        self.by_type.insert(key, json!(n + 1));
+        if t["layout_tag"].as_u64() != Some(u64::from(LAYOUT_COMPOSITE)) {
+            self.parameters = match (self.parameters, t["element_count"].as_u64()) {
+                (Some(p), Some(n)) => p.checked_add(n),
+                _ => None,
+            };
+        }
+    }
+
+    /// The `summary` object.
+    pub fn json(&self) -> Value {
+        json!({
+            "tensors": self.tensors,
+            "parameters": self.parameters,
+            "data_bytes": self.data_bytes,
+            "by_type": self.by_type,
+        })
+    }
 }
 
 /// Totals over the tensors of an inspect document: tensors, parameters (elements of
 /// every tensor but composite heads, whose members hold the data), data bytes, and a
 /// count per element type (`"int4 per-block affine"` for a quantized one).
 pub fn summary_json(tensors: &[Value]) -> Value {
-    let mut parameters: Option<u64> = Some(0);
-    let mut data_bytes = 0u64;
-    let mut by_type: Map<String, Value> = Map::new();
+    let mut summary = Summary::default();
     for t in tensors {
-        data_bytes = data_bytes.saturating_add(t["data_length"].as_u64().unwrap_or(0));
-        let Some(ty) = t["element_type"].as_str() else {
-            continue;
-        };
-        let key = match t["quantization"]["scheme"].as_str() {
-            Some(scheme) => format!("{ty} {scheme}"),
-            None => ty.to_string(),
-        };
-        let n = by_type.get(&key).and_then(Value::as_u64).unwrap_or(0);
-        by_type.insert(key, json!(n + 1));
-        if t["layout_tag"].as_u64() != Some(u64::from(LAYOUT_COMPOSITE)) {
-            parameters = match (parameters, t["element_count"].as_u64()) {
-                (Some(p), Some(n)) => p.checked_add(n),
-                _ => None,
-            };
-        }
+        summary.add(t);
     }
-    json!({
-        "tensors": tensors.len(),
-        "parameters": parameters,
-        "data_bytes": data_bytes,
-        "by_type": by_type,
-    })
+    summary.json()
 }
 
 /// `hrry validate --json` for one file.

@@ -190,6 +190,7 @@ fn wire_maximum() -> Limits {
         max_tiled_depth: u32::MAX,
         max_composite_depth: u32::MAX,
         max_message_size: u32::MAX,
+        max_memory: u64::MAX,
     }
 }
 
@@ -386,10 +387,7 @@ fn densest_inputs_are_bounded() {
     let array = KvSection {
         entries: vec![KvEntry {
             key: b"a".to_vec(),
-            value: KvValue::Array(KvArray {
-                element_tag: 5,
-                elements: vec![KvScalar::Bool(0); N * 4],
-            }),
+            value: KvValue::Array(KvArray::new(5, vec![KvScalar::Bool(0); N * 4])),
         }],
     };
     let kv = to_bytes(&array);

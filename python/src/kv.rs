@@ -37,9 +37,8 @@ pub(crate) fn to_python<'py>(py: Python<'py>, v: &KvValue) -> PyResult<Bound<'py
         KvValue::Bytes(b) => PyBytes::new(py, &b.bytes).into_bound_py_any(py),
         KvValue::Array(a) => {
             let items = a
-                .elements
                 .iter()
-                .map(|e| scalar(py, e))
+                .map(|e| scalar(py, &e.to_scalar()))
                 .collect::<PyResult<Vec<_>>>()?;
             PyList::new(py, items)?.into_bound_py_any(py)
         }
@@ -126,10 +125,7 @@ pub(crate) fn from_python(key: &str, value: &Bound<'_, PyAny>) -> PyResult<KvVal
             hrry_kv_name(other.tag())
         )));
     }
-    Ok(KvValue::Array(KvArray {
-        element_tag,
-        elements,
-    }))
+    Ok(KvValue::Array(KvArray::new(element_tag, elements)))
 }
 
 /// The Python name of the values of KV tag `tag`.

@@ -53,18 +53,14 @@ impl Provenance {
         &'a self,
         tensors: impl Iterator<Item = (&'a str, usize)> + 'a,
     ) -> impl Iterator<Item = (String, KvValue)> + 'a {
-        let files = KvValue::Array(KvArray {
-            element_tag: 0x01,
-            elements: self
-                .files
-                .iter()
-                .map(|f| {
-                    KvScalar::String(LenBytes {
-                        bytes: f.as_bytes().to_vec(),
-                    })
+        let files = KvValue::Array(KvArray::new(
+            0x01,
+            self.files.iter().map(|f| {
+                KvScalar::String(LenBytes {
+                    bytes: f.as_bytes().to_vec(),
                 })
-                .collect(),
-        });
+            }),
+        ));
         std::iter::once((SOURCE_FILES_KEY.to_string(), files))
             .chain(self.extra.iter().cloned())
             .chain(tensors.map(|(name, i)| {

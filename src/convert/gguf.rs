@@ -129,10 +129,7 @@ pub fn kv_value(value: &GgufValue) -> KvValue {
 
 fn array_value(a: &GgufArray) -> KvValue {
     fn typed<T: Copy>(tag: u8, v: &[T], f: impl Fn(T) -> KvScalar) -> KvValue {
-        KvValue::Array(KvArray {
-            element_tag: tag,
-            elements: v.iter().map(|&x| f(x)).collect(),
-        })
+        KvValue::Array(KvArray::new(tag, v.iter().map(|&x| f(x))))
     }
     use KvScalar as S;
     match &a.values {
@@ -162,10 +159,7 @@ fn array_value(a: &GgufArray) -> KvValue {
                     }
                 })
                 .collect();
-            KvValue::Array(KvArray {
-                element_tag: if all_utf8 { 0x01 } else { 0x06 },
-                elements,
-            })
+            KvValue::Array(KvArray::new(if all_utf8 { 0x01 } else { 0x06 }, elements))
         }
         GgufArrayValues::Array(_) => KvValue::String(LenBytes {
             bytes: array_json(a).to_string().into_bytes(),
@@ -868,7 +862,7 @@ mod tests {
             KvValue::Array(a) => {
                 assert_eq!(a.element_tag, 0x03);
                 assert_eq!(
-                    a.elements,
+                    a.to_scalars(),
                     vec![KvScalar::Uint64(1), KvScalar::Uint64(65535)]
                 );
             }

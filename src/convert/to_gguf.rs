@@ -385,15 +385,16 @@ fn gguf_value(v: &KvValue, recorded: Option<&str>) -> Option<GgufValue> {
                 .and_then(gguf_type_code);
             let narrowed = element.and_then(|code| {
                 let values = a
-                    .elements
                     .iter()
-                    .map(|e| narrow(e, code))
+                    .map(|e| narrow(&e.to_scalar(), code))
                     .collect::<Option<_>>()?;
                 gguf_array(values, code)
             });
             narrowed.or_else(|| {
-                let values: Vec<GgufValue> =
-                    a.elements.iter().map(widest).collect::<Option<_>>()?;
+                let values: Vec<GgufValue> = a
+                    .iter()
+                    .map(|e| widest(&e.to_scalar()))
+                    .collect::<Option<_>>()?;
                 let code = values.first().map_or(vt::UINT64, GgufValue::value_type);
                 gguf_array(values, code)
             })
@@ -630,10 +631,10 @@ mod tests {
             gguf_value(&inexact, Some("float32")),
             Some(GgufValue::Float64(0.1))
         );
-        let arr = KvValue::Array(KvArray {
-            element_tag: 0x02,
-            elements: vec![KvScalar::Int64(1), KvScalar::Int64(-3)],
-        });
+        let arr = KvValue::Array(KvArray::new(
+            0x02,
+            vec![KvScalar::Int64(1), KvScalar::Int64(-3)],
+        ));
         assert_eq!(
             gguf_value(&arr, Some("array<int32>")),
             Some(GgufValue::Array(GgufArray {

@@ -6,7 +6,7 @@
 //! `uint64` when unsigned; byte vectors and slices become `bytes`; vectors of
 //! numbers, booleans or strings become typed arrays.
 
-use crate::schema::{KvArray, KvScalar, KvValue, LenBytes};
+use crate::schema::{KvArray, KvElement, KvScalar, KvValue, LenBytes};
 
 /// The value tags of the KV types (file-format.md, "KV Value Types").
 const TAG_STRING: u8 = 0x01;
@@ -64,10 +64,10 @@ from_impls! { KvValue {
 
 /// A typed array of `values`, all of type `element_tag` (also when empty).
 fn array<T: Into<KvScalar>>(element_tag: u8, values: impl IntoIterator<Item = T>) -> KvValue {
-    KvValue::Array(KvArray {
+    KvValue::Array(KvArray::new(
         element_tag,
-        elements: values.into_iter().map(Into::into).collect(),
-    })
+        values.into_iter().map(Into::into),
+    ))
 }
 
 macro_rules! array_from {
@@ -166,11 +166,63 @@ macro_rules! accessors {
 accessors!(KvValue);
 accessors!(KvScalar);
 
+impl<'a> KvElement<'a> {
+    /// The text of a `string` element (`None` for another type or bytes that are
+    /// not UTF-8).
+    pub fn as_str(&self) -> Option<&'a str> {
+        match *self {
+            KvElement::String(s) => std::str::from_utf8(s).ok(),
+            _ => None,
+        }
+    }
+
+    /// An `int64` element.
+    pub fn as_i64(&self) -> Option<i64> {
+        match *self {
+            KvElement::Int64(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// A `uint64` element.
+    pub fn as_u64(&self) -> Option<u64> {
+        match *self {
+            KvElement::Uint64(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// A `float64` element.
+    pub fn as_f64(&self) -> Option<f64> {
+        match *self {
+            KvElement::Float64(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// A `bool` element (`None` for a stored byte other than 0 or 1).
+    pub fn as_bool(&self) -> Option<bool> {
+        match *self {
+            KvElement::Bool(0) => Some(false),
+            KvElement::Bool(1) => Some(true),
+            _ => None,
+        }
+    }
+
+    /// The bytes of a `bytes` element.
+    pub fn as_bytes(&self) -> Option<&'a [u8]> {
+        match *self {
+            KvElement::Bytes(b) => Some(b),
+            _ => None,
+        }
+    }
+}
+
 impl KvValue {
-    /// The elements of an `array` value.
-    pub fn as_array(&self) -> Option<&[KvScalar]> {
+    /// An `array` value (its elements are read in place: [`KvArray::iter`]).
+    pub fn as_array(&self) -> Option<&KvArray> {
         match self {
-            KvValue::Array(a) => Some(&a.elements),
+            KvValue::Array(a) => Some(a),
             _ => None,
         }
     }

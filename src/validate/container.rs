@@ -10,8 +10,8 @@ use crate::schema::{
         header_offsets as ho, trailer_offsets as to, FILE_HEADER_LEN, MIN_INDEX_ENTRY_LEN,
     },
     kv::MIN_KV_ENTRY_LEN,
-    read_from, FileHeader, IndexEntryOf, KvEntry, KvScalar, KvValue, NameSpan, Trailer, FILE_MAGIC,
-    TRAILER_LEN, TRAILER_MAGIC,
+    read_from, FileHeader, IndexEntryOf, KvElement, KvEntry, KvValue, NameSpan, Trailer,
+    FILE_MAGIC, TRAILER_LEN, TRAILER_MAGIC,
 };
 
 use super::input::Input;
@@ -514,6 +514,11 @@ fn check_index(
         report.fatal = true;
         return DecodedIndex::default();
     }
+    if index_bytes.is_none()
+        && !input.charge_read_to(t.index_length, || "the index section".into(), base, report)
+    {
+        return DecodedIndex::default();
+    }
     let Some(index) = index_bytes.or_else(|| input.bytes(base, t.index_length)) else {
         return DecodedIndex::default();
     };
@@ -556,14 +561,25 @@ fn check_index(
         );
     }
     let n = count.min(room) as usize;
+    let names_len = index
+        .len()
+        .saturating_sub(8 + n * MIN_INDEX_ENTRY_LEN as usize);
+    let per_entry = std::mem::size_of::<IndexEntryOf<NameSpan>>() + std::mem::size_of::<u64>();
+    let table = (n as u64)
+        .saturating_mul(per_entry as u64)
+        .saturating_add(names_len as u64);
+    if !input.charge(
+        table,
+        || format!("the table of {n} index entries"),
+        base,
+        report,
+    ) {
+        return DecodedIndex::default();
+    }
     let mut out = DecodedIndex {
         entries: Vec::with_capacity(n),
         offsets: Vec::with_capacity(n),
-        names: Vec::with_capacity(
-            index
-                .len()
-                .saturating_sub(8 + n * MIN_INDEX_ENTRY_LEN as usize),
-        ),
+        names: Vec::with_capacity(names_len),
         complete: true,
     };
     // Names in strictly ascending order are distinct: the set of names seen is
@@ -612,6 +628,18 @@ fn check_index(
                 let start = (at - base) as usize + 2;
                 &index[start..start + usize::from(e.name.len)]
             });
+            // A slot per name and its control byte, at the table's 7/8 load.
+            let slots = (n as u64).saturating_mul(8) / 7 + 1;
+            let size = (std::mem::size_of::<&[u8]>() + 1) as u64;
+            if !input.charge(
+                slots.saturating_mul(size),
+                || format!("the set of {n} index names"),
+                at,
+                report,
+            ) {
+                out.complete = false;
+                return out;
+            }
             let mut set = HashSet::with_capacity_and_hasher(n, Default::default());
             set.extend(earlier);
             seen = Some(set);
@@ -663,6 +691,10 @@ fn check_index(
     out
 }
 
+/// What a key costs in the set of keys seen: a slot (a slice of the section) and
+/// its control byte, at the table's load factor.
+const KEY_SET_SLOT: u64 = 2 * std::mem::size_of::<&[u8]>() as u64;
+
 /// Decodes and checks every KV entry; returns those that decoded.
 fn check_kv(input: &Input<'_>, t: &Trailer, limits: &Limits, report: &mut Report) -> Vec<KvEntry> {
     let base = t.kv_offset;
@@ -678,10 +710,16 @@ fn check_kv(input: &Input<'_>, t: &Trailer, limits: &Limits, report: &mut Report
         );
         return entries;
     }
+    if !input.charge_read_to(t.kv_length.into(), || "the KV section".into(), base, report) {
+        return entries;
+    }
     let Some(kv) = input.bytes(base, t.kv_length.into()) else {
         return entries;
     };
-    let kv = &kv[..];
+    // One copy of the section (none when it was read, not borrowed), which the
+    // arrays decoded from it share.
+    let section = std::sync::Arc::new(kv.into_owned());
+    let kv = &section[..];
     let Some(count) = kv
         .get(..4)
         .map(|b| u32::from_le_bytes(b.try_into().unwrap_or_default()))
@@ -705,9 +743,8 @@ fn check_kv(input: &Input<'_>, t: &Trailer, limits: &Limits, report: &mut Report
         return entries;
     }
     let room = (kv.len() as u64 - 4) / MIN_KV_ENTRY_LEN;
-    entries.reserve(u64::from(count).min(room) as usize);
     let controls = report.wants(&HF_TXT_CONTROL);
-    let mut keys: HashSet<Vec<u8>> = HashSet::new();
+    let mut keys: HashSet<&[u8]> = HashSet::new();
     let mut pos = 4usize;
     for i in 0..u64::from(count) {
         let at = base + pos as u64;
@@ -719,10 +756,27 @@ fn check_kv(input: &Input<'_>, t: &Trailer, limits: &Limits, report: &mut Report
             );
             return entries;
         }
-        let Ok((e, used)) = read_from::<KvEntry>(&kv[pos..]) else {
+        let Some((e, used)) = KvEntry::decode_shared(&section, pos) else {
             report_kv_decode_failure(&kv[pos..], at, i, report);
             return entries;
         };
+        // The entry's own bytes, and its slot in the set of keys seen.
+        let held = e.held_bytes() + KEY_SET_SLOT;
+        let what = || format!("KV entry {i} ({} bytes of key and value)", used);
+        let grown = input.budget().grow(
+            &mut entries,
+            1,
+            || format!("the list of KV entries (entry {i})"),
+            at,
+        );
+        if let Err(v) = grown {
+            report.record(v);
+            report.fatal = true;
+            return entries;
+        }
+        if !input.charge(held, what, at, report) {
+            return entries;
+        }
         let key = &e.key[..];
         if key.len() > usize::from(limits.max_name_length) {
             report.limit(
@@ -747,7 +801,7 @@ fn check_kv(input: &Input<'_>, t: &Trailer, limits: &Limits, report: &mut Report
         if controls {
             check_control_characters(key, "KV key", at + 2, report);
         }
-        if !keys.insert(e.key.clone()) {
+        if !keys.insert(&kv[pos + 2..pos + 2 + key.len()]) {
             report.violation(
                 &HF_KV_KEY_UNIQUE,
                 at + 2,
@@ -814,22 +868,22 @@ fn check_kv_value(value: &KvValue, at: u64, report: &mut Report) {
                     format!(
                         "array element tag {:#04x} is not 0x01-0x06 (the array holds {} elements)",
                         a.element_tag,
-                        a.elements.len()
+                        a.len()
                     )
                 },
             );
             // Elements follow the tag, element tag and count.
             let mut pos = at + 6;
-            for (i, element) in a.elements.iter().enumerate() {
+            for (i, element) in a.iter().enumerate() {
                 match element {
-                    KvScalar::Bool(b) => {
-                        report.check(*b <= 1, &HF_KV_BOOL, pos, || {
+                    KvElement::Bool(b) => {
+                        report.check(b <= 1, &HF_KV_BOOL, pos, || {
                             format!("array element {i} bool is {b:#04x}, expected 0 or 1")
                         });
                     }
-                    KvScalar::String(s) => {
+                    KvElement::String(s) => {
                         report.check(
-                            std::str::from_utf8(&s.bytes).is_ok(),
+                            std::str::from_utf8(s).is_ok(),
                             &HF_KV_STRING_UTF8,
                             pos + 4,
                             || format!("array element {i} string is not valid UTF-8"),

@@ -51,7 +51,7 @@ pub(crate) fn decode_file(
     policy: Pass,
     depth: Depth,
 ) -> io::Result<(Report, Option<DecodedFile>)> {
-    let input = input::Input::new(source);
+    let input = input::Input::with_budget(source, limits.max_memory);
     let mut report = Report::with_policy(mode, policy);
     let decoded = container::check_frame(&input, limits, &mut report).map(|mut frame| {
         let region = (depth == Depth::Region && !report.stopped())

@@ -18,6 +18,7 @@ use crate::layout::dense::{nonzero_tail_in_window, tail_of_run_window, UnusedTai
 use crate::schema::BufferHandle;
 use crate::source::ReadAt;
 
+use super::budget::Budget;
 use super::{Mode, Report};
 
 /// Smallest read a [`Window`] makes on a miss (a page: a scattered probe costs the
@@ -84,17 +85,69 @@ pub(crate) struct Input<'a> {
     error: RefCell<Option<io::Error>>,
     /// One block read ahead (sources not in memory), served to later small reads.
     block: RefCell<Option<(u64, Vec<u8>)>>,
+    /// The operation's memory budget, grown by every byte read here.
+    budget: Budget,
 }
 
 impl<'a> Input<'a> {
-    /// The input over `source`.
+    /// The input over `source`, with a budget of the default cap.
     pub fn new(source: &'a dyn ReadAt) -> Self {
+        Self::with_budget(source, crate::limits::DEFAULT_MAX_MEMORY)
+    }
+
+    /// The input over `source`, its operation's budget capped at `max_memory`.
+    pub fn with_budget(source: &'a dyn ReadAt, max_memory: u64) -> Self {
         Input {
             source,
             slice: source.as_bytes(),
             len: source.len(),
             error: RefCell::new(None),
             block: RefCell::new(None),
+            budget: Budget::new(max_memory),
+        }
+    }
+
+    /// The operation's memory budget.
+    pub fn budget(&self) -> &Budget {
+        &self.budget
+    }
+
+    /// Charges `bytes` about to be read whole and held ([`Budget::charge_read`]);
+    /// when they do not fit, records the violation, stops the pass there and
+    /// returns false.
+    pub fn charge_read_to(
+        &self,
+        bytes: u64,
+        what: impl FnOnce() -> String,
+        at: u64,
+        report: &mut Report,
+    ) -> bool {
+        match self.budget.charge_read(bytes, what, at) {
+            Ok(()) => true,
+            Err(v) => {
+                report.record(v);
+                report.fatal = true;
+                false
+            }
+        }
+    }
+
+    /// Charges `bytes` for `what` at `at` to the budget; when they do not fit,
+    /// records the violation in `report`, stops the pass there and returns false.
+    pub fn charge(
+        &self,
+        bytes: u64,
+        what: impl FnOnce() -> String,
+        at: u64,
+        report: &mut Report,
+    ) -> bool {
+        match self.budget.charge(bytes, what, at) {
+            Ok(()) => true,
+            Err(v) => {
+                report.record(v);
+                report.fatal = true;
+                false
+            }
         }
     }
 
@@ -126,6 +179,7 @@ impl<'a> Input<'a> {
     pub fn bytes(&self, offset: u64, n: u64) -> Option<Cow<'a, [u8]>> {
         let end = offset.checked_add(n).filter(|&e| e <= self.len)?;
         if let Some(s) = self.slice {
+            self.budget.read(n);
             return s.get(offset as usize..end as usize).map(Cow::Borrowed);
         }
         if self.error.borrow().is_some() {
@@ -138,6 +192,7 @@ impl<'a> Input<'a> {
             }
         }
         let mut buf = vec![0u8; usize::try_from(n).ok()?];
+        self.budget.read(n);
         match self.source.read_at(offset, &mut buf) {
             Ok(()) => Some(Cow::Owned(buf)),
             Err(e) => {

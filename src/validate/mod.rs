@@ -4,6 +4,7 @@
 //! data in [`rules`]; checks report [`Violation`]s with absolute byte offsets into a
 //! [`Report`]. [`all_rules`] is the rule table `hrry rules` prints.
 
+pub mod budget;
 mod buffer;
 pub mod composite;
 pub mod conformance;

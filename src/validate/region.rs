@@ -75,7 +75,18 @@ fn walk(frame: &Frame<'_>, report: &mut Report) -> (Vec<Walked>, bool) {
     let first = frame.header.first_descriptor_offset;
     // Each index entry should name one tensor: reserving for them all spares the
     // moves of growing (the index was bounded by the limits and the file's size).
-    let mut out = Vec::with_capacity(frame.index.len());
+    let mut out = Vec::new();
+    let reserved = input.budget().grow(
+        &mut out,
+        frame.index.len(),
+        || format!("the list of {} tensors", frame.index.len()),
+        frame.trailer.index_offset,
+    );
+    if let Err(v) = reserved {
+        report.record(v);
+        report.fatal = true;
+        return (out, false);
+    }
     if first > end {
         report.violation(
             &HF_PLC_FIRST,
@@ -157,6 +168,9 @@ fn walk(frame: &Frame<'_>, report: &mut Report) -> (Vec<Walked>, bool) {
             &frame.limits,
             report,
         );
+        if !charge_walked(input, &mut out, &d, pos, report) {
+            return (out, false);
+        }
         let next = match next_descriptor(frame, &d, p.data_end, report) {
             Some(n) => n,
             None => {
@@ -168,6 +182,25 @@ fn walk(frame: &Frame<'_>, report: &mut Report) -> (Vec<Walked>, bool) {
         pos = next;
     }
     (out, true)
+}
+
+/// Charges what keeping the tensor `d` (at `pos`) costs: its place in `out`, and
+/// its decoded fields (at most twice its encoded bytes) and buffer offsets.
+fn charge_walked(
+    input: &Input<'_>,
+    out: &mut Vec<Walked>,
+    d: &TensorDescriptor,
+    pos: u64,
+    report: &mut Report,
+) -> bool {
+    let what = || format!("the tensor at {pos}");
+    if let Err(v) = input.budget().grow(out, 1, what, pos) {
+        report.record(v);
+        report.fatal = true;
+        return false;
+    }
+    let held = 2 * u64::from(d.descriptor_length) + 8 * d.buffers.len() as u64;
+    input.charge(held, what, pos, report)
 }
 
 /// The descriptors the index locates, in file order, touched a batch at a time a

@@ -11,6 +11,7 @@
 //! through every reader, and re-encodes to identical bytes.
 
 pub mod corpus;
+pub mod hostile;
 pub mod mutation;
 pub mod oracles;
 pub mod targets;
@@ -63,11 +64,8 @@ fn value(u: &mut Unstructured<'_>) -> Result<KvValue> {
         let n = u.int_in_range(0..=4)?;
         let elements = (0..n)
             .map(|_| scalar(u, element_tag))
-            .collect::<Result<_>>()?;
-        return Ok(KvValue::Array(KvArray {
-            element_tag,
-            elements,
-        }));
+            .collect::<Result<Vec<_>>>()?;
+        return Ok(KvValue::Array(KvArray::new(element_tag, elements)));
     }
     Ok(match scalar(u, tag)? {
         KvScalar::String(s) => KvValue::String(s),
@@ -625,14 +623,14 @@ pub fn assert_same_report(a: &hrry::validate::Report, b: &hrry::validate::Report
 /// A string array like a tokenizer's vocabulary: `n` short tokens (`▁tok0`, …), the
 /// largest KV value real checkpoints carry.
 pub fn tokenizer_tokens(n: usize) -> KvValue {
-    KvValue::Array(KvArray {
-        element_tag: 0x01,
-        elements: (0..n)
+    KvValue::Array(KvArray::new(
+        0x01,
+        (0..n)
             .map(|i| {
                 KvScalar::String(LenBytes {
                     bytes: format!("▁tok{i}").into_bytes(),
                 })
             })
-            .collect(),
-    })
+            .collect::<Vec<_>>(),
+    ))
 }

@@ -452,6 +452,7 @@ pub fn limits_from(seed: u32) -> Limits {
         max_tiled_depth: if tight(7) { 1 } else { d.max_tiled_depth },
         max_composite_depth: if tight(8) { 1 } else { d.max_composite_depth },
         max_message_size: if tight(9) { 64 } else { d.max_message_size },
+        max_memory: if tight(10) { 4096 } else { d.max_memory },
     }
 }
 

@@ -270,9 +270,9 @@ pub fn kv_section(data: &[u8]) {
         // its element type, each as long as it says.
         assert_eq!(to_bytes(&e.value)[0], e.value.tag(), "KvValue::tag");
         if let hrry::schema::KvValue::Array(a) = &e.value {
-            for x in &a.elements {
+            for x in a.to_scalars() {
                 assert_eq!(x.tag(), a.element_tag, "KvScalar::tag");
-                assert_eq!(x.encoded_len(), to_bytes(x).len() as u64, "encoded_len");
+                assert_eq!(x.encoded_len(), to_bytes(&x).len() as u64, "encoded_len");
             }
         }
     }

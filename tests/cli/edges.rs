@@ -517,22 +517,17 @@ fn hostile_names_are_escaped_and_flagged() {
 /// long chat template, and a few tensors, one with a very long name.
 fn big_vocabulary_file(path: &Path) {
     let n = 128 * 1024;
-    let tokens = (0..n)
+    let tokens: Vec<KvScalar> = (0..n)
         .map(|i| {
             KvScalar::String(LenBytes {
                 bytes: format!("token_{i}").into_bytes(),
             })
         })
         .collect();
-    let scores = (0..n).map(|i| KvScalar::Float64(-(i as f64))).collect();
+    let scores: Vec<KvScalar> = (0..n).map(|i| KvScalar::Float64(-(i as f64))).collect();
     let types = (0..n).map(|i| KvScalar::Int64(i % 3)).collect();
     let mut w = HrryWriter::create(path, WriterOptions::default()).unwrap();
-    let array = |element_tag, elements| {
-        KvValue::Array(KvArray {
-            element_tag,
-            elements,
-        })
-    };
+    let array = |element_tag, elements| KvValue::Array(KvArray::new(element_tag, elements));
     w.add_kv("tokenizer.ggml.tokens", array(0x01, tokens))
         .unwrap();
     w.add_kv("tokenizer.ggml.scores", array(0x04, scores))

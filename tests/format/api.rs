@@ -9,7 +9,7 @@ use hrry::limits::Limits;
 use hrry::model::build::{dense, descriptor};
 use hrry::model::view::{typed_slice, typed_vec};
 use hrry::model::{Element, ElementType, ViewError};
-use hrry::schema::{ExtensionType, KvScalar, KvValue, LayoutFields, LAYOUT_COLUMN_MAJOR};
+use hrry::schema::{ExtensionType, KvValue, LayoutFields, LAYOUT_COLUMN_MAJOR};
 
 /// A file with one row-major tensor `t` of shape [2, 3] holding `values`.
 fn file_of<T: Element>(values: &[T]) -> Vec<u8> {
@@ -235,7 +235,7 @@ fn kv_values_come_from_rust_values_and_read_back() {
         .as_array()
         .unwrap()
         .iter()
-        .filter_map(KvScalar::as_u64)
+        .filter_map(|e| e.as_u64())
         .collect();
     assert_eq!(shape, [4096, 32]);
     let tags = kv("tags");
@@ -243,16 +243,21 @@ fn kv_values_come_from_rust_values_and_read_back() {
         .as_array()
         .unwrap()
         .iter()
-        .filter_map(KvScalar::as_str)
+        .filter_map(|e| e.as_str())
         .collect();
     assert_eq!(tags, ["a", "b"]);
     // An empty array keeps its element type.
     match kv("none") {
-        KvValue::Array(a) => assert_eq!((a.element_tag, a.elements.len()), (0x04, 0)),
+        KvValue::Array(a) => assert_eq!((a.element_tag, a.len()), (0x04, 0)),
         other => panic!("{other:?}"),
     }
     assert_eq!(
-        KvValue::from(&[1.5f32][..]).as_array().unwrap()[0].as_f64(),
+        KvValue::from(&[1.5f32][..])
+            .as_array()
+            .unwrap()
+            .get(0)
+            .unwrap()
+            .as_f64(),
         Some(1.5)
     );
     assert_eq!(KvValue::from(&b"xy"[..]).as_bytes(), Some(&b"xy"[..]));

@@ -288,7 +288,7 @@ fn gguf_metadata_and_dense_tensors() {
         KvValue::Array(a) => {
             assert_eq!(a.element_tag, 0x01);
             assert_eq!(
-                a.elements[1],
+                a.get(1).unwrap().to_scalar(),
                 KvScalar::String(LenBytes {
                     bytes: "▁the".as_bytes().to_vec()
                 })
@@ -298,7 +298,7 @@ fn gguf_metadata_and_dense_tensors() {
     }
     match v("scores") {
         KvValue::Array(a) => assert_eq!(
-            a.elements,
+            a.to_scalars(),
             vec![KvScalar::Float64(0.5), KvScalar::Float64(-1.25)]
         ),
         other => panic!("{other:?}"),
@@ -645,7 +645,7 @@ fn sharded_safetensors_checkpoint_becomes_one_file() {
     assert_eq!(kv_text(&file, "note"), "shard two");
     match file.kv_value(hrry::convert::checkpoint::SOURCE_FILES_KEY) {
         Some(KvValue::Array(a)) => assert_eq!(
-            a.elements,
+            a.to_scalars(),
             (1..=3)
                 .map(|i| KvScalar::String(LenBytes {
                     bytes: format!("model-{i:05}-of-00003.safetensors").into_bytes()

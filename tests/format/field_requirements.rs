@@ -381,10 +381,7 @@ fn e8m0(codes: &[u8]) -> Vec<u8> {
 }
 
 fn kv_array(element_tag: u8) -> Vec<u8> {
-    let array = KvValue::Array(KvArray {
-        element_tag,
-        elements: vec![],
-    });
+    let array = KvValue::Array(KvArray::new(element_tag, vec![]));
     write(&[("k", array)], vec![])
 }
 

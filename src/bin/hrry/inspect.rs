@@ -4,15 +4,23 @@
 
 use std::path::PathBuf;
 
-use hrry::file::{Check, OpenOptions};
-use hrry::report::{InspectOptions, INSPECT_FORMAT_VERSION};
+use hrry::file::{Check, HrryFile, OpenOptions};
+use hrry::report::{
+    element_json, inspect_head_json, kv_json_limited, kv_type_name, tensors_json, Summary,
+    INSPECT_FORMAT_VERSION,
+};
+use hrry::schema::KvValue;
 use serde_json::{json, Map, Value};
 
+use crate::json_stream::PrettyWriter;
 use crate::text::{self, cut, plural, safe, width};
 use crate::{is_dash, Failure, Outcome};
 
 /// KV array elements shown by default in human output.
 const SHOWN_ARRAY_ELEMENTS: usize = 8;
+/// KV array elements shown by default in JSON output (then `"truncated": true`;
+/// `--full` shows them all).
+const JSON_ARRAY_ELEMENTS: usize = 1 << 20;
 /// Characters of a string value shown by default in human output.
 const SHOWN_STRING_CHARS: usize = 80;
 /// Widest name column; longer names go on a line of their own.
@@ -33,14 +41,16 @@ its GGUF type too (`uint32 (stored as uint64)`).
 pub struct Args {
     /// The file to show (`-` reads standard input).
     file: PathBuf,
-    /// Print JSON (described by schema/inspect.schema.json). KV values are complete
-    /// unless --max-array is given.
+    /// Print JSON (described by schema/inspect.schema.json), written as the file is
+    /// read. KV arrays of more than 1048576 elements show their first 1048576
+    /// (`"truncated": true`, `"count"` the full length) unless --full is given.
     #[arg(long)]
     json: bool,
-    /// Show every KV array element and whole strings (human output cuts them).
-    #[arg(long, conflicts_with = "max_array")]
+    /// Show every KV array element and whole strings (human output cuts them; JSON
+    /// cuts arrays past 1048576 elements).
+    #[arg(long, alias = "all-values", conflicts_with = "max_array")]
     full: bool,
-    /// Show at most N elements of each KV array (human default: 8; JSON: all).
+    /// Show at most N elements of each KV array (human default: 8; JSON: 1048576).
     #[arg(long, value_name = "N")]
     max_array: Option<usize>,
     /// Show tensors only, no metadata.
@@ -53,6 +63,10 @@ pub struct Args {
     /// characters, `?` one character); may be repeated.
     #[arg(long = "name", short = 'n', value_name = "GLOB")]
     names: Vec<String>,
+    /// Cap of the memory budget of reading the file (bytes, or with a K, M or G
+    /// suffix; default 2G). Past it, the file is refused (HF-LIM-001, max_memory).
+    #[arg(long, value_name = "SIZE", value_parser = crate::parse_size)]
+    max_memory: Option<u64>,
     /// Show what can be read of a file that breaks rules (a bad index CRC, say),
     /// with every violation strict validation finds.
     #[arg(long, alias = "force")]
@@ -120,13 +134,18 @@ fn show(args: Args) -> Result<Outcome, Failure> {
     // Inspecting shows structure; judging it is `hrry validate`'s job. The frame
     // open checks the header, trailer, index and KV, and each descriptor as it is
     // read, which is what printing them needs.
+    let mut limits = hrry::limits::Limits::default();
+    if let Some(n) = args.max_memory {
+        limits.max_memory = n;
+    }
     let open = if args.permissive {
         OpenOptions::new().allow_all()
     } else {
         OpenOptions::new()
             .check(Check::Frame)
             .policy(args.policy.into())
-    };
+    }
+    .limits(limits);
     let opened = match (&whole, &remote) {
         (Some(bytes), _) => open.open_bytes(bytes),
         (None, Some(source)) => open.open_source(source.clone()),
@@ -137,7 +156,10 @@ fn show(args: Args) -> Result<Outcome, Failure> {
     let violations = if args.permissive {
         // The mapped file (or the file itself, read where the rules look), not a
         // copy of it.
-        let options = hrry::validate::Options::default();
+        let options = hrry::validate::Options {
+            limits,
+            ..Default::default()
+        };
         let cannot_read =
             |e: std::io::Error| Failure(format!("cannot read {}: {e}", text::path(&args.file)));
         let report = match (&whole, &remote, &opened) {
@@ -166,35 +188,116 @@ fn show(args: Args) -> Result<Outcome, Failure> {
         }
         Err(e) => return unreadable(&args, &name, &e, violations),
     };
-    let options = InspectOptions {
-        max_array: match (args.max_array, args.full || args.json) {
-            (Some(n), _) => Some(n),
-            (None, true) => None,
-            (None, false) => Some(SHOWN_ARRAY_ELEMENTS),
-        },
+    let max_array = match (args.max_array, args.full) {
+        (Some(n), _) => Some(n),
+        (None, true) => None,
+        (None, false) if args.json => Some(JSON_ARRAY_ELEMENTS),
+        (None, false) => Some(SHOWN_ARRAY_ELEMENTS),
     };
-    let mut v = hrry::report::inspect_json_with(&file, &options);
-    filter(&mut v, &args);
-    let m = v.as_object_mut().expect("an object");
-    m.insert("file".into(), json!(name));
-    if let Some(violations) = violations {
-        m.insert("violations".into(), violations);
-    }
-    if args.json {
-        outln!("{}", serde_json::to_string_pretty(&v)?);
-    } else {
-        print_human(&args, &v);
-    }
     // With --permissive, a file that breaks rules is still an invalid input.
-    let broken = v
-        .get("violations")
+    let broken = violations
+        .as_ref()
         .and_then(Value::as_array)
         .is_some_and(|list| !list.is_empty());
+    // Both renderings write as they walk the file: one tensor, one KV value at a
+    // time, never the whole document.
+    if args.json {
+        write_json(&file, &args, &name, max_array, violations.as_ref());
+    } else {
+        print_human(&file, &args, max_array, violations.as_ref());
+    }
     Ok(if broken {
         Outcome::Invalid
     } else {
         Outcome::Ok
     })
+}
+
+/// Whether `--name` lets `name` (a tensor name or KV key) be shown.
+fn shown_name(args: &Args, name: &str) -> bool {
+    args.names.is_empty() || args.names.iter().any(|g| glob_match(g, name))
+}
+
+/// The KV entries `--name` lets through, each as its inspect JSON (arrays kept to
+/// `max_array` elements), built one at a time.
+fn kv_shown<'f>(
+    file: &'f HrryFile<'_>,
+    args: &'f Args,
+    max_array: Option<usize>,
+) -> impl Iterator<Item = (String, Value)> + 'f {
+    file.kv().iter().filter_map(move |e| {
+        let key = String::from_utf8_lossy(&e.key).into_owned();
+        shown_name(args, &key).then(|| (key, kv_json_limited(&e.value, max_array)))
+    })
+}
+
+/// `--json`: the inspect document (schema/inspect.schema.json) written as the file
+/// is walked. Arrays are written element by element.
+fn write_json(
+    file: &HrryFile<'_>,
+    args: &Args,
+    name: &str,
+    max_array: Option<usize>,
+    violations: Option<&Value>,
+) {
+    let mut w = PrettyWriter::stdout();
+    w.open(None, '{');
+    for (k, v) in inspect_head_json(file) {
+        w.field(&k, &v);
+    }
+    if !args.tensors_only {
+        w.open(Some("kv"), '{');
+        for e in file.kv() {
+            let key = String::from_utf8_lossy(&e.key);
+            if shown_name(args, &key) {
+                write_kv_json(&mut w, &key, &e.value, max_array);
+            }
+        }
+        w.close();
+    }
+    // The summary covers the whole file, whatever is shown.
+    let mut summary = Summary::default();
+    if !args.metadata_only {
+        w.open(Some("tensors"), '[');
+    }
+    for t in tensors_json(file) {
+        summary.add(&t);
+        if !args.metadata_only && shown_name(args, t["name"].as_str().unwrap_or_default()) {
+            w.item(&t);
+        }
+    }
+    if !args.metadata_only {
+        w.close();
+    }
+    w.field("summary", &summary.json());
+    w.field("file", &json!(name));
+    if let Some(violations) = violations {
+        w.field("violations", violations);
+    }
+    w.close();
+}
+
+/// One KV entry of the `--json` document: as [`kv_json_limited`] renders it, an
+/// array's elements written one at a time.
+fn write_kv_json(w: &mut PrettyWriter, key: &str, value: &KvValue, max_array: Option<usize>) {
+    let KvValue::Array(a) = value else {
+        w.field(key, &kv_json_limited(value, max_array));
+        return;
+    };
+    let keep = max_array.unwrap_or(usize::MAX).min(a.len());
+    w.open(Some(key), '{');
+    w.field("type", &json!("array"));
+    w.field("element_type", &json!(kv_type_name(a.element_tag)));
+    w.field("count", &json!(a.len()));
+    w.open(Some("value"), '[');
+    for e in a.iter().take(keep) {
+        w.item(&element_json(e));
+    }
+    w.close();
+    if keep < a.len() {
+        w.field("truncated", &json!(true));
+    }
+    w.close();
 }
 
 /// A file that cannot be opened: the reason on standard error (and as JSON on
@@ -250,28 +353,6 @@ pub fn error_json(
     })
 }
 
-/// Applies `--tensors-only`, `--metadata-only` and `--name` to an inspect document.
-/// The summary still covers the whole file.
-fn filter(v: &mut Value, args: &Args) {
-    let m = v.as_object_mut().expect("an object");
-    if args.tensors_only {
-        m.remove("kv");
-    }
-    if args.metadata_only {
-        m.remove("tensors");
-    }
-    if args.names.is_empty() {
-        return;
-    }
-    let keep = |name: &str| args.names.iter().any(|g| glob_match(g, name));
-    if let Some(Value::Object(kv)) = m.get_mut("kv") {
-        kv.retain(|k, _| keep(k));
-    }
-    if let Some(Value::Array(tensors)) = m.get_mut("tensors") {
-        tensors.retain(|t| keep(t["name"].as_str().unwrap_or_default()));
-    }
-}
-
 /// Whether `name` matches `glob`: `*` matches any run of characters (none
 /// included), `?` any one character, everything else itself.
 fn glob_match(glob: &str, name: &str) -> bool {
@@ -304,14 +385,20 @@ fn glob_match(glob: &str, name: &str) -> bool {
     g[gi..].iter().all(|&c| c == '*')
 }
 
-fn print_human(args: &Args, v: &Value) {
-    let h = &v["header"];
+fn print_human(
+    file: &HrryFile<'_>,
+    args: &Args,
+    max_array: Option<usize>,
+    violations: Option<&Value>,
+) {
+    let head = inspect_head_json(file);
+    let h = &head["header"];
     outln!(
         "{}: HRRYFILE {}.{}, {} bytes",
         text::path(&args.file),
         h["container_version_major"],
         h["container_version_minor"],
-        v["file_size"]
+        head["file_size"]
     );
     let flags: Vec<&str> = [
         ("sorted_index", "sorted index"),
@@ -328,15 +415,25 @@ fn print_human(args: &Args, v: &Value) {
         if flags.is_empty() { "" } else { ", " },
         flags.join(", ")
     );
-    outln!("  {}", summary_line(&v["summary"]));
-    if let Some(violations) = v.get("violations") {
+    // The summary comes first: one pass over the tensors, each dropped once counted.
+    let mut summary = Summary::default();
+    for t in tensors_json(file) {
+        summary.add(&t);
+    }
+    let summary = summary.json();
+    outln!("  {}", summary_line(&summary));
+    if let Some(violations) = violations {
         print_violations(violations);
     }
-    if let Some(kv) = v["kv"].as_object() {
-        print_kv(kv, args.full);
+    if !args.tensors_only {
+        print_kv(file, args, max_array);
     }
-    if let Some(tensors) = v["tensors"].as_array() {
-        print_tensors(tensors, v["summary"]["tensors"].as_u64().unwrap_or(0));
+    if !args.metadata_only {
+        let total = summary["tensors"].as_u64().unwrap_or(0);
+        let shown = || {
+            tensors_json(file).filter(|t| shown_name(args, t["name"].as_str().unwrap_or_default()))
+        };
+        print_tensor_table(shown, total);
     }
 }
 
@@ -393,16 +490,16 @@ fn human_bytes(n: u64) -> String {
     format!("{value:.1} {}", UNITS[unit])
 }
 
-fn print_kv(kv: &Map<String, Value>, full: bool) {
-    if kv.is_empty() {
+/// The KV entries `--name` lets through, aligned in columns: a first pass
+/// measures them, a second prints them, one entry at a time.
+fn print_kv(file: &HrryFile<'_>, args: &Args, max_array: Option<usize>) {
+    let count = kv_shown(file, args, Some(0)).count();
+    if count == 0 {
         outln!("metadata: none");
         return;
     }
-    outln!(
-        "metadata ({}):",
-        plural(kv.len() as u64, "entry", "entries")
-    );
-    let gguf_types = gguf_value_types(kv);
+    outln!("metadata ({}):", plural(count as u64, "entry", "entries"));
+    let gguf_types = gguf_value_types(file);
     let type_of = |key: &str, e: &Value| {
         let stored = e["type"].as_str().unwrap_or("?");
         match gguf_types.get(key).and_then(Value::as_str) {
@@ -410,21 +507,18 @@ fn print_kv(kv: &Map<String, Value>, full: bool) {
             _ => stored.to_string(),
         }
     };
-    let type_width = kv
-        .iter()
-        .map(|(k, e)| type_of(k, e).chars().count())
-        .max()
-        .unwrap_or(0);
-    let key_width = kv
-        .keys()
-        .map(|k| width(k))
-        .filter(|&w| w <= NAME_COLUMN_MAX)
-        .max()
-        .unwrap_or(0);
-    for (key, e) in kv {
-        let ty = type_of(key, e);
-        let value = kv_value(e, full);
-        let key = safe(key);
+    let (mut type_width, mut key_width) = (0, 0);
+    for (k, e) in kv_shown(file, args, Some(0)) {
+        type_width = type_width.max(type_of(&k, &e).chars().count());
+        let w = width(&k);
+        if w <= NAME_COLUMN_MAX {
+            key_width = key_width.max(w);
+        }
+    }
+    for (key, e) in kv_shown(file, args, max_array) {
+        let ty = type_of(&key, &e);
+        let value = kv_value(&e, args.full);
+        let key = safe(&key);
         if width(&key) > NAME_COLUMN_MAX {
             outln!("  {key}");
             outln!("  {:key_width$}  {ty:<type_width$}  {value}", "");
@@ -437,9 +531,9 @@ fn print_kv(kv: &Map<String, Value>, full: bool) {
 /// The GGUF type of each key of a file converted from GGUF, from the JSON object
 /// `hrry convert` records under `hrry.gguf.value_types` (a HRRYFILE stores every
 /// GGUF integer as int64 or uint64): empty for other files or a malformed entry.
-fn gguf_value_types(kv: &Map<String, Value>) -> Map<String, Value> {
-    kv.get(hrry::convert::gguf::GGUF_VALUE_TYPES_KEY)
-        .and_then(|e| e["value"].as_str())
+fn gguf_value_types(file: &HrryFile<'_>) -> Map<String, Value> {
+    file.kv_value(hrry::convert::gguf::GGUF_VALUE_TYPES_KEY)
+        .and_then(KvValue::as_str)
         .and_then(|s| serde_json::from_str::<Value>(s).ok())
         .and_then(|v| match v {
             Value::Object(m) => Some(m),
@@ -478,21 +572,18 @@ fn kv_value(e: &Value, full: bool) -> String {
 
 /// The tensor table of an inspect document (files and bare streams alike).
 pub fn print_tensors(tensors: &[Value], total: u64) {
-    if tensors.len() as u64 == total {
-        outln!("tensors ({total}):");
-    } else {
-        outln!("tensors ({} of {total} shown):", tensors.len());
-    }
-    if tensors.is_empty() {
-        return;
-    }
-    let rows: Vec<[String; 7]> = tensors.iter().map(tensor_row).collect();
+    print_tensor_table(|| tensors.iter().cloned(), total);
+}
+
+/// The tensor table of the tensors `tensors()` yields (out of `total`): a first
+/// pass measures the columns, a second prints the rows, one tensor at a time.
+fn print_tensor_table<I: Iterator<Item = Value>>(tensors: impl Fn() -> I, total: u64) {
     let header = [
         "NAME", "TYPE", "SHAPE", "ELEMENTS", "LAYOUT", "BYTES", "OFFSET",
     ]
     .map(String::from);
     let mut widths = [0usize; 7];
-    for row in std::iter::once(&header).chain(&rows) {
+    let mut measure = |row: &[String; 7]| {
         for (i, cell) in row.iter().enumerate() {
             let cw = width(cell);
             // A very long name does not widen the column; it gets its own line.
@@ -500,6 +591,20 @@ pub fn print_tensors(tensors: &[Value], total: u64) {
                 widths[i] = widths[i].max(cw);
             }
         }
+    };
+    measure(&header);
+    let mut shown = 0u64;
+    for t in tensors() {
+        measure(&tensor_row(&t));
+        shown += 1;
+    }
+    if shown == total {
+        outln!("tensors ({total}):");
+    } else {
+        outln!("tensors ({shown} of {total} shown):");
+    }
+    if shown == 0 {
+        return;
     }
     let line = |row: &[String; 7]| {
         let mut s = String::from(" ");
@@ -514,13 +619,14 @@ pub fn print_tensors(tensors: &[Value], total: u64) {
         s.trim_end().to_string()
     };
     outln!("{}", line(&header));
-    for (t, mut row) in tensors.iter().zip(rows) {
+    for t in tensors() {
+        let mut row = tensor_row(&t);
         if width(&row[0]) > NAME_COLUMN_MAX {
             outln!("  {}", row[0]);
             row[0] = String::new();
         }
         outln!("{}", line(&row));
-        for detail in tensor_details(t) {
+        for detail in tensor_details(&t) {
             outln!("      {detail}");
         }
     }

@@ -50,6 +50,7 @@ mod export;
 mod holo;
 mod input;
 mod inspect;
+mod json_stream;
 mod net;
 mod remote;
 mod sarif;
@@ -156,6 +157,22 @@ fn write_line(args: std::fmt::Arguments<'_>) {
     let mut out = std::io::stdout().lock();
     let result = out.write_fmt(args).and_then(|()| out.write_all(b"\n"));
     end_on_write_error(result);
+}
+
+/// A size given on the command line: bytes, or a number with a `K`, `M` or `G`
+/// suffix (KiB, MiB, GiB).
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let (digits, shift) = match s.as_bytes().last().map(u8::to_ascii_uppercase) {
+        Some(b'K') => (&s[..s.len() - 1], 10),
+        Some(b'M') => (&s[..s.len() - 1], 20),
+        Some(b'G') => (&s[..s.len() - 1], 30),
+        _ => (s, 0),
+    };
+    let n: u64 = digits
+        .parse()
+        .map_err(|_| format!("{s:?} is not a size (bytes, or a number with K, M or G)"))?;
+    n.checked_mul(1 << shift)
+        .ok_or_else(|| format!("{s} is too large"))
 }
 
 /// Writes raw command output, with the error handling of `outln!`.

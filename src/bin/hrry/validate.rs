@@ -95,6 +95,11 @@ pub struct Args {
     max_tensors: Option<u64>,
     #[command(flatten)]
     pub net: crate::remote::NetArgs,
+    /// Cap of the memory budget of checking one file (bytes, or with a K, M or G
+    /// suffix for KiB, MiB, GiB; default 2G): what the file's metadata makes hrry
+    /// hold, at most 16 MiB + 16 x the bytes read. Past it, HF-LIM-001 (max_memory).
+    #[arg(long, value_name = "SIZE", value_parser = crate::parse_size)]
+    max_memory: Option<u64>,
 }
 
 /// The version of the `--json` document and of each file's object.
@@ -131,6 +136,9 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
     let mut limits = Limits::default();
     if let Some(n) = args.max_tensors {
         limits.max_tensors = n;
+    }
+    if let Some(n) = args.max_memory {
+        limits.max_memory = n;
     }
     let options = Options {
         mode: if args.permissive {

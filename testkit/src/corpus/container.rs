@@ -228,10 +228,7 @@ fn kv_extremes() -> Vec<(&'static str, KvValue)> {
         bytes: t.as_bytes().to_vec(),
     };
     let array = |element_tag: u8, elements: Vec<KvScalar>| {
-        KvValue::Array(KvArray {
-            element_tag,
-            elements,
-        })
+        KvValue::Array(KvArray::new(element_tag, elements))
     };
     vec![
         ("int64.min", KvValue::Int64(i64::MIN)),
@@ -304,19 +301,19 @@ fn valid_cases() -> Vec<Case> {
         ),
         (
             "array",
-            KvValue::Array(KvArray {
-                element_tag: 0x02,
-                elements: vec![KvScalar::Int64(1), KvScalar::Int64(-2)],
-            }),
+            KvValue::Array(KvArray::new(
+                0x02,
+                vec![KvScalar::Int64(1), KvScalar::Int64(-2)],
+            )),
         ),
         (
             "strings",
-            KvValue::Array(KvArray {
-                element_tag: 0x01,
-                elements: vec![KvScalar::String(LenBytes {
+            KvValue::Array(KvArray::new(
+                0x01,
+                vec![KvScalar::String(LenBytes {
                     bytes: b"a".to_vec(),
                 })],
-            }),
+            )),
         ),
     ];
     let mut sections = with(f32d(&[2, 3]), |d| {
@@ -848,10 +845,7 @@ fn kv_cases() -> Vec<Case> {
     let one = kv_bytes(&[("k", KvValue::Int64(1))]);
     let array = kv_bytes(&[(
         "k",
-        KvValue::Array(KvArray {
-            element_tag: 2,
-            elements: vec![KvScalar::Int64(1)],
-        }),
+        KvValue::Array(KvArray::new(2, vec![KvScalar::Int64(1)])),
     )]);
     // "abcdef" + tag + int64 = 4 + 2 + 6 + 1 + 8 = 21 bytes: 3 bytes of padding follow.
     let padded = kv_bytes(&[("abcdef", KvValue::Int64(1))]);
@@ -910,13 +904,7 @@ fn kv_cases() -> Vec<Case> {
             "HF-KV-007",
             "empty",
             "an empty array with element tag 0x00",
-            kv_bytes(&[(
-                "k",
-                KvValue::Array(KvArray {
-                    element_tag: 0x00,
-                    elements: vec![],
-                }),
-            )]),
+            kv_bytes(&[("k", KvValue::Array(KvArray::new(0x00, vec![])))]),
         ),
         inv(
             "HF-KV-008",

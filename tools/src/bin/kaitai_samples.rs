@@ -548,12 +548,7 @@ fn kv_values(dir: &Path) {
     let s = |t: &str| LenBytes {
         bytes: t.as_bytes().to_vec(),
     };
-    let arr = |element_tag, elements| {
-        KvValue::Array(KvArray {
-            element_tag,
-            elements,
-        })
-    };
+    let arr = |element_tag, elements| KvValue::Array(KvArray::new(element_tag, elements));
     write(
         dir,
         "kv.hrry",

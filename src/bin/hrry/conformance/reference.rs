@@ -161,10 +161,7 @@ pub fn kv_from_json(v: &Value) -> Option<KvValue> {
             .iter()
             .map(|e| scalar_from_json(tag, e))
             .collect::<Option<Vec<_>>>()?;
-        return Some(KvValue::Array(KvArray {
-            element_tag: tag,
-            elements,
-        }));
+        return Some(KvValue::Array(KvArray::new(tag, elements)));
     }
     Some(match scalar_from_json(kv_tag(ty)?, &v["value"])? {
         KvScalar::String(b) => KvValue::String(b),

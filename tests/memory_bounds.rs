@@ -1,0 +1,126 @@
+//! The memory budget held by construction: `hrry validate`, `hrry inspect` and
+//! `hrry inspect --json` on every file of the hostile set (`hrry_testkit::hostile`:
+//! KV arrays of each element type, sparse and dense; many tiny tensors; broadcast
+//! tensors; nested composites; many KV entries; long names) each peak at most
+//! 64 MiB plus twice the bytes the file has on disk, and end with an exit code,
+//! never a signal. A test binary of its own: a child's peak resident memory as
+//! `wait4` reports it can include what its parent held when it spawned it, so the
+//! parent stays small while the children run.
+
+#![cfg(target_os = "linux")]
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use hrry_testkit::hostile::{bytes_on_disk, write_set};
+
+const MIB: u64 = 1 << 20;
+
+/// How `hrry` ended: its exit code (`None` when a signal ended it), peak resident
+/// memory in bytes, and what it wrote to standard error.
+struct Ran {
+    code: Option<i32>,
+    signal: Option<i32>,
+    peak: u64,
+}
+
+/// Runs `hrry args…` with its output discarded, measured by `wait4`.
+fn run(args: &[&str]) -> Ran {
+    // Reaped by wait4 below, which also gives its resource usage.
+    #[allow(clippy::zombie_processes)]
+    let child = Command::new(env!("CARGO_BIN_EXE_hrry"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("hrry runs");
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is valid; wait4 fills it and the status for our child.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let pid = child.id() as libc::pid_t;
+    // SAFETY: `pid` is our child, not waited for yet.
+    assert_eq!(unsafe { libc::wait4(pid, &mut status, 0, &mut usage) }, pid);
+    Ran {
+        code: libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status)),
+        signal: libc::WIFSIGNALED(status).then(|| libc::WTERMSIG(status)),
+        peak: usage.ru_maxrss as u64 * 1024,
+    }
+}
+
+#[test]
+fn hostile_files_stay_within_the_memory_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = write_set(dir.path(), 1).expect("the hostile set is written");
+    let mut failures = Vec::new();
+    for f in &files {
+        let disk = bytes_on_disk(&f.path).unwrap();
+        let apparent = std::fs::metadata(&f.path).unwrap().len();
+        let bound = 64 * MIB + 2 * disk;
+        let path = f.path.to_str().unwrap();
+        for command in [
+            &["validate", path][..],
+            &["inspect", path],
+            &["inspect", "--json", path],
+        ] {
+            let ran = run(command);
+            let shown = format!("hrry {} {}", command[..command.len() - 1].join(" "), f.name);
+            eprintln!(
+                "{shown}: {apparent} bytes ({disk} on disk), peak {:.1} MiB (bound {:.1}), exit {:?}",
+                ran.peak as f64 / MIB as f64,
+                bound as f64 / MIB as f64,
+                ran.code
+            );
+            if ran.signal.is_some() || ran.code.is_none() {
+                failures.push(format!("{shown}: ended by signal {:?}", ran.signal));
+            } else if ran.code == Some(2) {
+                failures.push(format!("{shown}: exit 2 (an error, not a verdict)"));
+            }
+            if ran.peak > bound {
+                failures.push(format!(
+                    "{shown}: peak {} bytes, over 64 MiB + 2 x {disk} bytes on disk",
+                    ran.peak
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The budget's cap refuses a file whose metadata needs more, as a limit
+/// violation naming `max_memory`, in both commands.
+#[test]
+fn a_file_past_the_cap_is_refused_naming_max_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("kv.hrry");
+    let mut w = hrry::file::HrryWriter::new(
+        std::fs::File::create(&path).unwrap(),
+        hrry::file::WriterOptions::default(),
+    )
+    .unwrap();
+    w.add_kv("tokens", vec![1u64; 1 << 17]).unwrap();
+    w.finish().unwrap();
+    let out = |args: &[&str]| {
+        let o = Command::new(env!("CARGO_BIN_EXE_hrry"))
+            .args(args)
+            .arg(&path)
+            .output()
+            .unwrap();
+        let text =
+            String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr);
+        (o.status.code(), text)
+    };
+    for command in [&["validate"][..], &["inspect"], &["inspect", "--json"]] {
+        let (code, text) = out(command);
+        assert_eq!(code, Some(0), "{command:?} within the default cap: {text}");
+        let mut capped = command.to_vec();
+        capped.extend(["--max-memory", "512K"]);
+        let (code, text) = out(&capped);
+        assert!(matches!(code, Some(1 | 3)), "{capped:?}: {code:?} {text}");
+        assert!(
+            text.contains("HF-LIM-001") && text.contains("max_memory") && text.contains("KV"),
+            "{capped:?}: {text}"
+        );
+    }
+    assert!(Path::new(&path).exists());
+}
