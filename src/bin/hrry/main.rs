@@ -42,6 +42,7 @@ mod conformance;
 mod conformance_map;
 mod convert;
 mod dequant;
+mod diff;
 mod export;
 mod holo;
 mod input;
@@ -89,6 +90,8 @@ enum Command {
     /// Convert between HRRYFILE, safetensors and GGUF (any direction), whole checkpoints included.
     #[command(after_help = SEE_EXIT_CODES)]
     Convert(convert::Args),
+    /// Compare two model files (HRRYFILE, safetensors, GGUF): tensors, metadata, values.
+    Diff(diff::Args),
     /// Work with .holo archives (extract an extension or a section).
     #[command(subcommand)]
     Holo(holo::Command),
@@ -214,6 +217,7 @@ fn main() -> ExitCode {
         Command::Dequant(args) => dequant::run(args),
         Command::Inspect(args) => inspect::run(args),
         Command::Export(args) => export::run(args),
+        Command::Diff(args) => diff::run(args),
         Command::Validate(args) => validate::run(args),
         Command::Holo(command) => holo::run(command),
         Command::Stream(command) => stream::run(command),
