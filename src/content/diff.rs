@@ -145,7 +145,7 @@ impl Diff {
 /// file's tensor order, a piece at a time ([`super::PIECE`]), both files at once.
 /// Failed reads are errors; a tensor whose values cannot be read is reported as
 /// not compared.
-pub fn diff(a: &ModelFile, b: &ModelFile, options: &DiffOptions) -> Result<Diff, Error> {
+pub fn diff(a: &ModelFile<'_>, b: &ModelFile<'_>, options: &DiffOptions) -> Result<Diff, Error> {
     let mut out = Diff {
         content_compared: !options.metadata_only,
         ..Diff::default()
@@ -307,9 +307,9 @@ fn sub(kind: ValueKind, bytes: &[u8], from: usize, n: usize) -> Values<'_> {
 /// Compares the values of tensor `ia` of `a` with those of tensor `ib` of `b`:
 /// `b`'s are read on a second thread, a few pieces ahead.
 fn compare_values(
-    a: &ModelFile,
+    a: &ModelFile<'_>,
     ia: usize,
-    b: &ModelFile,
+    b: &ModelFile<'_>,
     ib: usize,
     tolerance: f64,
 ) -> Result<ContentDiff, Error> {

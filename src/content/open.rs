@@ -76,23 +76,24 @@ pub(crate) enum Reading {
 }
 
 /// The bytes behind a [`ModelFile`].
-enum Body {
+enum Body<'a> {
     Hrry(Box<HrryFile<'static>>),
+    Borrowed(&'a HrryFile<'a>),
     Source(Box<dyn ReadAt + Send>),
 }
 
 /// A model file opened for comparison and statistics: its format, tensors and
 /// metadata (read when opened, without tensor data), and its tensors' values on
 /// demand.
-pub struct ModelFile {
+pub struct ModelFile<'a> {
     format: ModelFormat,
     len: u64,
     tensors: Vec<TensorInfo>,
     metadata: Vec<(String, KvValue)>,
-    body: Body,
+    body: Body<'a>,
 }
 
-impl std::fmt::Debug for ModelFile {
+impl std::fmt::Debug for ModelFile<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ModelFile")
             .field("format", &self.format)
@@ -102,11 +103,11 @@ impl std::fmt::Debug for ModelFile {
     }
 }
 
-impl ModelFile {
+impl ModelFile<'static> {
     /// Opens the file at `path`, recognising its format by its first bytes. A
     /// HRRYFILE is mapped (and must pass [`OpenOptions`]' default checks); a
     /// safetensors or GGUF file is read with positioned reads.
-    pub fn open(path: &Path) -> Result<ModelFile, Error> {
+    pub fn open(path: &Path) -> Result<ModelFile<'static>, Error> {
         let io = |e| Error::Io(format!("{}: {e}", path.display()));
         let source = crate::source::FileSource::open(path).map_err(io)?;
         let format = sniff(&source)?;
@@ -120,7 +121,7 @@ impl ModelFile {
     /// Opens `source` (a remote object, bytes in memory), recognising its format
     /// by its first bytes. A HRRYFILE is opened with [`OpenOptions::open_source`]:
     /// only its metadata is read now, and each tensor's data when its values are.
-    pub fn open_source(source: impl ReadAt + Send + 'static) -> Result<ModelFile, Error> {
+    pub fn open_source(source: impl ReadAt + Send + 'static) -> Result<ModelFile<'static>, Error> {
         let format = sniff(&source)?;
         let len = source.len();
         if format == ModelFormat::Hrry {
@@ -128,6 +129,49 @@ impl ModelFile {
             return Ok(Self::from_hrry(file, len));
         }
         Self::from_other(format, Box::new(source))
+    }
+
+    fn from_hrry(file: HrryFile<'static>, len: u64) -> ModelFile<'static> {
+        let (tensors, metadata) = hrry_tensors(&file);
+        ModelFile {
+            format: ModelFormat::Hrry,
+            len,
+            tensors,
+            metadata,
+            body: Body::Hrry(Box::new(file)),
+        }
+    }
+
+    fn from_other(
+        format: ModelFormat,
+        source: Box<dyn ReadAt + Send>,
+    ) -> Result<ModelFile<'static>, Error> {
+        let (tensors, metadata) = match format {
+            ModelFormat::Safetensors => safetensors_tensors(&*source)?,
+            _ => gguf_tensors(&*source)?,
+        };
+        Ok(ModelFile {
+            format,
+            len: source.len(),
+            tensors,
+            metadata,
+            body: Body::Source(source),
+        })
+    }
+}
+
+impl<'a> ModelFile<'a> {
+    /// A HRRYFILE opened already (by a binding that keeps it), borrowed.
+    pub fn of_hrry(file: &'a HrryFile<'a>) -> ModelFile<'a> {
+        let (tensors, metadata) = hrry_tensors(file);
+        let len = file.bytes().map_or(0, |b| b.len() as u64);
+        ModelFile {
+            format: ModelFormat::Hrry,
+            len,
+            tensors,
+            metadata,
+            body: Body::Borrowed(file),
+        }
     }
 
     /// The file's format.
@@ -158,91 +202,12 @@ impl ModelFile {
     }
 
     /// The HRRYFILE, when this is one.
-    pub fn hrry(&self) -> Option<&HrryFile<'static>> {
+    pub fn hrry(&self) -> Option<&HrryFile<'_>> {
         match &self.body {
             Body::Hrry(f) => Some(f),
+            Body::Borrowed(f) => Some(f),
             Body::Source(_) => None,
         }
-    }
-
-    fn from_hrry(file: HrryFile<'static>, len: u64) -> ModelFile {
-        let metadata = file
-            .kv()
-            .iter()
-            .map(|kv| {
-                (
-                    String::from_utf8_lossy(&kv.key).into_owned(),
-                    kv.value.clone(),
-                )
-            })
-            .collect();
-        let mut tensors = Vec::with_capacity(file.len());
-        for entry in file.entries() {
-            let name = entry.name().to_string();
-            let ix = entry.index_entry();
-            let info = match file.descriptor(entry) {
-                Ok(desc) => TensorInfo {
-                    name,
-                    dtype: match ElementType::from_tag(desc.type_tag) {
-                        Some(t) if !matches!(t, ElementType::Extension(_)) => t.name().to_string(),
-                        _ => format!("extension {:#04x}", desc.type_tag),
-                    },
-                    shape: desc.shape.clone(),
-                    layout: layout_name(desc.layout_tag).to_string(),
-                    quantization: desc.quantization.as_ref().map(|q| {
-                        q.quantization_descriptor
-                            .first()
-                            .map_or("unassigned", |&t| scheme_name(t))
-                            .to_string()
-                    }),
-                    elements: crate::model::element_count(&desc.shape),
-                    stored_bytes: desc
-                        .buffers
-                        .iter()
-                        .fold(0u64, |a, b| a.saturating_add(b.byte_size)),
-                    data_offset: ix.data_offset,
-                    statistics: desc.statistics.clone(),
-                    reading: match export_dtype(desc) {
-                        Ok(_) => Reading::Export,
-                        Err(e) => Reading::Unreadable(e.to_string()),
-                    },
-                },
-                Err(e) => TensorInfo {
-                    name,
-                    dtype: "unknown".into(),
-                    shape: Vec::new(),
-                    layout: "unknown".into(),
-                    quantization: None,
-                    elements: None,
-                    stored_bytes: ix.data_length,
-                    data_offset: ix.data_offset,
-                    statistics: None,
-                    reading: Reading::Unreadable(e.to_string()),
-                },
-            };
-            tensors.push(info);
-        }
-        ModelFile {
-            format: ModelFormat::Hrry,
-            len,
-            tensors,
-            metadata,
-            body: Body::Hrry(Box::new(file)),
-        }
-    }
-
-    fn from_other(format: ModelFormat, source: Box<dyn ReadAt + Send>) -> Result<ModelFile, Error> {
-        let (tensors, metadata) = match format {
-            ModelFormat::Safetensors => safetensors_tensors(&*source)?,
-            _ => gguf_tensors(&*source)?,
-        };
-        Ok(ModelFile {
-            format,
-            len: source.len(),
-            tensors,
-            metadata,
-            body: Body::Source(source),
-        })
     }
 
     /// Reads the values of tensor `index` in logical row-major order and hands
@@ -264,6 +229,7 @@ impl ModelFile {
         match (&info.reading, &self.body) {
             (Reading::Unreadable(why), _) => Err(unreadable(why)),
             (Reading::Export, Body::Hrry(file)) => export_values(file, info, f),
+            (Reading::Export, Body::Borrowed(file)) => export_values(file, info, f),
             (Reading::Stored { kind, offset, len }, Body::Source(src)) => {
                 let mut buf = Vec::new();
                 let piece = (PIECE / kind.size()).max(1) * kind.size();
@@ -290,6 +256,68 @@ impl ModelFile {
             _ => Err(unreadable("internal: reading does not match the file")),
         }
     }
+}
+
+/// The tensors and metadata of a HRRYFILE.
+#[allow(clippy::type_complexity)]
+fn hrry_tensors(file: &HrryFile<'_>) -> (Vec<TensorInfo>, Vec<(String, KvValue)>) {
+    let metadata = file
+        .kv()
+        .iter()
+        .map(|kv| {
+            (
+                String::from_utf8_lossy(&kv.key).into_owned(),
+                kv.value.clone(),
+            )
+        })
+        .collect();
+    let mut tensors = Vec::with_capacity(file.len());
+    for entry in file.entries() {
+        let name = entry.name().to_string();
+        let ix = entry.index_entry();
+        let info = match file.descriptor(entry) {
+            Ok(desc) => TensorInfo {
+                name,
+                dtype: match ElementType::from_tag(desc.type_tag) {
+                    Some(t) if !matches!(t, ElementType::Extension(_)) => t.name().to_string(),
+                    _ => format!("extension {:#04x}", desc.type_tag),
+                },
+                shape: desc.shape.clone(),
+                layout: layout_name(desc.layout_tag).to_string(),
+                quantization: desc.quantization.as_ref().map(|q| {
+                    q.quantization_descriptor
+                        .first()
+                        .map_or("unassigned", |&t| scheme_name(t))
+                        .to_string()
+                }),
+                elements: crate::model::element_count(&desc.shape),
+                stored_bytes: desc
+                    .buffers
+                    .iter()
+                    .fold(0u64, |a, b| a.saturating_add(b.byte_size)),
+                data_offset: ix.data_offset,
+                statistics: desc.statistics.clone(),
+                reading: match export_dtype(desc) {
+                    Ok(_) => Reading::Export,
+                    Err(e) => Reading::Unreadable(e.to_string()),
+                },
+            },
+            Err(e) => TensorInfo {
+                name,
+                dtype: "unknown".into(),
+                shape: Vec::new(),
+                layout: "unknown".into(),
+                quantization: None,
+                elements: None,
+                stored_bytes: ix.data_length,
+                data_offset: ix.data_offset,
+                statistics: None,
+                reading: Reading::Unreadable(e.to_string()),
+            },
+        };
+        tensors.push(info);
+    }
+    (tensors, metadata)
 }
 
 /// Recognises the format of `source` by its first bytes.
@@ -331,7 +359,7 @@ fn pieces(
 
 /// Exports a HRRYFILE tensor's values through `f`.
 fn export_values(
-    file: &HrryFile<'static>,
+    file: &HrryFile<'_>,
     info: &TensorInfo,
     f: &mut dyn FnMut(Values<'_>) -> Result<(), Error>,
 ) -> Result<(), Error> {

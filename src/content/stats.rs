@@ -30,7 +30,7 @@ pub struct DtypeCount {
 }
 
 /// Parameter counts per element type, most elements first.
-pub fn parameter_counts(file: &ModelFile) -> Vec<DtypeCount> {
+pub fn parameter_counts(file: &ModelFile<'_>) -> Vec<DtypeCount> {
     let mut out: Vec<DtypeCount> = Vec::new();
     for t in file.tensors() {
         let dtype = match &t.quantization {
@@ -233,7 +233,7 @@ impl StatsAccumulator {
 /// The statistics of tensor `index` of `file`, its values read once, a piece at
 /// a time. A tensor whose values cannot be read, or are not numbers, is an
 /// [`Error::Tensor`].
-pub fn tensor_stats(file: &ModelFile, index: usize) -> Result<TensorStats, Error> {
+pub fn tensor_stats(file: &ModelFile<'_>, index: usize) -> Result<TensorStats, Error> {
     let mut acc = StatsAccumulator::default();
     let name = file.tensors().get(index).map(|t| t.name.clone());
     file.read_values(index, &mut |v| {

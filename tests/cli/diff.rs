@@ -337,3 +337,60 @@ fn errors_exit_2() {
     ]);
     assert_eq!(code, 2);
 }
+
+#[test]
+fn inspect_stats_counts_values_and_checks_statistics_sections() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.hrry");
+    let mut w = HrryWriter::new(Vec::new(), Default::default()).unwrap();
+    w.write_row_major::<f32>(
+        "w",
+        &[2, 3],
+        &[1.0, -2.0, 0.0, f32::NAN, f32::INFINITY, 4.0],
+    )
+    .unwrap();
+    w.write_row_major::<i64>("n", &[3], &[0, 0, 9]).unwrap();
+    std::fs::write(&path, w.finish().unwrap()).unwrap();
+    let (code, out, err) = hrry(&["inspect", "--stats", "--json", path.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let s = &doc["tensors"][0]["stats"];
+    assert_eq!(s["count"], 6);
+    assert_eq!(
+        (s["nan"].clone(), s["inf"].clone(), s["zeros"].clone()),
+        (1.into(), 1.into(), 1.into())
+    );
+    assert_eq!(
+        (s["min"].clone(), s["max"].clone()),
+        ((-2.0).into(), 4.0.into())
+    );
+    assert_eq!(s["mean"], 0.75);
+    let std = (((1.0f64 - 0.75).powi(2) + 2.75f64.powi(2) + 0.75f64.powi(2) + 3.25f64.powi(2))
+        / 4.0)
+        .sqrt();
+    assert!((s["std"].as_f64().unwrap() - std).abs() < 1e-12);
+    assert_eq!(doc["tensors"][1]["stats"]["zeros"], 2);
+    assert_eq!(doc["total"]["elements"], 9);
+    assert_eq!(doc["total"]["stored_bytes"], 6 * 4 + 3 * 8);
+    assert_eq!(doc["findings"], serde_json::json!([]));
+
+    // Quantization-aware: logical elements, and the bytes stored.
+    let (_, out, _) = hrry(&[
+        "inspect",
+        "--stats",
+        "--json",
+        "corpus/valid/quant-per-block-int4-f16.hrry",
+    ]);
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let p = &doc["parameters"][0];
+    assert_eq!(p["dtype"], "int4 (per-block affine)", "{p}");
+    assert!(p["bits_per_element"].as_f64().unwrap() < 8.0, "{p}");
+
+    // A statistics section that disagrees with the values is a finding.
+    let (code, out, _) = hrry(&["inspect", "--stats", "corpus/valid/shard_statistics.hrry"]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("the statistics section's value_min is -1"),
+        "{out}"
+    );
+}

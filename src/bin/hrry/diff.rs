@@ -47,7 +47,7 @@ pub struct Args {
 }
 
 /// Opens a model file named by a path or URL.
-pub fn open_model(path: &Path) -> Result<ModelFile, Failure> {
+pub fn open_model(path: &Path) -> Result<ModelFile<'static>, Failure> {
     let shown = text::path(path);
     let result = match crate::remote::url(path) {
         Some(url) => ModelFile::open_source(crate::remote::open_shared(url)?),

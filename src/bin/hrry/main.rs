@@ -49,6 +49,7 @@ mod input;
 mod inspect;
 mod net;
 mod remote;
+mod stats;
 mod stream;
 mod text;
 mod validate;
