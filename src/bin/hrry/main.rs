@@ -49,6 +49,7 @@ mod input;
 mod inspect;
 mod net;
 mod remote;
+mod report;
 mod stats;
 mod stream;
 mod text;
@@ -93,6 +94,8 @@ enum Command {
     Convert(convert::Args),
     /// Compare two model files (HRRYFILE, safetensors, GGUF): tensors, metadata, values.
     Diff(diff::Args),
+    /// Write a self-contained HTML report: byte map with violations, tensors, statistics, findings.
+    Report(report::Args),
     /// Work with .holo archives (extract an extension or a section).
     #[command(subcommand)]
     Holo(holo::Command),
@@ -219,6 +222,7 @@ fn main() -> ExitCode {
         Command::Inspect(args) => inspect::run(args),
         Command::Export(args) => export::run(args),
         Command::Diff(args) => diff::run(args),
+        Command::Report(args) => report::run(args),
         Command::Validate(args) => validate::run(args),
         Command::Holo(command) => holo::run(command),
         Command::Stream(command) => stream::run(command),
