@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# `hrry report` pages opened in a real browser: Debian's chromium, headless, with
+# a fresh profile and no background networking. Checks that the page's script
+# runs without console errors, that the page asks for nothing over the network
+# (its Content-Security-Policy blocks every fetch, and a blocked fetch is a
+# console error), that the byte map of an invalid corpus file has one mark per
+# violation, and that a file whose tensor names are markup shows them as text (no
+# script of theirs runs). Keeps a screenshot under target/report-test/.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+if ! command -v chromium >/dev/null; then
+    apt-get update -qq && apt-get install -y -qq chromium >/dev/null
+fi
+cargo build --quiet --bin hrry
+hrry=target/debug/hrry
+out=target/report-test
+rm -rf "$out" && mkdir -p "$out"
+
+browse() { # browse MODE PAGE [ARGS]: dump-dom or screenshot, console on stderr
+    local profile
+    profile=$(mktemp -d)
+    chromium --headless --no-sandbox --disable-gpu --disable-background-networking \
+        --disable-component-update --disable-sync --no-first-run \
+        --user-data-dir="$profile" --enable-logging=stderr --v=0 \
+        --virtual-time-budget=3000 "${@:3}" "--$1" "file://$PWD/$2" 2>"$2.console"
+    rm -rf "$profile"
+}
+fail() { echo "report test: $*" >&2; exit 1; }
+console_errors() { grep -E 'CONSOLE|Uncaught|Content Security Policy|Refused to' "$1.console" || true; }
+
+# An invalid corpus file with several violations.
+invalid=corpus/invalid/HF-IDX-010.hrry
+[ -f "$invalid" ] || invalid=$(ls corpus/invalid/*.hrry | head -1)
+$hrry report "$invalid" -o "$out/invalid.html" 2>/dev/null
+expected=$( ($hrry validate --json "$invalid" || true) | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["files"][0]["violations"]))')
+browse dump-dom "$out/invalid.html" > "$out/invalid.dom"
+grep -q 'data-ready="1"' "$out/invalid.dom" || fail "the page's script did not run"
+marks=$(grep -o 'class="violation-mark"' "$out/invalid.dom" | wc -l)
+[ "$marks" -eq "$expected" ] || fail "$marks marks for $expected violations of $invalid"
+grep -q 'id="bytemap"' "$out/invalid.dom" || fail "no byte map"
+errors=$(console_errors "$out/invalid.html")
+[ -z "$errors" ] || fail "console: $errors"
+grep -Eq '(src|href)="(https?:)?//' "$out/invalid.html" && fail "a network reference in the page"
+
+# Tensor names and metadata that are markup.
+python3 - "$out/hostile.safetensors" <<'PY'
+import json, struct, sys
+names = ['<script>document.title="pwned"</script>', '<img src=x onerror="document.title=\'pwned\'">']
+header = {"__metadata__": {"note": "<script>document.title='pwned'</script>"}}
+data = b""
+for n in names:
+    header[n] = {"dtype": "F32", "shape": [2], "data_offsets": [len(data), len(data) + 8]}
+    data += struct.pack("<2f", 1.0, -2.0)
+h = json.dumps(header).encode()
+h += b" " * (-len(h) % 8)
+open(sys.argv[1], "wb").write(struct.pack("<Q", len(h)) + h + data)
+PY
+$hrry convert "$out/hostile.safetensors" "$out/hostile.hrry" >/dev/null
+$hrry report "$out/hostile.hrry" -o "$out/hostile.html" 2>/dev/null
+browse dump-dom "$out/hostile.html" > "$out/hostile.dom"
+grep -q 'data-ready="1"' "$out/hostile.dom" || fail "the hostile page's script did not run"
+grep -q '<title>hrry report' "$out/hostile.dom" || fail "the title changed: a name ran as script"
+grep -q 'pwned</title>' "$out/hostile.dom" && fail "a name ran as script"
+grep -q '&lt;script&gt;document.title="pwned"&lt;/script&gt;' "$out/hostile.dom" ||
+    fail "the script name is not shown as text"
+grep -q '&lt;img src=x onerror' "$out/hostile.dom" || fail "the img name is not shown as text"
+grep -q '<img' "$out/hostile.dom" && fail "a name became an element"
+errors=$(console_errors "$out/hostile.html")
+[ -z "$errors" ] || fail "console: $errors"
+
+# A screenshot of a valid file's report, kept.
+$hrry report corpus/valid/quant-per-block-int4-f16.hrry -o "$out/valid.html" 2>/dev/null
+browse "screenshot=$PWD/$out/report.png" "$out/valid.html" --window-size=1280,1100 >/dev/null
+browse "screenshot=$PWD/$out/report-invalid.png" "$out/invalid.html" --window-size=1280,900 >/dev/null
+[ -s "$out/report.png" ] || fail "no screenshot"
+echo "report test: ok ($marks marks for $expected violations of $invalid; hostile names shown as text)"
+echo "screenshots: $PWD/$out/report.png $PWD/$out/report-invalid.png"
