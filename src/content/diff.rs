@@ -6,9 +6,9 @@
 use std::collections::HashMap;
 use std::sync::mpsc;
 
+use super::error::Error;
 use super::open::ModelFile;
 use super::values::{difference, differs, ValueKind, Values};
-use super::Error;
 use crate::schema::KvValue;
 
 /// What to compare.

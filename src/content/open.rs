@@ -9,8 +9,8 @@ use binrw::BinRead;
 use safetensors::tensor::Metadata;
 use safetensors::Dtype;
 
+use super::error::Error;
 use super::values::{ValueKind, Values};
-use super::Error;
 use crate::convert::gguf_schema::{
     GgmlType, GgufPreamble, GGUF_ALIGNMENT_KEY, GGUF_DEFAULT_ALIGNMENT,
 };

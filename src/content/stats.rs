@@ -4,9 +4,9 @@
 //! histogram, computed a piece at a time; and how they compare with a HRRYFILE
 //! tensor's own statistics section.
 
+use super::error::Error;
 use super::open::{ModelFile, TensorInfo};
 use super::values::Values;
-use super::Error;
 use crate::schema::Statistics;
 
 /// Bins of [`TensorStats::histogram`].

@@ -159,7 +159,11 @@ fn with_padding(mut regions: Vec<Region>, len: u64) -> Vec<Region> {
 
 /// The verdict of a report: `valid`, `invalid` (a spec violation) or `refused`.
 fn verdict(report: &Report) -> &'static str {
-    if report.violations.iter().any(|v| v.rule.level == Level::Spec) {
+    if report
+        .violations
+        .iter()
+        .any(|v| v.rule.level == Level::Spec)
+    {
         "invalid"
     } else if report.violations.is_empty() {
         "valid"
@@ -214,7 +218,8 @@ fn byte_map(regions: &[Region], report: &Report, len: u64) -> String {
 fn histogram_svg(s: &TensorStats) -> String {
     let max = s.histogram.counts.iter().copied().max().unwrap_or(0).max(1) as f64;
     let n = s.histogram.counts.len().max(1) as f64;
-    let mut out = String::from(r#"<svg class="hist" viewBox="0 0 96 24" preserveAspectRatio="none">"#);
+    let mut out =
+        String::from(r#"<svg class="hist" viewBox="0 0 96 24" preserveAspectRatio="none">"#);
     for (i, &c) in s.histogram.counts.iter().enumerate() {
         let h = c as f64 / max * 24.0;
         let _ = write!(
@@ -292,7 +297,9 @@ fn render(path: &Path, with_stats: bool) -> Result<String, Failure> {
     let shown = crate::text::path(path);
     let (_, report) = hrry::validate_path(path, &hrry::validate::Options::default())
         .map_err(|e| Failure(format!("cannot read {shown}: {e}")))?;
-    let len = std::fs::metadata(path).map_err(|e| Failure(format!("{shown}: {e}")))?.len();
+    let len = std::fs::metadata(path)
+        .map_err(|e| Failure(format!("{shown}: {e}")))?
+        .len();
     // Leniently, so that a file breaking rules still shows its structure.
     let lenient = OpenOptions::new().allow_all().open(path).ok();
     let model: Option<ModelFile<'_>> = match &lenient {
@@ -393,8 +400,18 @@ fn render(path: &Path, with_stats: bool) -> Result<String, Failure> {
                     let _ = write!(
                         h,
                         r#"<td class="num" data-v="{}">{}</td><td class="num" data-v="{}">{}</td><td class="num" data-v="{}">{}</td><td class="num" data-v="{}">{}</td><td class="num">{}</td><td class="num">{}</td><td class="num">{}</td><td>{}</td></tr>"#,
-                        s.min, num(s.min), s.max, num(s.max), s.mean, num(s.mean), s.std, num(s.std),
-                        s.nan, s.inf, s.zeros, histogram_svg(s)
+                        s.min,
+                        num(s.min),
+                        s.max,
+                        num(s.max),
+                        s.mean,
+                        num(s.mean),
+                        s.std,
+                        num(s.std),
+                        s.nan,
+                        s.inf,
+                        s.zeros,
+                        histogram_svg(s)
                     );
                 }
                 Some(Err(why)) => {
@@ -405,7 +422,9 @@ fn render(path: &Path, with_stats: bool) -> Result<String, Failure> {
         }
         h.push_str("</tbody></table></div>");
     } else {
-        h.push_str("<p>The file could not be read as a model file: only its validation is shown.</p>");
+        h.push_str(
+            "<p>The file could not be read as a model file: only its validation is shown.</p>",
+        );
     }
 
     h.push_str("<h2>Findings</h2>");
@@ -413,7 +432,11 @@ fn render(path: &Path, with_stats: bool) -> Result<String, Failure> {
         h.push_str("<p>None.</p>");
     }
     for level in [Level::Spec, Level::Hardening, Level::Limit] {
-        let group: Vec<_> = report.violations.iter().filter(|v| v.rule.level == level).collect();
+        let group: Vec<_> = report
+            .violations
+            .iter()
+            .filter(|v| v.rule.level == level)
+            .collect();
         if group.is_empty() {
             continue;
         }
@@ -436,7 +459,8 @@ fn render(path: &Path, with_stats: bool) -> Result<String, Failure> {
                 spec = esc(v.rule.spec),
                 note = match level {
                     Level::Spec => "the spec requires this; a file breaking it is invalid.",
-                    Level::Hardening => "hrry's own stricter check; the file is refused under the hardened policy.",
+                    Level::Hardening =>
+                        "hrry's own stricter check; the file is refused under the hardened policy.",
                     Level::Limit => "a resource bound; the spec verdict is incomplete.",
                 },
             );
