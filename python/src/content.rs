@@ -138,7 +138,7 @@ pub fn diff<'py>(
     metadata_only: bool,
     tolerance: f64,
 ) -> PyResult<Bound<'py, PyDict>> {
-    if !(tolerance >= 0.0) {
+    if tolerance.is_nan() || tolerance < 0.0 {
         return Err(PyValueError::new_err("tolerance must be a number >= 0"));
     }
     let (a, b) = (open_model(py, a)?, open_model(py, b)?);

@@ -57,7 +57,7 @@ pub fn open_model(path: &Path) -> Result<ModelFile<'static>, Failure> {
 }
 
 pub fn run(args: Args) -> Result<Outcome, Failure> {
-    if !(args.tolerance >= 0.0) {
+    if args.tolerance.is_nan() || args.tolerance < 0.0 {
         return Err(Failure("--tolerance must be a number >= 0".into()));
     }
     let a = open_model(&args.a)?;
