@@ -394,3 +394,37 @@ fn inspect_stats_counts_values_and_checks_statistics_sections() {
         "{out}"
     );
 }
+
+#[test]
+fn a_quantized_tensor_and_its_gguf_blocks_compare_on_dequantized_values() {
+    use hrry::quant::{quantize_per_block, PerBlockOptions};
+    let dir = tempfile::tempdir().unwrap();
+    let values: Vec<f32> = (0..4 * 64)
+        .map(|i| ((i * 37) % 101) as f32 / 20.0 - 2.5)
+        .collect();
+    let q = quantize_per_block(&values, &[4, 64], &PerBlockOptions::default()).unwrap();
+    let mut w = HrryWriter::new(Vec::new(), Default::default()).unwrap();
+    w.write_tensor("blk.0.weight", &q.descriptor, &q.buffer_slices())
+        .unwrap();
+    let hr = dir.path().join("q.hrry");
+    std::fs::write(&hr, w.finish().unwrap()).unwrap();
+    let gguf = dir.path().join("q.gguf");
+    let (code, _, err) = hrry(&["convert", hr.to_str().unwrap(), gguf.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let (code, doc) = diff_json(&hr, &gguf, &["--tolerance", "1e-6"]);
+    assert_eq!(code, 0, "{doc:#}");
+    let t = &doc["tensors"][0];
+    assert_eq!(t["values"]["equal"], true, "{t:#}");
+    assert!(
+        t["changes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["field"] == "quantization"),
+        "{t:#}"
+    );
+    // The dequantized values, not the codes: a float32 twin of them is equal too.
+    let twin = dir.path().join("f.hrry");
+    write_twin(&twin, &[], &row_major_tensors(&hr));
+    assert_eq!(diff_json(&gguf, &twin, &["--tolerance", "1e-6"]).0, 0);
+}

@@ -68,6 +68,29 @@ grep -q '<img' "$out/hostile.dom" && fail "a name became an element"
 errors=$(console_errors "$out/hostile.html")
 [ -z "$errors" ] || fail "console: $errors"
 
+# Thousands of tensors: the page loads, every row is there, sorting runs.
+python3 - "$out/many.safetensors" <<'PY'
+import json, struct, sys
+header, data = {}, b""
+for i in range(5000):
+    header[f"blk.{i // 10}.t{i % 10}.weight"] = {"dtype": "F32", "shape": [4], "data_offsets": [len(data), len(data) + 16]}
+    data += struct.pack("<4f", i, -i, 0.5, 2.0)
+h = json.dumps(header).encode()
+h += b" " * (-len(h) % 8)
+open(sys.argv[1], "wb").write(struct.pack("<Q", len(h)) + h + data)
+PY
+$hrry convert "$out/many.safetensors" "$out/many.hrry" >/dev/null
+$hrry report "$out/many.hrry" -o "$out/many.html" 2>/dev/null
+started=$(date +%s%N)
+browse dump-dom "$out/many.html" > "$out/many.dom"
+loaded_ms=$(( ($(date +%s%N) - started) / 1000000 ))
+grep -q 'data-ready="1"' "$out/many.dom" || fail "the 5000-tensor page's script did not run"
+rows=$(grep -o '<tr><td class="mono">blk\.' "$out/many.dom" | wc -l)
+[ "$rows" -eq 5000 ] || fail "$rows tensor rows of 5000"
+errors=$(console_errors "$out/many.html")
+[ -z "$errors" ] || fail "console: $errors"
+echo "5000 tensors: $(stat -c %s "$out/many.html") bytes of HTML, loaded by headless chromium in ${loaded_ms} ms"
+
 # A screenshot of a valid file's report, kept.
 $hrry report corpus/valid/quant-per-block-int4-f16.hrry -o "$out/valid.html" 2>/dev/null
 browse "screenshot=$PWD/$out/report.png" "$out/valid.html" --window-size=1280,1100 >/dev/null

@@ -53,7 +53,14 @@ pub fn open_model(path: &Path) -> Result<ModelFile<'static>, Failure> {
         Some(url) => ModelFile::open_source(crate::remote::open_shared(url)?),
         None => ModelFile::open(path),
     };
-    result.map_err(|e| Failure(format!("{shown}: {e}")))
+    result.map_err(|e| {
+        let message = e.to_string();
+        if message.contains(&shown) {
+            Failure(message)
+        } else {
+            Failure(format!("{shown}: {message}"))
+        }
+    })
 }
 
 pub fn run(args: Args) -> Result<Outcome, Failure> {

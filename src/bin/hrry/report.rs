@@ -199,7 +199,7 @@ fn byte_map(regions: &[Region], report: &Report, len: u64) -> String {
             n = r.len
         );
     }
-    for (i, v) in report.violations.iter().enumerate() {
+    for v in &report.violations {
         let x = scale(v.offset.min(len));
         let _ = write!(
             s,
@@ -209,7 +209,6 @@ fn byte_map(regions: &[Region], report: &Report, len: u64) -> String {
             lv = v.rule.level.name(),
             m = esc(&v.message),
         );
-        let _ = i;
     }
     s.push_str("</svg>");
     s
@@ -478,4 +477,98 @@ fn render(path: &Path, with_stats: bool) -> Result<String, Failure> {
     }
     let _ = write!(h, "<script>{SCRIPT}</script></body></html>");
     Ok(h)
+}
+
+/// The statuses of a conformance scoreboard, in column order, as the JSON names them.
+fn statuses(total: &serde_json::Value) -> Vec<String> {
+    total
+        .as_object()
+        .map(|m| m.keys().filter(|k| *k != "cases").cloned().collect())
+        .unwrap_or_default()
+}
+
+/// `hrry conformance --html FILE`: a run's scoreboard (`results` is the
+/// `--json` document) as one self-contained page in the style of `hrry report`.
+pub fn scoreboard(results: &serde_json::Value) -> String {
+    let summary = &results["summary"];
+    let ok = summary["ok"].as_bool().unwrap_or(false);
+    let verdict = if ok { "valid" } else { "invalid" };
+    let testee = esc(&match &results["testee"] {
+        serde_json::Value::String(s) => s.clone(),
+        v => v.to_string(),
+    });
+    let cols = statuses(&summary["total"]);
+    let mut h = String::new();
+    let _ = write!(
+        h,
+        r#"<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"><title>hrry conformance: {testee}</title><style>{STYLE}</style></head><body><h1>Conformance: {testee}</h1><p>corpus {c} &middot; result <span id="verdict" class="verdict {verdict}">{r}</span></p>"#,
+        c = esc(&results["corpus"]["source"]
+            .as_str()
+            .unwrap_or("")
+            .to_string()),
+        r = if ok { "pass" } else { "fail" },
+    );
+    let head = |h: &mut String, first: &str| {
+        let _ = write!(h, "<thead><tr><th>{first}</th><th>cases</th>");
+        for c in &cols {
+            let _ = write!(h, "<th>{}</th>", esc(c));
+        }
+        h.push_str("</tr></thead><tbody>");
+    };
+    let row = |h: &mut String, first: &str, v: &serde_json::Value| {
+        let _ = write!(
+            h,
+            r#"<tr><td>{}</td><td class="num">{}</td>"#,
+            esc(first),
+            v["cases"]
+        );
+        for c in &cols {
+            let _ = write!(h, r#"<td class="num">{}</td>"#, v[c.as_str()]);
+        }
+        h.push_str("</tr>");
+    };
+    h.push_str("<h2>By tier</h2><table class=\"sortable\">");
+    head(&mut h, "tier");
+    if let Some(tiers) = summary["tiers"].as_object() {
+        for (t, v) in tiers {
+            row(&mut h, t, v);
+        }
+    }
+    row(&mut h, "total", &summary["total"]);
+    h.push_str("</tbody></table><h2>By format, rule family and tier</h2><div class=\"wrap\"><table class=\"sortable\">");
+    head(&mut h, "format / family / tier");
+    for g in summary["groups"].as_array().into_iter().flatten() {
+        let label = format!(
+            "{} / {} / {}",
+            g["format"].as_str().unwrap_or(""),
+            g["family"].as_str().unwrap_or(""),
+            g["tier"].as_str().unwrap_or("")
+        );
+        row(&mut h, &label, g);
+    }
+    h.push_str("</tbody></table></div><h2>Cases that did not pass</h2>");
+    let failing: Vec<_> = results["cases"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|c| c["status"] != "pass")
+        .collect();
+    if failing.is_empty() {
+        h.push_str("<p>None.</p>");
+    } else {
+        h.push_str("<div class=\"wrap\"><table class=\"sortable\"><thead><tr><th>case</th><th>tier</th><th>status</th><th>detail</th></tr></thead><tbody>");
+        for c in failing {
+            let _ = write!(
+                h,
+                r#"<tr><td class="mono">{}</td><td>{}</td><td>{}</td><td>{}</td></tr>"#,
+                esc(c["path"].as_str().unwrap_or("")),
+                esc(c["tier"].as_str().unwrap_or("")),
+                esc(c["status"].as_str().unwrap_or("")),
+                esc(c["detail"].as_str().unwrap_or(""))
+            );
+        }
+        h.push_str("</tbody></table></div>");
+    }
+    let _ = write!(h, "<script>{SCRIPT}</script></body></html>");
+    h
 }
