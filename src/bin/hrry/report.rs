@@ -186,18 +186,37 @@ fn byte_map(regions: &[Region], report: &Report, len: u64) -> String {
         r#"<svg id="bytemap" viewBox="-4 0 {} 64" preserveAspectRatio="none" role="img" aria-label="byte map">"#,
         MAP_WIDTH + 8.0
     );
-    for r in regions {
+    // Regions narrower than a unit are drawn together (the kind with the most
+    // bytes colours them), so that a file of thousands of tensors stays a few
+    // thousand shapes.
+    let mut i = 0;
+    while i < regions.len() {
+        let start = regions[i].start;
+        let mut j = i + 1;
+        while j < regions.len()
+            && scale(regions[j - 1].start + regions[j - 1].len) - scale(start) < 1.0
+        {
+            j += 1;
+        }
+        let group = &regions[i..j];
+        let end = group.last().map_or(start, |r| r.start + r.len);
+        let main = group.iter().max_by_key(|r| r.len).unwrap_or(&regions[i]);
+        let label = if group.len() == 1 {
+            esc(&main.label)
+        } else {
+            format!("{} regions (mostly {})", group.len(), main.kind)
+        };
         let _ = write!(
             s,
-            r#"<rect class="region {k}" x="{x:.3}" y="8" width="{w:.3}" height="36"><title>{l}: bytes {a}..{b} ({n} bytes)</title></rect>"#,
-            k = r.kind,
-            x = scale(r.start),
-            w = (scale(r.len)).max(0.3),
-            l = esc(&r.label),
-            a = r.start,
-            b = r.start + r.len,
-            n = r.len
+            r#"<rect class="region {k}" x="{x:.3}" y="8" width="{w:.3}" height="36"><title>{label}: bytes {a}..{b} ({n} bytes)</title></rect>"#,
+            k = main.kind,
+            x = scale(start),
+            w = (scale(end) - scale(start)).max(0.3),
+            a = start,
+            b = end,
+            n = end - start
         );
+        i = j;
     }
     for v in &report.violations {
         let x = scale(v.offset.min(len));
@@ -217,21 +236,23 @@ fn byte_map(regions: &[Region], report: &Report, len: u64) -> String {
 fn histogram_svg(s: &TensorStats) -> String {
     let max = s.histogram.counts.iter().copied().max().unwrap_or(0).max(1) as f64;
     let n = s.histogram.counts.len().max(1) as f64;
-    let mut out =
-        String::from(r#"<svg class="hist" viewBox="0 0 96 24" preserveAspectRatio="none">"#);
+    // One path per histogram: thousands of rows stay light for the browser.
+    let mut d = String::new();
     for (i, &c) in s.histogram.counts.iter().enumerate() {
+        if c == 0 {
+            continue;
+        }
         let h = c as f64 / max * 24.0;
         let _ = write!(
-            out,
-            r#"<rect x="{:.2}" y="{:.2}" width="{:.2}" height="{:.2}"/>"#,
+            d,
+            "M{:.1} 24v{:.1}h{:.1}v{:.1}z",
             i as f64 * 96.0 / n,
-            24.0 - h,
+            -h,
             96.0 / n,
             h
         );
     }
-    out.push_str("</svg>");
-    out
+    format!(r#"<svg class="hist" viewBox="0 0 96 24" preserveAspectRatio="none"><path d="{d}"/></svg>"#)
 }
 
 fn num(x: f64) -> String {
