@@ -17,6 +17,7 @@ use crate::convert::gguf_schema::{
 use crate::convert::{gguf, ModelFormat};
 use crate::export::{export_dtype, export_row_major, ExportOptions};
 use crate::file::{HrryFile, OpenOptions};
+use crate::layout::dense::{is_dense, DenseView};
 use crate::model::ElementType;
 use crate::schema::{layout_name, scheme_name, KvValue, Statistics};
 use crate::source::ReadAt;
@@ -372,6 +373,23 @@ fn export_values(
         .map(|e| file.descriptor(e))
         .transpose()?
         .ok_or_else(|| tensor_error("not in the file".into()))?;
+    // A dense tensor stored contiguous and row-major is its values already: read
+    // in place, a piece at a time (no widening, no copy).
+    if desc.quantization.is_none() && is_dense(desc.layout_tag) {
+        let stored = ElementType::from_tag(desc.type_tag).and_then(ValueKind::stored);
+        if let (Some(kind), Some(tensor)) = (stored, file.tensor(&info.name)?) {
+            if let Some(bytes) = DenseView::new(desc, &tensor.buffers)
+                .ok()
+                .and_then(|v| v.contiguous())
+            {
+                let piece = (PIECE / kind.size()).max(1) * kind.size();
+                for run in bytes.chunks(piece) {
+                    f(Values { kind, bytes: run })?;
+                }
+                return Ok(());
+            }
+        }
+    }
     let descr = export_dtype(desc)
         .map_err(|e| tensor_error(e.to_string()))?
         .descr;

@@ -252,7 +252,9 @@ fn histogram_svg(s: &TensorStats) -> String {
             h
         );
     }
-    format!(r#"<svg class="hist" viewBox="0 0 96 24" preserveAspectRatio="none"><path d="{d}"/></svg>"#)
+    format!(
+        r#"<svg class="hist" viewBox="0 0 96 24" preserveAspectRatio="none"><path d="{d}"/></svg>"#
+    )
 }
 
 fn num(x: f64) -> String {
