@@ -525,10 +525,7 @@ pub fn scoreboard(results: &serde_json::Value) -> String {
     let _ = write!(
         h,
         r#"<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"><title>hrry conformance: {testee}</title><style>{STYLE}</style></head><body><h1>Conformance: {testee}</h1><p>corpus {c} &middot; result <span id="verdict" class="verdict {verdict}">{r}</span></p>"#,
-        c = esc(&results["corpus"]["source"]
-            .as_str()
-            .unwrap_or("")
-            .to_string()),
+        c = esc(results["corpus"]["source"].as_str().unwrap_or("")),
         r = if ok { "pass" } else { "fail" },
     );
     let head = |h: &mut String, first: &str| {
