@@ -42,6 +42,22 @@ errors=$(console_errors "$out/invalid.html")
 [ -z "$errors" ] || fail "console: $errors"
 grep -Eq '(src|href)="(https?:)?//' "$out/invalid.html" && fail "a network reference in the page"
 
+# The same file with a reserved header byte set too: one mark per violation.
+cp "$invalid" "$out/several.hrry"
+printf '\xff' | dd of="$out/several.hrry" bs=1 seek=10 conv=notrunc status=none
+$hrry report "$out/several.hrry" -o "$out/several.html" 2>/dev/null
+several=$( ($hrry validate --json "$out/several.hrry" || true) | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["files"][0]["violations"]))')
+[ "$several" -ge 2 ] || fail "$several violations in the file broken twice"
+browse dump-dom "$out/several.html" > "$out/several.dom"
+marks=$(grep -o 'class="violation-mark"' "$out/several.dom" | wc -l)
+[ "$marks" -eq "$several" ] || fail "$marks marks for $several violations"
+for rule in $( ($hrry validate --json "$out/several.hrry" || true) | python3 -c 'import json,sys; print(" ".join(v["rule"] for v in json.load(sys.stdin)["files"][0]["violations"]))'); do
+    grep -q "href=\"#rule-$rule\"" "$out/several.dom" || fail "no mark links to $rule"
+    grep -q "id=\"rule-$rule\"" "$out/several.dom" || fail "no finding for $rule"
+done
+errors=$(console_errors "$out/several.html")
+[ -z "$errors" ] || fail "console: $errors"
+
 # Tensor names and metadata that are markup.
 python3 - "$out/hostile.safetensors" <<'PY'
 import json, struct, sys
@@ -94,7 +110,7 @@ echo "5000 tensors: $(stat -c %s "$out/many.html") bytes of HTML, loaded by head
 # A screenshot of a valid file's report, kept.
 $hrry report corpus/valid/quant-per-block-int4-f16.hrry -o "$out/valid.html" 2>/dev/null
 browse "screenshot=$PWD/$out/report.png" "$out/valid.html" --window-size=1280,1100 >/dev/null
-browse "screenshot=$PWD/$out/report-invalid.png" "$out/invalid.html" --window-size=1280,900 >/dev/null
+browse "screenshot=$PWD/$out/report-invalid.png" "$out/several.html" --window-size=1280,900 >/dev/null
 [ -s "$out/report.png" ] || fail "no screenshot"
-echo "report test: ok ($marks marks for $expected violations of $invalid; hostile names shown as text)"
+echo "report test: ok ($expected mark for $invalid, $several marks for $several violations of $out/several.hrry; hostile names shown as text)"
 echo "screenshots: $PWD/$out/report.png $PWD/$out/report-invalid.png"
