@@ -138,7 +138,9 @@
 //! (positioned reads of a file in bounded pieces), [`diagnose`] (what bytes that
 //! are not a HRRYFILE most likely are), [`export`] and [`npy`] (a tensor as a NumPy
 //! array), and behind features `convert` (safetensors and GGUF), `remote` (files
-//! read over HTTP(S) range requests), `serve` (the tensor server and its client),
+//! read over HTTP(S) range requests), `content` (any model file's tensors and
+//! metadata compared and summarised: `hrry diff`, statistics; with `convert`),
+//! `serve` (the tensor server and its client),
 //! `report` (the CLI's JSON renderings) and `conformance` (the expected reading of
 //! a file that `hrry conformance` scores a testee against). The test support (the
 //! conformance corpus generator, random models, the fuzz target bodies) is not
@@ -167,6 +169,8 @@
 
 #[cfg(feature = "conformance")]
 pub mod conformance;
+#[cfg(feature = "convert")]
+pub mod content;
 #[cfg(feature = "convert")]
 pub mod convert;
 pub mod diagnose;

@@ -1551,3 +1551,98 @@ fn dequant_of_one_remote_tensor_fetches_that_tensor_only() {
     );
     assert!(requests <= 8, "{requests} requests");
 }
+
+// --- hrry diff over URLs -------------------------------------------------------------
+
+/// A model of `layers` float32 matrices of 512 × 512 (1 MiB each) with a
+/// tokenizer in its KV; `bump` changes one element of the last matrix.
+fn diff_model(layers: usize, bump: bool) -> Vec<u8> {
+    let mut w = hrry::file::HrryWriter::new(Vec::new(), Default::default()).expect("writer");
+    w.add_kv("general.architecture", "llama").expect("kv");
+    w.add_kv(
+        "tokenizer.ggml.tokens",
+        hrry_testkit::tokenizer_tokens(2000),
+    )
+    .expect("kv");
+    for l in 0..layers {
+        let mut values: Vec<f32> = (0..512 * 512).map(|i| ((i + l) % 97) as f32).collect();
+        if bump && l + 1 == layers {
+            values[1000] += 1.0;
+        }
+        w.write_row_major::<f32>(&format!("blk.{l}.weight"), &[512, 512], &values)
+            .expect("tensor");
+    }
+    w.finish().expect("finish")
+}
+
+#[test]
+fn diff_of_two_remote_models_reads_only_metadata_when_asked() {
+    let (a_bytes, b_bytes) = (diff_model(16, false), diff_model(16, true));
+    let len = a_bytes.len() as u64;
+    let (sa, sb) = (
+        fault_server(a_bytes, |_| Answer::Right),
+        fault_server(b_bytes, |_| Answer::Right),
+    );
+    let stats = [("HRRY_REMOTE_STATS", "1")];
+    let out = hrry_run(
+        &a(["diff", "--metadata-only", "--json", &sa.url, &sb.url]),
+        &stats,
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let requests = (
+        sa.requests.load(Ordering::SeqCst),
+        sb.requests.load(Ordering::SeqCst),
+    );
+    let (_, bytes_a) = remote_stats(&out.stderr, &sa.url);
+    eprintln!(
+        "diff --metadata-only of two {:.1} MiB models (16 tensors each) over HTTP without multi-range: {requests:?} requests, {bytes_a} bytes of the first",
+        len as f64 / (1 << 20) as f64
+    );
+    // No more than inspecting each file costs (a descriptor per request when the
+    // server refuses multi-range prefetches), and a small part of the bytes.
+    let inspect = fault_server(diff_model(16, false), |_| Answer::Right);
+    hrry_ok(&a(["inspect", "--json", &inspect.url]), &[]);
+    let alone = inspect.requests.load(Ordering::SeqCst);
+    assert!(
+        requests.0 <= alone && requests.1 <= alone,
+        "{requests:?} vs {alone}"
+    );
+    assert!(bytes_a < len / 8, "{bytes_a} of {len}");
+    // A server that answers multi-range requests (nginx) takes a few requests.
+    if let Ok(base) = std::env::var("HRRY_TEST_HTTP_BASE") {
+        let dir = root().join("target/remote-test");
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        std::fs::write(dir.join("diff-a.hrry"), diff_model(16, false)).expect("write");
+        std::fs::write(dir.join("diff-b.hrry"), diff_model(16, true)).expect("write");
+        let (ua, ub) = (
+            format!("{base}target/remote-test/diff-a.hrry"),
+            format!("{base}target/remote-test/diff-b.hrry"),
+        );
+        let out = hrry_ok(&a(["diff", "--metadata-only", &ua, &ub]), &stats);
+        let (ra, ba) = remote_stats(&out.stderr, &ua);
+        let (rb, _) = remote_stats(&out.stderr, &ub);
+        eprintln!("diff --metadata-only of the two models over nginx: {ra} + {rb} requests, {ba} bytes of the first");
+        assert!(ra <= 4 && rb <= 4, "{ra} {rb}");
+    }
+
+    // Comparing the values reads the files and finds the changed element.
+    let out = hrry_run(&a(["diff", "--json", &sa.url, &sb.url]), &stats);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(doc["tensors"][0]["name"], "blk.15.weight");
+    assert_eq!(doc["tensors"][0]["values"]["first_index"], 1000);
+    assert_eq!(doc["equal_tensors"], 15);
+    let (requests, bytes) = remote_stats(&out.stderr, &sb.url);
+    eprintln!("diff of the same two models, values compared: {requests} requests, {bytes} bytes of the second");
+    assert!(bytes >= len - (1 << 20), "{bytes} of {len}");
+}

@@ -75,3 +75,56 @@ fn large_standard_input_is_not_held_in_memory() {
     let (code, _) = exit_and_peak_kib(&["validate", "-"], Stdio::null(), None);
     assert_eq!(code, 1);
 }
+
+/// Writes a safetensors file of one float32 tensor of `rows` × 4096 (a pattern),
+/// a row at a time; `bump` changes its last value.
+fn large_safetensors(path: &Path, rows: usize, bump: bool) {
+    use std::io::Write;
+    let len = rows * 4096 * 4;
+    let header =
+        format!(r#"{{"w":{{"dtype":"F32","shape":[{rows},4096],"data_offsets":[0,{len}]}}}}"#);
+    let mut h = header.into_bytes();
+    while !h.len().is_multiple_of(8) {
+        h.push(b' ');
+    }
+    let mut f = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    f.write_all(&(h.len() as u64).to_le_bytes()).unwrap();
+    f.write_all(&h).unwrap();
+    let row: Vec<u8> = (0..4096)
+        .flat_map(|i| (i as f32 / 7.0).to_le_bytes())
+        .collect();
+    for r in 0..rows {
+        if bump && r + 1 == rows {
+            let mut last = row.clone();
+            last[len / rows - 4..].copy_from_slice(&1e6f32.to_le_bytes());
+            f.write_all(&last).unwrap();
+        } else {
+            f.write_all(&row).unwrap();
+        }
+    }
+    f.flush().unwrap();
+}
+
+#[test]
+fn diff_and_statistics_stream_in_bounded_memory() {
+    // Two 96 MiB files compared value by value, and the statistics of one: the
+    // values pass through pieces of a few MiB, never a whole tensor.
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (
+        dir.path().join("a.safetensors"),
+        dir.path().join("b.safetensors"),
+    );
+    large_safetensors(&a, 6144, false);
+    large_safetensors(&b, 6144, true);
+    let limit_kib = 48 << 10;
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let (code, kib) = exit_and_peak_kib(&["diff", a, b], Stdio::null(), None);
+    assert_eq!(code, 1, "the last value differs");
+    assert!(kib < limit_kib, "diff: {kib} KiB resident");
+    let (code, kib) = exit_and_peak_kib(&["diff", a, a], Stdio::null(), None);
+    assert_eq!(code, 0);
+    assert!(kib < limit_kib, "diff: {kib} KiB resident");
+    let (code, kib) = exit_and_peak_kib(&["inspect", "--stats", a], Stdio::null(), None);
+    assert_eq!(code, 0);
+    assert!(kib < limit_kib, "inspect --stats: {kib} KiB resident");
+}

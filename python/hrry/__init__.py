@@ -40,12 +40,14 @@ from ._hrry import (
     Violation,
     __version__,
     buffer_cache,
+    diff,
     load_file,
     open,
     quantize,
     rules,
     save_file,
     set_buffer_cache,
+    stats,
     validate,
 )
 
@@ -63,6 +65,7 @@ __all__ = [
     "Violation",
     "__version__",
     "buffer_cache",
+    "diff",
     "holo",
     "load_file",
     "open",
@@ -70,6 +73,7 @@ __all__ = [
     "rules",
     "save_file",
     "set_buffer_cache",
+    "stats",
     "stream",
     "validate",
 ]

@@ -165,6 +165,10 @@ class File:
         """Float32 values of a quantized tensor (``hrry dequant -o``), into ``out``
         or a new array (large ones reuse freed outputs: ``set_buffer_cache``);
         ``threads`` caps the threads one call uses (default: one per core)."""
+    def stats(self) -> dict:
+        """Parameter counts per element type and each tensor's value statistics
+        (``count``, ``min``, ``max``, ``mean``, ``std``, ``nan``, ``inf``, ``zeros``,
+        ``histogram``), as ``hrry.stats``."""
     def close(self) -> None: ...
     def __enter__(self) -> "File": ...
     def __exit__(
@@ -273,6 +277,21 @@ def save_file(
     metadata: Optional[Mapping[str, MetadataValue]] = None,
 ) -> None:
     """Write tensors (and metadata) as a HRRYFILE, atomically, like ``safetensors.numpy.save_file``."""
+
+def diff(
+    a: Union[str, "os.PathLike[str]"],
+    b: Union[str, "os.PathLike[str]"],
+    *,
+    metadata_only: bool = False,
+    tolerance: float = 0.0,
+) -> dict:
+    """Compare two model files (HRRYFILE, safetensors, GGUF; paths or URLs) on
+    tensors, metadata and logical values, as ``hrry diff --json``."""
+
+def stats(source: Union[str, "os.PathLike[str]"]) -> dict:
+    """``parameters`` (per element type), ``tensors`` (name to statistics of its
+    values, or ``{"error": reason}``) and ``findings`` (statistics sections that
+    disagree with the values) of a model file of any format hrry reads."""
 
 def validate(
     source: Union[_Source, bytes, bytearray, memoryview],

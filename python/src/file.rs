@@ -519,6 +519,14 @@ impl File {
         dequantize_to(py, &dq, out, &what, name)
     }
 
+    /// Statistics of every tensor's values (dequantized; read a piece at a time) and
+    /// parameter counts per element type, as plain data: see ``hrry.stats``.
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let m = self.mapping(py)?;
+        let file = hrry::content::ModelFile::of_hrry(&m.get().file);
+        crate::content::stats_of(py, &file)
+    }
+
     /// Closes the file. Arrays already returned stay valid (they keep the mapping
     /// alive); any further call on the file raises ``ValueError``.
     fn close(&self) {

@@ -8,6 +8,7 @@
 
 mod array;
 mod client;
+mod content;
 mod dequant;
 mod errors;
 mod file;
@@ -51,6 +52,8 @@ fn _hrry(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(write::_save_stored, m)?)?;
     m.add_function(wrap_pyfunction!(write::quantize, m)?)?;
     m.add_function(wrap_pyfunction!(report::validate, m)?)?;
+    m.add_function(wrap_pyfunction!(content::diff, m)?)?;
+    m.add_function(wrap_pyfunction!(content::stats, m)?)?;
     m.add_function(wrap_pyfunction!(report::rules, m)?)?;
     m.add_function(wrap_pyfunction!(pool::set_buffer_cache, m)?)?;
     m.add_function(wrap_pyfunction!(pool::buffer_cache, m)?)?;

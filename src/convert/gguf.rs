@@ -196,7 +196,7 @@ fn array_json(a: &GgufArray) -> serde_json::Value {
 }
 
 /// The Hurray element type of a plain (unblocked) ggml type.
-fn plain_type(ty: GgmlType) -> Option<ElementType> {
+pub(crate) fn plain_type(ty: GgmlType) -> Option<ElementType> {
     Some(match ty {
         GgmlType::F32 => ElementType::Float32,
         GgmlType::F16 => ElementType::Float16,

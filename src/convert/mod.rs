@@ -9,7 +9,7 @@
 
 pub mod checkpoint;
 mod dispatch;
-mod ggml;
+pub(crate) mod ggml;
 pub mod gguf;
 pub mod gguf_schema;
 mod hrry_source;

@@ -7,6 +7,7 @@
 mod commands;
 mod conformance;
 mod dequant;
+mod diff;
 mod edges;
 mod inspect_schema;
 mod sarif;

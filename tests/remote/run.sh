@@ -7,5 +7,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source tests/remote/servers.sh
-cargo test --test remote -- --nocapture --test-threads=1 2>&1 | grep -E '^(test |validate |inspect |export |[0-9]+ corpus)|result|panicked|assert'
+cargo test --test remote -- --nocapture --test-threads=1 2>&1 | grep -E '^(test |validate |inspect |export |diff |[0-9]+ corpus)|result|panicked|assert'
 exit "${PIPESTATUS[0]}"

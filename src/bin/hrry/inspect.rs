@@ -77,9 +77,17 @@ pub struct Args {
     /// spec's rules and resource limits (`spec`).
     #[arg(long, value_enum, value_name = "POLICY", default_value = "hardened")]
     policy: crate::PolicyArg,
+    /// Show statistics instead: parameter counts per type (elements and stored
+    /// bytes) and each tensor's min, max, mean, std, NaN, Inf and zero counts,
+    /// read a piece at a time (HRRYFILE, safetensors, GGUF).
+    #[arg(long)]
+    stats: bool,
 }
 
 pub fn run(args: Args) -> Result<Outcome, Failure> {
+    if args.stats {
+        return crate::stats::run(&args.file, args.json);
+    }
     let json = args.json;
     let name = crate::remote::shown(&args.file);
     match show(args) {

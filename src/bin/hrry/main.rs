@@ -46,6 +46,7 @@ mod conformance;
 mod conformance_map;
 mod convert;
 mod dequant;
+mod diff;
 mod export;
 mod holo;
 mod input;
@@ -53,7 +54,9 @@ mod inspect;
 mod json_stream;
 mod net;
 mod remote;
+mod report;
 mod sarif;
+mod stats;
 mod stream;
 mod text;
 mod validate;
@@ -95,6 +98,10 @@ enum Command {
     /// Convert between HRRYFILE, safetensors and GGUF (any direction), whole checkpoints included.
     #[command(after_help = SEE_EXIT_CODES)]
     Convert(convert::Args),
+    /// Compare two model files (HRRYFILE, safetensors, GGUF): tensors, metadata, values.
+    Diff(diff::Args),
+    /// Write a self-contained HTML report: byte map with violations, tensors, statistics, findings.
+    Report(report::Args),
     /// Work with .holo archives (extract an extension or a section).
     #[command(subcommand)]
     Holo(holo::Command),
@@ -260,6 +267,8 @@ fn main() -> ExitCode {
         Command::Dequant(args) => dequant::run(args),
         Command::Inspect(args) => inspect::run(args),
         Command::Export(args) => export::run(args),
+        Command::Diff(args) => diff::run(args),
+        Command::Report(args) => report::run(args),
         Command::Validate(args) => validate::run(args),
         Command::Holo(command) => holo::run(command),
         Command::Stream(command) => stream::run(command),

@@ -80,6 +80,9 @@ pub struct Args {
     /// Also write the results as Markdown (for a CI job summary).
     #[arg(long, value_name = "FILE")]
     markdown: Option<PathBuf>,
+    /// Also write the scoreboard as one self-contained HTML page (`hrry report`'s style).
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
     /// Also write the results as JUnit XML.
     #[arg(long, value_name = "FILE")]
     junit: Option<PathBuf>,
@@ -211,6 +214,9 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
     }
     if let Some(p) = &args.markdown {
         write_file(p, &results.markdown())?;
+    }
+    if let Some(p) = &args.html {
+        write_file(p, &crate::report::scoreboard(&results.json()))?;
     }
     if let Some(p) = &args.junit {
         write_file(p, &results.junit())?;
