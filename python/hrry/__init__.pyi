@@ -243,11 +243,16 @@ def open(
     bytes when first asked for (``File.remote`` says what that cost)."""
 
 def load_file(
-    source: Union[_Source, bytes, bytearray, memoryview], *, widen: bool = True
+    source: Union[_Source, bytes, bytearray, memoryview],
+    *,
+    widen: bool = True,
+    mmap: bool = False,
 ) -> Dict[str, np.ndarray]:
-    """Every tensor of a HRRYFILE, like ``safetensors.numpy.load_file``: writeable
-    views of a private copy-on-write mapping where no conversion is needed (arrays
-    of their own for a URL or file object)."""
+    """Every tensor of a HRRYFILE, like ``safetensors.numpy.load_file``: a local
+    file is read once into private memory, so the arrays (writeable) are its
+    contents at load time and independent of it afterwards. ``mmap=True`` gives
+    views of a private copy-on-write mapping instead, which follow the file (a
+    rewrite changes them, a truncation is ``SIGBUS``: docs/security.md)."""
 
 def save_file(
     tensors: Mapping[str, Union[np.ndarray, Quantized]],

@@ -4,10 +4,12 @@
 //! One test binary per area, so that the library is linked once for it; one
 //! module per concern.
 
+mod changing;
 mod commands;
 mod conformance;
 mod dequant;
 mod edges;
+mod export_bounds;
 mod inspect_schema;
 mod serve;
 mod stream;

@@ -122,7 +122,7 @@ fn show(args: Args) -> Result<Outcome, Failure> {
     let opened = match (&whole, &remote) {
         (Some(bytes), _) => open.open_bytes(bytes),
         (None, Some(source)) => open.open_source(source.clone()),
-        (None, None) => open.open(&args.file),
+        (None, None) => open.open_read(&args.file),
     };
     let name = crate::remote::shown(&args.file);
     // With --permissive, say what is wrong: every violation of strict validation.
@@ -137,10 +137,7 @@ fn show(args: Args) -> Result<Outcome, Failure> {
             (None, Some(source), _) => hrry::Format::HrryFile
                 .validate_source(&**source, &options)
                 .map_err(|e| Failure(crate::remote::cannot_read(source.url(), &e)))?,
-            (None, None, Ok(file)) => {
-                hrry::Format::HrryFile.validate_bytes(file.bytes().unwrap_or_default(), &options)
-            }
-            (None, None, Err(_)) => hrry::source::FileSource::open(&args.file)
+            (None, None, _) => hrry::source::FileSource::open(&args.file)
                 .and_then(|f| hrry::Format::HrryFile.validate_source(&f, &options))
                 .map_err(cannot_read)?,
         };

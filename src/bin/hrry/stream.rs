@@ -365,7 +365,7 @@ pub fn is_stream_file(path: &Path) -> Result<bool, Failure> {
         return Ok(true);
     }
     let mut head = Vec::with_capacity(8);
-    std::fs::File::open(path)
+    hrry::source::open_regular(path)
         .and_then(|f| f.take(8).read_to_end(&mut head))
         .map_err(|e| Failure(format!("cannot read {}: {e}", text::path(path))))?;
     Ok(is_stream(&head))
