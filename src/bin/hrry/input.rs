@@ -97,6 +97,34 @@ fn copy_unchanged(source: FileSource, out: &mut File) -> io::Result<()> {
     Ok(())
 }
 
+/// Opens `path` to be read front to back: a regular file, read through
+/// [`CheckedRead`], or a pipe (a FIFO) as it is; anything else is refused
+/// ([`hrry::source::NotRegularFile`]).
+pub fn read_stream(path: &Path) -> io::Result<Box<dyn io::Read>> {
+    if is_pipe(path) {
+        return Ok(Box::new(File::open(path)?));
+    }
+    let file = hrry::source::open_regular(path)?;
+    let stamp = hrry::source::FileStamp::of(&file)?;
+    Ok(Box::new(CheckedRead { file, stamp }))
+}
+
+/// A regular file read front to back, checked unchanged after every read (a
+/// [`hrry::source::Changed`] error otherwise), so that a file rewritten while it
+/// is read is an error rather than a mix of two versions.
+struct CheckedRead {
+    file: File,
+    stamp: hrry::source::FileStamp,
+}
+
+impl io::Read for CheckedRead {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = io::Read::read(&mut self.file, buf);
+        self.stamp.check(&self.file)?;
+        n
+    }
+}
+
 /// Whether `path` names a FIFO (read whole, as a stream).
 #[cfg(unix)]
 fn is_pipe(path: &Path) -> bool {

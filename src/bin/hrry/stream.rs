@@ -232,9 +232,8 @@ fn open_input(path: &Path) -> Result<Box<dyn Read>, Failure> {
             .map_err(|e| Failure(format!("cannot use standard input: {e}")))?;
         return Ok(Box::new(std::fs::File::from(fd)));
     }
-    let f = std::fs::File::open(path)
-        .map_err(|e| Failure(format!("cannot read {}: {e}", text::path(path))))?;
-    Ok(Box::new(f))
+    crate::input::read_stream(path)
+        .map_err(|e| Failure(format!("cannot read {}: {e}", text::path(path))))
 }
 
 /// The checks `--permissive[=RULES]` asks `unpack` for.
