@@ -74,6 +74,10 @@ pub(crate) fn map_source(source: &dyn hrry::source::ReadAt) -> io::Result<Mmap> 
     let len = usize::try_from(source.len())
         .map_err(|_| io::Error::new(io::ErrorKind::OutOfMemory, "too large for memory"))?;
     let mut map = MmapMut::map_anon(len.max(1))?;
+    // Huge pages where the system gives them on request: a whole model read into
+    // 4 KiB pages costs a page fault per page, which dominates the read.
+    #[cfg(target_os = "linux")]
+    let _ = map.advise(memmap2::Advice::HugePage);
     let mut offset = 0;
     while offset < len {
         let end = len.min(offset + WHOLE_PIECE);
