@@ -2,7 +2,7 @@
 ``safetensors.torch``, so that switching is one import::
 
     import hrry.torch
-    tensors = hrry.torch.load_file("model.hrry")            # read once, owned
+    tensors = hrry.torch.load_file("model.hrry")            # views of one mapping
     hrry.torch.save_file(tensors, "copy.hrry", metadata={"producer": "me"})
     with hrry.torch.safe_open("model.hrry", framework="pt") as f:
         emb = f.get_slice("tok_embd.weight")[:16]           # reads those rows only
@@ -205,10 +205,11 @@ def load_file(
     """Every tensor of the HRRYFILE ``filename``, in index order, on ``device``
     (like ``safetensors.torch.load_file``). The file is checked as ``hrry.open``
     checks it (``hrry.InvalidFileError``). ``dtype`` is the dtype of dequantized
-    tensors (float32 by default); other tensors keep their own. The file is read
-    once into private memory: the tensors are its contents at load time,
-    independent of it afterwards."""
-    with _hrry._open_read(os.fspath(filename)) as file:
+    tensors (float32 by default); other tensors keep their own. The tensors view a
+    private copy-on-write mapping of the file: a file rewritten by another process
+    changes their values, and one truncated kills the process with ``SIGBUS`` when
+    they are touched (docs/security.md); ``hrry.load_file`` reads the file instead."""
+    with _hrry.open(os.fspath(filename), copy_on_write=True) as file:
         return _load_all(file, device, dtype)
 
 

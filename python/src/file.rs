@@ -696,18 +696,6 @@ pub fn _open_bytes(py: Python<'_>, data: &[u8], copy_on_write: bool) -> PyResult
     })
 }
 
-/// Opens the local HRRYFILE at ``path`` read whole into private, writeable memory
-/// (as `load_file` reads it), as `open` opens a file: what ``hrry.torch.load_file``
-/// uses, so that its tensors are independent of the file.
-#[pyfunction]
-pub fn _open_read(py: Python<'_>, path: PathBuf) -> PyResult<File> {
-    let mapping = read_private(py, &path)?;
-    Ok(File {
-        path,
-        mapping: Slot::new(Py::new(py, mapping)?),
-    })
-}
-
 /// Loads every tensor of the HRRYFILE ``source`` into a ``dict`` of NumPy arrays,
 /// in index order — like ``safetensors.numpy.load_file``, so switching is one import.
 /// ``source`` is what `open` takes. The file is checked as ``hrry.open`` checks it

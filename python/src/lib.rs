@@ -47,7 +47,6 @@ fn _hrry(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(file::open, m)?)?;
     m.add_function(wrap_pyfunction!(file::load_file, m)?)?;
     m.add_function(wrap_pyfunction!(file::_open_bytes, m)?)?;
-    m.add_function(wrap_pyfunction!(file::_open_read, m)?)?;
     m.add_function(wrap_pyfunction!(write::save_file, m)?)?;
     m.add_function(wrap_pyfunction!(write::_save_stored, m)?)?;
     m.add_function(wrap_pyfunction!(write::quantize, m)?)?;
