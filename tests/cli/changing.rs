@@ -186,7 +186,7 @@ fn a_file_rewritten_while_read_is_an_error_never_a_signal_nor_two_versions() {
         let (stop, input, versions) = (Arc::clone(&stop), input.clone(), versions.clone());
         std::thread::spawn(move || rewrite_until(&stop, &input, &versions))
     };
-    const RUNS: usize = 12;
+    const RUNS: usize = 20;
     let mut failures = Vec::new();
     let mut codes = std::collections::BTreeMap::<(&str, Option<i32>), usize>::new();
     for run in 0..RUNS {

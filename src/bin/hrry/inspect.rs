@@ -119,10 +119,23 @@ fn show(args: Args) -> Result<Outcome, Failure> {
     } else {
         OpenOptions::new().check(Check::Frame)
     };
+    // A local file is read at offsets (never mapped), checked unchanged after
+    // every read; a read that failed on a change is shown as a tensor's error
+    // while rendering, so the file is checked once more once all is read.
+    let local = match (&whole, &remote) {
+        (None, None) => Some(std::sync::Arc::new(
+            hrry::source::FileSource::open(&args.file)
+                .map_err(|e| Failure(format!("cannot read {}: {e}", text::path(&args.file))))?,
+        )),
+        _ => None,
+    };
     let opened = match (&whole, &remote) {
         (Some(bytes), _) => open.open_bytes(bytes),
         (None, Some(source)) => open.open_source(source.clone()),
-        (None, None) => open.open_read(&args.file),
+        (None, None) => match &local {
+            Some(source) => open.open_source(std::sync::Arc::clone(source)),
+            None => open.open_read(&args.file),
+        },
     };
     let name = crate::remote::shown(&args.file);
     // With --permissive, say what is wrong: every violation of strict validation.
@@ -163,6 +176,11 @@ fn show(args: Args) -> Result<Outcome, Failure> {
         },
     };
     let mut v = hrry::report::inspect_json_with(&file, &options);
+    if let Some(source) = &local {
+        source
+            .check_unchanged()
+            .map_err(|e| Failure(format!("cannot read {}: {e}", text::path(&args.file))))?;
+    }
     filter(&mut v, &args);
     let m = v.as_object_mut().expect("an object");
     m.insert("file".into(), json!(name));
