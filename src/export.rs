@@ -122,7 +122,48 @@ pub(crate) fn write_dense<W: Write>(
         pending: Vec::new(),
         remaining: view.element_count(),
     };
-    view.stream_row_major(converter)?.finish()
+    // The layout layer keeps only the text of a write error; the sink keeps the
+    // error itself, so that a full disk is reported as the output's failure.
+    let mut failure = None;
+    let sink = KeepWriteError {
+        inner: converter,
+        error: &mut failure,
+    };
+    match view.stream_row_major(sink) {
+        Ok(sink) => sink.inner.finish(),
+        Err(e) => Err(failure.map_or_else(|| e.into(), ExportError::Io)),
+    }
+}
+
+/// A `Write` that remembers the first error of the writer it wraps.
+struct KeepWriteError<'e, W> {
+    inner: W,
+    error: &'e mut Option<std::io::Error>,
+}
+
+impl<W: Write> Write for KeepWriteError<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.inner.write(buf).inspect_err(|e| self.keep(e))
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        self.inner.write_all(buf).inspect_err(|e| self.keep(e))
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush().inspect_err(|e| self.keep(e))
+    }
+}
+
+impl<W> KeepWriteError<'_, W> {
+    fn keep(&mut self, e: &std::io::Error) {
+        if self.error.is_none() {
+            *self.error = Some(match e.raw_os_error() {
+                Some(code) => std::io::Error::from_raw_os_error(code),
+                None => std::io::Error::new(e.kind(), e.to_string()),
+            });
+        }
+    }
 }
 
 /// A `Write` receiving packed row-major elements and pushing them to an
@@ -267,6 +308,72 @@ pub fn stored_row_major_of<'b>(
     let ty = ElementType::from_tag(desc.type_tag).filter(|t| npy::is_native(*t))?;
     let bytes = DenseView::new(desc, buffers).ok()?.contiguous()?;
     Some((npy::dtype(ty)?, bytes))
+}
+
+/// A dense tensor whose stored bytes repeat (strides of 0, or strides shorter
+/// than the dimensions they step over), seen as a strided view of those bytes:
+/// what a reader hands out instead of a copy that could be far larger than the
+/// file (an 8 KB file may declare gigabytes of broadcast elements).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RepeatedBytes<'b> {
+    /// The NumPy dtype of the elements.
+    pub dtype: npy::Dtype,
+    /// Buffer 0, every element inside it.
+    pub buffer: &'b [u8],
+    /// Where in `buffer` the element at index `[0, 0, …]` starts.
+    pub origin: usize,
+    /// The step in bytes (possibly zero or negative) along each dimension.
+    pub byte_strides: Vec<isize>,
+}
+
+/// [`RepeatedBytes`] for `tensor` when its elements overlap in storage: an
+/// unquantized tensor of a byte-aligned type NumPy holds natively, in an affine
+/// dense layout (row-major, column-major, strided) whose every element lies in
+/// buffer 0 (checked), and whose row-major export would be larger than buffer
+/// 0. `None` otherwise (export it, within a bound).
+pub fn repeated_bytes<'f>(tensor: &Tensor<'f>) -> Option<RepeatedBytes<'f>> {
+    let desc = tensor.descriptor;
+    if desc.quantization.is_some() || !is_dense(desc.layout_tag) {
+        return None;
+    }
+    let ty = ElementType::from_tag(desc.type_tag).filter(|t| npy::is_native(*t))?;
+    let width = element_bits(desc).ok()?;
+    if width % 8 != 0 {
+        return None;
+    }
+    let item = i128::from(width / 8);
+    let buffer = *tensor.buffers.first()?;
+    let view = DenseView::new(desc, &tensor.buffers).ok()?;
+    let crate::layout::DenseMap::Affine(strides) = view.map() else {
+        return None;
+    };
+    let (lo, hi) = view.map().range(&desc.shape)?;
+    // Every element inside buffer 0: the lowest starts at or after its start, the
+    // highest ends at or before its end.
+    let origin = i128::from(desc.byte_offset);
+    let first = origin.checked_add(lo.checked_mul(item)?)?;
+    let end = origin
+        .checked_add(hi.checked_mul(item)?)?
+        .checked_add(item)?;
+    if first < 0 || end > buffer.len() as i128 {
+        return None;
+    }
+    let exported = crate::layout::checked_count(&desc.shape)
+        .ok()
+        .and_then(|n| n.checked_mul(item as u64));
+    if exported.is_some_and(|n| n <= buffer.len() as u64) {
+        return None;
+    }
+    let byte_strides = strides
+        .iter()
+        .map(|&s| isize::try_from(s.checked_mul(item)?).ok())
+        .collect::<Option<Vec<_>>>()?;
+    Some(RepeatedBytes {
+        dtype: npy::dtype(ty)?,
+        buffer,
+        origin: usize::try_from(origin).ok()?,
+        byte_strides,
+    })
 }
 
 /// Writes tensor `name` of `file` to `sink` as a `.npy` array in logical row-major

@@ -353,22 +353,14 @@ pub fn validate_source(
 /// Validates the file at `path`, recognised by its magic, else by its extension
 /// ([`Format::detect`]), with positioned reads of what the rules need, so memory
 /// stays bounded whatever the file's size. Only regular files are read: a
-/// directory, pipe or device is an error, as is a failed open or read.
+/// directory, pipe or device is an error ([`source::NotRegularFile`]), as is a
+/// failed open or read, or a file that changed while it was read
+/// ([`source::Changed`]).
 pub fn validate_path(
     path: &std::path::Path,
     options: &validate::Options,
 ) -> std::io::Result<(Format, Report)> {
-    let file = std::fs::File::open(path)?;
-    let meta = file.metadata()?;
-    if !meta.is_file() {
-        let kind = if meta.is_dir() {
-            std::io::ErrorKind::IsADirectory
-        } else {
-            std::io::ErrorKind::InvalidInput
-        };
-        return Err(std::io::Error::new(kind, "not a regular file"));
-    }
-    let source = source::FileSource::new(file)?;
+    let source = source::FileSource::open(path)?;
     let format = Format::detect_source(&source, Some(path))?;
     Ok((format, format.validate_source(&source, options)?))
 }

@@ -142,30 +142,47 @@ impl io::Read for Sequential<'_> {
 }
 
 /// A file read with positioned reads (`pread` on Unix, `ReadFile` at an offset on
-/// Windows). Its length is taken when it is opened: like a memory map, the file
-/// must not be truncated or rewritten while it is read (a read past the new end
-/// then fails with an I/O error rather than returning other bytes).
+/// Windows), never mapped: a file truncated while it is read gives an I/O error,
+/// not a `SIGBUS`.
+///
+/// Its length and [`FileStamp`] are taken when it is opened, and every read checks
+/// the stamp again once its bytes are in: a file rewritten, truncated or grown
+/// since it was opened makes the read fail with a [`Changed`] error ("the file
+/// changed while being read"), so that what a reader got before and after the
+/// change is never mixed into one answer. (A file replaced by a rename is another
+/// file: the open one stays readable, unchanged.)
 #[derive(Debug)]
 pub struct FileSource {
     file: File,
     len: u64,
+    stamp: FileStamp,
 }
 
 impl FileSource {
-    /// Opens the file at `path` for reading.
+    /// Opens the regular file at `path` for reading ([`open_regular`]: anything
+    /// else is refused as [`NotRegularFile`]).
     pub fn open(path: impl AsRef<Path>) -> io::Result<Self> {
-        Self::new(File::open(path)?)
+        Self::new(open_regular(path.as_ref())?)
     }
 
-    /// Wraps an open file, taking its current length.
+    /// Wraps an open file, taking its current length and stamp.
     pub fn new(file: File) -> io::Result<Self> {
-        let len = file.metadata()?.len();
-        Ok(FileSource { file, len })
+        let stamp = FileStamp::of(&file)?;
+        Ok(FileSource {
+            file,
+            len: stamp.len,
+            stamp,
+        })
     }
 
     /// The file.
     pub fn file(&self) -> &File {
         &self.file
+    }
+
+    /// Fails with a [`Changed`] error when the file is no longer as it was opened.
+    pub fn check_unchanged(&self) -> io::Result<()> {
+        self.stamp.check(&self.file)
     }
 }
 
@@ -181,8 +198,217 @@ impl ReadAt for FileSource {
         if !fits {
             return Err(past_end(offset, buf.len(), self.len));
         }
-        read_exact_at(&self.file, offset, buf)
+        // A failed read of a file that changed (a short read after a truncation)
+        // is reported as the change it is.
+        let read = read_exact_at(&self.file, offset, buf);
+        self.check_unchanged()?;
+        read
     }
+}
+
+/// What the file system says about a file's contents: its identity (device and
+/// inode), length, and modification and status-change times. Writing, truncating
+/// or extending the file changes it (on file systems that keep fine-grained
+/// times; Linux since 6.13 makes a change after a look at the times always show).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FileStamp {
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+    /// Device, inode, status change (seconds, nanoseconds).
+    #[cfg(unix)]
+    identity: (u64, u64, i64, i64),
+}
+
+impl FileStamp {
+    /// The stamp of `file` now.
+    pub fn of(file: &File) -> io::Result<Self> {
+        let meta = file.metadata()?;
+        Ok(Self::from_metadata(&meta))
+    }
+
+    fn from_metadata(meta: &std::fs::Metadata) -> Self {
+        #[cfg(unix)]
+        use std::os::unix::fs::MetadataExt;
+        FileStamp {
+            len: meta.len(),
+            modified: meta.modified().ok(),
+            #[cfg(unix)]
+            identity: (meta.dev(), meta.ino(), meta.ctime(), meta.ctime_nsec()),
+        }
+    }
+
+    /// The length in bytes.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// True when the file was empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Fails with a [`Changed`] error when `file`'s stamp is no longer this one.
+    pub fn check(&self, file: &File) -> io::Result<()> {
+        let now = FileStamp::of(file)?;
+        if now == *self {
+            return Ok(());
+        }
+        Err(io::Error::other(Changed {
+            len_before: self.len,
+            len_after: now.len,
+        }))
+    }
+}
+
+/// The error of a read from a file that changed since it was opened (see
+/// [`FileSource`]): the file's bytes are no longer the ones read before.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Changed {
+    /// The length when the file was opened.
+    pub len_before: u64,
+    /// The length at the read that saw the change.
+    pub len_after: u64,
+}
+
+impl std::fmt::Display for Changed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the file changed while being read")?;
+        if self.len_before != self.len_after {
+            write!(
+                f,
+                " (its length went from {} to {} bytes)",
+                self.len_before, self.len_after
+            )?;
+        } else {
+            write!(f, " (it was written to)")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Changed {}
+
+/// True when `e` is (or wraps) a [`Changed`] error.
+pub fn is_changed(e: &io::Error) -> bool {
+    e.get_ref().is_some_and(|inner| inner.is::<Changed>())
+}
+
+/// The error for a path that is not a regular file: a directory, a device
+/// (`/dev/zero`), a FIFO, a socket, or a file whose size the system does not
+/// give (`/proc/self/status`). One message for all, saying which it is; its
+/// [`io::ErrorKind`] is [`io::ErrorKind::IsADirectory`] for a directory,
+/// [`io::ErrorKind::InvalidInput`] otherwise.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotRegularFile {
+    /// What the path is instead ("a directory", "a character device", …).
+    pub what: &'static str,
+}
+
+impl std::fmt::Display for NotRegularFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "not a regular file (it is {})", self.what)
+    }
+}
+
+impl std::error::Error for NotRegularFile {}
+
+impl NotRegularFile {
+    /// What `meta` describes, when it is not a regular file.
+    fn of(meta: &std::fs::Metadata) -> Option<NotRegularFile> {
+        let file_type = meta.file_type();
+        let what = if file_type.is_file() {
+            return None;
+        } else if file_type.is_dir() {
+            "a directory"
+        } else {
+            special_kind(&file_type)
+        };
+        Some(NotRegularFile { what })
+    }
+
+    /// As an I/O error.
+    pub fn into_io(self) -> io::Error {
+        let kind = if self.what == "a directory" {
+            io::ErrorKind::IsADirectory
+        } else {
+            io::ErrorKind::InvalidInput
+        };
+        io::Error::new(kind, self)
+    }
+}
+
+#[cfg(unix)]
+fn special_kind(file_type: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if file_type.is_char_device() {
+        "a character device"
+    } else if file_type.is_block_device() {
+        "a block device"
+    } else if file_type.is_fifo() {
+        "a FIFO"
+    } else if file_type.is_socket() {
+        "a socket"
+    } else {
+        "a special file"
+    }
+}
+
+#[cfg(not(unix))]
+fn special_kind(_: &std::fs::FileType) -> &'static str {
+    "a special file"
+}
+
+/// The [`NotRegularFile`] inside `e`, if that is what it is.
+pub fn not_regular_file(e: &io::Error) -> Option<&NotRegularFile> {
+    e.get_ref().and_then(|inner| inner.downcast_ref())
+}
+
+/// Opens `path` for reading when it is a regular file: what every reader that
+/// maps or reads a path at offsets opens it with, so that a directory, a device,
+/// a FIFO or a file of unknown size (`/proc`) is refused with one error,
+/// [`NotRegularFile`], before anything is read (opening a FIFO without a writer
+/// would wait; it is checked first, without opening it).
+pub fn open_regular(path: &Path) -> io::Result<File> {
+    // A FIFO's open blocks until a writer comes: look before opening. The open
+    // file is checked again (the path may have changed in between).
+    if let Some(not) = std::fs::metadata(path)
+        .ok()
+        .as_ref()
+        .and_then(NotRegularFile::of)
+    {
+        return Err(not.into_io());
+    }
+    let file = File::open(path)?;
+    let meta = file.metadata()?;
+    if let Some(not) = NotRegularFile::of(&meta) {
+        return Err(not.into_io());
+    }
+    // Files under /proc and /sys say they are empty and yet have bytes.
+    if meta.len() == 0 {
+        let mut probe = [0u8; 1];
+        if matches!(read_some_at(&file, &mut probe), Ok(1)) {
+            return Err(NotRegularFile {
+                what: "a file whose size the system does not give (as under /proc)",
+            }
+            .into_io());
+        }
+    }
+    Ok(file)
+}
+
+#[cfg(unix)]
+fn read_some_at(file: &File, buf: &mut [u8]) -> io::Result<usize> {
+    std::os::unix::fs::FileExt::read_at(file, buf, 0)
+}
+
+#[cfg(windows)]
+fn read_some_at(file: &File, buf: &mut [u8]) -> io::Result<usize> {
+    std::os::windows::fs::FileExt::seek_read(file, buf, 0)
+}
+
+#[cfg(not(any(unix, windows)))]
+fn read_some_at(_file: &File, _buf: &mut [u8]) -> io::Result<usize> {
+    Ok(0)
 }
 
 #[cfg(unix)]

@@ -10,12 +10,17 @@ archives into NumPy (and PyTorch: ``hrry.torch``).
     with hrry.Client("127.0.0.1:7070") as c:   # a tensor server (`hrry serve`)
         e = c.fetch("tok_embd.weight")
 
-Arrays returned by ``get_tensor`` and ``load_file`` view the file mapping when the
-stored bytes already are the array, and keep the mapping alive after
-``File.close()``. ``hrry.open``'s are read-only (NumPy's ``__dlpack__`` exports them
-to consumers of DLPack 1.0 or later, ``numpy.from_dlpack`` for one); ``load_file``'s
-(and those of ``hrry.open(path, copy_on_write=True)``) view a private copy-on-write
-mapping: writeable without copying, and writing never changes the file.
+Arrays returned by ``get_tensor`` view the file mapping when the stored bytes
+already are the array, and keep the mapping alive after ``File.close()``.
+``hrry.open``'s are read-only (NumPy's ``__dlpack__`` exports them to consumers of
+DLPack 1.0 or later, ``numpy.from_dlpack`` for one); those of
+``hrry.open(path, copy_on_write=True)`` view a private copy-on-write mapping:
+writeable without copying, and writing never changes the file. A mapped array
+follows its file: if another process rewrites the file its values change, and if
+it truncates the file, touching the array kills the process with ``SIGBUS``.
+``load_file`` reads the file once into private memory instead: its arrays are the
+file's contents at load time, writeable, and independent of the file afterwards
+(``load_file(path, mmap=True)`` maps it, with the hazard above).
 ``widen=False`` keeps bfloat16 and float8 as ``ml_dtypes`` arrays. For PyTorch,
 ``hrry.torch`` has ``safetensors.torch``'s API.
 

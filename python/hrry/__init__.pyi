@@ -265,10 +265,14 @@ def load_file(
     timeout: Optional[float] = None,
     stall_timeout: Optional[float] = None,
     retries: Optional[int] = None,
+    mmap: bool = False,
 ) -> Dict[str, np.ndarray]:
-    """Every tensor of a HRRYFILE, like ``safetensors.numpy.load_file``: writeable
-    views of a private copy-on-write mapping where no conversion is needed (arrays
-    of their own for a URL or file object). ``timeout``, ``stall_timeout`` and
+    """Every tensor of a HRRYFILE, like ``safetensors.numpy.load_file``: a local
+    file is read once into private memory, so the arrays (writeable) are its
+    contents at load time and independent of it afterwards. ``mmap=True`` gives
+    views of a private copy-on-write mapping instead, which follow the file (a
+    rewrite changes them, a truncation is ``SIGBUS``: docs/security.md). A URL or
+    file object gives arrays of their own; ``timeout``, ``stall_timeout`` and
     ``retries`` as for `open`."""
 
 def save_file(

@@ -25,6 +25,7 @@ there from the mapping in pieces of at most 64 MiB.
 """
 
 import os
+import warnings
 from typing import Dict, List, NamedTuple, Optional, Tuple
 
 import torch
@@ -136,16 +137,41 @@ def _as_torch(file: _hrry.File, name: str, dtype: Optional[torch.dtype]) -> torc
             f"{file.path}: tensor {name!r} is {kind}, which has no torch dtype"
             f" (torch {torch.__version__})"
         )
-    if not array.flags.writeable:
-        # Only read-only files give read-only arrays; copy rather than hand out a
-        # tensor PyTorch would let be written.
-        array = array.copy()
-    tensor = torch.from_numpy(array)
+    if not array.flags.writeable and _repeats(array):
+        tensor = _repeated_view(file, name, array)
+    else:
+        if not array.flags.writeable:
+            # Only read-only files give read-only arrays; copy rather than hand out
+            # a tensor PyTorch would let be written.
+            array = array.copy()
+        tensor = torch.from_numpy(array)
     if kind in _CARRIED:
         tensor = tensor.view(target)
     if tensor.dtype != target:
         raise AssertionError(f"tensor {name!r}: {tensor.dtype} for {kind}")
     return tensor
+
+
+def _repeats(array) -> bool:
+    """Whether ``array`` views bytes that repeat (a broadcast tensor: a stride of 0
+    along a dimension longer than 1), as ``File._stored`` gives them."""
+    return any(s == 0 and n > 1 for s, n in zip(array.strides, array.shape))
+
+
+def _repeated_view(file: _hrry.File, name: str, array) -> torch.Tensor:
+    """A broadcast tensor as a zero-stride view of its stored bytes, never a copy
+    (which may be gigabytes from a file of kilobytes). PyTorch has no read-only
+    tensors: writing one writes every element that shares its bytes (in private
+    memory, never the file); ``.clone()`` it to get a tensor of its own."""
+    if any(s < 0 for s in array.strides):
+        raise _hrry.HrryError(
+            f"{file.path}: tensor {name!r} repeats its stored bytes with negative strides,"
+            " which a torch view cannot hold; read it with hrry.open(...).get_tensor"
+        )
+    with warnings.catch_warnings():
+        # The array is read-only; PyTorch warns that its tensor is not.
+        warnings.simplefilter("ignore", UserWarning)
+        return torch.from_numpy(array)
 
 
 def _on_device(tensor: torch.Tensor, device) -> torch.Tensor:
@@ -179,7 +205,10 @@ def load_file(
     """Every tensor of the HRRYFILE ``filename``, in index order, on ``device``
     (like ``safetensors.torch.load_file``). The file is checked as ``hrry.open``
     checks it (``hrry.InvalidFileError``). ``dtype`` is the dtype of dequantized
-    tensors (float32 by default); other tensors keep their own."""
+    tensors (float32 by default); other tensors keep their own. The tensors view a
+    private copy-on-write mapping of the file: a file rewritten by another process
+    changes their values, and one truncated kills the process with ``SIGBUS`` when
+    they are touched (docs/security.md); ``hrry.load_file`` reads the file instead."""
     with _hrry.open(os.fspath(filename), copy_on_write=True) as file:
         return _load_all(file, device, dtype)
 

@@ -74,6 +74,57 @@ pub(crate) unsafe fn mapped_array<'py>(
     }
 }
 
+/// A read-only array of dtype `descr` and `shape` whose element `[0, …]` is at
+/// `origin` and whose steps are `byte_strides` (possibly zero or negative): a
+/// view of a tensor whose stored bytes repeat (see
+/// `hrry::export::repeated_bytes`), whose base object is `owner`.
+///
+/// # Safety
+///
+/// Every element the shape and strides address must lie inside memory that
+/// `owner` keeps alive and unchanged as long as it lives.
+pub(crate) unsafe fn strided_array<'py>(
+    owner: Bound<'py, PyAny>,
+    descr: &str,
+    shape: &[u64],
+    byte_strides: &[isize],
+    origin: *const u8,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = owner.py();
+    let dtype = PyArrayDescr::new(py, descr)?;
+    let mut dims = dims(shape)?;
+    if byte_strides.len() != dims.len() {
+        return Err(InternalError::new_err("one stride per dimension"));
+    }
+    let mut strides: Vec<npyffi::npy_intp> = byte_strides.iter().map(|&s| s as _).collect();
+    let rank =
+        c_int::try_from(dims.len()).map_err(|_| HrryError::new_err("rank too large for NumPy"))?;
+    // SAFETY: FFI into NumPy. The descriptor reference is stolen by the call; `dims`
+    // and `strides` outlive it; flags 0 make the array read-only; the addressed
+    // memory is kept alive by `owner`, as the caller guarantees.
+    let array = unsafe {
+        let ptr = PY_ARRAY_API.PyArray_NewFromDescr(
+            py,
+            npyffi::get_type_object(py, NpyTypes::PyArray_Type),
+            dtype.into_dtype_ptr(),
+            rank,
+            dims.as_mut_ptr(),
+            strides.as_mut_ptr(),
+            origin.cast_mut().cast::<c_void>(),
+            0,
+            std::ptr::null_mut(),
+        );
+        Bound::from_owned_ptr_or_err(py, ptr)?
+    };
+    // SAFETY: as in `array_over`.
+    let status =
+        unsafe { PY_ARRAY_API.PyArray_SetBaseObject(py, array.as_ptr().cast(), owner.into_ptr()) };
+    if status < 0 {
+        return Err(PyErr::fetch(py));
+    }
+    Ok(array)
+}
+
 /// A writeable C-order float32 array of `shape` over `buffer` (exactly its size),
 /// which goes back to the output pool when the array and its views are gone.
 pub(crate) fn pooled_array<'py>(

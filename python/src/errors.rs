@@ -102,8 +102,20 @@ pub(crate) fn io_error(path: &Path, e: std::io::Error) -> PyErr {
 }
 
 /// An `OSError` whose `filename` is `file` (a path, or a network address), of the
-/// subclass the OS error number selects.
+/// subclass the OS error number selects. A path that is not a regular file gets
+/// the core's one message for it (`not a regular file (it is …)`), as `OSError`
+/// with `errno` `EISDIR` for a directory (so `IsADirectoryError`) and `EINVAL`
+/// otherwise.
 pub(crate) fn os_error(file: String, e: std::io::Error) -> PyErr {
+    if let Some(not) = hrry::source::not_regular_file(&e) {
+        // EISDIR and EINVAL are 21 and 22 on every platform the bindings build for.
+        let code = if e.kind() == std::io::ErrorKind::IsADirectory {
+            21
+        } else {
+            22
+        };
+        return PyOSError::new_err((code, not.to_string(), file));
+    }
     match e.raw_os_error() {
         Some(code) => {
             let text = e.to_string();

@@ -16,7 +16,7 @@ use pyo3::exceptions::{PyKeyError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
-use crate::array::{mapped_array, owned_array, shape_tuple};
+use crate::array::{mapped_array, owned_array, shape_tuple, strided_array};
 use crate::dequant::{dequantize_to, quant_error, threads_arg};
 use crate::errors::{detached, file_error, guard, io_error, HrryError};
 use crate::input::{Fetched, Input, Net, Remote};
@@ -72,6 +72,37 @@ fn open_mapping(
 ) -> PyResult<Mapping> {
     let map = memory::map_path(path, access).map_err(|e| io_error(path, e))?;
     decode(py, &path.display().to_string(), map, judge, check, access)
+}
+
+/// Reads the regular file at `path` whole into private, writeable memory (one
+/// pass of positioned reads, the file checked unchanged) and opens it as
+/// [`open_mapping`] does: what `load_file` hands out views of.
+fn read_private(py: Python<'_>, path: &Path) -> PyResult<Mapping> {
+    let read = detached(py, || -> std::io::Result<Option<memmap2::Mmap>> {
+        let source = hrry::source::FileSource::open(path)?;
+        if hrry::source::ReadAt::is_empty(&source) {
+            return Ok(None);
+        }
+        memory::map_source_with(&source, Access::CopyOnWrite).map(Some)
+    })?;
+    match read.map_err(|e| io_error(path, e))? {
+        Some(map) => decode(
+            py,
+            &path.display().to_string(),
+            map,
+            Judge::new(false, None)?,
+            Check::Metadata,
+            Access::CopyOnWrite,
+        ),
+        // No mapping is empty: the core names what an empty file breaks.
+        None => match OpenOptions::new()
+            .judge_as(hrry::validate::Mode::Strict)
+            .open_bytes(&[])
+        {
+            Err(e) => Err(file_error(py, &path.display().to_string(), e)),
+            Ok(_) => Err(HrryError::new_err(format!("{}: empty", path.display()))),
+        },
+    }
 }
 
 /// Opens the HRRYFILE mapped by `map` (of `access`) as [`open_mapping`] does.
@@ -216,18 +247,45 @@ pub(crate) fn tensor_array<'py>(
             )
         };
     }
+    if let Some(r) = guard(|| export::repeated_bytes(&tensor))? {
+        // SAFETY: `repeated_bytes` checked that every element the strides address
+        // lies inside `r.buffer`, which the mapping `this` owns (the array's base
+        // object); the array is read-only.
+        return unsafe {
+            strided_array(
+                this.clone().into_any(),
+                r.dtype.descr,
+                &tensor.descriptor.shape,
+                &r.byte_strides,
+                r.buffer.as_ptr().add(r.origin),
+            )
+        };
+    }
     let file = &mapping.file;
     let desc = &tensor.descriptor;
     let dtype = export::export_dtype(desc).map_err(|e| tensor_error(py, what, name, e))?;
-    let data = detached(py, || {
-        export::row_major_bytes(file, name, &ExportOptions::default())
-    })?
-    .map_err(|e| {
+    let options = ExportOptions {
+        max_bytes: copy_budget(file.size()),
+        ..ExportOptions::default()
+    };
+    let data = detached(py, || export::row_major_bytes(file, name, &options))?.map_err(|e| {
         mapping
             .raised()
             .unwrap_or_else(|| tensor_error(py, what, name, e))
     })?;
     owned_array(py, data, dtype.descr, &desc.shape)
+}
+
+/// The most one tensor's array may take when it must be assembled (a layout
+/// other than row-major, a sparse or composite tensor): 64 MiB plus 8 times the
+/// file's size (the widest conversion, 4-bit codes to float32, is 8 times its
+/// bytes), at most the export default. A tensor that would take more raises
+/// `HrryError` ("exceeds the limit") instead of allocating it.
+pub(crate) fn copy_budget(file_size: u64) -> u64 {
+    const ALLOWANCE: u64 = 64 << 20;
+    ALLOWANCE
+        .saturating_add(file_size.saturating_mul(8))
+        .min(ExportOptions::default().max_bytes)
 }
 
 /// A `zero_point_buffer_index` as `File.info` gives it: `None` for the "no zero
@@ -661,13 +719,21 @@ pub fn _open_bytes(py: Python<'_>, data: &[u8], copy_on_write: bool) -> PyResult
 /// Loads every tensor of the HRRYFILE ``source`` into a ``dict`` of NumPy arrays,
 /// in index order — like ``safetensors.numpy.load_file``, so switching is one import.
 /// ``source`` is what `open` takes. The file is checked as ``hrry.open`` checks it
-/// (``InvalidFileError``). Arrays of a local file are views into a private
-/// copy-on-write mapping where the stored bytes allow (see `File.get_tensor`):
-/// writeable, without copying, and writing never changes the file; those of a URL
-/// or file object are writeable arrays of their own. ``widen=False`` as for
-/// `File.get_tensor`.
+/// (``InvalidFileError``).
+///
+/// A local file is read once, whole, into private memory (positioned reads,
+/// checked unchanged: a file rewritten meanwhile raises ``OSError`` "changed
+/// while being read"): the arrays are the file's contents at load time, writeable,
+/// views of that memory where the stored bytes allow (see `File.get_tensor`), and
+/// independent of the file afterwards, which may be replaced, truncated or
+/// deleted. ``mmap=True`` maps the file privately instead (copy-on-write): no read
+/// up front, but the arrays then follow the file (a rewrite changes their values,
+/// a truncation kills the process with ``SIGBUS`` when they are touched; see
+/// docs/security.md). Arrays of a URL or file object are writeable arrays of their
+/// own. ``widen=False`` as for `File.get_tensor`.
 #[pyfunction]
-#[pyo3(signature = (source, *, widen = true, timeout = None, stall_timeout = None, retries = None))]
+#[pyo3(signature = (source, *, widen = true, timeout = None, stall_timeout = None, retries = None,
+    mmap = false))]
 pub fn load_file<'py>(
     py: Python<'py>,
     source: &Bound<'py, PyAny>,
@@ -675,17 +741,24 @@ pub fn load_file<'py>(
     timeout: Option<f64>,
     stall_timeout: Option<f64>,
     retries: Option<u32>,
+    mmap: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let net = Net::new(timeout, stall_timeout, retries)?;
-    let (what, mapping) = open_input(
-        py,
-        source,
-        Judge::new(false, None)?,
-        Check::Metadata,
-        Access::CopyOnWrite,
-        true,
-        &net,
-    )?;
+    let (what, mapping) = match Input::of(source, true)? {
+        Input::Path(path) if !mmap => {
+            let mapping = read_private(py, &path)?;
+            (path.display().to_string(), mapping)
+        }
+        _ => open_input(
+            py,
+            source,
+            Judge::new(false, None)?,
+            Check::Metadata,
+            Access::CopyOnWrite,
+            true,
+            &net,
+        )?,
+    };
     let mapping = Bound::new(py, mapping)?;
     let writeable = mapping.get().writeable();
     let out = PyDict::new(py);
@@ -697,8 +770,11 @@ pub fn load_file<'py>(
             let (kind, array) = stored_array(&mapping, &what, name)?;
             unwidened(py, name, kind, array)?
         };
-        // A view of a read-only mirror becomes an array of its own.
-        if !writeable && !array.getattr("flags")?.getattr("writeable")?.is_truthy()? {
+        // A view of a read-only mirror becomes an array of its own, unless it is
+        // a view of repeated bytes (larger than the file: see
+        // `export::repeated_bytes`), which stays a read-only view.
+        let repeated = array.getattr("nbytes")?.extract::<u64>()? > mapping.get().file.size();
+        if !writeable && !repeated && !array.getattr("flags")?.getattr("writeable")?.is_truthy()? {
             array = array.call_method0("copy")?;
         }
         out.set_item(name, array)?;

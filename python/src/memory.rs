@@ -25,30 +25,10 @@ pub(crate) enum Access {
     CopyOnWrite,
 }
 
-/// Opens `path` for mapping; a directory is refused as one (`IsADirectoryError`)
-/// rather than with the `ENODEV` that mapping it gives.
-fn open_regular(path: &Path) -> io::Result<std::fs::File> {
-    let file = std::fs::File::open(path)?;
-    if file.metadata()?.is_dir() {
-        return Err(is_a_directory());
-    }
-    Ok(file)
-}
-
-#[cfg(unix)]
-fn is_a_directory() -> io::Error {
-    // EISDIR is 21 on every Unix the bindings build for.
-    io::Error::from_raw_os_error(21)
-}
-
-#[cfg(not(unix))]
-fn is_a_directory() -> io::Error {
-    io::Error::new(io::ErrorKind::IsADirectory, "is a directory")
-}
-
-/// Maps the file at `path` with `access`.
+/// Maps the file at `path` with `access`. Anything but a regular file is refused
+/// with the core's one error for it ([`hrry::source::NotRegularFile`]).
 pub(crate) fn map_path(path: &Path, access: Access) -> io::Result<Mmap> {
-    let file = open_regular(path)?;
+    let file = hrry::source::open_regular(path)?;
     match access {
         // SAFETY: as for every mmap-based reader, another process truncating or
         // rewriting the file while it is mapped is outside what we can guard
@@ -75,11 +55,29 @@ pub(crate) fn map_copy(bytes: &[u8], access: Access) -> io::Result<Mmap> {
 }
 
 /// A private anonymous mapping holding every byte of `source` (at least one byte
+/// long) with `access`, read in pieces of at most [`WHOLE_PIECE`] bytes: what
+/// `load_file` reads a file into, so that its arrays own their bytes.
+pub(crate) fn map_source_with(
+    source: &dyn hrry::source::ReadAt,
+    access: Access,
+) -> io::Result<Mmap> {
+    let map = map_source(source)?;
+    match access {
+        Access::ReadOnly => Ok(map),
+        Access::CopyOnWrite => allow_writes(map),
+    }
+}
+
+/// A private anonymous mapping holding every byte of `source` (at least one byte
 /// long, read-only), read in pieces of at most [`WHOLE_PIECE`] bytes.
 pub(crate) fn map_source(source: &dyn hrry::source::ReadAt) -> io::Result<Mmap> {
     let len = usize::try_from(source.len())
         .map_err(|_| io::Error::new(io::ErrorKind::OutOfMemory, "too large for memory"))?;
     let mut map = MmapMut::map_anon(len.max(1))?;
+    // Huge pages where the system gives them on request: a whole model read into
+    // 4 KiB pages costs a page fault per page, which dominates the read.
+    #[cfg(target_os = "linux")]
+    let _ = map.advise(memmap2::Advice::HugePage);
     let mut offset = 0;
     while offset < len {
         let end = len.min(offset + WHOLE_PIECE);

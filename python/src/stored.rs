@@ -7,7 +7,7 @@
 //! row-major order, else the codes gathered in logical row-major order), which the
 //! consumer reinterprets without copying.
 
-use hrry::export::{self, ExportError, ExportOptions};
+use hrry::export::{self, ExportError};
 use hrry::file::{HrryFile, Tensor};
 use hrry::layout::bits::read_bits;
 use hrry::layout::dense::{is_dense, DenseView};
@@ -135,7 +135,7 @@ fn carried_codes(
             what: "element count",
         })?;
     let width = element_bits(desc)?;
-    let limit = ExportOptions::default().max_bytes;
+    let limit = crate::file::copy_budget(file.size());
     let needed = u128::from(count) * (carrier.item_size as u128);
     if needed > u128::from(limit) {
         return Err(LayoutError::TooLarge { needed, limit }.into());

@@ -1,6 +1,7 @@
 """What opening a path that is not a readable regular file raises: a directory is
-`IsADirectoryError` ("Is a directory", naming it), not the "No such device" that
-mapping a directory gives; a missing file is `FileNotFoundError`."""
+`IsADirectoryError` ("not a regular file (it is a directory)", naming it), not the
+"No such device" that mapping a directory gives; a missing file is
+`FileNotFoundError`."""
 
 import pytest
 
@@ -22,7 +23,7 @@ def test_a_directory_is_said_to_be_one(tmp_path, opener):
     with pytest.raises(IsADirectoryError) as raised:
         OPENERS[opener](tmp_path)
     assert raised.value.filename == str(tmp_path)
-    assert "Is a directory" in str(raised.value)
+    assert "not a regular file (it is a directory)" in str(raised.value)
     assert "No such device" not in str(raised.value)
 
 

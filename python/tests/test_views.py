@@ -159,17 +159,21 @@ def test_open_checks_strictly_and_names_violations(sample_file, tmp_path):
         hrry.open(tmp_path)  # a directory
 
 
-def test_load_file_arrays_are_writeable_without_copying(sample_file):
-    # safetensors.numpy.load_file's arrays are writeable: so are these, over a
-    # private mapping (no copy), and writing never reaches the file.
+@pytest.mark.parametrize("mmap", [False, True])
+def test_load_file_arrays_are_writeable_without_copying(sample_file, mmap):
+    # safetensors.numpy.load_file's arrays are writeable: so are these, views of
+    # the file read once into private memory (by default: no mapping of the file
+    # is left) or of a private mapping of the file (mmap=True), without a copy per
+    # array, and writing never reaches the file.
     path, tensors = sample_file
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    loaded = hrry.load_file(path)
+    loaded = hrry.load_file(path, mmap=mmap)
     for name in ("w", "b", "s"):
         a = loaded[name]
         assert a.flags.writeable and not a.flags.owndata, name
         ptr = a.__array_interface__["data"][0]
-        assert any(s <= ptr and ptr + a.nbytes <= e for s, e in mapped_ranges(path)), name
+        in_file_mapping = any(s <= ptr and ptr + a.nbytes <= e for s, e in mapped_ranges(path))
+        assert in_file_mapping == mmap, name
     for name in ("w", "b", "s"):
         loaded[name] *= 2
     loaded["mask"][0] = False

@@ -50,29 +50,37 @@ pub(crate) struct HrryInput {
     pub notes: Vec<String>,
 }
 
-/// Opens `path`: index, descriptors and KV are read through a map that is dropped
-/// before returning, so that only what planning touched was ever resident. A dense
+/// Opens `path`: index, descriptors and KV are read with positioned reads (through
+/// a private mirror that is dropped before returning, so that only what planning
+/// touched was ever read), from the same open file as the data later, so that a
+/// file changed in between is an error. A dense
 /// tensor whose buffer holds more than it needs (`TD-BUF-014`, such as bools stored
 /// one byte per element) is refused, unless `permissive`: then it is converted as
 /// readers read it, with a note.
 pub(crate) fn open(path: &Path, permissive: bool) -> Result<HrryInput, Error> {
+    let src = FileSource::open(path)?;
+    let io = |e| Error::Io {
+        path: path.to_path_buf(),
+        source: e,
+    };
+    let metadata =
+        crate::source::FileSource::new(src.file().try_clone().map_err(io)?).map_err(io)?;
     // The spec's rules: the oversized buffers of TD-BUF-014 are judged below, with
     // the converter's own way out.
     let file = crate::file::OpenOptions::new()
         .policy(crate::validate::Policy::Spec)
-        .open(path)?;
+        .open_source(metadata)
+        .map_err(|e| match e {
+            crate::file::Error::Io(e) => io(e),
+            e => e.into(),
+        })?;
     let mut tensors = Vec::with_capacity(file.len());
     let mut notes = Vec::new();
     for entry in file.entries() {
-        let tensor = file.tensor_at(entry)?;
-        if let Some(o) = oversized_buffer(tensor.descriptor) {
+        let (descriptor, offsets) = file.placement(entry)?;
+        if let Some(o) = oversized_buffer(descriptor) {
             let rule = &crate::validate::rules::container::TD_BUF_OVERSIZED;
-            let why = format!(
-                "{} ({}): {}",
-                rule.id,
-                rule.summary,
-                o.message(tensor.descriptor)
-            );
+            let why = format!("{} ({}): {}", rule.id, rule.summary, o.message(descriptor));
             if !permissive {
                 return Err(Error::tensor(
                     entry.name(),
@@ -84,24 +92,16 @@ pub(crate) fn open(path: &Path, permissive: bool) -> Result<HrryInput, Error> {
                 entry.name()
             ));
         }
-        let offsets = tensor
-            .buffers
-            .iter()
-            .map(|b| {
-                file.offset_of(b)
-                    .ok_or_else(|| Error::tensor(entry.name(), "a buffer is not in the file"))
-            })
-            .collect::<Result<_, _>>()?;
         tensors.push(InputTensor {
             name: entry.name().to_string(),
-            descriptor: tensor.descriptor.clone(),
-            offsets,
+            descriptor: descriptor.clone(),
+            offsets: offsets.to_vec(),
         });
     }
     let kv = file.kv().to_vec();
     drop(file);
     Ok(HrryInput {
-        src: FileSource::open(path)?,
+        src,
         tensors,
         kv,
         notes,
@@ -659,7 +659,7 @@ pub(crate) fn render(
             let code_bytes = kind.code_bytes();
             let max = super::CHUNK / kind.block_bytes() * code_bytes;
             let mut block = 0u64;
-            let mut blocks_src = FileSource::open(src.path())?;
+            let mut blocks_src = src.try_clone()?;
             src.for_each_piece(codes.0, codes.1, code_bytes, max, buf, progress, |piece| {
                 let n = (piece.len() / code_bytes) as u64;
                 blocks_src.read_range_into(scale_at + block * 2, n * 2, None, scales)?;

@@ -57,7 +57,11 @@ pub(crate) fn copy_range(
     progress: &mut dyn Progress,
 ) -> Result<(), Error> {
     in_pieces(offset, len, progress, |at, n| {
-        out.copy_from(src.file(), at, n).map_err(|e| {
+        let copied = out.copy_from(src.file(), at, n);
+        // The kernel copied without looking: a file changed meanwhile is an
+        // error, whatever the copy gave.
+        src.check_unchanged()?;
+        copied.map_err(|e| {
             // A short copy is the input's fault; blame the output for anything else.
             if e.kind() == std::io::ErrorKind::UnexpectedEof {
                 src.io_error(e)
@@ -77,7 +81,9 @@ pub(crate) fn copy_into_tensor<W: CopyFrom>(
     progress: &mut dyn Progress,
 ) -> Result<(), Error> {
     in_pieces(offset, len, progress, |at, n| {
-        Ok(writer.copy_data(src.file(), at, n)?)
+        let copied = writer.copy_data(src.file(), at, n);
+        src.check_unchanged()?;
+        Ok(copied?)
     })
 }
 

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 
 use super::{Error, Progress};
+use crate::source::FileStamp;
 
 const BUFFER: usize = 64 << 10;
 /// Tensor data is read (and copied) in pieces of at most this size, reporting
@@ -19,29 +20,41 @@ const BUFFER: usize = 64 << 10;
 pub(crate) const CHUNK: usize = 4 << 20;
 
 /// A read-only input file: buffered `Read + Seek` for headers, and whole-range reads
-/// for tensor data.
+/// for tensor data. Like [`crate::source::FileSource`], every read checks that the
+/// file is still as it was opened (its [`FileStamp`]): a file changed while it is
+/// converted is an error, never a mix of two versions.
 pub(crate) struct FileSource {
     file: File,
     path: PathBuf,
     len: u64,
+    stamp: FileStamp,
     pos: u64,
     buf: Vec<u8>,
     buf_start: u64,
 }
 
 impl FileSource {
-    /// Opens `path`.
+    /// Opens the regular file at `path`.
     pub fn open(path: &Path) -> Result<Self, Error> {
         let io = |source| Error::Io {
             path: path.to_path_buf(),
             source,
         };
-        let file = File::open(path).map_err(io)?;
-        let len = file.metadata().map_err(io)?.len();
+        let file = crate::source::open_regular(path).map_err(io)?;
+        Self::from_file(file, path)
+    }
+
+    /// Reads `file`, named `path` in errors, taking its length and stamp now.
+    pub fn from_file(file: File, path: &Path) -> Result<Self, Error> {
+        let stamp = FileStamp::of(&file).map_err(|source| Error::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
         Ok(FileSource {
             file,
             path: path.to_path_buf(),
-            len,
+            len: stamp.len(),
+            stamp,
             pos: 0,
             buf: Vec::new(),
             buf_start: 0,
@@ -58,9 +71,24 @@ impl FileSource {
         &self.file
     }
 
-    /// The file's path.
-    pub fn path(&self) -> &Path {
-        &self.path
+    /// Fails when the file is no longer as it was opened (after bytes were copied
+    /// from it by other means than this reader: the kernel's copies).
+    pub fn check_unchanged(&self) -> Result<(), Error> {
+        self.stamp.check(&self.file).map_err(|e| self.io_error(e))
+    }
+
+    /// A second reader of the same open file (same stamp), with its own buffer.
+    pub fn try_clone(&self) -> Result<Self, Error> {
+        let file = self.file.try_clone().map_err(|e| self.io_error(e))?;
+        Ok(FileSource {
+            file,
+            path: self.path.clone(),
+            len: self.len,
+            stamp: self.stamp,
+            pos: 0,
+            buf: Vec::new(),
+            buf_start: 0,
+        })
     }
 
     /// Reads the `len` bytes at `offset` a piece at a time into `buf` (reused) and
@@ -92,7 +120,8 @@ impl FileSource {
             }
             return Ok(());
         }
-        let (file, path, file_len) = (&self.file, self.path.as_path(), self.len);
+        let (file, path, file_len, stamp) =
+            (&self.file, self.path.as_path(), self.len, &self.stamp);
         std::thread::scope(|scope| {
             // Empty buffers go to the reader, full ones come back; dropping either
             // end (an error on this side) ends the reader.
@@ -104,7 +133,7 @@ impl FileSource {
             scope.spawn(move || {
                 for (at, n) in ranges {
                     let Ok(mut b) = empties.recv() else { return };
-                    let read = fill(file, path, file_len, at, n, &mut b).map(|()| b);
+                    let read = fill(file, path, file_len, stamp, at, n, &mut b).map(|()| b);
                     let failed = read.is_err();
                     if from_reader.send(read).is_err() || failed {
                         return;
@@ -167,7 +196,15 @@ impl FileSource {
         progress: Option<&mut dyn Progress>,
         out: &mut Vec<u8>,
     ) -> Result<(), Error> {
-        fill(&self.file, &self.path, self.len, offset, len, out)?;
+        fill(
+            &self.file,
+            &self.path,
+            self.len,
+            &self.stamp,
+            offset,
+            len,
+            out,
+        )?;
         if let Some(p) = progress {
             p.advance(len);
         }
@@ -177,11 +214,13 @@ impl FileSource {
 
 /// Replaces the contents of `out` with the `len` bytes at `offset` of `file` (of
 /// `file_len` bytes, named `path` in errors), reusing its allocation. The range
-/// must lie inside the file (checked before allocating).
+/// must lie inside the file (checked before allocating); the file must still be
+/// as `stamp` says once the bytes are in.
 fn fill(
     file: &File,
     path: &Path,
     file_len: u64,
+    stamp: &FileStamp,
     offset: u64,
     len: u64,
     out: &mut Vec<u8>,
@@ -210,9 +249,9 @@ fn fill(
             .map_err(|_| too_large())?;
         out.resize(n, 0);
     }
-    let mut reader = file;
-    reader.seek(SeekFrom::Start(offset)).map_err(io_error)?;
-    reader.read_exact(out).map_err(|e| {
+    let read = read_exact_at(file, offset, out);
+    stamp.check(file).map_err(io_error)?;
+    read.map_err(|e| {
         io_error(match e.kind() {
             io::ErrorKind::UnexpectedEof => io::Error::new(
                 io::ErrorKind::UnexpectedEof,
@@ -223,6 +262,21 @@ fn fill(
     })
 }
 
+/// Fills `buf` from `offset` of `file` (a positioned read where the platform has
+/// one: no shared cursor between the reading thread and the rest).
+fn read_exact_at(file: &File, offset: u64, buf: &mut [u8]) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
+    }
+    #[cfg(not(unix))]
+    {
+        let mut reader = file;
+        reader.seek(SeekFrom::Start(offset))?;
+        reader.read_exact(buf)
+    }
+}
+
 impl Read for FileSource {
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
         let buf_end = self.buf_start + self.buf.len() as u64;
@@ -230,10 +284,11 @@ impl Read for FileSource {
             if self.pos >= self.len {
                 return Ok(0);
             }
-            self.file.seek(SeekFrom::Start(self.pos))?;
             let want = (self.len - self.pos).min(BUFFER as u64) as usize;
             self.buf.resize(want, 0);
-            self.file.read_exact(&mut self.buf)?;
+            let read = read_exact_at(&self.file, self.pos, &mut self.buf);
+            self.stamp.check(&self.file)?;
+            read?;
             self.buf_start = self.pos;
         }
         let at = (self.pos - self.buf_start) as usize;

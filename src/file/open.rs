@@ -136,9 +136,23 @@ impl OpenOptions {
         self
     }
 
-    /// Maps `path` read-only and opens it.
+    /// Maps `path` read-only and opens it: zero-copy, and the mapping's hazard
+    /// (see [`map_file`]): the file must not change while it is open.
+    /// [`OpenOptions::open_read`] reads it instead.
     pub fn open(&self, path: &Path) -> Result<HrryFile<'static>, Error> {
         self.open_mmap(map_file(path)?)
+    }
+
+    /// Opens the regular file at `path` without mapping it: what it reads (the
+    /// metadata now, a tensor's bytes when first asked for) is read with
+    /// positioned reads ([`FileSource`](crate::source::FileSource)) into a private
+    /// mirror, as [`OpenOptions::open_source`] does. Another process truncating or
+    /// rewriting the file then gives an error, never a `SIGBUS` nor bytes of two
+    /// versions: every read checks that the file is still as it was opened, and
+    /// fails with [`Changed`](crate::source::Changed) otherwise. What the CLI
+    /// opens files with.
+    pub fn open_read(&self, path: &Path) -> Result<HrryFile<'static>, Error> {
+        self.open_source(crate::source::FileSource::open(path)?)
     }
 
     /// Opens a file already mapped (see [`map_file`]).
@@ -248,18 +262,18 @@ impl<'a> HrryFile<'a> {
     }
 }
 
-/// Maps the file at `path` read-only. A directory is refused as one (mapping it
-/// would fail with the obscure "No such device").
+/// Maps the file at `path` read-only. Anything but a regular file (a directory,
+/// a device, a FIFO) is refused with [`NotRegularFile`](crate::source::NotRegularFile)
+/// (mapping it would fail with the obscure "No such device", or map nothing).
+///
+/// A mapping shows the file as it is now, not as it was: if another process
+/// rewrites the file, bytes read later are the new ones, and if it truncates
+/// the file, touching a page past the new end kills the process with `SIGBUS`.
+/// Map only files nobody changes while they are open; [`OpenOptions::open_read`]
+/// reads them instead.
 pub fn map_file(path: &Path) -> std::io::Result<Mmap> {
-    let file = std::fs::File::open(path)?;
-    if file.metadata()?.is_dir() {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::IsADirectory,
-            "is a directory, not a file",
-        ));
-    }
-    // SAFETY: the map is read-only; as with every mmap-based reader, another process
-    // truncating or rewriting the file while it is mapped is outside what we can
-    // guard against (documented in the README).
+    let file = crate::source::open_regular(path)?;
+    // SAFETY: the map is read-only; another process truncating or rewriting the
+    // file while it is mapped is the documented hazard above (docs/security.md).
     unsafe { Mmap::map(&file) }
 }

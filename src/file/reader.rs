@@ -573,6 +573,35 @@ impl<'a> HrryFile<'a> {
         }
     }
 
+    /// The descriptor of `entry` and the absolute file offset of each of its
+    /// buffers, placed and checked as [`HrryFile::tensor_at`] does but without
+    /// reading them: for a caller that reads the data itself (a conversion, a
+    /// stream pack). A buffer not inside the file is an error.
+    pub fn placement(&self, entry: TensorEntry<'_>) -> Result<(&TensorDescriptor, &[u64]), Error> {
+        let walked = self.tensor_of(entry)?;
+        let size = self.size();
+        for (i, (h, &at)) in walked
+            .descriptor
+            .buffers
+            .iter()
+            .zip(&walked.buffer_offsets)
+            .enumerate()
+        {
+            if at.checked_add(h.byte_size).is_none_or(|end| end > size) {
+                return Err(Error::invalid(
+                    &rules::HF_PLC_DATA_BOUNDS,
+                    at,
+                    format!(
+                        "tensor {:?}: buffer {i} ({} bytes at {at}) runs past the end of the file",
+                        entry.name(),
+                        h.byte_size
+                    ),
+                ));
+            }
+        }
+        Ok((&walked.descriptor, &walked.buffer_offsets))
+    }
+
     /// The tensor of `entry`, with its descriptor and borrowed buffers.
     pub fn tensor_at<'f>(&'f self, entry: TensorEntry<'f>) -> Result<Tensor<'f>, Error> {
         let Walked {

@@ -6,7 +6,8 @@ use std::path::Path;
 
 use crate::file::{HrryFile, HrryWriter};
 use crate::layout::composite::Binder;
-use crate::schema::{placement::place_buffers, TensorDescriptor};
+use crate::schema::TensorDescriptor;
+use crate::source::FileSource;
 
 use crate::validate::{Options, Rule, Violation};
 
@@ -17,44 +18,44 @@ use super::{Error, StreamReader, StreamWriter, TensorChecker};
 /// index lists them in); names are dropped. Data is written from the file's
 /// bytes. Returns the number of tensors.
 pub fn pack<W: Write>(file: &HrryFile<'_>, out: &mut StreamWriter<W>) -> Result<u64, Error> {
-    pack_with(file, out, |out, _, data| out.write_data(data))
+    pack_with(file, out, |out, offset, len| {
+        out.write_data(file.read_range(offset, len)?)
+    })
 }
 
 /// [`pack`] for a file on disk, reading the data with plain reads at its offsets
 /// (on Linux, copied by the kernel when `out` wraps a file or a pipe): the data
 /// is never mapped into memory, so the process holds only the index and one
-/// descriptor whatever the file's size.
+/// descriptor whatever the file's size. The metadata is read with positioned
+/// reads too, and the file is checked unchanged after each buffer
+/// ([`crate::source::Changed`] otherwise): a file truncated or rewritten while it
+/// is packed is an error, not a `SIGBUS` or a stream of two versions.
 pub fn pack_path<W: Write>(path: &Path, out: &mut StreamWriter<W>) -> Result<u64, Error> {
-    let file = HrryFile::open(path)?;
-    let mut data = std::fs::File::open(path)?;
-    pack_with(&file, out, |out, offset, slice| {
+    let source = std::sync::Arc::new(FileSource::open(path)?);
+    let file = crate::file::OpenOptions::new().open_source(std::sync::Arc::clone(&source))?;
+    let mut data = source.file().try_clone()?;
+    pack_with(&file, out, |out, offset, len| {
         data.seek(SeekFrom::Start(offset))?;
-        out.copy_data_from(&mut data, slice.len() as u64)
+        out.copy_data_from(&mut data, len)?;
+        Ok(source.check_unchanged()?)
     })
 }
 
 /// Walks `file` in descriptor order, writing each descriptor and handing each
-/// non-empty buffer (absolute offset and bytes) to `write_buffer`.
+/// non-empty buffer (absolute offset and length) to `write_buffer`.
 fn pack_with<W: Write>(
     file: &HrryFile<'_>,
     out: &mut StreamWriter<W>,
-    mut write_buffer: impl FnMut(&mut StreamWriter<W>, u64, &[u8]) -> Result<(), Error>,
+    mut write_buffer: impl FnMut(&mut StreamWriter<W>, u64, u64) -> Result<(), Error>,
 ) -> Result<u64, Error> {
     let mut entries: Vec<_> = file.entries().collect();
     entries.sort_by_key(|e| e.index_entry().descriptor_offset);
-    let alignment = u64::from(file.header().data_buffer_alignment);
     for &entry in &entries {
-        let tensor = file.tensor_at(entry)?;
-        let d = &tensor.descriptor;
-        let descriptor_end = entry.index_entry().descriptor_offset + u64::from(d.descriptor_length);
-        // `tensor_at` checked this placement against the index and the file size.
-        let offsets = place_buffers(descriptor_end, &d.buffers, alignment)
-            .map(|p| p.buffer_offsets)
-            .unwrap_or_default();
+        let (d, offsets) = file.placement(entry)?;
         out.begin_tensor(d)?;
-        for (&offset, data) in offsets.iter().zip(&tensor.buffers) {
-            if !data.is_empty() {
-                write_buffer(out, offset, data)?;
+        for (&offset, handle) in offsets.iter().zip(&d.buffers) {
+            if handle.byte_size != 0 {
+                write_buffer(out, offset, handle.byte_size)?;
             }
         }
     }

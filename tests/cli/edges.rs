@@ -322,7 +322,7 @@ fn a_signal_mid_conversion_removes_the_temporary_file() {
     let input_dir = tempfile::tempdir().unwrap();
     let input = input_dir.path().join("big.safetensors");
     large_safetensors(&input, 512 << 20);
-    for (signal, code) in [("INT", 130), ("TERM", 143)] {
+    for (signal, code) in [("HUP", 129), ("INT", 130), ("TERM", 143)] {
         let dir = tempfile::tempdir().unwrap();
         let output = dir.path().join("big.hrry");
         let mut child = Command::new(env!("CARGO_BIN_EXE_hrry"))

@@ -4,11 +4,13 @@
 //! One test binary per area, so that the library is linked once for it; one
 //! module per concern.
 
+mod changing;
 mod commands;
 mod conformance;
 mod dequant;
 mod diff;
 mod edges;
+mod export_bounds;
 mod inspect_schema;
 mod sarif;
 mod serve;

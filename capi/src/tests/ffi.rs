@@ -447,3 +447,44 @@ fn a_directory_is_refused_as_a_directory() {
     assert!(message.contains("is a directory"), "{message}");
     assert!(!message.contains("No such device"), "{message}");
 }
+
+#[cfg(unix)]
+#[test]
+fn what_is_not_a_regular_file_is_one_status_and_message() {
+    let dir = std::env::temp_dir().join(format!("hrry-capi-special-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut paths = vec![
+        "/dev/zero".to_string(),
+        "/dev/null".to_string(),
+        dir.to_str().unwrap().to_string(),
+    ];
+    if std::path::Path::new("/proc/self/status").exists() {
+        paths.push("/proc/self/status".into());
+    }
+    let fifo = dir.join("pipe");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).output();
+    if made.is_ok_and(|o| o.status.success()) {
+        paths.push(fifo.to_str().unwrap().to_string());
+    }
+    for path in paths {
+        let c = CString::new(path.clone()).unwrap();
+        let mut f = garbage();
+        // SAFETY: a valid C string and output pointer.
+        let status = unsafe { hrry_open(c.as_ptr(), &mut f) };
+        assert_eq!(status, HRRY_IO, "hrry_open {path}");
+        assert!(f.is_null());
+        let opened = last_error();
+        let mut r = garbage();
+        // SAFETY: as above.
+        let status = unsafe { hrry_validate_path(c.as_ptr(), 0, &mut r) };
+        assert_eq!(status, HRRY_IO, "hrry_validate_path {path}");
+        assert!(r.is_null());
+        let validated = last_error();
+        for message in [&opened, &validated] {
+            assert!(message.contains("not a regular file"), "{message}");
+            assert!(message.contains(&path), "{message}");
+            assert!(!message.contains("os error"), "{message}");
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -51,8 +51,12 @@ pub struct Args {
     /// (scales, zero points) as separate arrays instead of dequantized values.
     #[arg(long)]
     raw: bool,
-    /// Largest tensor exported, in bytes of its elements as written (default 16 GiB):
-    /// also the most a sparse, composite or quantized tensor assembles in memory.
+    /// Largest tensor exported, in bytes of its elements as written: also the most
+    /// a sparse, composite or quantized tensor assembles in memory. By default the
+    /// whole export (every tensor of --all together) may write 64 MiB plus 8 times
+    /// the input's size, at most 16 GiB a tensor: a small file whose tensors repeat
+    /// their bytes (zero strides) cannot fill the disk. Giving BYTES lifts that
+    /// bound, each tensor then being capped at BYTES.
     #[arg(long, value_name = "BYTES")]
     max_bytes: Option<u64>,
     #[command(flatten)]
@@ -63,17 +67,85 @@ pub struct Args {
     policy: crate::PolicyArg,
 }
 
+/// What the default export may write: a fixed allowance plus a multiple of the
+/// input's size (the widest export, 4-bit codes to float32, is 8 times its input).
+fn default_budget(input_size: u64) -> u64 {
+    const ALLOWANCE: u64 = 64 << 20;
+    const PER_INPUT_BYTE: u64 = 8;
+    ALLOWANCE.saturating_add(input_size.saturating_mul(PER_INPUT_BYTE))
+}
+
+/// What is left to write: `None` when the user set --max-bytes (no total).
+struct Budget {
+    left: Option<u64>,
+    per_tensor: u64,
+}
+
+impl Budget {
+    fn new(args: &Args, file: &HrryFile<'_>) -> Budget {
+        match args.max_bytes {
+            Some(n) => Budget {
+                left: None,
+                per_tensor: n,
+            },
+            None => Budget {
+                left: Some(default_budget(file.size())),
+                per_tensor: ExportOptions::default().max_bytes,
+            },
+        }
+    }
+
+    /// The options for the next tensor.
+    fn options(&self, options: &ExportOptions) -> ExportOptions {
+        ExportOptions {
+            max_bytes: self
+                .left
+                .map_or(self.per_tensor, |l| l.min(self.per_tensor)),
+            ..*options
+        }
+    }
+
+    /// Counts what exporting tensor `name` wrote.
+    fn charge(&mut self, file: &HrryFile<'_>, name: &str) {
+        let written = file
+            .find(name)
+            .and_then(|e| file.descriptor(e).ok())
+            .and_then(|d| hrry::export::row_major_len(d).ok())
+            .unwrap_or(0);
+        if let Some(left) = &mut self.left {
+            *left = left.saturating_sub(written);
+        }
+    }
+
+    /// What to say after a tensor was refused for its size.
+    fn hint(&self) -> &'static str {
+        match self.left {
+            Some(_) => " (the default bound is 64 MiB plus 8 times the input's size; --max-bytes BYTES raises it)",
+            None => " (--max-bytes)",
+        }
+    }
+}
+
+/// The message for a tensor that could not be exported, with the --max-bytes hint
+/// when it was too large.
+fn tensor_message(e: &ExportError, budget: &Budget) -> String {
+    let hint = match e {
+        ExportError::Layout(hrry::layout::LayoutError::TooLarge { .. }) => budget.hint(),
+        _ => "",
+    };
+    format!("{e}{hint}")
+}
+
 pub fn run(args: Args) -> Result<Outcome, Failure> {
     let Some(file) = crate::open_hrry(&args.file, args.policy)? else {
         return Ok(Outcome::Invalid);
     };
-    let mut options = ExportOptions::default();
-    if let Some(n) = args.max_bytes {
-        options.max_bytes = n;
-    }
+    let mut budget = Budget::new(&args, &file);
+    let options = ExportOptions::default();
     if let Some(dir) = &args.all {
-        return export_all(&args, &file, dir, &options);
+        return export_all(&args, &file, dir, &options, &mut budget);
     }
+    let options = budget.options(&options);
     let (Some(tensor), Some(output)) = (&args.tensor, &args.output) else {
         return Err(Failure(
             "give a tensor name and -o OUT.npy, or --all DIR".into(),
@@ -114,7 +186,7 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
                 "{}: {}: {}",
                 text::path(&args.file),
                 text::safe(tensor),
-                text::safe(&e.to_string())
+                text::safe(&tensor_message(&e, &budget))
             );
             Ok(Outcome::Invalid)
         }
@@ -221,10 +293,11 @@ fn export_all(
     file: &HrryFile<'_>,
     dir: &Path,
     options: &ExportOptions,
+    budget: &mut Budget,
 ) -> Result<Outcome, Failure> {
     std::fs::create_dir_all(dir)
         .map_err(|e| Failure(format!("cannot create {}: {e}", text::path(dir))))?;
-    let mut used = std::collections::HashSet::new();
+    let mut used = Stems::default();
     let mut entries = Vec::new();
     let mut all_ok = true;
     for entry in file.entries() {
@@ -238,6 +311,7 @@ fn export_all(
             );
         }
         let path = dir.join(format!("{stem}.npy"));
+        let options = &budget.options(options);
         let result = if args.raw && is_quantized(file, name) {
             write_raw(args, file, name, &path, options).map(|parts| {
                 let files: serde_json::Map<String, Value> = parts
@@ -247,8 +321,10 @@ fn export_all(
                 record["files"] = Value::Object(files);
             })
         } else {
-            write_values(args, file, name, &path, options)
-                .map(|()| record["file"] = json!(file_name(&path)))
+            write_values(args, file, name, &path, options).map(|()| {
+                budget.charge(file, name);
+                record["file"] = json!(file_name(&path))
+            })
         };
         match result {
             Ok(()) => {}
@@ -261,13 +337,14 @@ fn export_all(
             }
             Err(Failed::Tensor(e)) => {
                 all_ok = false;
+                let message = tensor_message(&e, budget);
                 eprintln!(
                     "{}: {}: {}",
                     text::path(&args.file),
                     text::safe(name),
-                    text::safe(&e.to_string())
+                    text::safe(&message)
                 );
-                record["error"] = json!(e.to_string());
+                record["error"] = json!(message);
             }
         }
         entries.push(record);
@@ -331,20 +408,40 @@ fn safe_file_stem(name: &str) -> String {
     stem
 }
 
+/// The file stems taken so far (lowercased: names that differ only in case
+/// collide on case-insensitive file systems), and for each stem the next suffix
+/// to try, so that many tensors with one stem cost one probe each, not one per
+/// earlier tensor.
+#[derive(Default)]
+struct Stems {
+    taken: std::collections::HashSet<String>,
+    next_suffix: std::collections::HashMap<String, u64>,
+}
+
+impl Stems {
+    fn is_taken(&self, s: &str) -> bool {
+        s.eq_ignore_ascii_case("index") || self.taken.contains(&s.to_lowercase())
+    }
+}
+
 /// `stem`, or `stem~2`, `stem~3`, … when an earlier tensor took it (names that
 /// differ only in unsafe characters, or only in case on case-insensitive file
 /// systems). `index` is reserved for the index file.
-fn unique_stem(stem: &str, used: &mut std::collections::HashSet<String>) -> String {
-    let taken = |s: &str, used: &std::collections::HashSet<String>| {
-        used.contains(&s.to_lowercase()) || s.eq_ignore_ascii_case("index")
-    };
+fn unique_stem(stem: &str, used: &mut Stems) -> String {
     let mut candidate = stem.to_string();
-    let mut n = 2;
-    while taken(&candidate, used) {
-        candidate = format!("{stem}~{n}");
-        n += 1;
+    if used.is_taken(&candidate) {
+        let key = stem.to_lowercase();
+        let mut n = used.next_suffix.get(&key).copied().unwrap_or(2);
+        loop {
+            candidate = format!("{stem}~{n}");
+            n += 1;
+            if !used.is_taken(&candidate) {
+                break;
+            }
+        }
+        used.next_suffix.insert(key, n);
     }
-    used.insert(candidate.to_lowercase());
+    used.taken.insert(candidate.to_lowercase());
     candidate
 }
 
@@ -360,11 +457,26 @@ mod tests {
         assert_eq!(safe_file_stem("w\x1b[2J"), "w_[2J");
         assert_eq!(safe_file_stem(""), "_");
         assert!(safe_file_stem(&"é".repeat(300)).len() <= MAX_STEM_BYTES);
-        let mut used = std::collections::HashSet::new();
+        let mut used = Stems::default();
         assert_eq!(unique_stem("a_b", &mut used), "a_b");
         assert_eq!(unique_stem("a_b", &mut used), "a_b~2");
         assert_eq!(unique_stem("A_B", &mut used), "A_B~3");
         assert_eq!(unique_stem("index", &mut used), "index~2");
+        // A stem that another tensor's suffixed stem took is skipped.
+        assert_eq!(unique_stem("x~2", &mut used), "x~2");
+        assert_eq!(unique_stem("x", &mut used), "x");
+        assert_eq!(unique_stem("x", &mut used), "x~3");
+        // Many tensors with one stem: one probe each (this took minutes when each
+        // tried every earlier suffix).
+        let long = "p".repeat(MAX_STEM_BYTES);
+        for i in 0..20_000u64 {
+            let got = unique_stem(&long, &mut used);
+            let expected = match i {
+                0 => long.clone(),
+                i => format!("{long}~{}", i + 1),
+            };
+            assert_eq!(got, expected);
+        }
     }
 
     #[test]

@@ -42,8 +42,8 @@ pub struct ExtractArgs {
 /// Whether the file at `path` starts with the `.holo` magic.
 pub fn is_holo_file(path: &Path) -> Result<bool, Failure> {
     let mut head = [0u8; 4];
-    let mut file = std::fs::File::open(path)
-        .map_err(|e| Failure(format!("cannot read {}: {e}", path.display())))?;
+    let mut file = hrry::source::open_regular(path)
+        .map_err(|e| Failure(format!("cannot read {}: {e}", text::path(path))))?;
     let mut filled = 0;
     while filled < head.len() {
         match file.read(&mut head[filled..]) {
@@ -64,10 +64,7 @@ fn open(path: &Path) -> Result<Option<HoloLoader<crate::input::Input>>, Failure>
             let source = crate::remote::open_shared(url).map_err(Failure)?;
             crate::remote::download(&source).map_err(Failure)?
         }
-        None => crate::input::Input::Mapped(
-            hrry::file::map_file(path)
-                .map_err(|e| Failure(format!("cannot read {}: {e}", text::path(path))))?,
-        ),
+        None => crate::read_input(path).map_err(Failure)?,
     };
     match HoloLoader::from_storage(storage) {
         Ok(a) => Ok(Some(a)),

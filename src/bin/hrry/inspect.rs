@@ -154,10 +154,23 @@ fn show(args: Args) -> Result<Outcome, Failure> {
             .policy(args.policy.into())
     }
     .limits(limits);
+    // A local file is read at offsets (never mapped), checked unchanged after
+    // every read; a read that failed on a change is shown as a tensor's error
+    // while rendering, so the file is checked once more once all is read.
+    let local = match (&whole, &remote) {
+        (None, None) => Some(std::sync::Arc::new(
+            hrry::source::FileSource::open(&args.file)
+                .map_err(|e| Failure(format!("cannot read {}: {e}", text::path(&args.file))))?,
+        )),
+        _ => None,
+    };
     let opened = match (&whole, &remote) {
         (Some(bytes), _) => open.open_bytes(bytes),
         (None, Some(source)) => open.open_source(source.clone()),
-        (None, None) => open.open(&args.file),
+        (None, None) => match &local {
+            Some(source) => open.open_source(std::sync::Arc::clone(source)),
+            None => open.open_read(&args.file),
+        },
     };
     let name = crate::remote::shown(&args.file);
     // With --permissive, say what is wrong: every violation of strict validation.
@@ -175,10 +188,7 @@ fn show(args: Args) -> Result<Outcome, Failure> {
             (None, Some(source), _) => hrry::Format::HrryFile
                 .validate_source(&**source, &options)
                 .map_err(|e| Failure(crate::remote::cannot_read(source.url(), &e)))?,
-            (None, None, Ok(file)) => {
-                hrry::Format::HrryFile.validate_bytes(file.bytes().unwrap_or_default(), &options)
-            }
-            (None, None, Err(_)) => hrry::source::FileSource::open(&args.file)
+            (None, None, _) => hrry::source::FileSource::open(&args.file)
                 .and_then(|f| hrry::Format::HrryFile.validate_source(&f, &options))
                 .map_err(cannot_read)?,
         };
@@ -213,6 +223,11 @@ fn show(args: Args) -> Result<Outcome, Failure> {
         write_json(&file, &args, &name, max_array, violations.as_ref());
     } else {
         print_human(&file, &args, max_array, violations.as_ref());
+    }
+    if let Some(source) = &local {
+        source
+            .check_unchanged()
+            .map_err(|e| Failure(format!("cannot read {}: {e}", text::path(&args.file))))?;
     }
     Ok(if broken {
         Outcome::Invalid

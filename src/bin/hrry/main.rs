@@ -23,12 +23,14 @@ Exit codes:
        or holds what the command does not support (a tensor type, a layout)
        (validate: invalid per the spec, a `spec` rule is broken)
   2    usage or I/O error: bad arguments, a tensor or section not in the file, a
-       file that cannot be read or written, an output that is one of the inputs, a
-       server that cannot be reached or answers with an ERROR
+       file that cannot be read or written (or is not a regular file, or changed
+       while being read), an output that is one of the inputs, a server that
+       cannot be reached or answers with an ERROR
   3    validate: valid per the spec but refused by the policy (a `hardening` rule
        under --policy hardened, or a resource `limit`)
        (checking several files: 2 if any could not be read, else 1 if any is
        invalid, else 3 if any is refused)
+  129  ended by SIGHUP (its terminal closed); temporary files are removed first
   130  interrupted by SIGINT (Ctrl-C); temporary files are removed first
   141  standard output closed before the output ended (as by `| head`)
   143  terminated by SIGTERM; temporary files are removed first"
@@ -236,12 +238,13 @@ pub fn output_failure(e: impl Into<std::io::Error> + std::fmt::Display) -> Failu
     Failure(message)
 }
 
-/// On SIGINT or SIGTERM, removes every temporary output file and exits with
-/// 128 + the signal number (130, 143). The handling runs on its own thread, so it
-/// works whatever the main thread is blocked in (a large write, a FIFO's open).
+/// On SIGHUP (a closing terminal), SIGINT or SIGTERM, removes every temporary
+/// output file and exits with 128 + the signal number (129, 130, 143). The
+/// handling runs on its own thread, so it works whatever the main thread is
+/// blocked in (a large write, a FIFO's open).
 fn handle_signals() {
-    use signal_hook::consts::{SIGINT, SIGTERM};
-    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGHUP, SIGINT, SIGTERM]) else {
         // Without the handler the default action still ends the process; only the
         // temporary-file cleanup is lost.
         return;
@@ -343,10 +346,15 @@ pub fn is_dash(path: &Path) -> bool {
     path.as_os_str() == "-"
 }
 
-/// Reads a whole input that cannot be read at an offset (`-`, standard input, or a
-/// pipe); the error names the path. See [`input::Input`].
+/// Reads a whole input: `-` (standard input) or a regular file; the error names
+/// the path. See [`input::Input`].
 pub fn read_input(path: &Path) -> Result<input::Input, String> {
-    input::Input::read(path).map_err(|e| format!("cannot read {}: {e}", text::path(path)))
+    input::Input::read(path, false).map_err(|e| format!("cannot read {}: {e}", text::path(path)))
+}
+
+/// [`read_input`] that also reads a named pipe (a FIFO, `<(…)`) whole.
+pub fn read_input_or_pipe(path: &Path) -> Result<input::Input, String> {
+    input::Input::read(path, true).map_err(|e| format!("cannot read {}: {e}", text::path(path)))
 }
 
 /// Reports on standard error that `path` is not a readable HRRYFILE (exit 1 follows).
@@ -372,7 +380,8 @@ pub fn open_hrry(
             }
         };
     }
-    match open.open(path) {
+    // Read, not mapped: a file changed meanwhile is an error, not a SIGBUS.
+    match open.open_read(path) {
         Ok(f) => Ok(Some(f)),
         Err(hrry::file::Error::Io(e)) => {
             Err(Failure(format!("cannot read {}: {e}", text::path(path))))

@@ -239,9 +239,8 @@ fn open_input(path: &Path) -> Result<Box<dyn Read>, Failure> {
             .map_err(|e| Failure(format!("cannot use standard input: {e}")))?;
         return Ok(Box::new(std::fs::File::from(fd)));
     }
-    let f = std::fs::File::open(path)
-        .map_err(|e| Failure(format!("cannot read {}: {e}", text::path(path))))?;
-    Ok(Box::new(f))
+    crate::input::read_stream(path)
+        .map_err(|e| Failure(format!("cannot read {}: {e}", text::path(path))))
 }
 
 /// The checks `--permissive[=RULES]` asks `unpack` for.
@@ -380,7 +379,7 @@ pub fn is_stream_file(path: &Path) -> Result<bool, Failure> {
         return Ok(true);
     }
     let mut head = Vec::with_capacity(8);
-    std::fs::File::open(path)
+    hrry::source::open_regular(path)
         .and_then(|f| f.take(8).read_to_end(&mut head))
         .map_err(|e| Failure(format!("cannot read {}: {e}", text::path(path))))?;
     Ok(is_stream(&head))

@@ -446,12 +446,16 @@ fn load(
         #[cfg(not(unix))]
         let readable = meta.is_file();
         if !readable {
-            let kind = if meta.is_dir() {
-                "a directory (give -r to check the files in it)"
+            // The one message for what is not a regular file (hrry::source).
+            let why = hrry::source::open_regular(path)
+                .err()
+                .map_or_else(|| "not a regular file".to_string(), |e| e.to_string());
+            let hint = if meta.is_dir() {
+                "; give -r to check the files in it"
             } else {
-                "not a regular file"
+                ""
             };
-            return Err(format!("cannot read {}: {kind}", text::path(path)));
+            return Err(format!("cannot read {}: {why}{hint}", text::path(path)));
         }
         regular = meta.is_file();
     }
@@ -462,7 +466,7 @@ fn load(
         file = hrry::source::FileSource::open(path).map_err(cannot_read)?;
         &file
     } else {
-        bytes = crate::read_input(path)?;
+        bytes = crate::read_input_or_pipe(path)?;
         whole = &bytes;
         &whole
     };
