@@ -32,15 +32,21 @@ pub struct Base {
     sites: Vec<Site>,
     /// The places in its tensors' buffers and KV section (HRRYFILE).
     data_sites: Vec<Site>,
+    /// Its parts (HRRYFILE).
+    regions: Vec<mutation::Region>,
 }
 
 impl Base {
     /// A base file, its fields located once.
     pub fn new(name: impl Into<String>, format: Format, bytes: Vec<u8>) -> Base {
-        let (sites, data_sites) = if format == Format::HrryFile {
-            (mutation::sites(&bytes), mutation::data_sites(&bytes))
+        let (sites, data_sites, regions) = if format == Format::HrryFile {
+            (
+                mutation::sites(&bytes),
+                mutation::data_sites(&bytes),
+                mutation::regions(&bytes),
+            )
         } else {
-            (Vec::new(), Vec::new())
+            (Vec::new(), Vec::new(), Vec::new())
         };
         Base {
             name: name.into(),
@@ -48,6 +54,7 @@ impl Base {
             bytes,
             sites,
             data_sites,
+            regions,
         }
     }
 }
@@ -136,6 +143,72 @@ impl Explorer {
                 }
             })
             .collect()
+    }
+
+    /// `case`'s edits moved onto base `base` part by part (HRRYFILE: the same
+    /// place of the same header, trailer, index, descriptor, data or KV section;
+    /// edits with no such place are dropped). `None` when the files have no parts.
+    pub fn transplant_parts(&self, case: &Case, base: usize) -> Option<Case> {
+        let (from, to) = (
+            &self.bases.get(case.base)?.regions,
+            &self.bases.get(base)?.regions,
+        );
+        if from.is_empty() || to.is_empty() {
+            return None;
+        }
+        let mutations = case
+            .mutations
+            .iter()
+            .filter_map(|m| match m {
+                Mutation::Write { at, bytes, what } => Some(Mutation::Write {
+                    at: mutation::move_offset(from, to, *at, bytes.len())?,
+                    bytes: bytes.clone(),
+                    what,
+                }),
+                Mutation::Truncate { len } => Some(Mutation::Truncate {
+                    len: mutation::move_offset(from, to, *len, 0)?,
+                }),
+                Mutation::ResealIndex => Some(Mutation::ResealIndex),
+            })
+            .collect();
+        Some(Case {
+            index: case.index,
+            base,
+            mutations,
+        })
+    }
+
+    /// `case`'s edits moved onto base `base`: at the same offsets from the start of
+    /// the file, or (`from_end`) from its end, where the trailer and, in a
+    /// HRRYFILE, usually the index and KV section lie.
+    pub fn transplant(&self, case: &Case, base: usize, from_end: bool) -> Case {
+        let old = self.bases.get(case.base).map_or(0, |b| b.bytes.len());
+        let new = self.bases.get(base).map_or(0, |b| b.bytes.len());
+        let moved = |at: usize| -> usize {
+            if from_end {
+                (at + new).saturating_sub(old)
+            } else {
+                at
+            }
+        };
+        let mutations = case
+            .mutations
+            .iter()
+            .map(|m| match m {
+                Mutation::Write { at, bytes, what } => Mutation::Write {
+                    at: moved(*at),
+                    bytes: bytes.clone(),
+                    what,
+                },
+                Mutation::Truncate { len } => Mutation::Truncate { len: moved(*len) },
+                Mutation::ResealIndex => Mutation::ResealIndex,
+            })
+            .collect();
+        Case {
+            index: case.index,
+            base,
+            mutations,
+        }
     }
 
     /// One to three edits of base `base`, then, for a HRRYFILE, the index CRC

@@ -5,6 +5,7 @@
 //! both draw their mutations from here.
 
 use crate::file::HrryFile;
+use crate::schema::container::FILE_HEADER_LEN;
 use crate::schema::TRAILER_LEN;
 
 /// Where a field of a file lies: its offset and width in bytes.
@@ -96,6 +97,68 @@ pub fn sites(bytes: &[u8]) -> Vec<Site> {
         put(t.kv_offset as usize + 4, 2);
     }
     s
+}
+
+/// A part of a HRRYFILE: its kind (`header`, `trailer`, `index`, `descriptor`,
+/// `data`, `kv`), which one of its kind (in index order), and where it lies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Region {
+    /// The kind of part.
+    pub kind: &'static str,
+    /// Which one of its kind (tensor number for descriptors and data).
+    pub ordinal: usize,
+    /// Absolute offset.
+    pub start: usize,
+    /// Length in bytes.
+    pub len: usize,
+}
+
+/// The parts of a HRRYFILE that opens: header, trailer, index, each tensor's
+/// descriptor and data, the KV section (empty when it does not open).
+pub fn regions(bytes: &[u8]) -> Vec<Region> {
+    let Ok(file) = HrryFile::from_bytes(bytes) else {
+        return Vec::new();
+    };
+    let region = |kind, ordinal, start: u64, len: u64| Region {
+        kind,
+        ordinal,
+        start: start as usize,
+        len: len as usize,
+    };
+    let t = file.trailer();
+    let mut r = vec![
+        region("header", 0, 0, FILE_HEADER_LEN),
+        region("trailer", 0, bytes.len() as u64 - TRAILER_LEN, TRAILER_LEN),
+        region("index", 0, t.index_offset, t.index_length),
+        region("kv", 0, u64::from(t.kv_offset), u64::from(t.kv_length)),
+    ];
+    for (k, e) in file.entries().enumerate() {
+        let e = e.index_entry();
+        r.push(region(
+            "descriptor",
+            k,
+            e.descriptor_offset,
+            u64::from(e.descriptor_length),
+        ));
+        r.push(region("data", k, e.data_offset, e.data_length));
+    }
+    r
+}
+
+/// Where `at` (and `width` bytes after it) falls among `from`'s regions, moved to
+/// the same place of the region of the same kind and ordinal in `to` (the last
+/// one of that kind when `to` has fewer); `None` when there is no such place.
+pub fn move_offset(from: &[Region], to: &[Region], at: usize, width: usize) -> Option<usize> {
+    let r = from
+        .iter()
+        .filter(|r| r.start <= at && at < r.start + r.len)
+        .min_by_key(|r| r.len)?;
+    let rel = at - r.start;
+    let target = to
+        .iter()
+        .filter(|t| t.kind == r.kind && t.ordinal <= r.ordinal)
+        .max_by_key(|t| t.ordinal)?;
+    (rel + width <= target.len).then_some(target.start + rel)
 }
 
 /// Places inside every buffer of every tensor a HRRYFILE holds (its first bytes,

@@ -5,11 +5,12 @@
 
 use super::{Case, Explorer};
 
-/// How many attempts each smaller base file gets.
-const TRIES_PER_BASE: u64 = 24;
+/// How many random attempts each smaller base file gets (after the case's own
+/// edits moved onto it).
+const TRIES_PER_BASE: u64 = 48;
 
 /// How many smaller base files are tried.
-const SMALLER_BASES: usize = 4;
+const SMALLER_BASES: usize = 6;
 
 /// Smallest range zeroed in one attempt.
 const MIN_ZERO_RANGE: usize = 8;
@@ -49,7 +50,13 @@ pub fn shrink(
         .collect();
     smaller.sort_by_key(|&i| (bases[i].bytes.len(), i));
     'bases: for &b in smaller.iter().take(SMALLER_BASES) {
-        for candidate in explorer.cases_on(b, case.index, TRIES_PER_BASE) {
+        let moved = [
+            explorer.transplant_parts(&case, b),
+            Some(explorer.transplant(&case, b, false)),
+            Some(explorer.transplant(&case, b, true)),
+        ];
+        let tries = explorer.cases_on(b, case.index, TRIES_PER_BASE);
+        for candidate in moved.into_iter().flatten().chain(tries) {
             if attempts >= budget {
                 break 'bases;
             }

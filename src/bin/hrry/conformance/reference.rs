@@ -217,6 +217,14 @@ pub enum Fault {
     GarbageOn(String),
     /// Answer with the wrong id to a request whose path ends with the text.
     WrongIdOn(String),
+    /// Do not check these rules (comma-separated IDs): a file whose only broken
+    /// rules are among them is valid, and they are never named. A reader that
+    /// skips a check, as a reserved flag bit accepted (`TD-HDR-005`) or the index
+    /// CRC not compared (`HF-CRC-001`).
+    IgnoreRules(Vec<String>),
+    /// Abort on a HRRYFILE whose index declares more than 2^32 entries, as a
+    /// reader that reserves room for them before checking anything.
+    CrashOnHugeIndex,
 }
 
 impl std::str::FromStr for Fault {
@@ -233,6 +241,10 @@ impl std::str::FromStr for Fault {
             "hang-on" => Fault::HangOn(arg),
             "garbage-on" => Fault::GarbageOn(arg),
             "wrong-id-on" => Fault::WrongIdOn(arg),
+            "ignore-rule" if !arg.is_empty() => {
+                Fault::IgnoreRules(arg.split(',').map(str::to_string).collect())
+            }
+            "crash-on-huge-index" => Fault::CrashOnHugeIndex,
             _ => return Err(format!("unknown fault {kind:?}")),
         })
     }
@@ -299,9 +311,42 @@ fn faulty_answer(request: &Value, fault: &Fault) -> String {
         Fault::WrongIdOn(text) if hit(text) => {
             v["id"] = json!(request["id"].as_u64().unwrap_or(0).wrapping_add(1000));
         }
+        Fault::IgnoreRules(ignored) if request["op"] == "validate" => {
+            if let Some(rules) = v["rules"].as_array_mut() {
+                rules.retain(|r| !ignored.iter().any(|i| r == i.as_str()));
+                if rules.is_empty() {
+                    v["valid"] = json!(true);
+                }
+            }
+        }
+        Fault::CrashOnHugeIndex
+            if request["format"].as_str().unwrap_or("hrryfile") == "hrryfile"
+                && declared_index_entries(target) > 1 << 32 =>
+        {
+            std::process::abort()
+        }
         _ => {}
     }
     v.to_string()
+}
+
+/// The entry count the index of the HRRYFILE at `path` declares (the first eight
+/// bytes at the trailer's `index_offset`), or 0 when there is none to read.
+fn declared_index_entries(path: &str) -> u64 {
+    let Ok(bytes) = std::fs::read(path) else {
+        return 0;
+    };
+    let word = |at: usize| -> Option<u64> {
+        Some(u64::from_le_bytes(
+            bytes.get(at..at.checked_add(8)?)?.try_into().ok()?,
+        ))
+    };
+    bytes
+        .len()
+        .checked_sub(hrry::schema::TRAILER_LEN as usize)
+        .and_then(word)
+        .and_then(|offset| word(usize::try_from(offset).ok()?))
+        .unwrap_or(0)
 }
 
 /// A hex digest with its last bit flipped.

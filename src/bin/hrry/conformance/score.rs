@@ -363,7 +363,7 @@ fn judge_rule(entry: &Entry, answer: &Map<String, Value>) -> (Status, String) {
 }
 
 /// hrry's own reading of a file: its tensors and metadata.
-fn own_reading(path: &Path) -> Result<(Vec<TensorReading>, Value), String> {
+pub(super) fn own_reading(path: &Path) -> Result<(Vec<TensorReading>, Value), String> {
     let file = HrryFile::open(path).map_err(|e| format!("hrry cannot read the file: {e}"))?;
     let tensors =
         conformance::read_tensors(&file).map_err(|e| format!("hrry cannot read it: {e}"))?;
@@ -372,7 +372,7 @@ fn own_reading(path: &Path) -> Result<(Vec<TensorReading>, Value), String> {
 
 /// Compares a `read` answer (or hrry's reading of a written file) with the expected
 /// tensors and metadata. Missing hashes make the case `skip` when nothing differs.
-fn compare_reading(
+pub(super) fn compare_reading(
     expected: &[TensorReading],
     metadata: &Value,
     answer: &Map<String, Value>,
