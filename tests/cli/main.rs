@@ -8,6 +8,7 @@ mod commands;
 mod conformance;
 mod dequant;
 mod edges;
+mod explore;
 mod inspect_schema;
 mod serve;
 mod stream;
