@@ -130,7 +130,7 @@ pub fn regions(bytes: &[u8]) -> Vec<Region> {
         region("header", 0, 0, FILE_HEADER_LEN),
         region("trailer", 0, bytes.len() as u64 - TRAILER_LEN, TRAILER_LEN),
         region("index", 0, t.index_offset, t.index_length),
-        region("kv", 0, u64::from(t.kv_offset), u64::from(t.kv_length)),
+        region("kv", 0, t.kv_offset, u64::from(t.kv_length)),
     ];
     for (k, e) in file.entries().enumerate() {
         let e = e.index_entry();
