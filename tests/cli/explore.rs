@@ -131,6 +131,23 @@ fn finds_a_reserved_descriptor_flag_bit_accepted() {
 
 #[test]
 fn finds_a_crash_on_a_huge_index_count() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let junit = dir.path().join("explore.xml");
+    let markdown = dir.path().join("explore.md");
+    let (code, _) = explore(
+        "crash-on-huge-index",
+        &[
+            "--junit",
+            junit.to_str().expect("UTF-8"),
+            "--markdown",
+            markdown.to_str().expect("UTF-8"),
+        ],
+    );
+    assert_eq!(code, 1);
+    let xml = std::fs::read_to_string(&junit).expect("JUnit written");
+    assert!(xml.contains("crash"), "{xml}");
+    let md = std::fs::read_to_string(&markdown).expect("Markdown written");
+    assert!(md.contains("hrryfile/001-crash.hrry"), "{md}");
     let d = finds("crash-on-huge-index", "crash", &[]);
     assert!(
         d["testee"]["message"]

@@ -58,6 +58,12 @@ pub struct Args {
     /// Print the summary as one JSON document.
     #[arg(long)]
     json: bool,
+    /// Also write the disagreements as Markdown (for a CI job summary).
+    #[arg(long, value_name = "FILE")]
+    markdown: Option<PathBuf>,
+    /// Also write the disagreements as JUnit XML.
+    #[arg(long, value_name = "FILE")]
+    junit: Option<PathBuf>,
     /// Run hrry itself as the testee, in process.
     #[arg(long = "self", conflicts_with_all = ["oneshot", "testee"])]
     self_testee: bool,
@@ -305,6 +311,24 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
     };
     if let Some(dir) = &args.out {
         summary.write_corpus(dir)?;
+    }
+    if args.markdown.is_some() || args.junit.is_some() {
+        let cases = summary.case_results();
+        let results = super::output::Results {
+            testee: &hello.raw,
+            corpus: json!({"source": format!("conformance explore --seed {}", args.seed), "files": counts.cases}),
+            cases: &cases,
+            stale: &[],
+        };
+        for (path, text) in [
+            (&args.markdown, results.markdown()),
+            (&args.junit, results.junit()),
+        ] {
+            if let Some(p) = path {
+                std::fs::write(p, text)
+                    .map_err(|e| Failure(format!("cannot write {}: {e}", crate::text::path(p))))?;
+            }
+        }
     }
     if args.json {
         let text = serde_json::to_string_pretty(&summary.json())? + "\n";
@@ -633,6 +657,38 @@ impl Summary<'_> {
             }
         }
         s
+    }
+
+    /// The disagreements as the conformance run's case results (for its Markdown
+    /// and JUnit renderers): one failing case each.
+    fn case_results(&self) -> Vec<score::CaseResult> {
+        self.found
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let (tier, status) = match f.signature.kind {
+                    "crash" => (score::Tier::Verdict, score::Status::Crash),
+                    "hang" => (score::Tier::Verdict, score::Status::Timeout),
+                    "protocol" | "error" => (score::Tier::Verdict, score::Status::Error),
+                    "wrong-rule" => (score::Tier::Rule, score::Status::Fail),
+                    "reads-differently" => (score::Tier::Read, score::Status::Fail),
+                    _ => (score::Tier::Verdict, score::Status::Fail),
+                };
+                let family = if f.judgement.valid() {
+                    "valid".into()
+                } else {
+                    super::corpus::family_of(f.judgement.spec_rules().first().copied())
+                };
+                score::CaseResult {
+                    path: self.case_path(i, f),
+                    format: format_name(self.explorer.format(&f.case)).into(),
+                    family,
+                    tier,
+                    status,
+                    detail: f.message.clone(),
+                }
+            })
+            .collect()
     }
 
     /// Writes the found cases and a `manifest.json` into `dir`.
