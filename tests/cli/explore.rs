@@ -158,6 +158,11 @@ fn finds_a_crash_on_a_huge_index_count() {
 }
 
 #[test]
+fn finds_a_zero_point_ignored() {
+    finds("ignore-zero-point", "reads-differently", &[]);
+}
+
+#[test]
 fn finds_content_read_wrong() {
     finds("flip-hash", "reads-differently", &[]);
 }

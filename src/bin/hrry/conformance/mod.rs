@@ -117,7 +117,8 @@ pub struct TesteeArgs {
     /// Misbehave on purpose, to test a harness: accept-all, reject-all, flip-hash,
     /// crash-on=TEXT, hang-on=TEXT, garbage-on=TEXT, wrong-id-on=TEXT (TEXT: the end of
     /// the request's path or output path); ignore-rule=ID,... (those rules not
-    /// checked), crash-on-huge-index (abort on an index declaring over 2^32 entries).
+    /// checked), crash-on-huge-index (abort on an index declaring over 2^32 entries),
+    /// ignore-zero-point (per-tensor affine dequantized with a zero point of 0).
     #[arg(long, value_name = "FAULT")]
     fault: Option<reference::Fault>,
 }

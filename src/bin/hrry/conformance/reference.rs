@@ -225,6 +225,9 @@ pub enum Fault {
     /// Abort on a HRRYFILE whose index declares more than 2^32 entries, as a
     /// reader that reserves room for them before checking anything.
     CrashOnHugeIndex,
+    /// Dequantize per-tensor affine tensors (scheme `0x01`) as if their zero
+    /// point were 0.
+    IgnoreZeroPoint,
 }
 
 impl std::str::FromStr for Fault {
@@ -245,6 +248,7 @@ impl std::str::FromStr for Fault {
                 Fault::IgnoreRules(arg.split(',').map(str::to_string).collect())
             }
             "crash-on-huge-index" => Fault::CrashOnHugeIndex,
+            "ignore-zero-point" => Fault::IgnoreZeroPoint,
             _ => return Err(format!("unknown fault {kind:?}")),
         })
     }
@@ -319,6 +323,11 @@ fn faulty_answer(request: &Value, fault: &Fault) -> String {
                 }
             }
         }
+        Fault::IgnoreZeroPoint if request["op"] == "read" => {
+            if let Some(tensors) = without_zero_points(Path::new(target)) {
+                v["tensors"] = json!(tensors);
+            }
+        }
         Fault::CrashOnHugeIndex
             if request["format"].as_str().unwrap_or("hrryfile") == "hrryfile"
                 && declared_index_entries(target) > 1 << 32 =>
@@ -328,6 +337,29 @@ fn faulty_answer(request: &Value, fault: &Fault) -> String {
         _ => {}
     }
     v.to_string()
+}
+
+/// The readings of the file at `path` with every per-tensor affine zero point
+/// taken as 0 (`None` when it does not read).
+fn without_zero_points(path: &Path) -> Option<Vec<Value>> {
+    /// Scheme tag of per-tensor affine quantization, and where its zero point lies.
+    const PER_TENSOR_AFFINE: u8 = 0x01;
+    const ZERO_POINT: std::ops::Range<usize> = 8..12;
+    let file = HrryFile::open(path).ok()?;
+    file.entries()
+        .map(|entry| {
+            let t = file.tensor_at(entry).ok()?;
+            let mut desc = t.descriptor.clone();
+            if let Some(q) = desc.quantization.as_mut() {
+                if q.quantization_descriptor.first() == Some(&PER_TENSOR_AFFINE) {
+                    if let Some(zp) = q.quantization_descriptor.get_mut(ZERO_POINT) {
+                        zp.fill(0);
+                    }
+                }
+            }
+            Some(conformance::reading_of(entry.name(), &desc, &t.buffers).to_json())
+        })
+        .collect()
 }
 
 /// The entry count the index of the HRRYFILE at `path` declares (the first eight
