@@ -118,7 +118,8 @@ pub struct TesteeArgs {
     /// crash-on=TEXT, hang-on=TEXT, garbage-on=TEXT, wrong-id-on=TEXT (TEXT: the end of
     /// the request's path or output path); ignore-rule=ID,... (those rules not
     /// checked), crash-on-huge-index (abort on an index declaring over 2^32 entries),
-    /// ignore-zero-point (per-tensor affine dequantized with a zero point of 0).
+    /// ignore-zero-point (per-tensor affine dequantized with a zero point of 0),
+    /// flags-as-u16 (descriptor flag bits 16-31 unseen).
     #[arg(long, value_name = "FAULT")]
     fault: Option<reference::Fault>,
 }

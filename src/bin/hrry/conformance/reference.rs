@@ -228,6 +228,9 @@ pub enum Fault {
     /// Dequantize per-tensor affine tensors (scheme `0x01`) as if their zero
     /// point were 0.
     IgnoreZeroPoint,
+    /// Read each descriptor's 32-bit flags as 16 bits, so that reserved flag bits
+    /// 16-31 go unseen (the corpus sets bit 7).
+    FlagsAsU16,
 }
 
 impl std::str::FromStr for Fault {
@@ -249,6 +252,7 @@ impl std::str::FromStr for Fault {
             }
             "crash-on-huge-index" => Fault::CrashOnHugeIndex,
             "ignore-zero-point" => Fault::IgnoreZeroPoint,
+            "flags-as-u16" => Fault::FlagsAsU16,
             _ => return Err(format!("unknown fault {kind:?}")),
         })
     }
@@ -323,6 +327,15 @@ fn faulty_answer(request: &Value, fault: &Fault) -> String {
                 }
             }
         }
+        Fault::FlagsAsU16
+            if request["op"] == "validate"
+                && request["format"].as_str().unwrap_or("hrryfile") == "hrryfile" =>
+        {
+            if let Some(report) = validate_with_short_flags(Path::new(target)) {
+                v["valid"] = json!(report.is_valid());
+                v["rules"] = json!(report.rule_ids());
+            }
+        }
         Fault::IgnoreZeroPoint if request["op"] == "read" => {
             if let Some(tensors) = without_zero_points(Path::new(target)) {
                 v["tensors"] = json!(tensors);
@@ -337,6 +350,53 @@ fn faulty_answer(request: &Value, fault: &Fault) -> String {
         _ => {}
     }
     v.to_string()
+}
+
+/// The strict report on the HRRYFILE at `path` with the upper 16 bits of every
+/// descriptor's flags cleared (`None` when it cannot be read).
+fn validate_with_short_flags(path: &Path) -> Option<hrry::validate::Report> {
+    /// Where the upper half of a descriptor's flags lies (flags at 10..14).
+    const UPPER_FLAGS: usize = 12;
+    let mut bytes = std::fs::read(path).ok()?;
+    for d in descriptor_offsets(&bytes) {
+        if bytes.get(d..d.saturating_add(4)) != Some(b"HRRY".as_slice()) {
+            continue; // Not a descriptor.
+        }
+        let start = d.saturating_add(UPPER_FLAGS);
+        if let Some(upper) = bytes.get_mut(start..start.saturating_add(2)) {
+            upper.fill(0);
+        }
+    }
+    Some(hrry::Format::HrryFile.validate_bytes(&bytes, &Options::default()))
+}
+
+/// The descriptor offsets a HRRYFILE's index names, read as a reader that trusts
+/// the index would (no check but bounds).
+fn descriptor_offsets(bytes: &[u8]) -> Vec<usize> {
+    let word = |at: usize, n: usize| -> Option<u64> {
+        let mut le = [0u8; 8];
+        le[..n].copy_from_slice(bytes.get(at..at.checked_add(n)?)?);
+        Some(u64::from_le_bytes(le))
+    };
+    let mut out = Vec::new();
+    let Some(trailer) = bytes.len().checked_sub(hrry::schema::TRAILER_LEN as usize) else {
+        return out;
+    };
+    let Some(index) = word(trailer, 8).and_then(|i| usize::try_from(i).ok()) else {
+        return out;
+    };
+    let count = word(index, 8).unwrap_or(0);
+    let mut at = index.saturating_add(8);
+    for _ in 0..count.min(bytes.len() as u64 / 34) {
+        let Some(name) = word(at, 2) else { break };
+        let fields = at.saturating_add(2 + name as usize);
+        match word(fields, 8).and_then(|d| usize::try_from(d).ok()) {
+            Some(d) => out.push(d),
+            None => break,
+        }
+        at = fields.saturating_add(32);
+    }
+    out
 }
 
 /// The readings of the file at `path` with every per-tensor affine zero point
