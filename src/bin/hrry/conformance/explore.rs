@@ -85,6 +85,9 @@ pub struct Args {
     testee: Vec<String>,
 }
 
+/// Most distinct disagreements kept (and shrunk) in one run; more are counted.
+const MAX_KEPT: usize = 100;
+
 /// What makes two disagreements the same: their kind, the spec rules the file
 /// breaks, and the class of the testee's answer.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -257,6 +260,10 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
             f.seen += 1;
             continue;
         }
+        if found.len() >= MAX_KEPT {
+            counts.not_kept += 1;
+            continue;
+        }
         let signature = seen.signature.clone();
         let budget = if matches!(signature.kind, "hang") {
             args.shrink_budget.min(8)
@@ -359,6 +366,8 @@ struct Counts {
     invalid: u64,
     policy: u64,
     disagreeing: u64,
+    /// Disagreements of a new signature seen after MAX_KEPT were kept.
+    not_kept: u64,
 }
 
 /// Asks the testee about cases.
@@ -605,6 +614,7 @@ impl Summary<'_> {
                 "invalid": c.invalid,
                 "policy_only": c.policy,
                 "disagreeing": c.disagreeing,
+                "not_kept": c.not_kept,
             },
             "out": self.out.map(|p| p.display().to_string()),
             "disagreements": self.found.iter().enumerate().map(|(i, f)| self.found_json(i, f)).collect::<Vec<_>>(),
@@ -638,6 +648,13 @@ impl Summary<'_> {
             self.found.len(),
             c.disagreeing
         );
+        if c.not_kept > 0 {
+            let _ = writeln!(
+                s,
+                "  (only the first {MAX_KEPT} distinct ones are kept; {} more cases were not)",
+                c.not_kept
+            );
+        }
         for (i, f) in self.found.iter().enumerate() {
             let rules = match f.judgement.spec_rules() {
                 r if r.is_empty() => "a valid file".to_string(),
