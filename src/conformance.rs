@@ -11,6 +11,8 @@
 //! head (whose values are its members') and a block-paged tensor (whose token order
 //! is not stored) have no content hash.
 
+pub mod explore;
+
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 

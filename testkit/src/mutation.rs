@@ -11,15 +11,16 @@ use arbitrary::{Result, Unstructured};
 
 use hrry::file::{HrryFile, HrryWriter, WriterOptions};
 use hrry::model::{ElementType, BUILTIN_TYPES};
-use hrry::schema::{
-    to_bytes, HilbertFields, KvValue, LayoutFields, TensorDescriptor, TiledFields, TRAILER_LEN,
-};
+use hrry::schema::{to_bytes, HilbertFields, KvValue, LayoutFields, TensorDescriptor, TiledFields};
 use hrry::schema::{
     LAYOUT_COLUMN_MAJOR, LAYOUT_HILBERT, LAYOUT_MORTON, LAYOUT_ROW_MAJOR, LAYOUT_STRIDED,
     LAYOUT_TILED,
 };
 
 use crate::ArbitraryModel;
+
+pub use hrry::conformance::explore::mutation::{data_sites, sites, Site};
+use hrry::conformance::explore::mutation::{reseal_index, ValueChange};
 
 /// A tensor to write: descriptor and buffers.
 pub type Item = (TensorDescriptor, Vec<Vec<u8>>);
@@ -498,169 +499,11 @@ fn pick<'a, T>(u: &mut Unstructured<'_>, items: &'a [T]) -> Result<Option<&'a T>
     Ok(Some(&items[u.choose_index(items.len())?]))
 }
 
-/// Where a field of a written file lies: its offset and width in bytes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Site {
-    /// Absolute offset.
-    pub at: usize,
-    /// Width in bytes: 1, 2, 4 or 8.
-    pub width: usize,
-}
-
-/// The fields of a file written by [`HrryWriter`]: header, trailer, index entries,
-/// KV count, every descriptor's fixed fields and shape, and a few places inside
-/// descriptors, data and padding.
-pub fn sites(bytes: &[u8]) -> Vec<Site> {
-    let mut s = Vec::new();
-    let mut put = |at: usize, width: usize| {
-        if at + width <= bytes.len() {
-            s.push(Site { at, width });
-        }
-    };
-    // Header: version, reserved, flags, alignment, first descriptor, count hint,
-    // reserved tail.
-    for (at, width) in [
-        (8, 1),
-        (9, 1),
-        (10, 2),
-        (12, 4),
-        (16, 4),
-        (20, 8),
-        (28, 8),
-        (36, 8),
-    ] {
-        put(at, width);
-    }
-    let Some(trailer) = bytes.len().checked_sub(TRAILER_LEN as usize) else {
-        return s;
-    };
-    for (at, width) in [(0, 8), (8, 8), (16, 8), (24, 4), (28, 4), (32, 4), (36, 4)] {
-        put(trailer + at, width);
-    }
-    let Ok(file) = HrryFile::from_bytes(bytes) else {
-        return s;
-    };
-    let t = file.trailer();
-    let index = t.index_offset as usize;
-    put(index, 8);
-    let mut at = index + 8;
-    for e in file.entries() {
-        let e = e.index_entry();
-        let name = usize::from(e.name.len);
-        put(at, 2);
-        put(at + 2, 1);
-        for (rel, width) in [(0, 8), (8, 4), (12, 8), (20, 8), (28, 4)] {
-            put(at + 2 + name + rel, width);
-        }
-        at += 34 + name;
-        let d = e.descriptor_offset as usize;
-        for (rel, width) in [
-            (0, 4),
-            (4, 1),
-            (5, 1),
-            (6, 4),
-            (10, 4),
-            (14, 1),
-            (15, 1),
-            (16, 4),
-        ] {
-            put(d + rel, width);
-        }
-        let len = e.descriptor_length as usize;
-        // The shape, byte_offset and whatever follows (layout fields, buffer
-        // table, optional sections), at every 4-byte step and as bytes.
-        for rel in (20..len).step_by(4) {
-            put(d + rel, if rel + 8 <= len { 8 } else { 4 });
-            put(d + rel, 1);
-        }
-        // The first bytes of the data and the last one.
-        let data = e.data_offset as usize;
-        if e.data_length > 0 {
-            put(data, 1);
-            put(data, 8);
-            put(data + e.data_length as usize - 1, 1);
-        }
-    }
-    if t.kv_length > 0 {
-        put(t.kv_offset as usize, 4);
-        put(t.kv_offset as usize + 4, 2);
-    }
-    s
-}
-
-/// Places inside every buffer of every tensor a written file holds (its first
-/// bytes, its middle, its last bytes) and the padding byte after it: the sparse
-/// indices, quantization scales and zero points, codes and padding the data rules
-/// and the exports read; and every third byte of the first entries of the KV
-/// section (key lengths, tags, lengths and values).
-pub fn data_sites(bytes: &[u8]) -> Vec<Site> {
-    let Ok(file) = HrryFile::from_bytes(bytes) else {
-        return Vec::new();
-    };
-    let base = bytes.as_ptr() as usize;
-    let mut s = Vec::new();
-    for e in file.entries() {
-        let Ok(t) = file.tensor_at(e) else { continue };
-        for b in &t.buffers {
-            let len = b.len();
-            let Some(at) = (b.as_ptr() as usize)
-                .checked_sub(base)
-                .filter(|at| at + len <= bytes.len())
-            else {
-                continue; // Not a view of `bytes`.
-            };
-            for (rel, width) in [
-                (0, 1),
-                (0, 4),
-                (0, 8),
-                (len / 2, 1),
-                ((len / 2) & !3, 4),
-                (len.saturating_sub(1), 1),
-                (len.saturating_sub(4), 4),
-                (len, 1),
-            ] {
-                if rel + width <= len || rel == len && at + len < bytes.len() {
-                    s.push(Site {
-                        at: at + rel,
-                        width,
-                    });
-                }
-            }
-        }
-    }
-    // And the KV section's entries: key lengths, tags, lengths and values.
-    let t = file.trailer();
-    let (kv, kv_len) = (t.kv_offset as usize, t.kv_length as usize);
-    for rel in (4..kv_len.min(4 + 3 * 64)).step_by(3) {
-        if kv + rel < bytes.len() {
-            s.push(Site {
-                at: kv + rel,
-                width: 1,
-            });
-        }
-    }
-    s
-}
-
-/// What a mutation writes into its field.
+/// What a mutation writes into its field: a [`ValueChange`] of an arbitrary kind.
 fn new_value(u: &mut Unstructured<'_>, old: u64, width: usize, file_len: u64) -> Result<u64> {
-    let max = if width == 8 {
-        u64::MAX
-    } else {
-        (1u64 << (8 * width)) - 1
-    };
-    let v = match u.int_in_range(0..=6)? {
-        0 => old ^ (1 << u.int_in_range(0..=8 * width as u32 - 1)?),
-        1 => old.wrapping_add(u64::from(u.int_in_range(1u8..=16)?)),
-        2 => old.wrapping_sub(u64::from(u.int_in_range(1u8..=16)?)),
-        3 => *u.choose(&[0, 1, max, max - 1, max >> 1, (max >> 1) + 1])?,
-        4 => file_len
-            .wrapping_add(u64::from(u.int_in_range(0u8..=64)?))
-            .wrapping_sub(32),
-        5 => old.wrapping_mul(2),
-        _ => u.arbitrary()?,
-    };
-    Ok(v & max)
+    let kind = u.int_in_range(0..=ValueChange::KINDS - 1)?;
+    let param: u64 = u.arbitrary()?;
+    Ok(ValueChange::of_kind(kind, param).apply(old, width, file_len))
 }
 
 /// Applies one arbitrary targeted mutation to `bytes`: a new value in one of its
@@ -699,19 +542,4 @@ pub fn mutate(u: &mut Unstructured<'_>, bytes: &[u8]) -> Result<Vec<u8>> {
         }
     }
     Ok(out)
-}
-
-/// Recomputes the trailer's `index_crc32c` over the index the trailer points at,
-/// when that index lies inside the file.
-fn reseal_index(bytes: &mut [u8]) {
-    let Some(trailer) = bytes.len().checked_sub(TRAILER_LEN as usize) else {
-        return;
-    };
-    let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
-    let (offset, len) = (word(trailer), word(trailer + 8));
-    let Some(end) = offset.checked_add(len).filter(|&e| e <= trailer as u64) else {
-        return;
-    };
-    let crc = crc32c::crc32c(&bytes[offset as usize..end as usize]);
-    bytes[trailer + 28..trailer + 32].copy_from_slice(&crc.to_le_bytes());
 }

@@ -10,6 +10,7 @@ mod conformance;
 mod dequant;
 mod diff;
 mod edges;
+mod explore;
 mod export_bounds;
 mod inspect_schema;
 mod sarif;

@@ -48,10 +48,16 @@ impl Entry {
         if self.valid {
             return "valid".into();
         }
-        match self.rules.first() {
-            Some(rule) => rule.splitn(3, '-').take(2).collect::<Vec<_>>().join("-"),
-            None => "unknown".into(),
-        }
+        family_of(self.rules.first().map(String::as_str))
+    }
+}
+
+/// The rule family of an invalid file whose first rule is `rule`: `HF-HDR` for
+/// `HF-HDR-003`, `unknown` when there is none.
+pub fn family_of(rule: Option<&str>) -> String {
+    match rule {
+        Some(rule) => rule.splitn(3, '-').take(2).collect::<Vec<_>>().join("-"),
+        None => "unknown".into(),
     }
 }
 

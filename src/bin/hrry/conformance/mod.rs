@@ -6,6 +6,7 @@
 
 mod corpus;
 mod explain;
+mod explore;
 mod known;
 mod output;
 mod protocol;
@@ -127,6 +128,10 @@ enum Sub {
         #[arg(long, value_name = "DIR")]
         corpus: Option<PathBuf>,
     },
+    /// Generate cases from the corpus's valid files by structure-aware mutation,
+    /// compare the testee's answers with hrry's, and shrink and keep each
+    /// disagreement.
+    Explore(explore::Args),
 }
 
 /// Arguments of `hrry conformance-testee`.
@@ -135,7 +140,10 @@ pub struct TesteeArgs {
     /// Misbehave on purpose, to test a harness: accept-all, reject-all, flip-hash,
     /// crash-on=TEXT, hang-on=TEXT, garbage-on=TEXT, wrong-id-on=TEXT (TEXT: the end of
     /// the request's path or output path); spec-only validates by the exact spec
-    /// verdict, ignoring hrry's hardening rules.
+    /// verdict, ignoring hrry's hardening rules; ignore-rule=ID,... (those rules not
+    /// checked), crash-on-huge-index (abort on an index declaring over 2^32 entries),
+    /// ignore-zero-point (per-tensor affine dequantized with a zero point of 0),
+    /// flags-as-u16 (descriptor flag bits 16-31 unseen).
     #[arg(long, value_name = "FAULT")]
     fault: Option<reference::Fault>,
 }
@@ -160,6 +168,9 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
         let corpus = load(corpus.as_ref())?;
         crate::write_stdout(explain::explain(&corpus, path)?.as_bytes());
         return Ok(Outcome::Ok);
+    }
+    if let Some(Sub::Explore(explore)) = args.command {
+        return explore::run(explore);
     }
     if !(args.timeout.is_finite() && args.timeout > 0.0) {
         return Err(Failure(

@@ -228,6 +228,20 @@ pub enum Fault {
     /// Validate by the exact spec verdict, none of hrry's hardening rules: an
     /// implementation that follows the spec and nothing more.
     SpecOnly,
+    /// Do not check these rules (comma-separated IDs): a file whose only broken
+    /// rules are among them is valid, and they are never named. A reader that
+    /// skips a check, as a reserved flag bit accepted (`TD-HDR-005`) or the index
+    /// CRC not compared (`HF-CRC-001`).
+    IgnoreRules(Vec<String>),
+    /// Abort on a HRRYFILE whose index declares more than 2^32 entries, as a
+    /// reader that reserves room for them before checking anything.
+    CrashOnHugeIndex,
+    /// Dequantize per-tensor affine tensors (scheme `0x01`) as if their zero
+    /// point were 0.
+    IgnoreZeroPoint,
+    /// Read each descriptor's 32-bit flags as 16 bits, so that reserved flag bits
+    /// 16-31 go unseen (the corpus sets bit 7).
+    FlagsAsU16,
 }
 
 impl std::str::FromStr for Fault {
@@ -245,6 +259,12 @@ impl std::str::FromStr for Fault {
             "garbage-on" => Fault::GarbageOn(arg),
             "wrong-id-on" => Fault::WrongIdOn(arg),
             "spec-only" => Fault::SpecOnly,
+            "ignore-rule" if !arg.is_empty() => {
+                Fault::IgnoreRules(arg.split(',').map(str::to_string).collect())
+            }
+            "crash-on-huge-index" => Fault::CrashOnHugeIndex,
+            "ignore-zero-point" => Fault::IgnoreZeroPoint,
+            "flags-as-u16" => Fault::FlagsAsU16,
             _ => return Err(format!("unknown fault {kind:?}")),
         })
     }
@@ -315,9 +335,126 @@ fn faulty_answer(request: &Value, fault: &Fault) -> String {
         Fault::WrongIdOn(text) if hit(text) => {
             v["id"] = json!(request["id"].as_u64().unwrap_or(0).wrapping_add(1000));
         }
+        Fault::IgnoreRules(ignored) if request["op"] == "validate" => {
+            if let Some(rules) = v["rules"].as_array_mut() {
+                rules.retain(|r| !ignored.iter().any(|i| r == i.as_str()));
+                if rules.is_empty() {
+                    v["valid"] = json!(true);
+                }
+            }
+        }
+        Fault::FlagsAsU16
+            if request["op"] == "validate"
+                && request["format"].as_str().unwrap_or("hrryfile") == "hrryfile" =>
+        {
+            if let Some(report) = validate_with_short_flags(Path::new(target)) {
+                v["valid"] = json!(report.is_valid());
+                v["rules"] = json!(report.rule_ids());
+            }
+        }
+        Fault::IgnoreZeroPoint if request["op"] == "read" => {
+            if let Some(tensors) = without_zero_points(Path::new(target)) {
+                v["tensors"] = json!(tensors);
+            }
+        }
+        Fault::CrashOnHugeIndex
+            if request["format"].as_str().unwrap_or("hrryfile") == "hrryfile"
+                && declared_index_entries(target) > 1 << 32 =>
+        {
+            std::process::abort()
+        }
         _ => {}
     }
     v.to_string()
+}
+
+/// The strict report on the HRRYFILE at `path` with the upper 16 bits of every
+/// descriptor's flags cleared (`None` when it cannot be read).
+fn validate_with_short_flags(path: &Path) -> Option<hrry::validate::Report> {
+    /// Where the upper half of a descriptor's flags lies (flags at 10..14).
+    const UPPER_FLAGS: usize = 12;
+    let mut bytes = std::fs::read(path).ok()?;
+    for d in descriptor_offsets(&bytes) {
+        if bytes.get(d..d.saturating_add(4)) != Some(b"HRRY".as_slice()) {
+            continue; // Not a descriptor.
+        }
+        let start = d.saturating_add(UPPER_FLAGS);
+        if let Some(upper) = bytes.get_mut(start..start.saturating_add(2)) {
+            upper.fill(0);
+        }
+    }
+    Some(hrry::Format::HrryFile.validate_bytes(&bytes, &Options::default()))
+}
+
+/// The descriptor offsets a HRRYFILE's index names, read as a reader that trusts
+/// the index would (no check but bounds).
+fn descriptor_offsets(bytes: &[u8]) -> Vec<usize> {
+    let word = |at: usize, n: usize| -> Option<u64> {
+        let mut le = [0u8; 8];
+        le[..n].copy_from_slice(bytes.get(at..at.checked_add(n)?)?);
+        Some(u64::from_le_bytes(le))
+    };
+    let mut out = Vec::new();
+    let Some(trailer) = bytes.len().checked_sub(hrry::schema::TRAILER_LEN as usize) else {
+        return out;
+    };
+    let Some(index) = word(trailer, 8).and_then(|i| usize::try_from(i).ok()) else {
+        return out;
+    };
+    let count = word(index, 8).unwrap_or(0);
+    let mut at = index.saturating_add(8);
+    for _ in 0..count.min(bytes.len() as u64 / 34) {
+        let Some(name) = word(at, 2) else { break };
+        let fields = at.saturating_add(2 + name as usize);
+        match word(fields, 8).and_then(|d| usize::try_from(d).ok()) {
+            Some(d) => out.push(d),
+            None => break,
+        }
+        at = fields.saturating_add(32);
+    }
+    out
+}
+
+/// The readings of the file at `path` with every per-tensor affine zero point
+/// taken as 0 (`None` when it does not read).
+fn without_zero_points(path: &Path) -> Option<Vec<Value>> {
+    /// Scheme tag of per-tensor affine quantization, and where its zero point lies.
+    const PER_TENSOR_AFFINE: u8 = 0x01;
+    const ZERO_POINT: std::ops::Range<usize> = 8..12;
+    let file = HrryFile::open(path).ok()?;
+    file.entries()
+        .map(|entry| {
+            let t = file.tensor_at(entry).ok()?;
+            let mut desc = t.descriptor.clone();
+            if let Some(q) = desc.quantization.as_mut() {
+                if q.quantization_descriptor.first() == Some(&PER_TENSOR_AFFINE) {
+                    if let Some(zp) = q.quantization_descriptor.get_mut(ZERO_POINT) {
+                        zp.fill(0);
+                    }
+                }
+            }
+            Some(conformance::reading_of(entry.name(), &desc, &t.buffers).to_json())
+        })
+        .collect()
+}
+
+/// The entry count the index of the HRRYFILE at `path` declares (the first eight
+/// bytes at the trailer's `index_offset`), or 0 when there is none to read.
+fn declared_index_entries(path: &str) -> u64 {
+    let Ok(bytes) = std::fs::read(path) else {
+        return 0;
+    };
+    let word = |at: usize| -> Option<u64> {
+        Some(u64::from_le_bytes(
+            bytes.get(at..at.checked_add(8)?)?.try_into().ok()?,
+        ))
+    };
+    bytes
+        .len()
+        .checked_sub(hrry::schema::TRAILER_LEN as usize)
+        .and_then(word)
+        .and_then(|offset| word(usize::try_from(offset).ok()?))
+        .unwrap_or(0)
 }
 
 /// A hex digest with its last bit flipped.

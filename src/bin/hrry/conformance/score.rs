@@ -449,7 +449,7 @@ fn judge_rule(entry: &Entry, answer: &Map<String, Value>) -> (Status, String) {
 }
 
 /// hrry's own reading of a file: its tensors and metadata.
-fn own_reading(path: &Path) -> Result<(Vec<TensorReading>, Value), String> {
+pub(super) fn own_reading(path: &Path) -> Result<(Vec<TensorReading>, Value), String> {
     let file = spec_reader()
         .open(path)
         .map_err(|e| format!("hrry cannot read the file: {e}"))?;
@@ -460,7 +460,7 @@ fn own_reading(path: &Path) -> Result<(Vec<TensorReading>, Value), String> {
 
 /// Compares a `read` answer (or hrry's reading of a written file) with the expected
 /// tensors and metadata. Missing hashes make the case `skip` when nothing differs.
-fn compare_reading(
+pub(super) fn compare_reading(
     expected: &[TensorReading],
     metadata: &Value,
     answer: &Map<String, Value>,

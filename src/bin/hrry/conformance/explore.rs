@@ -1,0 +1,755 @@
+//! `hrry conformance explore`: cases generated from the corpus's valid files by
+//! structure-aware mutation (`hrry::conformance::explore`), judged by hrry and
+//! compared with a testee; each disagreement shrunk while it keeps its signature
+//! and kept once, as a corpus folder `hrry conformance --corpus DIR` runs again.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use hrry::conformance::explore::judge::Judgement;
+use hrry::conformance::explore::{shrink, Base, Case, Explorer};
+use hrry::Format;
+use serde_json::{json, Map, Value};
+
+use super::corpus::Corpus;
+use super::protocol::{Reply, FORMATS};
+use super::score;
+use super::testee::{self, Testee};
+use crate::{Failure, Outcome};
+
+/// Arguments of `hrry conformance explore`.
+#[derive(clap::Args)]
+#[command(after_long_help = "\
+Generates cases from the valid files of the built-in corpus by structure-aware
+mutation (fields, counts, offsets, flags and lengths, with and without the index
+CRC recomputed; data bytes; cuts; splices from other files), judges each with
+hrry (the spec verdict and its rules; for a valid HRRYFILE the read tier's
+readings) and compares the testee's answers: accepts-invalid, rejects-valid,
+wrong-rule (testees that name rules), reads-differently, crash, hang, protocol,
+error. Files only hrry's hardening or limits refuse are counted apart, never
+compared. Each disagreement is shrunk while its signature (kind, spec rules,
+answer) holds and kept once; --out DIR writes them as a corpus folder that
+`hrry conformance --corpus DIR -- CMD` runs again.
+
+The same --seed, bases and testee give the same cases. Without --cases or
+--time the run lasts 60 seconds.
+
+Exit codes: 0 no disagreement, 1 a disagreement was found, 2 usage or I/O
+error.")]
+pub struct Args {
+    /// The seed of the case sequence.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Stop after this many seconds.
+    #[arg(long, value_name = "SECONDS")]
+    time: Option<f64>,
+    /// Stop after this many cases.
+    #[arg(long, value_name = "N")]
+    cases: Option<u64>,
+    /// Formats to generate (hrryfile, holo, stream, messages; comma-separated;
+    /// default: every format the testee reads).
+    #[arg(long, value_delimiter = ',', value_name = "FORMAT,...")]
+    formats: Vec<String>,
+    /// Write each distinct disagreement, shrunk, into this corpus folder.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Print the summary as one JSON document.
+    #[arg(long)]
+    json: bool,
+    /// Also write the disagreements as Markdown (for a CI job summary).
+    #[arg(long, value_name = "FILE")]
+    markdown: Option<PathBuf>,
+    /// Also write the disagreements as JUnit XML.
+    #[arg(long, value_name = "FILE")]
+    junit: Option<PathBuf>,
+    /// Run hrry itself as the testee, in process.
+    #[arg(long = "self", conflicts_with_all = ["oneshot", "testee"])]
+    self_testee: bool,
+    /// A validator command run once per file; `{path}` is replaced by the file's
+    /// path (words split on white space, no shell).
+    #[arg(long, value_name = "'CMD {path}'", conflicts_with = "testee")]
+    oneshot: Option<String>,
+    /// Seconds to wait for each answer.
+    #[arg(long, value_name = "SECONDS", default_value_t = 5.0)]
+    timeout: f64,
+    /// Most testee calls spent shrinking one disagreement.
+    #[arg(long, value_name = "N", default_value_t = 400)]
+    shrink_budget: usize,
+    /// Append the testee's standard error to this file (default: hrry's own).
+    #[arg(long, value_name = "FILE")]
+    log: Option<PathBuf>,
+    /// The testee program and its arguments, after `--`.
+    #[arg(last = true, value_name = "CMD")]
+    testee: Vec<String>,
+}
+
+/// Most distinct disagreements kept (and shrunk) in one run; more are counted.
+const MAX_KEPT: usize = 100;
+
+/// What makes two disagreements the same: their kind, the spec rules the file
+/// breaks, and the class of the testee's answer.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Signature {
+    kind: &'static str,
+    rules: Vec<&'static str>,
+    class: String,
+}
+
+/// What the testee did with one case, when it disagrees.
+struct Observed {
+    signature: Signature,
+    /// The testee's answer (or what happened instead).
+    answer: Value,
+    /// What differs, in words.
+    message: String,
+}
+
+/// A kept disagreement.
+struct Found {
+    signature: Signature,
+    case: Case,
+    original_size: usize,
+    bytes: Vec<u8>,
+    judgement: Judgement,
+    answer: Value,
+    message: String,
+    shrink_attempts: usize,
+    /// Cases that showed the same signature.
+    seen: u64,
+}
+
+fn format_of(name: &str) -> Option<Format> {
+    Some(match name {
+        "hrryfile" => Format::HrryFile,
+        "holo" => Format::Holo,
+        "stream" => Format::Stream,
+        "messages" => Format::Messages,
+        _ => return None,
+    })
+}
+
+fn format_name(f: Format) -> &'static str {
+    match f {
+        Format::HrryFile => "hrryfile",
+        Format::Holo => "holo",
+        Format::Stream => "stream",
+        Format::Messages => "messages",
+    }
+}
+
+fn extension(f: Format) -> &'static str {
+    match f {
+        Format::HrryFile => "hrry",
+        Format::Holo => "holo",
+        Format::Stream => "hrrys",
+        Format::Messages => "hrrymsg",
+    }
+}
+
+fn start_testee(args: &Args, timeout: Duration) -> Result<Box<dyn Testee>, Failure> {
+    Ok(if args.self_testee {
+        Box::new(testee::SelfTestee::new())
+    } else if let Some(template) = &args.oneshot {
+        Box::new(testee::OneshotTestee::new(template, timeout, args.log.clone()).map_err(Failure)?)
+    } else if !args.testee.is_empty() {
+        let t = testee::ProcessTestee::start(args.testee.clone(), timeout, args.log.clone())
+            .map_err(|e| Failure(format!("the testee did not start: {e}")))?;
+        Box::new(t)
+    } else {
+        return Err(Failure(
+            "give a testee: --self, --oneshot 'CMD {path}', or -- CMD ARGS...".into(),
+        ));
+    })
+}
+
+/// The valid files of `corpus` in `formats`, as bases.
+fn bases(corpus: &Corpus, formats: &[Format]) -> Result<Vec<Base>, Failure> {
+    let mut out = Vec::new();
+    for e in &corpus.entries {
+        let Some(format) = format_of(&e.format) else {
+            continue;
+        };
+        if !e.valid || e.unusable.is_some() || !formats.contains(&format) {
+            continue;
+        }
+        let bytes = std::fs::read(corpus.path_of(e))?;
+        out.push(Base::new(e.path.clone(), format, bytes));
+    }
+    Ok(out)
+}
+
+/// Runs `hrry conformance explore`.
+pub fn run(args: Args) -> Result<Outcome, Failure> {
+    if !(args.timeout.is_finite() && args.timeout > 0.0) {
+        return Err(Failure(
+            "--timeout must be a positive number of seconds".into(),
+        ));
+    }
+    let time = match (args.time, args.cases) {
+        (Some(t), _) if !(t.is_finite() && t >= 0.0) => {
+            return Err(Failure("--time must be a number of seconds".into()))
+        }
+        (Some(t), _) => Some(Duration::from_secs_f64(t.min(1e9))),
+        (None, None) => Some(Duration::from_secs(60)),
+        (None, Some(_)) => None,
+    };
+    let timeout = Duration::from_secs_f64(args.timeout.min(86_400.0));
+    let mut testee = start_testee(&args, timeout)?;
+    let hello = testee.hello().clone();
+    let wanted: Vec<String> = if args.formats.is_empty() {
+        FORMATS.iter().map(|f| f.to_string()).collect()
+    } else {
+        args.formats.clone()
+    };
+    let mut formats = Vec::new();
+    for name in &wanted {
+        let f = format_of(name).ok_or_else(|| {
+            Failure(format!(
+                "--formats: unknown format {name:?} (hrryfile, holo, stream, messages)"
+            ))
+        })?;
+        if hello.reads(name) && hello.offers("validate") {
+            formats.push(f);
+        }
+    }
+    let corpus = Corpus::built_in()?;
+    let explorer = Explorer::new(args.seed, bases(&corpus, &formats)?);
+    if explorer.bases().is_empty() {
+        testee.finish();
+        return Err(Failure(
+            "no valid corpus file in a format the testee validates".into(),
+        ));
+    }
+    let scratch = tempfile::Builder::new().prefix("hrry-explore-").tempdir()?;
+    let mut probe = Probe {
+        testee: testee.as_mut(),
+        scratch: scratch.path().to_path_buf(),
+        next_id: 1,
+    };
+    let started = Instant::now();
+    let mut counts = Counts::default();
+    let mut found: Vec<Found> = Vec::new();
+    let mut index = 0u64;
+    loop {
+        if args.cases.is_some_and(|n| index >= n) || time.is_some_and(|t| started.elapsed() >= t) {
+            break;
+        }
+        let Some(case) = explorer.case(index) else {
+            break;
+        };
+        index += 1;
+        let format = explorer.format(&case);
+        let bytes = explorer.bytes(&case);
+        let judgement = Judgement::of(format, &bytes);
+        if !judgement.decided() {
+            counts.policy += 1;
+            continue;
+        }
+        if judgement.valid() {
+            counts.valid += 1;
+        } else {
+            counts.invalid += 1;
+        }
+        let Some(seen) = probe.observe(format, &bytes, &judgement) else {
+            continue;
+        };
+        counts.disagreeing += 1;
+        if let Some(f) = found.iter_mut().find(|f| f.signature == seen.signature) {
+            f.seen += 1;
+            continue;
+        }
+        if found.len() >= MAX_KEPT {
+            counts.not_kept += 1;
+            continue;
+        }
+        let signature = seen.signature.clone();
+        let budget = if matches!(signature.kind, "hang") {
+            args.shrink_budget.min(8)
+        } else {
+            args.shrink_budget
+        };
+        let mut last: Option<(Observed, Judgement)> = None;
+        let shrunk = shrink::shrink(&explorer, &case, budget, &mut |b: &[u8]| {
+            let j = Judgement::of(format, b);
+            if !j.decided() {
+                return false;
+            }
+            match probe.observe(format, b, &j) {
+                Some(o) if o.signature == signature => {
+                    last = Some((o, j));
+                    true
+                }
+                _ => false,
+            }
+        });
+        // The bytes kept are the last that showed the signature (or the case
+        // itself when no attempt did); the observation is that of those bytes.
+        let (observed, bytes) = match last {
+            Some((o, _)) if probe_keeps(&mut probe, format, &shrunk.bytes, &signature) => {
+                (o, shrunk.bytes)
+            }
+            _ => (seen, bytes),
+        };
+        found.push(Found {
+            signature,
+            case: shrunk.case,
+            original_size: explorer.bytes(&case).len(),
+            judgement: Judgement::of(format, &bytes),
+            bytes,
+            answer: observed.answer,
+            message: observed.message,
+            shrink_attempts: shrunk.attempts,
+            seen: 1,
+        });
+    }
+    let elapsed = started.elapsed();
+    testee.finish();
+    counts.cases = index;
+    let summary = Summary {
+        seed: args.seed,
+        hello: &hello.raw,
+        counts: &counts,
+        elapsed,
+        found: &found,
+        explorer: &explorer,
+        out: args.out.as_deref(),
+    };
+    if let Some(dir) = &args.out {
+        summary.write_corpus(dir)?;
+    }
+    if args.markdown.is_some() || args.junit.is_some() {
+        let cases = summary.case_results();
+        let results = super::output::Results {
+            testee: &hello.raw,
+            corpus: json!({"source": format!("conformance explore --seed {}", args.seed), "files": counts.cases}),
+            cases: &cases,
+            stale: &[],
+        };
+        for (path, text) in [
+            (&args.markdown, results.markdown()),
+            (&args.junit, results.junit()),
+        ] {
+            if let Some(p) = path {
+                std::fs::write(p, text)
+                    .map_err(|e| Failure(format!("cannot write {}: {e}", crate::text::path(p))))?;
+            }
+        }
+    }
+    if args.json {
+        let text = serde_json::to_string_pretty(&summary.json())? + "\n";
+        crate::write_stdout(text.as_bytes());
+    } else {
+        crate::write_stdout(summary.text().as_bytes());
+    }
+    Ok(if found.is_empty() {
+        Outcome::Ok
+    } else {
+        Outcome::Invalid
+    })
+}
+
+/// Whether `bytes` still show `signature` (asked once more of the final bytes).
+fn probe_keeps(probe: &mut Probe<'_>, format: Format, bytes: &[u8], signature: &Signature) -> bool {
+    let j = Judgement::of(format, bytes);
+    j.decided()
+        && probe
+            .observe(format, bytes, &j)
+            .is_some_and(|o| o.signature == *signature)
+}
+
+#[derive(Default)]
+struct Counts {
+    cases: u64,
+    valid: u64,
+    invalid: u64,
+    policy: u64,
+    disagreeing: u64,
+    /// Disagreements of a new signature seen after MAX_KEPT were kept.
+    not_kept: u64,
+}
+
+/// Asks the testee about cases.
+struct Probe<'a> {
+    testee: &'a mut dyn Testee,
+    scratch: PathBuf,
+    next_id: u64,
+}
+
+impl Probe<'_> {
+    fn call(&mut self, request: Value) -> Reply {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.testee.call(id, request)
+    }
+
+    /// What the testee makes of `bytes`, when it disagrees with `judgement`.
+    fn observe(&mut self, format: Format, bytes: &[u8], judgement: &Judgement) -> Option<Observed> {
+        let path = self.scratch.join(format!("case.{}", extension(format)));
+        if let Err(e) = std::fs::write(&path, bytes) {
+            return Some(observed(
+                "error",
+                judgement,
+                "io".into(),
+                json!(null),
+                e.to_string(),
+            ));
+        }
+        let request = json!({
+            "op": "validate",
+            "path": path.to_string_lossy(),
+            "format": format_name(format),
+            "mode": "strict",
+        });
+        let answer = match self.call(request) {
+            Reply::Answer(a) => a,
+            other => return failed(other, judgement),
+        };
+        let raw = Value::Object(answer.clone());
+        let Some(valid) = answer.get("valid").and_then(Value::as_bool) else {
+            let why = "the answer has no boolean \"valid\"".into();
+            return Some(observed(
+                "protocol",
+                judgement,
+                "no-verdict".into(),
+                raw,
+                why,
+            ));
+        };
+        let named = rules_of(&answer);
+        match (judgement.valid(), valid) {
+            (false, true) => {
+                let why = format!(
+                    "accepted a file breaking {}",
+                    judgement.spec_rules().join(", ")
+                );
+                Some(observed(
+                    "accepts-invalid",
+                    judgement,
+                    "accept".into(),
+                    raw,
+                    why,
+                ))
+            }
+            (true, false) => {
+                let why = format!("rejected a valid file (for {})", named.join(", "));
+                Some(observed(
+                    "rejects-valid",
+                    judgement,
+                    "reject".into(),
+                    raw,
+                    why,
+                ))
+            }
+            (false, false) => {
+                if !self.testee.hello().rule_ids {
+                    return None;
+                }
+                let broken = judgement.broken_rules();
+                if named.iter().any(|r| broken.contains(&r.as_str())) {
+                    return None;
+                }
+                let why = format!(
+                    "rejected for {}; the file breaks {}",
+                    if named.is_empty() {
+                        "no rule".into()
+                    } else {
+                        named.join(", ")
+                    },
+                    judgement.spec_rules().join(", ")
+                );
+                Some(observed("wrong-rule", judgement, named.join(","), raw, why))
+            }
+            (true, true) => self.read(&path, judgement),
+        }
+    }
+
+    /// The read tier on a file the spec accepts.
+    fn read(&mut self, path: &Path, judgement: &Judgement) -> Option<Observed> {
+        let expected = judgement.readings.as_ref()?;
+        if !self.testee.hello().offers("read") {
+            return None;
+        }
+        let (_, metadata) = score::own_reading(path).ok()?;
+        let request = json!({"op": "read", "path": path.to_string_lossy()});
+        let answer = match self.call(request) {
+            Reply::Answer(a) => a,
+            other => return failed(other, judgement),
+        };
+        let (status, detail) = score::compare_reading(expected, &metadata, &answer);
+        (status == score::Status::Fail).then(|| {
+            observed(
+                "reads-differently",
+                judgement,
+                "read".into(),
+                Value::Object(answer),
+                detail,
+            )
+        })
+    }
+}
+
+/// An observation; a testee that gave no verdict (crash, hang, protocol, error)
+/// is one disagreement whatever rules the file breaks.
+fn observed(
+    kind: &'static str,
+    j: &Judgement,
+    class: String,
+    answer: Value,
+    message: String,
+) -> Observed {
+    let verdict = matches!(
+        kind,
+        "accepts-invalid" | "rejects-valid" | "wrong-rule" | "reads-differently"
+    );
+    Observed {
+        signature: Signature {
+            kind,
+            rules: if verdict { j.spec_rules() } else { Vec::new() },
+            class,
+        },
+        answer,
+        message,
+    }
+}
+
+/// A reply that is no answer, as a disagreement (a skip is none).
+fn failed(reply: Reply, j: &Judgement) -> Option<Observed> {
+    let (kind, why) = match reply {
+        Reply::Answer(_) | Reply::Skipped(_) => return None,
+        Reply::Crash(why) => ("crash", why),
+        Reply::Timeout => ("hang", "no answer within the timeout".into()),
+        Reply::OutOfProtocol(why) => ("protocol", why),
+        Reply::Error(why) => ("error", why),
+    };
+    Some(observed(kind, j, kind.into(), json!({ kind: why }), why))
+}
+
+fn rules_of(answer: &Map<String, Value>) -> Vec<String> {
+    answer
+        .get("rules")
+        .and_then(Value::as_array)
+        .map(|r| {
+            r.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The results of a run.
+struct Summary<'a> {
+    seed: u64,
+    hello: &'a Value,
+    counts: &'a Counts,
+    elapsed: Duration,
+    found: &'a [Found],
+    explorer: &'a Explorer,
+    out: Option<&'a Path>,
+}
+
+impl Summary<'_> {
+    fn rate(&self) -> f64 {
+        let s = self.elapsed.as_secs_f64();
+        if s > 0.0 {
+            self.counts.cases as f64 / s
+        } else {
+            0.0
+        }
+    }
+
+    /// The path of a found case inside the output folder.
+    fn case_path(&self, i: usize, f: &Found) -> String {
+        let format = self.explorer.format(&f.case);
+        format!(
+            "{}/{:03}-{}.{}",
+            format_name(format),
+            i + 1,
+            f.signature.kind,
+            extension(format)
+        )
+    }
+
+    fn found_json(&self, i: usize, f: &Found) -> Value {
+        let base = &self.explorer.bases()[f.case.base];
+        let findings = |list: &[hrry::conformance::explore::judge::Finding]| -> Vec<Value> {
+            list.iter()
+                .map(|v| json!({"rule": v.rule, "level": v.level.name(), "offset": v.offset, "message": v.message}))
+                .collect()
+        };
+        json!({
+            "kind": f.signature.kind,
+            "rules": f.signature.rules,
+            "answer_class": f.signature.class,
+            "path": self.case_path(i, f),
+            "size": f.bytes.len(),
+            "original_size": f.original_size,
+            "base": base.name,
+            "case": f.case.index,
+            "mutations": f.case.mutations.iter().map(|m| m.describe()).collect::<Vec<_>>(),
+            "shrink_attempts": f.shrink_attempts,
+            "cases_seen": f.seen,
+            "reference": {
+                "valid": f.judgement.valid(),
+                "violations": findings(&f.judgement.spec),
+                "policy": findings(&f.judgement.policy),
+            },
+            "testee": {"answer": f.answer, "message": f.message},
+        })
+    }
+
+    fn json(&self) -> Value {
+        let c = self.counts;
+        json!({
+            "version": 1,
+            "seed": self.seed,
+            "testee": self.hello,
+            "cases": c.cases,
+            "seconds": self.elapsed.as_secs_f64(),
+            "cases_per_second": self.rate(),
+            "counts": {
+                "valid": c.valid,
+                "invalid": c.invalid,
+                "policy_only": c.policy,
+                "disagreeing": c.disagreeing,
+                "not_kept": c.not_kept,
+            },
+            "out": self.out.map(|p| p.display().to_string()),
+            "disagreements": self.found.iter().enumerate().map(|(i, f)| self.found_json(i, f)).collect::<Vec<_>>(),
+        })
+    }
+
+    fn text(&self) -> String {
+        let c = self.counts;
+        let mut s = String::new();
+        let name = self.hello["name"].as_str().unwrap_or("the testee");
+        let _ = writeln!(
+            s,
+            "explored {} cases in {:.1} s ({:.0} cases/second), seed {}, against {name}",
+            c.cases,
+            self.elapsed.as_secs_f64(),
+            self.rate(),
+            self.seed
+        );
+        let _ = writeln!(
+            s,
+            "  {} valid and {} invalid per the spec; {} refused by hrry's hardening or limits only (not compared)",
+            c.valid, c.invalid, c.policy
+        );
+        if self.found.is_empty() {
+            let _ = writeln!(s, "no disagreement");
+            return s;
+        }
+        let _ = writeln!(
+            s,
+            "{} distinct disagreements ({} cases showed one):",
+            self.found.len(),
+            c.disagreeing
+        );
+        if c.not_kept > 0 {
+            let _ = writeln!(
+                s,
+                "  (only the first {MAX_KEPT} distinct ones are kept; {} more cases were not)",
+                c.not_kept
+            );
+        }
+        for (i, f) in self.found.iter().enumerate() {
+            let rules = match f.judgement.spec_rules() {
+                r if r.is_empty() => "a valid file".to_string(),
+                r => r.join(", "),
+            };
+            let _ = writeln!(
+                s,
+                "  {:<18} {rules}: {} ({} bytes, shrunk from {}; made from {})",
+                f.signature.kind,
+                f.message,
+                f.bytes.len(),
+                f.original_size,
+                self.explorer.bases()[f.case.base].name
+            );
+            if let Some(dir) = self.out {
+                let _ = writeln!(s, "    {}", dir.join(self.case_path(i, f)).display());
+            }
+        }
+        s
+    }
+
+    /// The disagreements as the conformance run's case results (for its Markdown
+    /// and JUnit renderers): one failing case each.
+    fn case_results(&self) -> Vec<score::CaseResult> {
+        self.found
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let (tier, status) = match f.signature.kind {
+                    "crash" => (score::Tier::Verdict, score::Status::Crash),
+                    "hang" => (score::Tier::Verdict, score::Status::Timeout),
+                    "protocol" | "error" => (score::Tier::Verdict, score::Status::Error),
+                    "wrong-rule" => (score::Tier::Rule, score::Status::Fail),
+                    "reads-differently" => (score::Tier::Read, score::Status::Fail),
+                    _ => (score::Tier::Verdict, score::Status::Fail),
+                };
+                let family = if f.judgement.valid() {
+                    "valid".into()
+                } else {
+                    super::corpus::family_of(f.judgement.spec_rules().first().copied())
+                };
+                score::CaseResult {
+                    path: self.case_path(i, f),
+                    format: format_name(self.explorer.format(&f.case)).into(),
+                    family,
+                    tier,
+                    status,
+                    detail: f.message.clone(),
+                }
+            })
+            .collect()
+    }
+
+    /// Writes the found cases and a `manifest.json` into `dir`.
+    fn write_corpus(&self, dir: &Path) -> Result<(), Failure> {
+        let mut files = Vec::new();
+        let mut paths = BTreeSet::new();
+        for (i, f) in self.found.iter().enumerate() {
+            let rel = self.case_path(i, f);
+            let path = dir.join(&rel);
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent)?;
+            }
+            std::fs::write(&path, &f.bytes)
+                .map_err(|e| Failure(format!("cannot write {}: {e}", path.display())))?;
+            paths.insert(rel.clone());
+            let valid = f.judgement.valid();
+            let rules = f.judgement.spec_rules();
+            let mut entry = json!({
+                "path": rel,
+                "format": format_name(self.explorer.format(&f.case)),
+                "valid": valid,
+                "description": format!("found by hrry conformance explore (seed {}, case {}): {}", self.seed, f.case.index, f.message),
+                "size": f.bytes.len(),
+                "blake3": blake3::hash(&f.bytes).to_hex().to_string(),
+                "explore": self.found_json(i, f),
+            });
+            if let Some((first, rest)) = rules.split_first() {
+                entry["rule"] = json!(first);
+                entry["rule_alternatives"] = json!(rest);
+            }
+            if let Some(readings) = f.judgement.readings.as_ref().filter(|_| valid) {
+                entry["tensors"] = json!(readings.iter().map(|t| t.to_json()).collect::<Vec<_>>());
+            }
+            files.push(entry);
+        }
+        let manifest = json!({
+            "version": 1,
+            "generated_by": format!("hrry {} conformance explore --seed {}", env!("CARGO_PKG_VERSION"), self.seed),
+            "files": files,
+        });
+        let path = dir.join("manifest.json");
+        std::fs::create_dir_all(dir)?;
+        std::fs::write(&path, serde_json::to_string_pretty(&manifest)? + "\n")
+            .map_err(|e| Failure(format!("cannot write {}: {e}", path.display())))?;
+        Ok(())
+    }
+}
