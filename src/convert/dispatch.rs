@@ -18,10 +18,11 @@ pub fn detect(path: &Path) -> Result<ModelFormat, Error> {
     if checkpoint::looks_like_index(path, &prefix) {
         return Ok(ModelFormat::Safetensors);
     }
-    Err(Error::Unsupported(format!(
-        "{}: not a HRRYFILE, safetensors, safetensors index or GGUF file (first bytes {:02x?})",
+    let head = source.read_prefix(crate::diagnose::HEAD_LEN)?;
+    Err(Error::UnknownFormat(format!(
+        "{}: not a HRRYFILE, safetensors, safetensors index or GGUF file: {}",
         path.display(),
-        &prefix[..prefix.len().min(8)]
+        crate::diagnose::describe_head(&head, source.len())
     )))
 }
 
@@ -114,6 +115,7 @@ fn through_hrry(
         from,
         to,
         notes,
+        as_dtype: first.as_dtype + second.as_dtype,
         ..second
     })
 }

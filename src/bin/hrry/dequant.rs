@@ -91,6 +91,7 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
 
     let mut out = match &args.output {
         Some(path) => {
+            crate::output_folder(path)?;
             let mut w = Output::create(path, &[&args.file]).map_err(crate::output_failure)?;
             w.write_all(&hrry::npy::header(hrry::npy::FLOAT32.descr, dq.shape()))
                 .map_err(|e| write_failure(path, e))?;

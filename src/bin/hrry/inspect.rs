@@ -49,8 +49,10 @@ pub struct Args {
     /// Show metadata only, no tensors.
     #[arg(long)]
     metadata_only: bool,
-    /// Show only tensors and metadata keys matching this glob (`*` any run of
-    /// characters, `?` one character); may be repeated.
+    /// Show only tensors and metadata keys matching this glob: `*` matches any run
+    /// of characters, `?` one character, anything else itself, so a name without
+    /// `*` or `?` matches exactly that name (`-n 'blk.0.*'` for a prefix). May be
+    /// repeated; the output says how many of all matched.
     #[arg(long = "name", short = 'n', value_name = "GLOB")]
     names: Vec<String>,
     /// Show what can be read of a file that breaks rules (a bad index CRC, say),
@@ -111,6 +113,16 @@ fn show(args: Args) -> Result<Outcome, Failure> {
     if stream {
         return crate::stream::inspect(&args.file, whole.as_deref(), args.json);
     }
+    // A safetensors or GGUF file: shown as `hrry convert` reads it.
+    if whole.is_none() && remote.is_none() && crate::listing::model_format(&args.file).is_some()
+    {
+        let max_array = match (args.max_array, args.full || args.json) {
+            (Some(n), _) => Some(n),
+            (None, true) => None,
+            (None, false) => Some(SHOWN_ARRAY_ELEMENTS),
+        };
+        return crate::listing::show(&args.file, args.json, max_array, args.full);
+    }
     // Inspecting shows structure; judging it is `hrry validate`'s job. The frame
     // open checks the header, trailer, index and KV, and each descriptor as it is
     // read, which is what printing them needs.
@@ -166,6 +178,7 @@ fn show(args: Args) -> Result<Outcome, Failure> {
         },
     };
     let mut v = hrry::report::inspect_json_with(&file, &options);
+    let kv_total = v["kv"].as_object().map_or(0, Map::len);
     filter(&mut v, &args);
     let m = v.as_object_mut().expect("an object");
     m.insert("file".into(), json!(name));
@@ -175,7 +188,7 @@ fn show(args: Args) -> Result<Outcome, Failure> {
     if args.json {
         outln!("{}", serde_json::to_string_pretty(&v)?);
     } else {
-        print_human(&args, &v);
+        print_human(&args, &v, kv_total);
     }
     // With --permissive, a file that breaks rules is still an invalid input.
     let broken = v
@@ -214,7 +227,18 @@ fn unreadable(
     } else if let Some(violations) = &violations {
         print_violations(violations);
     }
-    if violations.is_none() && e.rule().is_some() {
+    // A hint where one helps: bytes that are not a HRRYFILE were described
+    // already, and what a truncated file lacks no option can show.
+    let not_hrryfile = e.rule().is_some_and(|r| r.id == "HF-HDR-001");
+    let truncated =
+        e.to_string().contains("truncated") || e.rule().is_some_and(|r| r.id == "HF-FIL-001");
+    if violations.is_none() && truncated && !not_hrryfile {
+        eprintln!(
+            "hrry: {} looks cut short (an interrupted download or copy?): fetch or copy it \
+             again; `hrry validate` lists every rule it breaks",
+            text::path(&args.file)
+        );
+    } else if violations.is_none() && e.rule().is_some() && !not_hrryfile {
         eprintln!(
             "hrry: --permissive shows what can be read of {} and every rule it breaks",
             text::path(&args.file)
@@ -296,7 +320,9 @@ fn glob_match(glob: &str, name: &str) -> bool {
     g[gi..].iter().all(|&c| c == '*')
 }
 
-fn print_human(args: &Args, v: &Value) {
+/// Prints an inspect document for people; `kv_total` is the number of KV entries
+/// before `--name` filtered them.
+fn print_human(args: &Args, v: &Value, kv_total: usize) {
     let h = &v["header"];
     outln!(
         "{}: HRRYFILE {}.{}, {} bytes",
@@ -324,11 +350,38 @@ fn print_human(args: &Args, v: &Value) {
     if let Some(violations) = v.get("violations") {
         print_violations(violations);
     }
+    let matching = if args.names.is_empty() {
+        None
+    } else {
+        Some(args.names.join(", "))
+    };
     if let Some(kv) = v["kv"].as_object() {
-        print_kv(kv, args.full);
+        match &matching {
+            Some(globs) if kv.len() < kv_total => outln!(
+                "metadata ({} of {kv_total} entries match -n {}){}",
+                kv.len(),
+                safe(globs),
+                if kv.is_empty() { "" } else { ":" }
+            ),
+            _ => {}
+        }
+        if !kv.is_empty() || kv_total == 0 || matching.is_none() {
+            print_kv(kv, args.full, matching.is_none() || kv.len() == kv_total);
+        }
     }
     if let Some(tensors) = v["tensors"].as_array() {
-        print_tensors(tensors, v["summary"]["tensors"].as_u64().unwrap_or(0));
+        let total = v["summary"]["tensors"].as_u64().unwrap_or(0);
+        if let (Some(globs), true) = (&matching, (tensors.len() as u64) < total) {
+            outln!(
+                "tensors ({} of {total} match -n {}){}",
+                tensors.len(),
+                safe(globs),
+                if tensors.is_empty() { "" } else { ":" }
+            );
+            print_tensor_table(tensors);
+        } else {
+            print_tensors(tensors, total);
+        }
     }
 }
 
@@ -385,18 +438,36 @@ fn human_bytes(n: u64) -> String {
     format!("{value:.1} {}", UNITS[unit])
 }
 
-fn print_kv(kv: &Map<String, Value>, full: bool) {
+/// Prints KV entries, under a `metadata (N entries):` heading when `heading`
+/// (a filtered list has its own).
+fn print_kv(kv: &Map<String, Value>, full: bool, heading: bool) {
+    print_kv_typed(kv, full, heading, None);
+}
+
+/// [`print_kv`], with each key's type taken from `source_types` when given (a
+/// safetensors or GGUF file's own types) instead of the stored KV type.
+pub fn print_kv_typed(
+    kv: &Map<String, Value>,
+    full: bool,
+    heading: bool,
+    source_types: Option<&Map<String, Value>>,
+) {
     if kv.is_empty() {
         outln!("metadata: none");
         return;
     }
-    outln!(
-        "metadata ({}):",
-        plural(kv.len() as u64, "entry", "entries")
-    );
+    if heading {
+        outln!(
+            "metadata ({}):",
+            plural(kv.len() as u64, "entry", "entries")
+        );
+    }
     let gguf_types = gguf_value_types(kv);
     let type_of = |key: &str, e: &Value| {
         let stored = e["type"].as_str().unwrap_or("?");
+        if let Some(ty) = source_types.and_then(|t| t.get(key)).and_then(Value::as_str) {
+            return safe(ty).into_owned();
+        }
         match gguf_types.get(key).and_then(Value::as_str) {
             Some(gguf) if gguf != stored => format!("{} (stored as {stored})", safe(gguf)),
             _ => stored.to_string(),
@@ -475,17 +546,43 @@ pub fn print_tensors(tensors: &[Value], total: u64) {
     } else {
         outln!("tensors ({} of {total} shown):", tensors.len());
     }
-    if tensors.is_empty() {
+    print_tensor_table(tensors);
+}
+
+/// The rows of [`print_tensors`], without its heading.
+fn print_tensor_table(tensors: &[Value]) {
+    let rows: Vec<Vec<String>> = tensors.iter().map(|t| tensor_row(t).to_vec()).collect();
+    print_table_with(
+        &[
+            "NAME", "TYPE", "SHAPE", "ELEMENTS", "LAYOUT", "BYTES", "OFFSET",
+        ],
+        &rows,
+        &[3, 5, 6],
+        |i| tensor_details(&tensors[i]),
+    );
+}
+
+/// Prints an aligned table: `header`, then `rows` (cells already escaped), the
+/// columns numbered in `right` aligned right (numbers), the others left. A first
+/// cell wider than [`NAME_COLUMN_MAX`] goes on a line of its own.
+pub fn print_table(header: &[&str], rows: &[Vec<String>], right: &[usize]) {
+    print_table_with(header, rows, right, |_| Vec::new());
+}
+
+/// [`print_table`] with `details(i)`'s lines printed under row `i`.
+fn print_table_with(
+    header: &[&str],
+    rows: &[Vec<String>],
+    right: &[usize],
+    details: impl Fn(usize) -> Vec<String>,
+) {
+    if rows.is_empty() {
         return;
     }
-    let rows: Vec<[String; 7]> = tensors.iter().map(tensor_row).collect();
-    let header = [
-        "NAME", "TYPE", "SHAPE", "ELEMENTS", "LAYOUT", "BYTES", "OFFSET",
-    ]
-    .map(String::from);
-    let mut widths = [0usize; 7];
-    for row in std::iter::once(&header).chain(&rows) {
-        for (i, cell) in row.iter().enumerate() {
+    let header: Vec<String> = header.iter().map(|h| h.to_string()).collect();
+    let mut widths = vec![0usize; header.len()];
+    for row in std::iter::once(&header).chain(rows) {
+        for (i, cell) in row.iter().enumerate().take(widths.len()) {
             let cw = width(cell);
             // A very long name does not widen the column; it gets its own line.
             if i > 0 || cw <= NAME_COLUMN_MAX {
@@ -493,11 +590,10 @@ pub fn print_tensors(tensors: &[Value], total: u64) {
             }
         }
     }
-    let line = |row: &[String; 7]| {
+    let line = |row: &[String]| {
         let mut s = String::from(" ");
-        for (i, (cell, w)) in row.iter().zip(widths).enumerate() {
-            // Numbers align right, text left.
-            if (3..=6).contains(&i) && i != 4 {
+        for (i, (cell, &w)) in row.iter().zip(&widths).enumerate() {
+            if right.contains(&i) {
                 s.push_str(&format!(" {cell:>w$}"));
             } else {
                 s.push_str(&format!(" {cell:<w$}"));
@@ -506,13 +602,14 @@ pub fn print_tensors(tensors: &[Value], total: u64) {
         s.trim_end().to_string()
     };
     outln!("{}", line(&header));
-    for (t, mut row) in tensors.iter().zip(rows) {
-        if width(&row[0]) > NAME_COLUMN_MAX {
+    for (i, row) in rows.iter().enumerate() {
+        let mut row = row.clone();
+        if row.first().is_some_and(|name| width(name) > NAME_COLUMN_MAX) {
             outln!("  {}", row[0]);
             row[0] = String::new();
         }
         outln!("{}", line(&row));
-        for detail in tensor_details(t) {
+        for detail in details(i) {
             outln!("      {detail}");
         }
     }

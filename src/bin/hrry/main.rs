@@ -46,6 +46,7 @@ mod export;
 mod holo;
 mod input;
 mod inspect;
+mod listing;
 mod net;
 mod remote;
 mod stream;
@@ -248,6 +249,14 @@ fn rules(json: bool, markdown: bool) -> Result<Outcome, Failure> {
             serde_json::to_string_pretty(&serde_json::json!({ "rules": list }))?
         );
     } else {
+        // READS: what deciding the rule reads, `metadata` (what opening a file
+        // reads) or `data` (padding and data bytes, only a full check reads them).
+        outln!(
+            "{:<14} {:<9} {:<8} SUMMARY  [SPEC SECTION]",
+            "ID",
+            "LEVEL",
+            "READS"
+        );
         for r in &rules {
             outln!(
                 "{:<14} {:<9} {:<8} {}  [{}]",
@@ -258,9 +267,34 @@ fn rules(json: bool, markdown: bool) -> Result<Outcome, Failure> {
                 r.spec
             );
         }
-        outln!("{} rules", rules.len());
+        outln!(
+            "{} rules (READS: metadata = checked on every open, data = checked by \
+             validate and full opens only)",
+            rules.len()
+        );
     }
     Ok(Outcome::Ok)
+}
+
+/// Creates the missing folders of an output file's path (`-o out/x.npy` with no
+/// `out/` yet), as `export --all DIR` creates DIR: every command that writes a file
+/// does this before writing it. The error names the output.
+pub fn output_folder(output: &Path) -> Result<(), Failure> {
+    if is_dash(output) {
+        return Ok(());
+    }
+    match output.parent() {
+        Some(folder) if !folder.as_os_str().is_empty() && !folder.exists() => {
+            std::fs::create_dir_all(folder).map_err(|e| {
+                Failure(format!(
+                    "cannot write {}: cannot create its folder {}: {e}",
+                    text::path(output),
+                    text::path(folder)
+                ))
+            })
+        }
+        _ => Ok(()),
+    }
 }
 
 /// Whether a path argument means standard input or output.

@@ -183,6 +183,7 @@ fn pack(args: PackArgs) -> Result<Outcome, Failure> {
         } else {
             &[&args.file]
         };
+        crate::output_folder(&args.output)?;
         let out = Output::create(&args.output, inputs).map_err(crate::output_failure)?;
         let mut w = StreamWriter::new(out);
         pack_into(&args.file, piped.as_deref(), &mut w)
@@ -277,6 +278,7 @@ fn unpack(args: UnpackArgs) -> Result<Outcome, Failure> {
         } else {
             &[&args.input]
         };
+        crate::output_folder(&args.output)?;
         let mut w = HrryWriter::create_from(&args.output, inputs, options)?;
         hrry::stream::unpack(&mut reader, &mut w, &checks)
             .and_then(|done| w.finish_file().map(|()| done))

@@ -132,6 +132,7 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
 
     let mut all_valid = true;
     let mut any_error = false;
+    let mut totals = Totals::default();
     let mut files = Vec::new();
     // Human and --json output keep the order given: results arriving early wait here
     // until those before them are out.
@@ -142,6 +143,7 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
             Verdict::Checked { report, .. } => all_valid &= report.is_valid(),
             Verdict::Error(_) => any_error = true,
         }
+        totals.add(&done.verdict);
         if args.jsonl {
             outln!("{}", file_json(&done));
             return;
@@ -156,7 +158,41 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
             }
         }
     });
+    // Several inputs: a last line counts them (JSON output has every file's
+    // verdict already).
+    if inputs.len() > 1 && !args.json && !args.jsonl {
+        outln!("{}", totals.line());
+    }
     conclude(args.json.then_some(files), all_valid, any_error)
+}
+
+/// How many inputs ended each way, for the last line of a run over several.
+#[derive(Default)]
+struct Totals {
+    valid: u64,
+    invalid: u64,
+    unreadable: u64,
+}
+
+impl Totals {
+    fn add(&mut self, verdict: &Verdict) {
+        match verdict {
+            Verdict::Checked { report, .. } if report.is_valid() => self.valid += 1,
+            Verdict::Checked { .. } => self.invalid += 1,
+            Verdict::Error(_) => self.unreadable += 1,
+        }
+    }
+
+    /// `798 files: 301 valid, 497 invalid, 0 unreadable`.
+    fn line(&self) -> String {
+        format!(
+            "{}: {} valid, {} invalid, {} unreadable",
+            text::plural(self.valid + self.invalid + self.unreadable, "file", "files"),
+            self.valid,
+            self.invalid,
+            self.unreadable
+        )
+    }
 }
 
 /// Ends a run over several inputs: prints the `--json` document when `files` holds
