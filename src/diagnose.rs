@@ -170,7 +170,9 @@ mod tests {
         assert!(describe(b"").contains("empty"));
         assert!(describe(b"HRRYF").contains("truncated"));
         assert!(describe(&[1, 2, 3, 4, 5, 6, 7, 8, 9]).contains("unrecognised"));
-        assert!(describe(b"hello notes\nline two\n").contains(r#"text file (it starts "hello notes")"#));
+        assert!(
+            describe(b"hello notes\nline two\n").contains(r#"text file (it starts "hello notes")"#)
+        );
         // A multi-byte character cut by the end of what is looked at is still text.
         assert!(describe("caf\u{e9}".as_bytes().split_last().unwrap().1).contains("text file"));
         assert!(!describe(b"text\x00with a NUL").contains("text file"));

@@ -389,12 +389,17 @@ pub(crate) fn listing(path: &Path) -> Result<Listing, Error> {
                 .skip(1)
                 .try_fold(1u64, |acc, &d| acc.checked_mul(d));
             let ne0 = info.dimensions.first().copied().unwrap_or(1);
-            let bytes = ty.zip(rows).and_then(|(ty, rows)| ty.tensor_bytes(ne0, rows));
+            let bytes = ty
+                .zip(rows)
+                .and_then(|(ty, rows)| ty.tensor_bytes(ne0, rows));
             let offset = input.data_start.saturating_add(info.offset);
-            let fits = bytes.is_some_and(|n| offset.checked_add(n).is_some_and(|end| end <= file_len));
+            let fits =
+                bytes.is_some_and(|n| offset.checked_add(n).is_some_and(|end| end <= file_len));
             let converts_to = match ty {
                 None => format!("refused: unknown ggml type code {}", info.ggml_type),
-                Some(_) if bytes.is_none() => "refused: not whole blocks, or the size overflows".into(),
+                Some(_) if bytes.is_none() => {
+                    "refused: not whole blocks, or the size overflows".into()
+                }
                 Some(_) if !fits => "refused: its data runs past the end of the file".into(),
                 Some(ty) => match (plain_type(ty), qblocks::Kind::of(ty)) {
                     (Some(t), _) => t.name().to_string(),
@@ -408,7 +413,10 @@ pub(crate) fn listing(path: &Path) -> Result<Listing, Error> {
             };
             ListedTensor {
                 name: info.name.lossy().into_owned(),
-                dtype: ty.map_or_else(|| format!("code {}", info.ggml_type), |t| t.name().to_string()),
+                dtype: ty.map_or_else(
+                    || format!("code {}", info.ggml_type),
+                    |t| t.name().to_string(),
+                ),
                 shape: info.dimensions.iter().rev().copied().collect(),
                 offset,
                 bytes,

@@ -869,11 +869,31 @@ fn the_exit_code_table_is_in_top_level_help_and_the_cli_reference_once() {
     );
     assert!(!help.contains("(every command)"), "{help}");
     // Subcommands point at it in one line instead of repeating it, in -h and --help.
+    // Every page, nested ones included.
     for sub in [
-        "inspect", "validate", "export", "dequant", "convert", "rules", "serve", "fetch", "put",
+        "inspect",
+        "validate",
+        "export",
+        "dequant",
+        "convert",
+        "rules",
+        "serve",
+        "fetch",
+        "put",
+        "holo",
+        "holo extract",
+        "stream",
+        "stream pack",
+        "stream unpack",
+        "stream validate",
+        "stream inspect",
+        "conformance",
+        "conformance explain",
     ] {
         for flag in ["-h", "--help"] {
-            let help = hrry(&[sub, flag]).out();
+            let mut args: Vec<&str> = sub.split(' ').collect();
+            args.push(flag);
+            let help = hrry(&args).out();
             assert!(!help.contains(table[1]), "{sub} {flag} repeats the table");
             assert_eq!(
                 help.matches("Exit codes:").count(),
@@ -1000,8 +1020,8 @@ fn messages_name_the_file_and_point_at_the_way_out() {
         "{}",
         r.stderr
     );
-    // dequant of a dense tensor says to export it.
-    let r = hrry(&["dequant", &corpus("valid/basic.hrry"), "weights", "--stats"]);
+    // dequant of a dense integer tensor says to export it.
+    let r = hrry(&["dequant", &corpus("valid/basic.hrry"), "bias", "--stats"]);
     assert_eq!(r.code, 1);
     assert!(r.stderr.contains("hrry export"), "{}", r.stderr);
     // A safetensors download cut short is called truncated, header or data.

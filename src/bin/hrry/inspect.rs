@@ -114,8 +114,7 @@ fn show(args: Args) -> Result<Outcome, Failure> {
         return crate::stream::inspect(&args.file, whole.as_deref(), args.json);
     }
     // A safetensors or GGUF file: shown as `hrry convert` reads it.
-    if whole.is_none() && remote.is_none() && crate::listing::model_format(&args.file).is_some()
-    {
+    if whole.is_none() && remote.is_none() && crate::listing::model_format(&args.file).is_some() {
         let max_array = match (args.max_array, args.full || args.json) {
             (Some(n), _) => Some(n),
             (None, true) => None,
@@ -465,7 +464,10 @@ pub fn print_kv_typed(
     let gguf_types = gguf_value_types(kv);
     let type_of = |key: &str, e: &Value| {
         let stored = e["type"].as_str().unwrap_or("?");
-        if let Some(ty) = source_types.and_then(|t| t.get(key)).and_then(Value::as_str) {
+        if let Some(ty) = source_types
+            .and_then(|t| t.get(key))
+            .and_then(Value::as_str)
+        {
             return safe(ty).into_owned();
         }
         match gguf_types.get(key).and_then(Value::as_str) {
@@ -604,7 +606,10 @@ fn print_table_with(
     outln!("{}", line(&header));
     for (i, row) in rows.iter().enumerate() {
         let mut row = row.clone();
-        if row.first().is_some_and(|name| width(name) > NAME_COLUMN_MAX) {
+        if row
+            .first()
+            .is_some_and(|name| width(name) > NAME_COLUMN_MAX)
+        {
             outln!("  {}", row[0]);
             row[0] = String::new();
         }

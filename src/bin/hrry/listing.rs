@@ -117,7 +117,10 @@ fn print_human(path: &Path, listing: &Listing, v: &Value, full: bool) {
     let alignment = listing
         .alignment
         .map_or(String::new(), |a| format!(", alignment {a}"));
-    outln!("  tensor data from offset {}{alignment}", listing.data_start);
+    outln!(
+        "  tensor data from offset {}{alignment}",
+        listing.data_start
+    );
     let parameters: Option<u64> = listing.tensors.iter().try_fold(0u64, |acc, t| {
         acc.checked_add(hrry::model::element_count(&t.shape)?)
     });
@@ -141,7 +144,10 @@ fn print_human(path: &Path, listing: &Listing, v: &Value, full: bool) {
     });
     outln!("  {}", crate::inspect::summary_line(&summary));
     if let Some(kv) = v["kv"].as_object() {
-        let types = v["kv_source_types"].as_object().cloned().unwrap_or_default();
+        let types = v["kv_source_types"]
+            .as_object()
+            .cloned()
+            .unwrap_or_default();
         crate::inspect::print_kv_typed(kv, full, true, Some(&types));
     }
     let rows: Vec<Vec<String>> = listing

@@ -57,7 +57,7 @@ use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 /// The table of [`exit_codes!`].
 const EXIT_CODES: &str = exit_codes!();
@@ -93,7 +93,7 @@ enum Command {
     /// Work with .holo archives (extract an extension or a section).
     #[command(subcommand)]
     Holo(holo::Command),
-    /// Bare Hurray streams and transport conversations: pack, unpack, validate.
+    /// Bare Hurray streams and transport conversations: pack, unpack, validate, inspect.
     #[command(subcommand)]
     Stream(stream::Command),
     /// Serve the tensors of HRRYFILEs over the Hurray network transport.
@@ -205,8 +205,31 @@ fn handle_signals() {
     });
 }
 
+/// Gives every subcommand, at every depth, the exit-code line of
+/// [`SEE_EXIT_CODES`] unless its help already ends with one.
+fn with_exit_code_lines(command: clap::Command) -> clap::Command {
+    let names: Vec<String> = command
+        .get_subcommands()
+        .map(|c| c.get_name().to_string())
+        .collect();
+    names.into_iter().fold(command, |command, name| {
+        command.mut_subcommand(name, |sub| {
+            let sub = if sub.get_after_help().is_none() && sub.get_after_long_help().is_none() {
+                sub.after_help(SEE_EXIT_CODES)
+            } else {
+                sub
+            };
+            with_exit_code_lines(sub)
+        })
+    })
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let matches = with_exit_code_lines(Cli::command()).get_matches();
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
     // The server handles SIGINT and SIGTERM itself, to shut down gracefully.
     if !matches!(cli.command, Command::Serve(_)) {
         handle_signals();

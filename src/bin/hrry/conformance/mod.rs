@@ -25,6 +25,8 @@ use testee::Testee;
 #[derive(clap::Args)]
 #[command(
     args_conflicts_with_subcommands = true,
+    after_help = "Exit codes: 0 nothing failed unexpectedly, 1 something did, 2 usage or I/O error \
+(--help says more).",
     after_long_help = "\
 Testees:
   hrry conformance [OPTIONS] -- CMD ARGS...
