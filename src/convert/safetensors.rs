@@ -141,8 +141,13 @@ fn read_header(src: &mut FileSource) -> Result<(Metadata, u64), Error> {
     let expected = data_start + metadata.data_len() as u64;
     if expected != src.len() {
         return Err(Error::Safetensors(format!(
-            "the header accounts for {expected} bytes but the file holds {}",
-            src.len()
+            "the header accounts for {expected} bytes but the file holds {}{}",
+            src.len(),
+            if expected > src.len() {
+                ": a truncated safetensors file (an interrupted download?)"
+            } else {
+                ""
+            }
         )));
     }
     Ok((metadata, data_start))

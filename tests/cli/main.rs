@@ -8,6 +8,7 @@ mod commands;
 mod conformance;
 mod dequant;
 mod edges;
+mod first_use;
 mod inspect_schema;
 mod serve;
 mod stream;

@@ -197,8 +197,10 @@ fn stored_stats(
         return Err(Failure(format!("{what}: no tensor of that name")));
     };
     let desc = tensor.descriptor;
-    let type_name = hrry::model::ElementType::from_tag(desc.type_tag)
-        .map_or_else(|| format!("type {:#04x}", desc.type_tag), |t| t.name().to_string());
+    let type_name = hrry::model::ElementType::from_tag(desc.type_tag).map_or_else(
+        || format!("type {:#04x}", desc.type_tag),
+        |t| t.name().to_string(),
+    );
     let dtype = match export_dtype(desc) {
         Ok(d) if matches!(d.descr, "<f2" | "<f4" | "<f8") => d,
         _ => {
@@ -242,9 +244,7 @@ impl StatsSink {
         match *bytes {
             [a, b] => f64::from(half::f16::from_le_bytes([a, b])),
             [a, b, c, d] => f64::from(f32::from_le_bytes([a, b, c, d])),
-            _ => bytes
-                .try_into()
-                .map_or(f64::NAN, f64::from_le_bytes),
+            _ => bytes.try_into().map_or(f64::NAN, f64::from_le_bytes),
         }
     }
 }

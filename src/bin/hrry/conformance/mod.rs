@@ -5,6 +5,7 @@
 //! `hrry conformance-testee` is hrry speaking the protocol.
 
 mod corpus;
+mod byte_diff;
 mod explain;
 mod known;
 mod output;
@@ -98,9 +99,14 @@ pub struct Args {
 #[derive(clap::Subcommand)]
 enum Sub {
     /// Explain a corpus case: its rule and spec section, what hrry reports, the nearest
-    /// valid file (most likely the one it was made from) and the bytes that differ.
+    /// valid file (most likely the one it was made from) and the bytes changed from it
+    /// (aligned: bytes inserted or removed are one change). A rule ID explains every
+    /// case breaking it; another file, its violations and changes from the nearest
+    /// valid corpus file.
     Explain {
-        /// The case's path in the corpus, e.g. invalid/HF-HDR-003.hrry.
+        /// A case's path in the corpus (invalid/HF-HDR-003.hrry), a rule ID
+        /// (HF-HDR-003) or the path of a file outside the corpus.
+        #[arg(value_name = "CASE|RULE|FILE")]
         path: String,
         /// A corpus folder holding manifest.json (default: the built-in corpus).
         #[arg(long, value_name = "DIR")]
