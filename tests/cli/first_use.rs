@@ -184,7 +184,11 @@ fn validating_several_files_ends_with_totals() {
     ]);
     assert_eq!(r.code, 2);
     let last = r.stdout.lines().last().unwrap_or_default();
-    assert_eq!(last, "4 files: 2 valid, 1 invalid, 1 unreadable", "{}", r.stdout);
+    assert_eq!(
+        last, "4 files: 2 valid, 1 invalid, 1 unreadable",
+        "{}",
+        r.stdout
+    );
     // One file: no totals line.
     let r = hrry(&["validate", &corpus("valid/basic.hrry")]);
     assert_eq!(r.stdout.lines().count(), 1, "{}", r.stdout);
@@ -207,7 +211,8 @@ fn inspect_by_name_says_what_matched() {
     // The metadata the file has is not reported as none.
     assert!(!r.stdout.contains("metadata: none"), "{}", r.stdout);
     assert!(
-        r.stdout.contains("metadata (0 of 2 entries match -n weights)"),
+        r.stdout
+            .contains("metadata (0 of 2 entries match -n weights)"),
         "{}",
         r.stdout
     );

@@ -101,7 +101,11 @@ fn safetensors_and_gguf_documents_match_the_schema() {
             .current_dir(env!("CARGO_MANIFEST_DIR"))
             .output()
             .expect("hrry runs");
-        assert!(done.status.success(), "{}", String::from_utf8_lossy(&done.stderr));
+        assert!(
+            done.status.success(),
+            "{}",
+            String::from_utf8_lossy(&done.stderr)
+        );
         let v = inspect(&["--json", path.to_str().unwrap()]);
         assert!(v["format"] == "safetensors" || v["format"] == "gguf", "{v}");
         let problems: Vec<String> = schema.iter_errors(&v).map(|e| e.to_string()).collect();

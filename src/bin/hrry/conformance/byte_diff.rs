@@ -189,7 +189,13 @@ mod tests {
         let a = b"0123456789abcdefghij";
         let b = b"01234XYZ56789abcdefghij";
         let h = hunks(a, b).unwrap();
-        assert_eq!(h, vec![Hunk { old: 5..5, new: 5..8 }]);
+        assert_eq!(
+            h,
+            vec![Hunk {
+                old: 5..5,
+                new: 5..8
+            }]
+        );
         assert_eq!(apply(a, b, &h), b);
     }
 
@@ -227,14 +233,26 @@ mod tests {
             assert_eq!(apply(&a, &b, &h), b, "{a:?} -> {b:?}: {h:?}");
         }
         assert_eq!(hunks(b"same", b"same").unwrap(), vec![]);
-        assert_eq!(hunks(b"", b"ab").unwrap(), vec![Hunk { old: 0..0, new: 0..2 }]);
+        assert_eq!(
+            hunks(b"", b"ab").unwrap(),
+            vec![Hunk {
+                old: 0..0,
+                new: 0..2
+            }]
+        );
     }
 
     #[test]
     fn a_long_cut_is_one_removal() {
         let a: Vec<u8> = (0..MAX_EDITS * 3).map(|i| i as u8).collect();
         let h = hunks(&a, &a[..100]).unwrap();
-        assert_eq!(h, vec![Hunk { old: 100..a.len(), new: 100..100 }]);
+        assert_eq!(
+            h,
+            vec![Hunk {
+                old: 100..a.len(),
+                new: 100..100
+            }]
+        );
     }
 
     /// Bytes `old` became `new`: how many bytes the hunks remove and insert.

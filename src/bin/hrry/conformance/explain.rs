@@ -22,7 +22,9 @@ const MAX_RUNS: usize = 24;
 /// The explanation of `target`: a case's path relative to the corpus root, a rule
 /// ID, or the path of a file outside the corpus.
 pub fn explain(corpus: &Corpus, target: &str) -> Result<String, Failure> {
-    let wanted = target.trim_start_matches("./").trim_start_matches("corpus/");
+    let wanted = target
+        .trim_start_matches("./")
+        .trim_start_matches("corpus/");
     if let Some(entry) = corpus.entries.iter().find(|e| e.path == wanted) {
         return explain_case(corpus, entry);
     }
@@ -58,12 +60,7 @@ fn explain_rule(corpus: &Corpus, rule: &hrry::validate::Rule) -> Result<String, 
         );
         return Ok(s);
     }
-    let _ = writeln!(
-        s,
-        "{} {}:",
-        plural_cases(cases.len()),
-        rule.id
-    );
+    let _ = writeln!(s, "{} {}:", plural_cases(cases.len()), rule.id);
     for (i, entry) in cases.iter().enumerate() {
         if i > 0 {
             s.push('\n');
@@ -226,7 +223,10 @@ fn changes_from_nearest(
         } else if h.new.is_empty() {
             format!("offset {:#x}..{:#x} removed: {was}", h.old.start, h.old.end)
         } else if h.old.start == h.new.start && h.old.len() == h.new.len() {
-            format!("offset {:#x}..{:#x}: {was} -> {now}", h.old.start, h.old.end)
+            format!(
+                "offset {:#x}..{:#x}: {was} -> {now}",
+                h.old.start, h.old.end
+            )
         } else {
             format!(
                 "offset {:#x}..{:#x} (now at {:#x}..{:#x}): {was} -> {now}",
@@ -289,9 +289,8 @@ fn nearest_valid<'c>(
         let b = &candidates[i].1;
         // Fewest separate changes first (a cut file is one change from the file
         // it was cut from, however long the cut), then fewest bytes changed.
-        let aligned = hunks(b, bytes).map_or((usize::MAX, usize::MAX), |h| {
-            (h.len(), changed_bytes(&h))
-        });
+        let aligned =
+            hunks(b, bytes).map_or((usize::MAX, usize::MAX), |h| (h.len(), changed_bytes(&h)));
         (aligned, positional(b))
     })?;
     candidates.into_iter().nth(best)

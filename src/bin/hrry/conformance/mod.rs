@@ -4,8 +4,8 @@
 //! write. `hrry conformance explain PATH` tells what a case is about;
 //! `hrry conformance-testee` is hrry speaking the protocol.
 
-mod corpus;
 mod byte_diff;
+mod corpus;
 mod explain;
 mod known;
 mod output;
