@@ -31,7 +31,9 @@ its GGUF type too (`uint32 (stored as uint64)`).
 
 ", see_exit_codes!()))]
 pub struct Args {
-    /// The file to show (`-` reads standard input).
+    /// The file to show (`-` reads standard input): a HRRYFILE, a .holo archive, a
+    /// bare stream, or a safetensors or GGUF file (its metadata and tensors as
+    /// `hrry convert` reads them, with what each tensor converts to).
     file: PathBuf,
     /// Print JSON (described by schema/inspect.schema.json). KV values are complete
     /// unless --max-array is given.

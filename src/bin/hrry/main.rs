@@ -78,7 +78,8 @@ enum Command {
     /// Dequantize a quantized tensor to a float32 .npy file, or print its statistics.
     #[command(after_help = SEE_EXIT_CODES)]
     Dequant(dequant::Args),
-    /// Show a file's header, metadata and tensors (or a .holo's sections).
+    /// Show a file's header, metadata and tensors (a .holo's sections; a safetensors or
+    /// GGUF file as convert reads it).
     #[command(after_help = SEE_EXIT_CODES)]
     Inspect(inspect::Args),
     /// Write tensors as NumPy .npy arrays (one, all of them, or the raw stored codes).
