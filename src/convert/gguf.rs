@@ -360,7 +360,7 @@ fn open_gguf(path: &Path) -> Result<GgufInput, Error> {
     })
 }
 
-/// The listing of the GGUF file `path` (see [`super::listing::list`]): its
+/// The listing of the GGUF file `path` (see [`super::list`]): its
 /// metadata with their GGUF types, and each tensor with its row-major shape and
 /// what `convert` makes of it. A tensor whose type or size is wrong is listed with
 /// the reason instead of failing the listing.

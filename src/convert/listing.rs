@@ -1,10 +1,8 @@
 //! What a safetensors or GGUF file holds, read as `convert` reads it (header,
 //! metadata, tensor table), without converting: what `hrry inspect` shows of a model
-//! before it is converted.
+//! before it is converted. [`super::list`] reads one.
 
-use std::path::Path;
-
-use super::{detect, gguf, safetensors, Error, ModelFormat};
+use super::ModelFormat;
 use crate::schema::KvValue;
 
 /// The header, metadata and tensors of a safetensors or GGUF file.
@@ -57,20 +55,4 @@ pub struct ListedTensor {
     /// What `hrry convert` makes of it: a Hurray element type, a quantization, or
     /// why it is refused.
     pub converts_to: String,
-}
-
-/// Reads the listing of the safetensors or GGUF file `path`. A HRRYFILE, a
-/// checkpoint index or anything else is refused with [`Error::UnknownFormat`]
-/// (HRRYFILEs have their own reader).
-pub fn list(path: &Path) -> Result<Listing, Error> {
-    match detect(path)? {
-        ModelFormat::Gguf => gguf::listing(path),
-        ModelFormat::Safetensors if !super::checkpoint::is_index(path)? => {
-            safetensors::listing(path)
-        }
-        _ => Err(Error::UnknownFormat(format!(
-            "{}: not a safetensors or GGUF file",
-            path.display()
-        ))),
-    }
 }

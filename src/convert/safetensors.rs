@@ -732,7 +732,7 @@ fn summarize_keys(keys: &[String]) -> String {
     s
 }
 
-/// The listing of the safetensors file `path` (see [`super::listing::list`]):
+/// The listing of the safetensors file `path` (see [`super::list`]):
 /// its checked header, `__metadata__` as strings, and each tensor with the Hurray
 /// type it converts to.
 pub(crate) fn listing(path: &Path) -> Result<Listing, Error> {

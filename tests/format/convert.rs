@@ -782,7 +782,12 @@ fn malformed_checkpoints_fail_cleanly() {
     // Directories: two indexes, or nothing to convert. The user must name the
     // file: not a malformed checkpoint.
     std::fs::write(dir.path().join("other.safetensors.index.json"), b"{}").unwrap();
-    let e = run(dir.path(), &dir.path().join("two.hrry"), &Options::default()).unwrap_err();
+    let e = run(
+        dir.path(),
+        &dir.path().join("two.hrry"),
+        &Options::default(),
+    )
+    .unwrap_err();
     assert!(matches!(e, Error::NoCheckpoint { .. }), "{e:?}");
     assert!(e.to_string().contains("several index files"), "{e}");
     let empty = tempfile::tempdir().unwrap();

@@ -4,8 +4,8 @@
 
 use std::path::Path;
 
-use hrry::convert::listing::{list, Listing};
-use hrry::convert::ModelFormat;
+use hrry::convert::listing::Listing;
+use hrry::convert::{list, ModelFormat};
 use hrry::report::INSPECT_FORMAT_VERSION;
 use serde_json::{json, Map, Value};
 
