@@ -53,10 +53,33 @@ pub fn describe_head(head: &[u8], len: u64) -> String {
     if lower.starts_with('{') || lower.starts_with('[') {
         return "this is JSON text".into();
     }
+    if let Some(start) = plain_text_start(bytes) {
+        return format!("this is a text file (it starts {start:?})");
+    }
     format!(
         "unrecognised content (first bytes {:02x?})",
         &bytes[..bytes.len().min(8)]
     )
+}
+
+/// The first line of `bytes` (at most 40 characters) when they are plain text:
+/// UTF-8 (a character cut at the end of the head allowed) without control
+/// characters other than tabs, line and page breaks.
+fn plain_text_start(bytes: &[u8]) -> Option<String> {
+    let text = match std::str::from_utf8(bytes) {
+        Ok(text) => text,
+        // A character cut by the end of the head.
+        Err(e) if e.error_len().is_none() => std::str::from_utf8(&bytes[..e.valid_up_to()]).ok()?,
+        Err(_) => return None,
+    };
+    let plain = text
+        .chars()
+        .all(|c| !c.is_control() || matches!(c, '\t' | '\n' | '\r' | '\x0c'));
+    if !plain || text.trim().is_empty() {
+        return None;
+    }
+    let first = text.trim_start().lines().next().unwrap_or_default();
+    Some(first.chars().take(40).collect())
 }
 
 const FILE_MAGIC_PREFIX: &[u8] = b"HRRYFILE";
@@ -147,5 +170,11 @@ mod tests {
         assert!(describe(b"").contains("empty"));
         assert!(describe(b"HRRYF").contains("truncated"));
         assert!(describe(&[1, 2, 3, 4, 5, 6, 7, 8, 9]).contains("unrecognised"));
+        assert!(
+            describe(b"hello notes\nline two\n").contains(r#"text file (it starts "hello notes")"#)
+        );
+        // A multi-byte character cut by the end of what is looked at is still text.
+        assert!(describe("caf\u{e9}".as_bytes().split_last().unwrap().1).contains("text file"));
+        assert!(!describe(b"text\x00with a NUL").contains("text file"));
     }
 }

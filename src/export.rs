@@ -270,6 +270,33 @@ pub fn composite_members<'f>(
     Ok(members)
 }
 
+/// The logical row-major bytes of the composite head `head` of `file`, its members
+/// assembled (at most `limit` bytes). A group composite has no single value (its
+/// members are separate tensors bound together): it is refused with a message
+/// naming the members, which are read one by one.
+pub fn assemble_composite(
+    file: &HrryFile<'_>,
+    head: &Tensor<'_>,
+    limit: u64,
+) -> Result<Vec<u8>, ExportError> {
+    let members = composite_members(file, head)?;
+    if let LayoutFields::Composite(fields) = &head.descriptor.layout {
+        if fields.composition_rule == crate::layout::composite::GROUP {
+            let names: Vec<String> = members
+                .iter()
+                .map(|m| format!("{:?}", m.entry.name()))
+                .collect();
+            return Err(ExportError::Unsupported(format!(
+                "tensor {:?} is a group composite: a group binds separate tensors and has \
+                 no single value of its own, so its members are read one by one: {}",
+                head.entry.name(),
+                names.join(", ")
+            )));
+        }
+    }
+    Ok(assemble_tensors(head.descriptor, &members, limit)?)
+}
+
 /// The logical view of the composite head `head` over its `members` (see
 /// [`assemble`]), the members as read from a file.
 pub fn assemble_tensors(
@@ -389,8 +416,7 @@ pub fn export_npy<W: Write>(
         .ok_or_else(|| ExportError::NotFound(name.to_string()))?;
     let desc = &tensor.descriptor;
     if desc.layout_tag == LAYOUT_COMPOSITE && desc.quantization.is_none() {
-        let members = composite_members(file, &tensor)?;
-        let packed = assemble_tensors(desc, &members, options.max_bytes)?;
+        let packed = assemble_composite(file, &tensor, options.max_bytes)?;
         return write_packed(desc, &packed, sink, options);
     }
     export_lone_npy(desc, &tensor.buffers, sink, options)

@@ -24,6 +24,41 @@
 #define HRRY_ABI_VERSION 1
 
 /**
+ * KV value type (`hrry_kv_type`): a UTF-8 string (`hrry_kv_bytes`, `hrry_kv_text`).
+ */
+#define HRRY_KV_STRING 1
+
+/**
+ * KV value type: int64 (`hrry_kv_int64`).
+ */
+#define HRRY_KV_INT64 2
+
+/**
+ * KV value type: uint64 (`hrry_kv_uint64`).
+ */
+#define HRRY_KV_UINT64 3
+
+/**
+ * KV value type: float64 (`hrry_kv_float64`).
+ */
+#define HRRY_KV_FLOAT64 4
+
+/**
+ * KV value type: bool (`hrry_kv_bool`).
+ */
+#define HRRY_KV_BOOL 5
+
+/**
+ * KV value type: a byte sequence (`hrry_kv_bytes`).
+ */
+#define HRRY_KV_BYTES 6
+
+/**
+ * KV value type: an array of one scalar type (`hrry_kv_text` renders it).
+ */
+#define HRRY_KV_ARRAY 7
+
+/**
  * Success.
  */
 #define HRRY_OK 0
@@ -286,6 +321,106 @@ int hrry_read_row_major(const struct hrry_file *f, size_t i, void *out, uint64_t
  * aligned floats.
  */
 int hrry_dequantize(const struct hrry_file *f, size_t i, float *out, uint64_t count);
+
+/**
+ * Number of KV metadata entries in the file; 0 when `f` is NULL.
+ *
+ * # Safety
+ * `f` is NULL or an open handle.
+ */
+size_t hrry_kv_count(const struct hrry_file *f);
+
+/**
+ * The key of KV entry `i` (file order): `*key` is NUL-terminated UTF-8 living as
+ * long as the file, `*len` its length in bytes without the NUL (`len` may be
+ * NULL). An index out of range is `HRRY_NOT_FOUND`; on failure `*key` is NULL.
+ *
+ * # Safety
+ * `f` is NULL or an open handle; `key` and `len` are NULL or writable.
+ */
+int hrry_kv_key(const struct hrry_file *f, size_t i, const char **key, size_t *len);
+
+/**
+ * The value type of KV entry `i`: one of `HRRY_KV_STRING` … `HRRY_KV_ARRAY` (the
+ * spec's value tags). On failure `*value_type` is 0.
+ *
+ * # Safety
+ * `f` is NULL or an open handle; `value_type` is NULL or writable.
+ */
+int hrry_kv_type(const struct hrry_file *f, size_t i, uint8_t *value_type);
+
+/**
+ * The int64 value of KV entry `i`; another type is `HRRY_UNSUPPORTED`.
+ *
+ * # Safety
+ * `f` is NULL or an open handle; `out` is NULL or writable.
+ */
+int hrry_kv_int64(const struct hrry_file *f, size_t i, int64_t *out);
+
+/**
+ * The uint64 value of KV entry `i`; another type is `HRRY_UNSUPPORTED`.
+ *
+ * # Safety
+ * `f` is NULL or an open handle; `out` is NULL or writable.
+ */
+int hrry_kv_uint64(const struct hrry_file *f, size_t i, uint64_t *out);
+
+/**
+ * The float64 value of KV entry `i`; another type is `HRRY_UNSUPPORTED`.
+ *
+ * # Safety
+ * `f` is NULL or an open handle; `out` is NULL or writable.
+ */
+int hrry_kv_float64(const struct hrry_file *f, size_t i, double *out);
+
+/**
+ * The bool value of KV entry `i` as 0 or 1; another type is `HRRY_UNSUPPORTED`.
+ *
+ * # Safety
+ * `f` is NULL or an open handle; `out` is NULL or writable.
+ */
+int hrry_kv_bool(const struct hrry_file *f, size_t i, int *out);
+
+/**
+ * The bytes of a string or bytes KV entry `i`, as stored (a string is UTF-8, not
+ * NUL-terminated: use `len`), living as long as the file; another type is
+ * `HRRY_UNSUPPORTED`. On failure `*data` is NULL and `*len` 0.
+ *
+ * # Safety
+ * `f` is NULL or an open handle; `data` and `len` are NULL or writable.
+ */
+int hrry_kv_bytes(const struct hrry_file *f, size_t i, const uint8_t **data, size_t *len);
+
+/**
+ * KV entry `i`'s value as text, whatever its type: a string as it is, numbers in
+ * decimal, bools `true` / `false`, bytes in lowercase hex, arrays `[1, 2]` or
+ * `["a", "b"]`. `*text` is NUL-terminated UTF-8 living as long as the file, `*len`
+ * its length without the NUL (`len` may be NULL). On failure `*text` is NULL.
+ *
+ * # Safety
+ * `f` is NULL or an open handle; `text` and `len` are NULL or writable.
+ */
+int hrry_kv_text(const struct hrry_file *f, size_t i, const char **text, size_t *len);
+
+/**
+ * The name of a KV value type (`"string"`, `"int64"`, …, `"array"`), a static
+ * NUL-terminated string; NULL for a tag that is no value type.
+ */
+const char *hrry_kv_type_name(uint8_t value_type);
+
+/**
+ * The spec's name of element type `type_tag` (`"float32"`, `"int4"`,
+ * `"float8_e4m3"`; `"extension"` for the private tags 0xF0-0xFE), a static
+ * NUL-terminated string; NULL for a tag the spec does not define.
+ */
+const char *hrry_element_type_name(uint8_t type_tag);
+
+/**
+ * The spec's name of layout `layout_tag` (`"row-major"`, `"csr"`, `"composite"`;
+ * `"extension"` for the private tags 0xF0-0xFE), a static NUL-terminated string;
+ * NULL for a tag the spec does not define.
+ */
+const char *hrry_layout_name(uint8_t layout_tag);
 
 /**
  * Validates the file at `path` (a HRRYFILE or a `.holo` archive, recognised by its

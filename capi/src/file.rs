@@ -20,7 +20,9 @@ use crate::{HRRY_INTERNAL, HRRY_INVALID, HRRY_UNSUPPORTED};
 /// An opened HRRYFILE that passed strict validation. Read-only: one `hrry_file` may
 /// be used from many threads at once.
 pub struct hrry_file {
-    file: HrryFile<'static>,
+    pub(crate) file: HrryFile<'static>,
+    /// The KV keys and values as handed to C.
+    pub(crate) kv: crate::kv::KvTable,
     /// Every tensor name followed by a NUL, in index order, so that names can be
     /// handed to C as NUL-terminated strings that live as long as the file.
     names: Box<[u8]>,
@@ -70,6 +72,7 @@ impl hrry_file {
         }
         let shapes = (0..file.len()).map(|_| OnceLock::new()).collect();
         hrry_file {
+            kv: crate::kv::KvTable::new(&file),
             file,
             names: names.into_boxed_slice(),
             name_starts: name_starts.into_boxed_slice(),

@@ -12,6 +12,8 @@
 
 mod error;
 mod file;
+mod kv;
+mod names;
 mod ptr;
 mod report;
 
@@ -23,6 +25,11 @@ pub use file::{
     hrry_read_row_major, hrry_row_major_size, hrry_tensor_buffer, hrry_tensor_count,
     hrry_tensor_info, hrry_tensor_info_get, hrry_tensor_name,
 };
+pub use kv::{
+    hrry_kv_bool, hrry_kv_bytes, hrry_kv_count, hrry_kv_float64, hrry_kv_int64, hrry_kv_key,
+    hrry_kv_text, hrry_kv_type, hrry_kv_type_name, hrry_kv_uint64,
+};
+pub use names::{hrry_element_type_name, hrry_layout_name};
 pub use report::{
     hrry_report, hrry_report_count, hrry_report_free, hrry_report_valid, hrry_report_verdict,
     hrry_report_violation, hrry_validate_bytes, hrry_validate_bytes_policy, hrry_validate_path,
@@ -34,6 +41,21 @@ pub use report::{
 /// whenever a change could break a program compiled against an older header; compare
 /// it with `hrry_abi_version()` to check that the library loaded at run time matches.
 pub const HRRY_ABI_VERSION: u32 = 1;
+
+/// KV value type (`hrry_kv_type`): a UTF-8 string (`hrry_kv_bytes`, `hrry_kv_text`).
+pub const HRRY_KV_STRING: u8 = 0x01;
+/// KV value type: int64 (`hrry_kv_int64`).
+pub const HRRY_KV_INT64: u8 = 0x02;
+/// KV value type: uint64 (`hrry_kv_uint64`).
+pub const HRRY_KV_UINT64: u8 = 0x03;
+/// KV value type: float64 (`hrry_kv_float64`).
+pub const HRRY_KV_FLOAT64: u8 = 0x04;
+/// KV value type: bool (`hrry_kv_bool`).
+pub const HRRY_KV_BOOL: u8 = 0x05;
+/// KV value type: a byte sequence (`hrry_kv_bytes`).
+pub const HRRY_KV_BYTES: u8 = 0x06;
+/// KV value type: an array of one scalar type (`hrry_kv_text` renders it).
+pub const HRRY_KV_ARRAY: u8 = 0x07;
 
 /// Success.
 pub const HRRY_OK: i32 = 0;

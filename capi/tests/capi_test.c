@@ -693,6 +693,90 @@ static void check_threads(void) {
     hrry_close(f);
 }
 
+/* --- names and KV metadata ------------------------------------------------- */
+
+/* Type and layout names, and every KV value of kv_all_types.hrry by its typed
+   getter and as text. */
+static void check_names_and_kv(void) {
+    char path[4096];
+    hrry_file *f = NULL;
+    const char *key = (const char *)GARBAGE, *text = NULL;
+    const uint8_t *data = NULL;
+    size_t len = 0, i;
+    uint8_t type = 0;
+    int64_t i64 = 0;
+    uint64_t u64 = 0;
+    double f64 = 0;
+    int b = 0;
+    static const struct {
+        const char *key;
+        uint8_t type;
+        const char *text;
+    } want[] = {
+        {"string", HRRY_KV_STRING, "text"},
+        {"int64", HRRY_KV_INT64, "-7"},
+        {"uint64", HRRY_KV_UINT64, "18446744073709551615"},
+        {"float64", HRRY_KV_FLOAT64, "0.25"},
+        {"bool", HRRY_KV_BOOL, "true"},
+        {"bytes", HRRY_KV_BYTES, "0001ff"},
+        {"array", HRRY_KV_ARRAY, "[1, -2]"},
+        {"strings", HRRY_KV_ARRAY, "[\"a\"]"},
+    };
+
+    check(strcmp(hrry_element_type_name(0x03), "float32") == 0, "type name of 0x03");
+    check(strcmp(hrry_element_type_name(0x01), "float16") == 0, "type name of 0x01");
+    check(hrry_element_type_name(0xEE) == NULL, "no name for an undefined type tag");
+    check(strcmp(hrry_layout_name(0x01), "row-major") == 0, "layout name of 0x01");
+    check(strcmp(hrry_layout_name(0x07), "csr") == 0, "layout name of 0x07");
+    check(hrry_layout_name(0x30) == NULL, "no name for an undefined layout tag");
+    check(strcmp(hrry_kv_type_name(HRRY_KV_ARRAY), "array") == 0, "KV type name");
+    check(hrry_kv_type_name(0) == NULL, "no name for KV tag 0");
+
+    snprintf(path, sizeof path, "%s/valid/kv_all_types.hrry", corpus_dir);
+    EXPECT_STATUS(hrry_open(path, &f), HRRY_OK, "open %s", path);
+    if (!f) return;
+    check(hrry_kv_count(f) == sizeof want / sizeof want[0], "KV count %zu", hrry_kv_count(f));
+    check(hrry_kv_count(NULL) == 0, "KV count of NULL");
+    for (i = 0; i < sizeof want / sizeof want[0]; i++) {
+        EXPECT_STATUS(hrry_kv_key(f, i, &key, &len), HRRY_OK, "KV key %zu", i);
+        check(key && strcmp(key, want[i].key) == 0 && len == strlen(want[i].key), "KV key %zu is %s",
+              i, want[i].key);
+        EXPECT_STATUS(hrry_kv_type(f, i, &type), HRRY_OK, "KV type %zu", i);
+        check(type == want[i].type, "KV %s type %u", want[i].key, type);
+        EXPECT_STATUS(hrry_kv_text(f, i, &text, &len), HRRY_OK, "KV text %zu", i);
+        check(text && strcmp(text, want[i].text) == 0 && len == strlen(want[i].text),
+              "KV %s as text: %s", want[i].key, text ? text : "(null)");
+    }
+    EXPECT_STATUS(hrry_kv_int64(f, 1, &i64), HRRY_OK, "kv_int64");
+    check(i64 == -7, "int64 value");
+    EXPECT_STATUS(hrry_kv_uint64(f, 2, &u64), HRRY_OK, "kv_uint64");
+    check(u64 == UINT64_MAX, "uint64 value");
+    EXPECT_STATUS(hrry_kv_float64(f, 3, &f64), HRRY_OK, "kv_float64");
+    check(f64 == 0.25, "float64 value");
+    EXPECT_STATUS(hrry_kv_bool(f, 4, &b), HRRY_OK, "kv_bool");
+    check(b == 1, "bool value");
+    EXPECT_STATUS(hrry_kv_bytes(f, 0, &data, &len), HRRY_OK, "kv_bytes of a string");
+    check(data && len == 4 && memcmp(data, "text", 4) == 0, "string bytes");
+    EXPECT_STATUS(hrry_kv_bytes(f, 5, &data, &len), HRRY_OK, "kv_bytes");
+    check(data && len == 3 && data[0] == 0x00 && data[2] == 0xff, "bytes value");
+    /* The wrong getter, an index past the end, NULL arguments. */
+    i64 = 5;
+    EXPECT_STATUS(hrry_kv_int64(f, 0, &i64), HRRY_UNSUPPORTED, "kv_int64 of a string");
+    check(i64 == 0, "a failed getter zeroes its output");
+    check(strstr(hrry_last_error(), "string") != NULL, "the message names the stored type");
+    EXPECT_STATUS(hrry_kv_bytes(f, 1, &data, &len), HRRY_UNSUPPORTED, "kv_bytes of an int");
+    check(data == NULL && len == 0, "a failed kv_bytes resets its outputs");
+    key = (const char *)GARBAGE;
+    EXPECT_STATUS(hrry_kv_key(f, 8, &key, &len), HRRY_NOT_FOUND, "KV key past the end");
+    check(key == NULL, "a failed kv_key resets *key");
+    EXPECT_STATUS(hrry_kv_text(f, 99, &text, NULL), HRRY_NOT_FOUND, "KV text past the end");
+    EXPECT_STATUS(hrry_kv_key(NULL, 0, &key, &len), HRRY_ARGUMENT, "kv_key(NULL)");
+    EXPECT_STATUS(hrry_kv_type(f, 0, NULL), HRRY_ARGUMENT, "kv_type(out NULL)");
+    EXPECT_STATUS(hrry_kv_text(f, 0, NULL, &len), HRRY_ARGUMENT, "kv_text(text NULL)");
+    EXPECT_STATUS(hrry_kv_float64(f, 3, NULL), HRRY_ARGUMENT, "kv_float64(out NULL)");
+    hrry_close(f);
+}
+
 /* --- main ------------------------------------------------------------------- */
 
 int main(int argc, char **argv) {
@@ -744,6 +828,7 @@ int main(int argc, char **argv) {
     check(exported > 50, "%ld tensors compared with hrry export", exported);
 
     check_arguments();
+    check_names_and_kv();
     check_threads();
 
     printf("corpus: %zu valid HRRYFILEs, %zu invalid files; %ld tensors compared with hrry "

@@ -56,6 +56,11 @@ awk '/^```c$/ { if (!done) { on = 1; next } } /^```$/ { if (on) { on = 0; done =
 cc "${sanitize[@]}" $cflags "$out/app.c" -o "$out/app" -L"$libdir" -lhrry -Wl,-rpath,"$libdir"
 "$out/app" corpus/valid/quant-per-block-int4-f16.hrry
 "$out/app" corpus/valid/all_element_types.hrry >/dev/null
+# It prints KV values and type and layout names.
+"$out/app" corpus/valid/kv_all_types.hrry >"$out/app.out"
+grep -q '^uint64 = 18446744073709551615$' "$out/app.out" &&
+    grep -q '^x: float32, row-major, shape \[1\]' "$out/app.out" ||
+    { cat "$out/app.out" >&2; status=1; }
 if "$out/app" corpus/invalid/HF-CRC-001.hrry 2>"$out/app.err"; then
     echo "the example opened an invalid file" >&2
     status=1

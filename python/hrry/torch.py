@@ -11,10 +11,16 @@
 Every element type comes out as itself: float16, bfloat16, float32, float64,
 int8-int64, uint8 (uint16/32/64 and float8_e8m0fnu where the installed torch has
 them), bool, complex64/128, float8_e4m3 as ``torch.float8_e4m3fn`` and float8_e5m2 as
-``torch.float8_e5m2`` -- never widened. Quantized tensors come out dequantized
-(float32, or ``dtype=``); integers narrower than a byte widen to int8/uint8; a type
-without a torch dtype (float4, float6, float128, extension types) raises
-``TypeError`` naming it.
+``torch.float8_e5m2`` -- never widened. float4_e2m1 comes out as
+``torch.float4_e2m1fn_x2`` where the installed torch has it: two values a byte, the
+first in the low four bits, so the last dimension is halved (as safetensors' ``F4``
+loads); an odd last dimension cannot be paired. Quantized tensors come out
+dequantized (float32, or ``dtype=``); integers narrower than a byte widen to
+int8/uint8; a type without a torch dtype (float6, float128, extension types)
+raises ``TypeError`` naming the tensor and its type, and so does ``load_file``,
+whose other tensors ``safe_open(...).get_tensor(name)`` still reads one by one. A
+group composite's head has no value of its own: reading it names its members,
+which are read one by one.
 
 On the CPU a tensor whose stored bytes already are the tensor (dense, row-major) is
 a view of the file's mapping, private and copy-on-write: nothing is read until it is
@@ -114,7 +120,10 @@ _PIECE_BYTES = 64 << 20
 
 def torch_dtype(element_type: str) -> torch.dtype:
     """The torch dtype a tensor of ``element_type`` (a name as ``File.info`` gives
-    it) loads as; ``TypeError`` for a type without one."""
+    it) loads as; ``TypeError`` for a type without one. float4_e2m1 loads as
+    ``torch.float4_e2m1fn_x2`` (values in pairs) where torch has it."""
+    if element_type == "float4_e2m1" and hasattr(torch, "float4_e2m1fn_x2"):
+        return torch.float4_e2m1fn_x2
     dtype = _TORCH_DTYPES.get(element_type)
     if dtype is None:
         raise TypeError(
@@ -131,11 +140,14 @@ def _as_torch(file: _hrry.File, name: str, dtype: Optional[torch.dtype]) -> torc
     if kind == "quantized":
         tensor = torch.from_numpy(array)
         return tensor if dtype is None or dtype == tensor.dtype else tensor.to(dtype)
+    if kind == "float4_e2m1":
+        return _float4_pairs(file, name, array)
     target = _TORCH_DTYPES.get(kind)
     if target is None:
         raise TypeError(
             f"{file.path}: tensor {name!r} is {kind}, which has no torch dtype"
-            f" (torch {torch.__version__})"
+            f" (torch {torch.__version__}); safe_open(...).get_tensor(name) reads the"
+            " other tensors one by one"
         )
     if not array.flags.writeable and _repeats(array):
         tensor = _repeated_view(file, name, array)
@@ -172,6 +184,26 @@ def _repeated_view(file: _hrry.File, name: str, array) -> torch.Tensor:
         # The array is read-only; PyTorch warns that its tensor is not.
         warnings.simplefilter("ignore", UserWarning)
         return torch.from_numpy(array)
+
+
+def _float4_pairs(file: _hrry.File, name: str, codes) -> torch.Tensor:
+    """The float4_e2m1 tensor ``name`` as ``torch.float4_e2m1fn_x2``: its codes
+    (one a byte, as ``File._stored`` gives them) packed two a byte, the first of
+    each pair in the low four bits, the last dimension halved."""
+    pairs = getattr(torch, "float4_e2m1fn_x2", None)
+    why = None
+    if pairs is None:
+        why = f"torch {torch.__version__} has no float4_e2m1fn_x2"
+    elif codes.ndim == 0 or codes.shape[-1] % 2:
+        why = "float4_e2m1fn_x2 holds values in pairs along the last dimension, which is odd"
+    if why is not None:
+        raise TypeError(
+            f"{file.path}: tensor {name!r} is float4_e2m1 and {why}; "
+            "safe_open(...).get_tensor(name) reads the other tensors one by one"
+        )
+    codes = torch.from_numpy(codes.copy() if not codes.flags.writeable else codes)
+    packed = (codes[..., 0::2] & 0x0F) | ((codes[..., 1::2] & 0x0F) << 4)
+    return packed.contiguous().view(pairs)
 
 
 def _on_device(tensor: torch.Tensor, device) -> torch.Tensor:

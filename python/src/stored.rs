@@ -179,8 +179,7 @@ fn packed_row_major(
 ) -> Result<Vec<u8>, ExportError> {
     let desc = tensor.descriptor;
     if desc.layout_tag == LAYOUT_COMPOSITE {
-        let members = export::composite_members(file, tensor)?;
-        return Ok(export::assemble_tensors(desc, &members, limit)?);
+        return export::assemble_composite(file, tensor, limit);
     }
     if is_dense(desc.layout_tag) {
         return Ok(DenseView::new(desc, &tensor.buffers)?.stream_row_major(Vec::new())?);

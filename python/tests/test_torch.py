@@ -4,6 +4,7 @@ trips that validate strictly, tied weights through save_model/load_model, tensor
 that view the file's private mapping, and safe_open's slices."""
 
 import hashlib
+import json
 import math
 import warnings
 
@@ -343,8 +344,58 @@ def test_other_devices_get_copies_in_bounded_pieces():
 
 def test_torch_dtype_names_the_refused_type():
     assert hrry.torch.torch_dtype("bfloat16") == torch.bfloat16
-    with pytest.raises(TypeError, match="float4_e2m1"):
-        hrry.torch.torch_dtype("float4_e2m1")
+    assert hrry.torch.torch_dtype("float4_e2m1") == torch.float4_e2m1fn_x2
+    with pytest.raises(TypeError, match="float6_e2m3"):
+        hrry.torch.torch_dtype("float6_e2m3")
+
+
+def _safetensors_bytes(tensors):
+    """A safetensors file of ``tensors``: (name, dtype, shape, data bytes) each."""
+    header, data = {}, b""
+    for name, dtype, shape, payload in tensors:
+        header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [len(data), len(data) + len(payload)]}
+        data += payload
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    return len(text).to_bytes(8, "little") + text + data
+
+
+def test_float4_loads_as_pairs_and_an_odd_one_leaves_the_rest_readable(tmp_path):
+    # Codes 1..7, 0 and their pairs, first in the low four bits (safetensors' F4).
+    packed = bytes([0x21, 0x43, 0x65, 0x07])
+    source = tmp_path / "f4.safetensors"
+    source.write_bytes(_safetensors_bytes([
+        ("f4", "F4", [2, 4], packed),
+        ("x", "F32", [2], np.array([1.5, -2.0], dtype="<f4").tobytes()),
+    ]))
+    path = tmp_path / "f4.hrry"
+    done = run_hrry("convert", str(source), str(path))
+    assert done.returncode == 0, done.stderr
+    tensors = hrry.torch.load_file(path)
+    f4 = tensors["f4"]
+    assert f4.dtype == torch.float4_e2m1fn_x2 and tuple(f4.shape) == (2, 2)
+    assert f4.view(torch.uint8).numpy().tobytes() == packed
+    assert tensors["x"].tolist() == [1.5, -2.0]
+    # An odd last dimension cannot be paired: that tensor alone is refused, named,
+    # and safe_open reads the others.
+    odd = f"{CORPUS}/valid/all_element_types.hrry"
+    with pytest.raises(TypeError, match=r"'float4_e2m1'.*safe_open"):
+        hrry.torch.load_file(odd)
+    with hrry.torch.safe_open(odd, framework="pt") as t:
+        assert t.get_tensor("float32").dtype == torch.float32
+        with pytest.raises(TypeError, match="odd"):
+            t.get_tensor("float4_e2m1")
+
+
+def test_a_group_composite_names_its_members():
+    path = f"{CORPUS}/valid/composite_nested_group.hrry"
+    with hrry.open(path) as f:
+        with pytest.raises(hrry.HrryError, match=r"group composite.*one by one: \"inner\", \"last\""):
+            f.get_tensor("head")
+        assert f.get_tensor("last").shape == (2,)
+    with hrry.torch.safe_open(path, framework="pt") as t:
+        with pytest.raises(hrry.HrryError, match="group composite"):
+            t.get_tensor("head")
 
 
 INVALID_HRRY = [e for e in manifest_entries() if not e["valid"] and e["format"] == "hrryfile"]

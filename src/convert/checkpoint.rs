@@ -225,13 +225,13 @@ pub(crate) fn resolve_directory(dir: &Path) -> Result<PathBuf, Error> {
         [one] => return Ok(dir.join(one)),
         [] => {}
         many => {
-            return Err(checkpoint_error(
-                dir,
-                format!(
+            return Err(Error::NoCheckpoint {
+                path: dir.to_path_buf(),
+                message: format!(
                     "several index files ({}): name the one to convert",
                     list(many)
                 ),
-            ))
+            })
         }
     }
     let tensors: Vec<&String> = with(".safetensors")
@@ -251,9 +251,9 @@ pub(crate) fn resolve_directory(dir: &Path) -> Result<PathBuf, Error> {
     ) {
         return Ok(dir.join(first));
     }
-    Err(checkpoint_error(
-        dir,
-        if tensors.is_empty() {
+    Err(Error::NoCheckpoint {
+        path: dir.to_path_buf(),
+        message: if tensors.is_empty() {
             "no *.index.json, .safetensors or .gguf file in this directory".to_string()
         } else {
             format!(
@@ -261,7 +261,7 @@ pub(crate) fn resolve_directory(dir: &Path) -> Result<PathBuf, Error> {
                 list(&tensors)
             )
         },
-    ))
+    })
 }
 
 fn list(names: &[&String]) -> String {

@@ -2,6 +2,7 @@
 
 use std::path::Path;
 
+use super::listing::Listing;
 use super::source::FileSource;
 use super::{
     checkpoint, gguf, safetensors, to_gguf, Error, ModelFormat, Options, Progress, Summary,
@@ -18,11 +19,26 @@ pub fn detect(path: &Path) -> Result<ModelFormat, Error> {
     if checkpoint::looks_like_index(path, &prefix) {
         return Ok(ModelFormat::Safetensors);
     }
-    Err(Error::Unsupported(format!(
-        "{}: not a HRRYFILE, safetensors, safetensors index or GGUF file (first bytes {:02x?})",
+    let head = source.read_prefix(crate::diagnose::HEAD_LEN)?;
+    Err(Error::UnknownFormat(format!(
+        "{}: not a HRRYFILE, safetensors, safetensors index or GGUF file: {}",
         path.display(),
-        &prefix[..prefix.len().min(8)]
+        crate::diagnose::describe_head(&head, source.len())
     )))
+}
+
+/// Reads the listing of the safetensors or GGUF file `path` (see
+/// [`super::listing`]). A HRRYFILE, a checkpoint index or anything else is refused
+/// with [`Error::UnknownFormat`] (HRRYFILEs have their own reader).
+pub fn list(path: &Path) -> Result<Listing, Error> {
+    match detect(path)? {
+        ModelFormat::Gguf => gguf::listing(path),
+        ModelFormat::Safetensors if !checkpoint::is_index(path)? => safetensors::listing(path),
+        _ => Err(Error::UnknownFormat(format!(
+            "{}: not a safetensors or GGUF file",
+            path.display()
+        ))),
+    }
 }
 
 /// Converts `input` into `output`. The input is a file, recognised by its magic,
@@ -114,6 +130,7 @@ fn through_hrry(
         from,
         to,
         notes,
+        as_dtype: first.as_dtype + second.as_dtype,
         ..second
     })
 }

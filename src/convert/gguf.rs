@@ -28,6 +28,7 @@ use std::path::{Path, PathBuf};
 use binrw::BinRead;
 
 use super::checkpoint::{self, Provenance};
+use super::listing::{ListedKv, ListedTensor, Listing};
 use super::{
     ggml, output, qblocks, Error, FileSource, FloatType, ModelFormat, Options, Progress, Summary,
     CHUNK,
@@ -353,6 +354,85 @@ fn open_gguf(path: &Path) -> Result<GgufInput, Error> {
     })
 }
 
+/// The listing of the GGUF file `path` (see [`super::list`]): its
+/// metadata with their GGUF types, and each tensor with its row-major shape and
+/// what `convert` makes of it. A tensor whose type or size is wrong is listed with
+/// the reason instead of failing the listing.
+pub(crate) fn listing(path: &Path) -> Result<Listing, Error> {
+    let input = open_gguf(path)?;
+    let file_len = input.src.len();
+    let metadata = input
+        .preamble
+        .metadata
+        .iter()
+        .map(|kv| ListedKv {
+            key: kv.key.lossy().into_owned(),
+            value: kv_value(&kv.value),
+            source_type: value_type_name(&kv.value),
+        })
+        .collect();
+    let tensors = input
+        .preamble
+        .tensors
+        .iter()
+        .map(|info| {
+            let ty = GgmlType::from_code(info.ggml_type);
+            let rows = info
+                .dimensions
+                .iter()
+                .skip(1)
+                .try_fold(1u64, |acc, &d| acc.checked_mul(d));
+            let ne0 = info.dimensions.first().copied().unwrap_or(1);
+            let bytes = ty
+                .zip(rows)
+                .and_then(|(ty, rows)| ty.tensor_bytes(ne0, rows));
+            let offset = input.data_start.saturating_add(info.offset);
+            let fits =
+                bytes.is_some_and(|n| offset.checked_add(n).is_some_and(|end| end <= file_len));
+            let converts_to = match ty {
+                None => format!("refused: unknown ggml type code {}", info.ggml_type),
+                Some(_) if bytes.is_none() => {
+                    "refused: not whole blocks, or the size overflows".into()
+                }
+                Some(_) if !fits => "refused: its data runs past the end of the file".into(),
+                Some(ty) => match (plain_type(ty), qblocks::Kind::of(ty)) {
+                    (Some(t), _) => t.name().to_string(),
+                    (None, Some(qblocks::Kind::Q8_0)) => "int8 per-block affine (exact)".into(),
+                    (None, Some(qblocks::Kind::Q4_0)) => "int4 per-block affine (exact)".into(),
+                    (None, None) if ggml::supported(ty) => {
+                        "dequantized with --dequantize-unsupported".into()
+                    }
+                    (None, None) => "refused: no dequantizer for this type".into(),
+                },
+            };
+            ListedTensor {
+                name: info.name.lossy().into_owned(),
+                dtype: ty.map_or_else(
+                    || format!("code {}", info.ggml_type),
+                    |t| t.name().to_string(),
+                ),
+                shape: info.dimensions.iter().rev().copied().collect(),
+                offset,
+                bytes,
+                converts_to,
+            }
+        })
+        .collect();
+    let alignment = match input.preamble.value(GGUF_ALIGNMENT_KEY) {
+        Some(v) => v.as_u64(),
+        None => Some(u64::from(GGUF_DEFAULT_ALIGNMENT)),
+    };
+    Ok(Listing {
+        format: ModelFormat::Gguf,
+        file_len,
+        version: Some(input.preamble.version),
+        data_start: input.data_start,
+        alignment,
+        metadata,
+        tensors,
+    })
+}
+
 /// `split.no`, `split.count` and `split.tensors.count` of a file, when it is part
 /// of a split set (a `split.count` above 1).
 fn split_keys(path: &Path, p: &GgufPreamble) -> Result<Option<(u64, u64, Option<u64>)>, Error> {
@@ -646,6 +726,7 @@ pub fn to_hrry(
         to: ModelFormat::Hrry,
         tensors: plans.len(),
         metadata: kv_count,
+        as_dtype: dequantized,
         notes,
     })
 }

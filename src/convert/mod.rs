@@ -13,6 +13,7 @@ pub(crate) mod ggml;
 pub mod gguf;
 pub mod gguf_schema;
 mod hrry_source;
+pub mod listing;
 mod output;
 mod qblocks;
 pub mod safetensors;
@@ -25,7 +26,7 @@ use std::path::{Path, PathBuf};
 use crate::file::WriterOptions;
 use crate::model::ElementType;
 
-pub use dispatch::{convert, detect};
+pub use dispatch::{convert, detect, list};
 pub(crate) use source::{FileSource, CHUNK};
 
 /// A file format `convert` knows.
@@ -200,6 +201,10 @@ pub struct Summary {
     pub tensors: usize,
     /// Metadata entries written.
     pub metadata: usize,
+    /// Tensors whose values were written as [`Options::dtype`] (dequantized, or
+    /// converted under `dequantize_unsupported`): 0 means the option changed
+    /// nothing.
+    pub as_dtype: usize,
     /// Things the user should know (values dropped or changed on the way).
     pub notes: Vec<String>,
 }
@@ -243,6 +248,19 @@ pub enum Error {
         /// The index, split file or directory at fault.
         path: PathBuf,
         /// What was expected and found.
+        message: String,
+    },
+    /// The input is none of the formats `convert` reads (a text file, another
+    /// format): a bad input, like a malformed file.
+    #[error("{0}")]
+    UnknownFormat(String),
+    /// A directory given as the input holds no checkpoint, or several: the user
+    /// must name the file (a usage error, not a malformed input).
+    #[error("{}: {message}", path.display())]
+    NoCheckpoint {
+        /// The directory.
+        path: PathBuf,
+        /// What it holds and what to do.
         message: String,
     },
     /// The formats or options cannot be used together.

@@ -20,6 +20,7 @@ use safetensors::Dtype;
 
 use super::checkpoint::{self, Provenance, SafetensorsIndex};
 use super::hrry_source::{self, render, HrryInput, Render, RenderScratch};
+use super::listing::{ListedKv, ListedTensor, Listing};
 use super::{output, Summary};
 use super::{
     pack_bools, Error, FileSource, FloatType, ModelFormat, NoProgress, Options, Progress, CHUNK,
@@ -140,8 +141,13 @@ fn read_header(src: &mut FileSource) -> Result<(Metadata, u64), Error> {
     let expected = data_start + metadata.data_len() as u64;
     if expected != src.len() {
         return Err(Error::Safetensors(format!(
-            "the header accounts for {expected} bytes but the file holds {}",
-            src.len()
+            "the header accounts for {expected} bytes but the file holds {}{}",
+            src.len(),
+            if expected > src.len() {
+                ": a truncated safetensors file (an interrupted download?)"
+            } else {
+                ""
+            }
         )));
     }
     Ok((metadata, data_start))
@@ -422,6 +428,7 @@ pub fn to_hrry(
         to: ModelFormat::Hrry,
         tensors: tensors.len(),
         metadata: kv_count,
+        as_dtype: 0,
         notes: Vec::new(),
     })
 }
@@ -702,6 +709,10 @@ pub fn from_hrry(
         to: ModelFormat::Safetensors,
         tensors: planned.len(),
         metadata: kv_count,
+        as_dtype: planned
+            .iter()
+            .filter(|p| matches!(p.render, Render::Dequantize { .. }))
+            .count(),
         notes,
     })
 }
@@ -719,6 +730,60 @@ fn summarize_keys(keys: &[String]) -> String {
         s.push_str(&format!(", … ({} more)", keys.len() - SHOWN));
     }
     s
+}
+
+/// The listing of the safetensors file `path` (see [`super::list`]):
+/// its checked header, `__metadata__` as strings, and each tensor with the Hurray
+/// type it converts to.
+pub(crate) fn listing(path: &Path) -> Result<Listing, Error> {
+    let mut src = FileSource::open(path)?;
+    let (metadata, data_start) = read_header(&mut src)?;
+    let mut entries: Vec<_> = metadata
+        .metadata()
+        .clone()
+        .unwrap_or_default()
+        .into_iter()
+        .collect();
+    // The JSON object has no order the crate keeps: sorted by key.
+    entries.sort();
+    let metadata_list = entries
+        .into_iter()
+        .map(|(key, value)| ListedKv {
+            value: checkpoint::kv_string(&value),
+            key,
+            source_type: "string".into(),
+        })
+        .collect();
+    let mut tensors = Vec::new();
+    for name in metadata.offset_keys() {
+        let Some(info) = metadata.info(&name) else {
+            continue;
+        };
+        let (s, e) = info.data_offsets;
+        let converts_to = match mapping_of(info.dtype) {
+            Some(Mapping::Builtin(ty)) => ty.name().to_string(),
+            Some(Mapping::Bool) => "bool (repacked to bits)".to_string(),
+            Some(Mapping::Extension(tag, _)) => format!("extension type {tag:#04x}"),
+            None => "refused: no Hurray counterpart".to_string(),
+        };
+        tensors.push(ListedTensor {
+            dtype: info.dtype.to_string(),
+            shape: info.shape.iter().map(|&d| d as u64).collect(),
+            offset: data_start + s as u64,
+            bytes: Some((e - s) as u64),
+            converts_to,
+            name,
+        });
+    }
+    Ok(Listing {
+        format: ModelFormat::Safetensors,
+        file_len: src.len(),
+        version: None,
+        data_start,
+        alignment: None,
+        metadata: metadata_list,
+        tensors,
+    })
 }
 
 /// Reads a safetensors file's tensors and metadata (for tests and tools): names in

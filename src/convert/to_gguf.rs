@@ -590,6 +590,7 @@ pub fn from_hrry(
         to: ModelFormat::Gguf,
         tensors: planned.len(),
         metadata: kv_count,
+        as_dtype: dequantized,
         notes,
     })
 }

@@ -102,7 +102,7 @@ pub struct KvArray {
 
 /// The bytes of an array's elements: its own, or a range of a KV section that
 /// every array decoded from it shares (so that decoding copies nothing).
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 struct Encoded {
     bytes: Arc<Vec<u8>>,
     start: usize,
@@ -121,6 +121,14 @@ impl Encoded {
 
     fn as_slice(&self) -> &[u8] {
         &self.bytes[self.start..self.end]
+    }
+}
+
+/// The elements' bytes alone: an array shows the same whether it owns them or
+/// shares a KV section.
+impl std::fmt::Debug for Encoded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.as_slice()).finish()
     }
 }
 

@@ -31,8 +31,9 @@ fn assert_reports(report: &Report, rule: Option<&str>, what: &str) {
 ///   [`Check::Full`] judging in that mode opens the file and reads every tensor,
 ///   and every refusal of that reader (at open or per tensor) names a rule the
 ///   validator reports;
-/// - the default reader opens and reads every tensor of a file the strict validator
-///   accepts, and its refusals name a rule the permissive validator reports.
+/// - the default reader (the hardened policy) opens and reads every tensor of a
+///   file the strict validator accepts, and its refusals name a rule the strict
+///   validator reports.
 ///
 /// Returns the permissive and strict verdicts.
 pub fn assert_readers_agree_with_validator(bytes: &[u8]) -> (bool, bool) {
@@ -68,7 +69,7 @@ pub fn assert_readers_agree_under(bytes: &[u8], limits: Limits) -> (bool, bool) 
         );
     }
     let default = OpenOptions::new().limits(limits);
-    let read_all = read_every_tensor(&default, bytes, &permissive, "default reader");
+    let read_all = read_every_tensor(&default, bytes, &strict, "default reader");
     assert!(
         read_all || !strict.is_valid(),
         "the strict validator accepts a file the default reader cannot read"

@@ -647,7 +647,13 @@ pub fn stream(data: &[u8]) {
         unpacked.as_ref().err()
     );
     if let Ok(file) = unpacked {
-        let back = hrry::file::HrryFile::from_bytes(&file).expect("an unpacked file opens");
+        // By the spec's rules: unpacking keeps each buffer handle's declared
+        // alignment but packs buffers to the file's data_buffer_alignment, which
+        // the hardening rule HF-PLC-011 may refuse.
+        let back = hrry::file::OpenOptions::new()
+            .policy(hrry::validate::Policy::Spec)
+            .open_bytes(&file)
+            .expect("an unpacked file opens");
         let mut w = hrry::stream::StreamWriter::new(Vec::new());
         hrry::stream::pack(&back, &mut w).expect("an unpacked file packs");
         assert_eq!(

@@ -89,6 +89,35 @@ fn unreadable_and_unrecognised_files_give_documents_the_schema_accepts() {
 }
 
 #[test]
+fn safetensors_and_gguf_documents_match_the_schema() {
+    let schema = validator();
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["m.safetensors", "m.gguf"] {
+        let path = dir.path().join(name);
+        let done = Command::new(env!("CARGO_BIN_EXE_hrry"))
+            .args(["convert", "corpus/valid/kv_all_types.hrry"])
+            .arg(&path)
+            .arg("--dequantize-unsupported")
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .expect("hrry runs");
+        assert!(
+            done.status.success(),
+            "{}",
+            String::from_utf8_lossy(&done.stderr)
+        );
+        let v = inspect(&["--json", path.to_str().unwrap()]);
+        assert!(v["format"] == "safetensors" || v["format"] == "gguf", "{v}");
+        let problems: Vec<String> = schema.iter_errors(&v).map(|e| e.to_string()).collect();
+        assert!(problems.is_empty(), "{name}: {problems:#?}");
+        // The schema tells the model document from the others.
+        let mut bad = v.clone();
+        bad["tensors"][0]["extra"] = serde_json::json!(1);
+        assert!(!schema.is_valid(&bad) || v["tensors"].as_array().unwrap().is_empty());
+    }
+}
+
+#[test]
 fn the_schema_rejects_what_the_output_must_not_hold() {
     let schema = validator();
     let good = inspect(&["--json", "corpus/valid/quant-per-block-int4-f16.hrry"]);

@@ -12,6 +12,7 @@ mod diff;
 mod edges;
 mod explore;
 mod export_bounds;
+mod first_use;
 mod inspect_schema;
 mod sarif;
 mod serve;

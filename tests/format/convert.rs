@@ -779,12 +779,21 @@ fn malformed_checkpoints_fail_cleanly() {
     );
     std::fs::write(&shard3, &saved).unwrap();
 
-    // Directories: two indexes, or nothing to convert.
+    // Directories: two indexes, or nothing to convert. The user must name the
+    // file: not a malformed checkpoint.
     std::fs::write(dir.path().join("other.safetensors.index.json"), b"{}").unwrap();
-    expect_checkpoint_error(dir.path(), "several index files");
+    let e = run(
+        dir.path(),
+        &dir.path().join("two.hrry"),
+        &Options::default(),
+    )
+    .unwrap_err();
+    assert!(matches!(e, Error::NoCheckpoint { .. }), "{e:?}");
+    assert!(e.to_string().contains("several index files"), "{e}");
     let empty = tempfile::tempdir().unwrap();
     let out = dir.path().join("from-empty.hrry");
     let e = run(empty.path(), &out, &Options::default()).unwrap_err();
+    assert!(matches!(e, Error::NoCheckpoint { .. }), "{e:?}");
     assert!(e.to_string().contains("no *.index.json"), "{e}");
 }
 

@@ -488,3 +488,89 @@ fn what_is_not_a_regular_file_is_one_status_and_message() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A static C string as `&str` (NULL as `None`).
+fn name(p: *const c_char) -> Option<&'static str> {
+    // SAFETY: the name functions return NULL or a static NUL-terminated string.
+    (!p.is_null()).then(|| unsafe { CStr::from_ptr(p) }.to_str().unwrap())
+}
+
+#[test]
+fn type_and_layout_tags_have_their_spec_names() {
+    assert_eq!(name(hrry_element_type_name(0x03)), Some("float32"));
+    assert_eq!(name(hrry_element_type_name(0x02)), Some("bfloat16"));
+    assert_eq!(name(hrry_element_type_name(0xF0)), Some("extension"));
+    assert_eq!(name(hrry_element_type_name(0xEE)), None);
+    assert_eq!(name(hrry_layout_name(0x01)), Some("row-major"));
+    assert_eq!(name(hrry_layout_name(0x0B)), Some("composite"));
+    assert_eq!(name(hrry_layout_name(0x30)), None);
+    // The same string each time: static, never freed.
+    assert_eq!(hrry_element_type_name(0x03), hrry_element_type_name(0x03));
+    assert_eq!(name(hrry_kv_type_name(HRRY_KV_BYTES)), Some("bytes"));
+    assert_eq!(name(hrry_kv_type_name(0x08)), None);
+}
+
+#[test]
+fn kv_metadata_reads_as_the_core_reads_it() {
+    let f = open("valid/kv_all_types.hrry");
+    // SAFETY: `f` is open; every output pointer is valid or deliberately NULL.
+    unsafe {
+        assert_eq!(hrry_kv_count(f), 8);
+        let texts: Vec<(String, u8, String)> = (0..8)
+            .map(|k| {
+                let (mut key, mut text, mut len, mut ty) = (null(), null(), 0usize, 0u8);
+                assert_eq!(hrry_kv_key(f, k, &mut key, &mut len), HRRY_OK);
+                assert_eq!(CStr::from_ptr(key).to_bytes().len(), len);
+                assert_eq!(hrry_kv_type(f, k, &mut ty), HRRY_OK);
+                assert_eq!(hrry_kv_text(f, k, &mut text, null_mut()), HRRY_OK);
+                let s = |p| CStr::from_ptr(p).to_str().unwrap().to_string();
+                (s(key), ty, s(text))
+            })
+            .collect();
+        let want = [
+            ("string", HRRY_KV_STRING, "text"),
+            ("int64", HRRY_KV_INT64, "-7"),
+            ("uint64", HRRY_KV_UINT64, "18446744073709551615"),
+            ("float64", HRRY_KV_FLOAT64, "0.25"),
+            ("bool", HRRY_KV_BOOL, "true"),
+            ("bytes", HRRY_KV_BYTES, "0001ff"),
+            ("array", HRRY_KV_ARRAY, "[1, -2]"),
+            ("strings", HRRY_KV_ARRAY, "[\"a\"]"),
+        ];
+        for ((key, ty, text), (k, t, x)) in texts.iter().zip(want) {
+            assert_eq!((key.as_str(), *ty, text.as_str()), (k, t, x));
+        }
+        let mut i = 0i64;
+        assert_eq!(hrry_kv_int64(f, 1, &mut i), HRRY_OK);
+        assert_eq!(i, -7);
+        let mut u = 0u64;
+        assert_eq!(hrry_kv_uint64(f, 2, &mut u), HRRY_OK);
+        assert_eq!(u, u64::MAX);
+        let mut x = 0f64;
+        assert_eq!(hrry_kv_float64(f, 3, &mut x), HRRY_OK);
+        assert_eq!(x, 0.25);
+        let mut b = 0;
+        assert_eq!(hrry_kv_bool(f, 4, &mut b), HRRY_OK);
+        assert_eq!(b, 1);
+        let (mut data, mut len) = (null(), 0usize);
+        assert_eq!(hrry_kv_bytes(f, 5, &mut data, &mut len), HRRY_OK);
+        assert_eq!(std::slice::from_raw_parts(data, len), [0x00, 0x01, 0xff]);
+        // The wrong getter, out of range, NULL.
+        assert_eq!(hrry_kv_uint64(f, 1, &mut u), HRRY_UNSUPPORTED);
+        assert_eq!(u, 0);
+        assert!(last_error().contains("int64"), "{}", last_error());
+        let mut key = garbage::<c_char>().cast_const();
+        assert_eq!(hrry_kv_key(f, 8, &mut key, null_mut()), HRRY_NOT_FOUND);
+        assert!(key.is_null());
+        assert_eq!(hrry_kv_text(null(), 0, &mut key, null_mut()), HRRY_ARGUMENT);
+        assert_eq!(hrry_kv_count(null()), 0);
+        hrry_close(f);
+    }
+    // A file without KV has none.
+    let f = open("valid/all_element_types.hrry");
+    // SAFETY: `f` is open.
+    unsafe {
+        assert_eq!(hrry_kv_count(f), 0);
+        hrry_close(f);
+    }
+}

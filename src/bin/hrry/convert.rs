@@ -32,9 +32,11 @@ pub struct Args {
     #[arg(long)]
     dequantize_unsupported: bool,
     /// Float type of dequantized or converted values (quantized tensors written to
-    /// safetensors, and tensors under --dequantize-unsupported): f32, f16 or bf16.
-    #[arg(long, default_value = "f32", value_parser = parse_dtype)]
-    dtype: FloatType,
+    /// safetensors, and tensors under --dequantize-unsupported): f32 (the default),
+    /// f16 or bf16. It never casts float tensors, which keep their type: when no
+    /// tensor was dequantized or converted, a note says it changed nothing.
+    #[arg(long, value_parser = parse_dtype)]
+    dtype: Option<FloatType>,
     /// Convert a HRRYFILE tensor whose dense buffer holds more than its elements
     /// need (rule TD-BUF-014, such as bools stored one byte per element) as
     /// readers read it, with a note, instead of refusing the conversion.
@@ -87,7 +89,7 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
     let options = Options {
         to: args.to,
         dequantize_unsupported: args.dequantize_unsupported,
-        dtype: args.dtype,
+        dtype: args.dtype.unwrap_or_default(),
         permissive: args.permissive,
         ..Options::default()
     };
@@ -101,6 +103,10 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
     let input = fetched
         .as_ref()
         .map_or(args.input.as_path(), |(_, p)| p.as_path());
+    // The output's missing folders, once the input is known to exist.
+    if input.exists() {
+        crate::output_folder(&args.output)?;
+    }
     let result = convert::convert(input, &args.output, &options, &mut progress);
     progress.0.finish_and_clear();
     let naming = |message: String| {
@@ -110,12 +116,19 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
             }
             None => message,
         };
-        naming(&args.input, message)
+        naming(&args.input, &args.output, message)
     };
     match result {
         Ok(summary) => {
             for note in &summary.notes {
                 eprintln!("hrry: note: {}", text::safe(note));
+            }
+            if let (Some(dtype), 0) = (args.dtype, summary.as_dtype) {
+                eprintln!(
+                    "hrry: note: --dtype {} changed nothing: no tensor was dequantized or \
+                     converted (--dtype applies only to those; float tensors keep their type)",
+                    dtype.element_type().name()
+                );
             }
             let line = format!(
                 "{} ({}) -> {} ({}): {}, {}",
@@ -138,12 +151,14 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
             }
             Ok(Outcome::Ok)
         }
-        // The input cannot be converted: exit 1, like an invalid file.
+        // The input cannot be converted: exit 1, like an invalid file (a text
+        // file or another format included, as in `validate`).
         Err(
             e @ (Error::Safetensors(_)
             | Error::Gguf { .. }
             | Error::Tensor { .. }
             | Error::Checkpoint { .. }
+            | Error::UnknownFormat(_)
             | Error::File(hrry::file::Error::Invalid(_))),
         ) => {
             eprintln!("hrry: {}", text::safe(&naming(e.to_string())));
@@ -153,10 +168,11 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
     }
 }
 
-/// `message` with the input's path in front, unless it names the input already.
-fn naming(input: &std::path::Path, message: String) -> String {
+/// `message` with the input's path in front, unless it names the input or the
+/// output already (a failure writing the output names the output alone).
+fn naming(input: &std::path::Path, output: &std::path::Path, message: String) -> String {
     let shown = crate::remote::shown(input);
-    if message.contains(&shown) {
+    if message.contains(&shown) || message.contains(&output.display().to_string()) {
         message
     } else {
         format!("{}: {message}", text::path(input))

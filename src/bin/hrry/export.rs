@@ -171,6 +171,7 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
     match result {
         Ok(()) => Ok(Outcome::Ok),
         Err(Failed::Output(e)) => Err(crate::output_failure(e)),
+        Err(Failed::Folder(failure)) => Err(failure),
         Err(Failed::Tensor(ExportError::NotFound(name))) => Err(Failure(format!(
             "{}: no tensor named {:?}",
             text::path(&args.file),
@@ -193,9 +194,10 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
     }
 }
 
-/// Why one export failed: the output (exit 2), or the tensor (exit 1).
+/// Why one export failed: the output or its folder (exit 2), or the tensor (exit 1).
 enum Failed {
     Output(OutputError),
+    Folder(Failure),
     Tensor(ExportError),
 }
 
@@ -230,6 +232,7 @@ fn write_values(
     output: &Path,
     options: &ExportOptions,
 ) -> Result<(), Failed> {
+    crate::output_folder(output).map_err(Failed::Folder)?;
     let out = Output::create(output, &[&args.file])?;
     let out = export_npy(file, name, out, options).map_err(|e| failed(output, e))?;
     Ok(out.commit()?)
@@ -244,6 +247,7 @@ fn write_raw(
     output: &Path,
     options: &ExportOptions,
 ) -> Result<Vec<(RawPart, PathBuf)>, Failed> {
+    crate::output_folder(output).map_err(Failed::Folder)?;
     let mut paths = Vec::new();
     let mut open_error = None;
     let parts = export_raw(
@@ -329,6 +333,7 @@ fn export_all(
         match result {
             Ok(()) => {}
             Err(Failed::Output(e)) => return Err(crate::output_failure(e)),
+            Err(Failed::Folder(failure)) => return Err(failure),
             Err(Failed::Tensor(ExportError::File(hrry::file::Error::Io(e)))) => {
                 return Err(Failure(format!(
                     "cannot read {}: {name}: {e}",

@@ -216,6 +216,7 @@ fn extract(args: ExtractArgs) -> Result<Outcome, Failure> {
         }
         (None, None) => return Err(Failure("give --extension KEY or --section KIND".into())),
     };
+    crate::output_folder(&args.output)?;
     let mut out = Output::create(&args.output, &[&args.file]).map_err(crate::output_failure)?;
     out.write_all(bytes).map_err(|e| {
         crate::output_failure(OutputError::Io {

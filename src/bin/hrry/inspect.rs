@@ -39,7 +39,9 @@ its GGUF type too (`uint32 (stored as uint64)`).
 
 ", see_exit_codes!()))]
 pub struct Args {
-    /// The file to show (`-` reads standard input).
+    /// The file to show (`-` reads standard input): a HRRYFILE, a .holo archive, a
+    /// bare stream, or a safetensors or GGUF file (its metadata and tensors as
+    /// `hrry convert` reads them, with what each tensor converts to).
     file: PathBuf,
     /// Print JSON (described by schema/inspect.schema.json), written as the file is
     /// read. KV arrays of more than 1048576 elements show their first 1048576
@@ -59,8 +61,10 @@ pub struct Args {
     /// Show metadata only, no tensors.
     #[arg(long)]
     metadata_only: bool,
-    /// Show only tensors and metadata keys matching this glob (`*` any run of
-    /// characters, `?` one character); may be repeated.
+    /// Show only tensors and metadata keys matching this glob: `*` matches any run
+    /// of characters, `?` one character, anything else itself, so a name without
+    /// `*` or `?` matches exactly that name (`-n 'blk.0.*'` for a prefix). May be
+    /// repeated; the output says how many of all matched.
     #[arg(long = "name", short = 'n', value_name = "GLOB")]
     names: Vec<String>,
     /// Cap of the memory budget of reading the file (bytes, or with a K, M or G
@@ -138,6 +142,15 @@ fn show(args: Args) -> Result<Outcome, Failure> {
     };
     if stream {
         return crate::stream::inspect(&args.file, whole.as_deref(), args.json);
+    }
+    // A safetensors or GGUF file: shown as `hrry convert` reads it.
+    if whole.is_none() && remote.is_none() && crate::listing::model_format(&args.file).is_some() {
+        let max_array = match (args.max_array, args.full || args.json) {
+            (Some(n), _) => Some(n),
+            (None, true) => None,
+            (None, false) => Some(SHOWN_ARRAY_ELEMENTS),
+        };
+        return crate::listing::show(&args.file, args.json, max_array, args.full);
     }
     // Inspecting shows structure; judging it is `hrry validate`'s job. The frame
     // open checks the header, trailer, index and KV, and each descriptor as it is
@@ -348,7 +361,18 @@ fn unreadable(
     } else if let Some(violations) = &violations {
         print_violations(violations);
     }
-    if violations.is_none() && e.rule().is_some() {
+    // A hint where one helps: bytes that are not a HRRYFILE were described
+    // already, and what a truncated file lacks no option can show.
+    let not_hrryfile = e.rule().is_some_and(|r| r.id == "HF-HDR-001");
+    let truncated =
+        e.to_string().contains("truncated") || e.rule().is_some_and(|r| r.id == "HF-FIL-001");
+    if violations.is_none() && truncated && !not_hrryfile {
+        eprintln!(
+            "hrry: {} looks cut short (an interrupted download or copy?): fetch or copy it \
+             again; `hrry validate` lists every rule it breaks",
+            text::path(&args.file)
+        );
+    } else if violations.is_none() && e.rule().is_some() && !not_hrryfile {
         eprintln!(
             "hrry: --permissive shows what can be read of {} and every rule it breaks",
             text::path(&args.file)
@@ -456,7 +480,7 @@ fn print_human(
         let shown = || {
             tensors_json(file).filter(|t| shown_name(args, t["name"].as_str().unwrap_or_default()))
         };
-        print_tensor_table(shown, total);
+        print_tensor_table(shown, total, globs(args).as_deref());
     }
 }
 
@@ -513,15 +537,29 @@ fn human_bytes(n: u64) -> String {
     format!("{value:.1} {}", UNITS[unit])
 }
 
+/// The `-n` globs as shown in headings, `None` without `-n`.
+fn globs(args: &Args) -> Option<String> {
+    (!args.names.is_empty()).then(|| safe(&args.names.join(", ")).into_owned())
+}
+
 /// The KV entries `--name` lets through, aligned in columns: a first pass
 /// measures them, a second prints them, one entry at a time.
 fn print_kv(file: &HrryFile<'_>, args: &Args, max_array: Option<usize>) {
+    let total = file.kv().len();
     let count = kv_shown(file, args, Some(0)).count();
-    if count == 0 {
-        outln!("metadata: none");
-        return;
-    }
-    outln!("metadata ({}):", plural(count as u64, "entry", "entries"));
+    let heading = match globs(args) {
+        Some(globs) if count < total => {
+            outln!(
+                "metadata ({count} of {total} entries match -n {globs}){}",
+                if count == 0 { "" } else { ":" }
+            );
+            if count == 0 {
+                return;
+            }
+            false
+        }
+        _ => true,
+    };
     let gguf_types = gguf_value_types(file);
     let type_of = |key: &str, e: &Value| {
         let stored = e["type"].as_str().unwrap_or("?");
@@ -530,17 +568,70 @@ fn print_kv(file: &HrryFile<'_>, args: &Args, max_array: Option<usize>) {
             _ => stored.to_string(),
         }
     };
+    print_kv_entries(
+        |limit| kv_shown(file, args, limit),
+        max_array,
+        args.full,
+        heading,
+        type_of,
+    );
+}
+
+/// KV entries shown as JSON values (a safetensors or GGUF file's metadata), each
+/// key's type taken from `source_types` when given instead of the stored type.
+pub fn print_kv_typed(
+    kv: &Map<String, Value>,
+    full: bool,
+    heading: bool,
+    source_types: Option<&Map<String, Value>>,
+) {
+    let type_of = |key: &str, e: &Value| {
+        source_types
+            .and_then(|t| t.get(key))
+            .and_then(Value::as_str)
+            .map_or_else(
+                || e["type"].as_str().unwrap_or("?").to_string(),
+                |ty| safe(ty).into_owned(),
+            )
+    };
+    print_kv_entries(
+        |_| kv.iter().map(|(k, v)| (k.clone(), v.clone())),
+        None,
+        full,
+        heading,
+        type_of,
+    );
+}
+
+/// Prints the KV entries `entries(limit)` yields (arrays kept to `limit`
+/// elements), under a `metadata (N entries):` heading when `heading`, in aligned
+/// columns: a first pass measures them, a second prints them.
+fn print_kv_entries<I: Iterator<Item = (String, Value)>>(
+    entries: impl Fn(Option<usize>) -> I,
+    max_array: Option<usize>,
+    full: bool,
+    heading: bool,
+    type_of: impl Fn(&str, &Value) -> String,
+) {
+    let count = entries(Some(0)).count();
+    if count == 0 {
+        outln!("metadata: none");
+        return;
+    }
+    if heading {
+        outln!("metadata ({}):", plural(count as u64, "entry", "entries"));
+    }
     let (mut type_width, mut key_width) = (0, 0);
-    for (k, e) in kv_shown(file, args, Some(0)) {
+    for (k, e) in entries(Some(0)) {
         type_width = type_width.max(type_of(&k, &e).chars().count());
         let w = width(&k);
         if w <= NAME_COLUMN_MAX {
             key_width = key_width.max(w);
         }
     }
-    for (key, e) in kv_shown(file, args, max_array) {
+    for (key, e) in entries(max_array) {
         let ty = type_of(&key, &e);
-        let value = kv_value(&e, args.full);
+        let value = kv_value(&e, full);
         let key = safe(&key);
         if width(&key) > NAME_COLUMN_MAX {
             outln!("  {key}");
@@ -595,19 +686,55 @@ fn kv_value(e: &Value, full: bool) -> String {
 
 /// The tensor table of an inspect document (files and bare streams alike).
 pub fn print_tensors(tensors: &[Value], total: u64) {
-    print_tensor_table(|| tensors.iter().cloned(), total);
+    print_tensor_table(|| tensors.iter().cloned(), total, None);
 }
 
-/// The tensor table of the tensors `tensors()` yields (out of `total`): a first
-/// pass measures the columns, a second prints the rows, one tensor at a time.
-fn print_tensor_table<I: Iterator<Item = Value>>(tensors: impl Fn() -> I, total: u64) {
-    let header = [
-        "NAME", "TYPE", "SHAPE", "ELEMENTS", "LAYOUT", "BYTES", "OFFSET",
-    ]
-    .map(String::from);
-    let mut widths = [0usize; 7];
-    let mut measure = |row: &[String; 7]| {
-        for (i, cell) in row.iter().enumerate() {
+/// The tensor table of the tensors `tensors()` yields (out of `total`; `globs`
+/// the `-n` filter they passed), one tensor at a time.
+fn print_tensor_table<I: Iterator<Item = Value>>(
+    tensors: impl Fn() -> I,
+    total: u64,
+    globs: Option<&str>,
+) {
+    let shown = tensors().count() as u64;
+    match globs {
+        Some(globs) if shown < total => outln!(
+            "tensors ({shown} of {total} match -n {globs}){}",
+            if shown == 0 { "" } else { ":" }
+        ),
+        _ if shown == total => outln!("tensors ({total}):"),
+        _ => outln!("tensors ({shown} of {total} shown):"),
+    }
+    print_table_with(
+        &[
+            "NAME", "TYPE", "SHAPE", "ELEMENTS", "LAYOUT", "BYTES", "OFFSET",
+        ],
+        &[3, 5, 6],
+        || tensors().map(|t| (tensor_row(&t).to_vec(), tensor_details(&t))),
+    );
+}
+
+/// Prints an aligned table: `header`, then `rows` (cells already escaped), the
+/// columns numbered in `right` aligned right (numbers), the others left.
+pub fn print_table(header: &[&str], rows: &[Vec<String>], right: &[usize]) {
+    print_table_with(header, right, || {
+        rows.iter().map(|r| (r.clone(), Vec::new()))
+    });
+}
+
+/// [`print_table`] over the rows `rows()` yields, each with the detail lines to
+/// print under it: a first pass measures the columns, a second prints the rows,
+/// one at a time. A first cell wider than [`NAME_COLUMN_MAX`] goes on a line of
+/// its own.
+fn print_table_with<I: Iterator<Item = (Vec<String>, Vec<String>)>>(
+    header: &[&str],
+    right: &[usize],
+    rows: impl Fn() -> I,
+) {
+    let header: Vec<String> = header.iter().map(|h| h.to_string()).collect();
+    let mut widths = vec![0usize; header.len()];
+    let mut measure = |row: &[String]| {
+        for (i, cell) in row.iter().enumerate().take(widths.len()) {
             let cw = width(cell);
             // A very long name does not widen the column; it gets its own line.
             if i > 0 || cw <= NAME_COLUMN_MAX {
@@ -616,24 +743,18 @@ fn print_tensor_table<I: Iterator<Item = Value>>(tensors: impl Fn() -> I, total:
         }
     };
     measure(&header);
-    let mut shown = 0u64;
-    for t in tensors() {
-        measure(&tensor_row(&t));
-        shown += 1;
+    let mut any = false;
+    for (row, _) in rows() {
+        measure(&row);
+        any = true;
     }
-    if shown == total {
-        outln!("tensors ({total}):");
-    } else {
-        outln!("tensors ({shown} of {total} shown):");
-    }
-    if shown == 0 {
+    if !any {
         return;
     }
-    let line = |row: &[String; 7]| {
+    let line = |row: &[String]| {
         let mut s = String::from(" ");
-        for (i, (cell, w)) in row.iter().zip(widths).enumerate() {
-            // Numbers align right, text left.
-            if (3..=6).contains(&i) && i != 4 {
+        for (i, (cell, &w)) in row.iter().zip(&widths).enumerate() {
+            if right.contains(&i) {
                 s.push_str(&format!(" {cell:>w$}"));
             } else {
                 s.push_str(&format!(" {cell:<w$}"));
@@ -642,14 +763,16 @@ fn print_tensor_table<I: Iterator<Item = Value>>(tensors: impl Fn() -> I, total:
         s.trim_end().to_string()
     };
     outln!("{}", line(&header));
-    for t in tensors() {
-        let mut row = tensor_row(&t);
-        if width(&row[0]) > NAME_COLUMN_MAX {
+    for (mut row, details) in rows() {
+        if row
+            .first()
+            .is_some_and(|name| width(name) > NAME_COLUMN_MAX)
+        {
             outln!("  {}", row[0]);
             row[0] = String::new();
         }
         outln!("{}", line(&row));
-        for detail in tensor_details(&t) {
+        for detail in details {
             outln!("      {detail}");
         }
     }

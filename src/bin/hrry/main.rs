@@ -54,6 +54,7 @@ mod holo;
 mod input;
 mod inspect;
 mod json_stream;
+mod listing;
 mod net;
 mod remote;
 mod report;
@@ -67,7 +68,7 @@ use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 /// The table of [`exit_codes!`].
 const EXIT_CODES: &str = exit_codes!();
@@ -88,7 +89,8 @@ enum Command {
     /// Dequantize a quantized tensor to a float32 .npy file, or print its statistics.
     #[command(after_help = SEE_EXIT_CODES)]
     Dequant(dequant::Args),
-    /// Show a file's header, metadata and tensors (or a .holo's sections).
+    /// Show a file's header, metadata and tensors (a .holo's sections; a safetensors or
+    /// GGUF file as convert reads it).
     #[command(after_help = SEE_EXIT_CODES)]
     Inspect(inspect::Args),
     /// Write tensors as NumPy .npy arrays (one, all of them, or the raw stored codes).
@@ -107,7 +109,7 @@ enum Command {
     /// Work with .holo archives (extract an extension or a section).
     #[command(subcommand)]
     Holo(holo::Command),
-    /// Bare Hurray streams and transport conversations: pack, unpack, validate.
+    /// Bare Hurray streams and transport conversations: pack, unpack, validate, inspect.
     #[command(subcommand)]
     Stream(stream::Command),
     /// Serve the tensors of HRRYFILEs over the Hurray network transport.
@@ -257,8 +259,31 @@ fn handle_signals() {
     });
 }
 
+/// Gives every subcommand, at every depth, the exit-code line of
+/// [`SEE_EXIT_CODES`] unless its help already ends with one.
+fn with_exit_code_lines(command: clap::Command) -> clap::Command {
+    let names: Vec<String> = command
+        .get_subcommands()
+        .map(|c| c.get_name().to_string())
+        .collect();
+    names.into_iter().fold(command, |command, name| {
+        command.mut_subcommand(name, |sub| {
+            let sub = if sub.get_after_help().is_none() && sub.get_after_long_help().is_none() {
+                sub.after_help(SEE_EXIT_CODES)
+            } else {
+                sub
+            };
+            with_exit_code_lines(sub)
+        })
+    })
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let matches = with_exit_code_lines(Cli::command()).get_matches();
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
     if let Some(net) = cli.command.net() {
         remote::configure(net);
     }
@@ -307,6 +332,14 @@ fn rules(json: bool, markdown: bool) -> Result<Outcome, Failure> {
             serde_json::to_string_pretty(&serde_json::json!({ "rules": list }))?
         );
     } else {
+        // READS: what deciding the rule reads, `metadata` (what opening a file
+        // reads) or `data` (padding and data bytes, only a full check reads them).
+        outln!(
+            "{:<14} {:<9} {:<8} SUMMARY  [SPEC SECTION]",
+            "ID",
+            "LEVEL",
+            "READS"
+        );
         for r in &rules {
             outln!(
                 "{:<14} {:<9} {:<8} {}  [{}]",
@@ -317,7 +350,11 @@ fn rules(json: bool, markdown: bool) -> Result<Outcome, Failure> {
                 r.spec
             );
         }
-        outln!("{} rules", rules.len());
+        outln!(
+            "{} rules (READS: metadata = checked on every open, data = checked by \
+             validate and full opens only)",
+            rules.len()
+        );
     }
     Ok(Outcome::Ok)
 }
@@ -338,6 +375,27 @@ impl From<PolicyArg> for hrry::validate::Policy {
             PolicyArg::Spec => hrry::validate::Policy::Spec,
             PolicyArg::Hardened => hrry::validate::Policy::Hardened,
         }
+    }
+}
+
+/// Creates the missing folders of an output file's path (`-o out/x.npy` with no
+/// `out/` yet), as `export --all DIR` creates DIR: every command that writes a file
+/// does this before writing it. The error names the output.
+pub fn output_folder(output: &Path) -> Result<(), Failure> {
+    if is_dash(output) {
+        return Ok(());
+    }
+    match output.parent() {
+        Some(folder) if !folder.as_os_str().is_empty() && !folder.exists() => {
+            std::fs::create_dir_all(folder).map_err(|e| {
+                Failure(format!(
+                    "cannot write {}: cannot create its folder {}: {e}",
+                    text::path(output),
+                    text::path(folder)
+                ))
+            })
+        }
+        _ => Ok(()),
     }
 }
 

@@ -260,6 +260,7 @@ pub fn fetch(args: FetchArgs) -> Result<Outcome, Failure> {
     let tensors = client
         .fetch(&args.key, &how)
         .map_err(|e| Failure(format!("{}: {e}", args.key)))?;
+    crate::output_folder(&args.output)?;
     if npy {
         let mut file = Vec::new();
         write_received(&args.key, &tensors, &mut file)?;

@@ -190,6 +190,7 @@ fn pack(args: PackArgs) -> Result<Outcome, Failure> {
         } else {
             &[&args.file]
         };
+        crate::output_folder(&args.output)?;
         let out = Output::create(&args.output, inputs).map_err(crate::output_failure)?;
         let mut w = StreamWriter::new(out);
         pack_into(&args.file, piped.as_deref(), &mut w)
@@ -283,6 +284,7 @@ fn unpack(args: UnpackArgs) -> Result<Outcome, Failure> {
         } else {
             &[&args.input]
         };
+        crate::output_folder(&args.output)?;
         let mut w = HrryWriter::create_from(&args.output, inputs, options)?;
         hrry::stream::unpack(&mut reader, &mut w, &checks)
             .and_then(|done| w.finish_file().map(|()| done))
@@ -349,7 +351,7 @@ fn validate(args: ValidateArgs) -> Result<Outcome, Failure> {
                 hrry::report::validate_json(&name, format.name(), &report)
             }
             Err(Failure(message)) => {
-                worst.error = true;
+                worst.add_unreadable();
                 if !args.json && !args.jsonl {
                     eprintln!("hrry: {}", text::safe(&message));
                 }

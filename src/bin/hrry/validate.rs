@@ -179,7 +179,7 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
     check_all(&inputs, jobs, &options, |done| {
         match &done.verdict {
             Verdict::Checked { report, .. } => worst.add(report),
-            Verdict::Error(_) => worst.error = true,
+            Verdict::Error(_) => worst.add_unreadable(),
         }
         if args.jsonl {
             outln!("{}", file_json(&done));
@@ -200,41 +200,65 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
     if args.sarif {
         outln!("{}", serde_json::to_string_pretty(&sarif_log(&in_order))?);
     }
+    // Several inputs: a last line counts them (JSON output has every file's
+    // verdict already).
+    if inputs.len() > 1 && !args.json && !args.jsonl && !args.sarif {
+        outln!("{}", worst.line());
+    }
     conclude(args.json.then_some(files), worst)
 }
 
-/// The worst result of a run over several inputs.
+/// How many inputs of a run ended each way, which gives the run's worst result.
 #[derive(Default)]
 pub struct Worst {
-    /// Some input broke a `spec` rule.
-    pub invalid: bool,
-    /// Some input was refused by the policy.
-    pub refused: bool,
-    /// Some input could not be read.
-    pub error: bool,
+    valid: u64,
+    invalid: u64,
+    refused: u64,
+    unreadable: u64,
 }
 
 impl Worst {
     /// Counts one input's report.
     pub fn add(&mut self, report: &Report) {
         match report.verdict() {
-            ReportVerdict::Valid => {}
-            ReportVerdict::Invalid => self.invalid = true,
-            ReportVerdict::Refused => self.refused = true,
+            ReportVerdict::Valid => self.valid += 1,
+            ReportVerdict::Invalid => self.invalid += 1,
+            ReportVerdict::Refused => self.refused += 1,
         }
+    }
+
+    /// Counts an input that could not be read.
+    pub fn add_unreadable(&mut self) {
+        self.unreadable += 1;
     }
 
     /// The verdict name of the whole run (`error` when an input could not be read).
     fn name(&self) -> &'static str {
-        if self.error {
+        if self.unreadable > 0 {
             "error"
-        } else if self.invalid {
+        } else if self.invalid > 0 {
             "invalid"
-        } else if self.refused {
+        } else if self.refused > 0 {
             "refused"
         } else {
             "valid"
         }
+    }
+
+    /// `798 files: 301 valid, 470 invalid, 27 refused, 0 unreadable`.
+    fn line(&self) -> String {
+        format!(
+            "{}: {} valid, {} invalid, {} refused, {} unreadable",
+            text::plural(
+                self.valid + self.invalid + self.refused + self.unreadable,
+                "file",
+                "files"
+            ),
+            self.valid,
+            self.invalid,
+            self.refused,
+            self.unreadable
+        )
     }
 }
 
@@ -242,7 +266,7 @@ impl Worst {
 /// the inputs' objects, and gives the outcome (an unreadable input beats an
 /// invalid one, which beats a refused one). Also used by `hrry stream validate`.
 pub fn conclude(files: Option<Vec<Value>>, worst: Worst) -> Result<Outcome, Failure> {
-    let valid = !(worst.error || worst.invalid || worst.refused);
+    let valid = worst.name() == "valid";
     if let Some(files) = files {
         let doc = json!({
             "format_version": FORMAT_VERSION,
@@ -252,11 +276,11 @@ pub fn conclude(files: Option<Vec<Value>>, worst: Worst) -> Result<Outcome, Fail
         });
         outln!("{}", serde_json::to_string_pretty(&doc)?);
     }
-    Ok(if worst.error {
+    Ok(if worst.unreadable > 0 {
         Outcome::Error
-    } else if worst.invalid {
+    } else if worst.invalid > 0 {
         Outcome::Invalid
-    } else if worst.refused {
+    } else if worst.refused > 0 {
         Outcome::Refused
     } else {
         Outcome::Ok

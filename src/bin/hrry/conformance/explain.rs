@@ -1,27 +1,109 @@
-//! `hrry conformance explain PATH`: what a corpus case is about — its rule's text
-//! and spec section, what hrry reports for it, the valid file it was most likely
-//! made from, and the bytes that differ, with the part of the file each lies in.
+//! `hrry conformance explain CASE|RULE|FILE`: what a corpus case is about — its
+//! rule's text and spec section, what hrry reports for it, the valid file it was
+//! most likely made from, and the bytes changed from it (aligned, so that bytes
+//! inserted or removed are one change), with the part of the file each lies in. A
+//! rule ID explains the cases that break it; a file outside the corpus is explained
+//! by its violations and its changes from the nearest valid corpus file.
 
 use std::fmt::Write as _;
 use std::ops::Range;
+use std::path::Path;
 
 use hrry::file::HrryFile;
 use hrry::schema::TRAILER_LEN;
 
+use super::byte_diff::{changed_bytes, hunks, Hunk};
 use super::corpus::{Corpus, Entry};
 use crate::Failure;
 
-/// Most differing byte runs listed.
+/// Most changes listed.
 const MAX_RUNS: usize = 24;
 
-/// The explanation of the case at `path` (relative to the corpus root).
-pub fn explain(corpus: &Corpus, path: &str) -> Result<String, Failure> {
-    let wanted = path.trim_start_matches("./").trim_start_matches("corpus/");
-    let entry = corpus
+/// The explanation of `target`: a case's path relative to the corpus root, a rule
+/// ID, or the path of a file outside the corpus.
+pub fn explain(corpus: &Corpus, target: &str) -> Result<String, Failure> {
+    let wanted = target
+        .trim_start_matches("./")
+        .trim_start_matches("corpus/");
+    if let Some(entry) = corpus.entries.iter().find(|e| e.path == wanted) {
+        return explain_case(corpus, entry);
+    }
+    if let Some(rule) = hrry::validate::rule_by_id(&target.to_ascii_uppercase()) {
+        return explain_rule(corpus, rule);
+    }
+    let path = Path::new(target);
+    if path.is_file() {
+        return explain_file(corpus, path);
+    }
+    Err(Failure(format!(
+        "{target:?} is neither a corpus case (e.g. invalid/HF-HDR-003.hrry), a rule ID \
+         (e.g. HF-HDR-003, see `hrry rules`) nor a file"
+    )))
+}
+
+/// Every corpus case that breaks `rule`, each explained.
+fn explain_rule(corpus: &Corpus, rule: &hrry::validate::Rule) -> Result<String, Failure> {
+    let cases: Vec<&Entry> = corpus
         .entries
         .iter()
-        .find(|e| e.path == wanted)
-        .ok_or_else(|| Failure(format!("the corpus has no case {wanted:?}")))?;
+        .filter(|e| !e.valid && e.rules.iter().any(|r| r == rule.id))
+        .collect();
+    let mut s = String::new();
+    if cases.is_empty() {
+        let _ = writeln!(
+            s,
+            "rule {} ({}): {}\n  spec: {}\nno corpus case breaks it",
+            rule.id,
+            rule.level.name(),
+            rule.summary,
+            rule.spec
+        );
+        return Ok(s);
+    }
+    let _ = writeln!(s, "{} {}:", plural_cases(cases.len()), rule.id);
+    for (i, entry) in cases.iter().enumerate() {
+        if i > 0 {
+            s.push('\n');
+        }
+        s.push_str(&explain_case(corpus, entry)?);
+    }
+    Ok(s)
+}
+
+fn plural_cases(n: usize) -> String {
+    if n == 1 {
+        "1 corpus case breaks".into()
+    } else {
+        format!("{n} corpus cases break")
+    }
+}
+
+/// A file outside the corpus: the rules it breaks and its changes from the nearest
+/// valid corpus file of its format.
+fn explain_file(corpus: &Corpus, path: &Path) -> Result<String, Failure> {
+    let bytes = std::fs::read(path)
+        .map_err(|e| Failure(format!("cannot read {}: {e}", crate::text::path(path))))?;
+    let format = hrry::Format::detect(&bytes, Some(path));
+    let report = format.validate_bytes(&bytes, &Default::default());
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{} ({}): not a corpus case",
+        crate::text::path(path),
+        format.name()
+    );
+    let mut ids: Vec<&str> = report.violations.iter().map(|v| v.rule.id).collect();
+    ids.dedup();
+    for id in &ids {
+        rule_lines(&mut s, id);
+    }
+    report_lines(&mut s, &report);
+    changes_from_nearest(&mut s, corpus, format, format.name(), &bytes);
+    Ok(s)
+}
+
+/// The explanation of the corpus case `entry`.
+fn explain_case(corpus: &Corpus, entry: &Entry) -> Result<String, Failure> {
     let bytes = std::fs::read(corpus.path_of(entry))?;
     let mut s = String::new();
     let _ = writeln!(
@@ -36,21 +118,7 @@ pub fn explain(corpus: &Corpus, path: &str) -> Result<String, Failure> {
         let _ = writeln!(s, "valid: strict validation must accept it");
     }
     for id in &entry.rules {
-        match hrry::validate::rule_by_id(id) {
-            Some(r) => {
-                let _ = writeln!(
-                    s,
-                    "rule {} ({}): {}\n  spec: {}",
-                    r.id,
-                    r.level.name(),
-                    r.summary,
-                    r.spec
-                );
-            }
-            None => {
-                let _ = writeln!(s, "rule {id}: not in hrry's rule table");
-            }
-        }
+        rule_lines(&mut s, id);
     }
     let format = match entry.format.as_str() {
         "holo" => hrry::Format::Holo,
@@ -59,18 +127,55 @@ pub fn explain(corpus: &Corpus, path: &str) -> Result<String, Failure> {
         _ => hrry::Format::HrryFile,
     };
     let report = format.validate_bytes(&bytes, &Default::default());
+    report_lines(&mut s, &report);
+    if entry.valid {
+        return Ok(s);
+    }
+    changes_from_nearest(&mut s, corpus, format, &entry.format, &bytes);
+    Ok(s)
+}
+
+/// A rule's text and spec section.
+fn rule_lines(s: &mut String, id: &str) {
+    match hrry::validate::rule_by_id(id) {
+        Some(r) => {
+            let _ = writeln!(
+                s,
+                "rule {} ({}): {}\n  spec: {}",
+                r.id,
+                r.level.name(),
+                r.summary,
+                r.spec
+            );
+        }
+        None => {
+            let _ = writeln!(s, "rule {id}: not in hrry's rule table");
+        }
+    }
+}
+
+/// What hrry reports.
+fn report_lines(s: &mut String, report: &hrry::validate::Report) {
     if report.violations.is_empty() {
         let _ = writeln!(s, "hrry reports no violation");
     }
     for v in &report.violations {
         let _ = writeln!(s, "hrry reports: {v}");
     }
-    if entry.valid {
-        return Ok(s);
-    }
-    let Some((base, base_bytes)) = nearest_valid(corpus, entry, &bytes) else {
+}
+
+/// The nearest valid corpus file of `format_name` and the changes from it to
+/// `bytes`, each with the part of the valid file it lies in.
+fn changes_from_nearest(
+    s: &mut String,
+    corpus: &Corpus,
+    format: hrry::Format,
+    format_name: &str,
+    bytes: &[u8],
+) {
+    let Some((base, base_bytes)) = nearest_valid(corpus, format_name, bytes) else {
         let _ = writeln!(s, "no valid file of the same format to compare with");
-        return Ok(s);
+        return;
     };
     let _ = writeln!(
         s,
@@ -86,48 +191,109 @@ pub fn explain(corpus: &Corpus, path: &str) -> Result<String, Failure> {
         );
     }
     let parts = parts_of(format, &base_bytes);
-    let runs = differing_runs(&base_bytes, &bytes);
-    for run in runs.iter().take(MAX_RUNS) {
-        let was = hex(base_bytes.get(run.clone()).unwrap_or(&[]));
-        let now = hex(bytes.get(run.clone()).unwrap_or(&[]));
-        let part = parts
+    let part_of = |offset: usize| {
+        parts
             .iter()
-            .find(|(r, _)| r.contains(&(run.start as u64)))
+            .find(|(r, _)| r.contains(&(offset as u64)))
             .map_or("outside every part of the valid file", |(_, name)| {
                 name.as_str()
-            });
-        let _ = writeln!(
-            s,
-            "  offset {:#x}..{:#x}: {was} -> {now}  [{part}]",
-            run.start, run.end
-        );
+            })
+    };
+    let changes = match hunks(&base_bytes, bytes) {
+        Some(changes) => changes,
+        None => {
+            let _ = writeln!(
+                s,
+                "  (too different to align: the bytes that differ, position by position)"
+            );
+            differing_runs(&base_bytes, bytes)
+                .into_iter()
+                .map(|r| Hunk {
+                    old: r.start.min(base_bytes.len())..r.end.min(base_bytes.len()),
+                    new: r.start.min(bytes.len())..r.end.min(bytes.len()),
+                })
+                .collect()
+        }
+    };
+    for h in changes.iter().take(MAX_RUNS) {
+        let was = hex(&base_bytes[h.old.clone()]);
+        let now = hex(&bytes[h.new.clone()]);
+        let what = if h.old.is_empty() {
+            format!("inserted at {:#x}: {now}", h.old.start)
+        } else if h.new.is_empty() {
+            format!("offset {:#x}..{:#x} removed: {was}", h.old.start, h.old.end)
+        } else if h.old.start == h.new.start && h.old.len() == h.new.len() {
+            format!(
+                "offset {:#x}..{:#x}: {was} -> {now}",
+                h.old.start, h.old.end
+            )
+        } else {
+            format!(
+                "offset {:#x}..{:#x} (now at {:#x}..{:#x}): {was} -> {now}",
+                h.old.start, h.old.end, h.new.start, h.new.end
+            )
+        };
+        let _ = writeln!(s, "  {what}  [{}]", part_of(h.old.start));
     }
-    if runs.len() > MAX_RUNS {
-        let _ = writeln!(
-            s,
-            "  … and {} more runs of differing bytes",
-            runs.len() - MAX_RUNS
-        );
+    if changes.len() > MAX_RUNS {
+        let _ = writeln!(s, "  … and {} more changes", changes.len() - MAX_RUNS);
     }
-    Ok(s)
 }
 
-/// The valid file of the same format closest to `bytes` (fewest differing bytes,
-/// a length difference counting as that many).
+/// The valid file of format `format_name` closest to `bytes`: of the few closest
+/// by a cheap measure (differing positions plus the length difference; the bytes
+/// outside their common start and end; the longest common start and end), the
+/// one fewest aligned changes away
+/// (then fewest bytes changed).
 fn nearest_valid<'c>(
     corpus: &'c Corpus,
-    entry: &Entry,
+    format_name: &str,
     bytes: &[u8],
 ) -> Option<(&'c Entry, Vec<u8>)> {
-    corpus
+    const SHORTLIST: usize = 3;
+    let candidates: Vec<(&Entry, Vec<u8>)> = corpus
         .entries
         .iter()
-        .filter(|e| e.valid && e.format == entry.format)
+        .filter(|e| e.valid && e.format == format_name)
         .filter_map(|e| Some((e, std::fs::read(corpus.path_of(e)).ok()?)))
-        .min_by_key(|(_, b)| {
-            let common = b.iter().zip(bytes).filter(|(x, y)| x != y).count();
-            common + b.len().abs_diff(bytes.len())
-        })
+        .collect();
+    let positional = |b: &[u8]| {
+        b.iter().zip(bytes).filter(|(x, y)| x != y).count() + b.len().abs_diff(bytes.len())
+    };
+    let common_ends = |b: &[u8]| {
+        let prefix = b.iter().zip(bytes).take_while(|(x, y)| x == y).count();
+        let suffix = b[prefix..]
+            .iter()
+            .rev()
+            .zip(bytes[prefix..].iter().rev())
+            .take_while(|(x, y)| x == y)
+            .count();
+        prefix + suffix
+    };
+    let outside_common_ends = |b: &[u8]| b.len() + bytes.len() - 2 * common_ends(b);
+    // Longest common start and end first (a file cut short).
+    let most_in_common = |b: &[u8]| usize::MAX - common_ends(b);
+    let mut shortlist: Vec<usize> = Vec::new();
+    for measure in [
+        &positional as &dyn Fn(&[u8]) -> usize,
+        &outside_common_ends,
+        &most_in_common,
+    ] {
+        let mut order: Vec<usize> = (0..candidates.len()).collect();
+        order.sort_by_key(|&i| measure(&candidates[i].1));
+        shortlist.extend(order.into_iter().take(SHORTLIST));
+    }
+    shortlist.sort_unstable();
+    shortlist.dedup();
+    let best = shortlist.into_iter().min_by_key(|&i| {
+        let b = &candidates[i].1;
+        // Fewest separate changes first (a cut file is one change from the file
+        // it was cut from, however long the cut), then fewest bytes changed.
+        let aligned =
+            hunks(b, bytes).map_or((usize::MAX, usize::MAX), |h| (h.len(), changed_bytes(&h)));
+        (aligned, positional(b))
+    })?;
+    candidates.into_iter().nth(best)
 }
 
 /// The runs of offsets where `a` and `b` differ (the longer one's tail included).

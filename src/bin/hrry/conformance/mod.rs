@@ -4,6 +4,7 @@
 //! write. `hrry conformance explain PATH` tells what a case is about;
 //! `hrry conformance-testee` is hrry speaking the protocol.
 
+mod byte_diff;
 mod corpus;
 mod explain;
 mod explore;
@@ -26,6 +27,8 @@ use testee::Testee;
 #[derive(clap::Args)]
 #[command(
     args_conflicts_with_subcommands = true,
+    after_help = "Exit codes: 0 nothing failed unexpectedly, 1 something did, 2 usage or I/O error \
+(--help says more).",
     after_long_help = "\
 Testees:
   hrry conformance [OPTIONS] -- CMD ARGS...
@@ -120,9 +123,14 @@ enum Sub {
         dir: PathBuf,
     },
     /// Explain a corpus case: its rule and spec section, what hrry reports, the nearest
-    /// valid file (most likely the one it was made from) and the bytes that differ.
+    /// valid file (most likely the one it was made from) and the bytes changed from it
+    /// (aligned: bytes inserted or removed are one change). A rule ID explains every
+    /// case breaking it; another file, its violations and changes from the nearest
+    /// valid corpus file.
     Explain {
-        /// The case's path in the corpus, e.g. invalid/HF-HDR-003.hrry.
+        /// A case's path in the corpus (invalid/HF-HDR-003.hrry), a rule ID
+        /// (HF-HDR-003) or the path of a file outside the corpus.
+        #[arg(value_name = "CASE|RULE|FILE")]
         path: String,
         /// A corpus folder holding manifest.json (default: the built-in corpus).
         #[arg(long, value_name = "DIR")]
