@@ -185,7 +185,7 @@ fn validating_several_files_ends_with_totals() {
     assert_eq!(r.code, 2);
     let last = r.stdout.lines().last().unwrap_or_default();
     assert_eq!(
-        last, "4 files: 2 valid, 1 invalid, 1 unreadable",
+        last, "4 files: 2 valid, 1 invalid, 0 refused, 1 unreadable",
         "{}",
         r.stdout
     );
