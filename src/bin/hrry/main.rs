@@ -84,6 +84,8 @@ struct Cli {
     command: Command,
 }
 
+// Parsed once per process: the size of the largest command's arguments costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand)]
 enum Command {
     /// Dequantize a quantized tensor to a float32 .npy file, or print its statistics.
