@@ -23,8 +23,18 @@ if ! cargo publish --dry-run --quiet -p hrry -p hrry-capi >"$out/publish.log" 2>
 fi
 grep -v -E "^warning: ignoring (test|benchmark|example)" "$out/publish.log" || true
 limit=$((10 * 1000 * 1000))
+# Where the dry run leaves a .crate: target/package/ for one package, its
+# tmp-crate/ folder when it packages several at once (cargo 1.90 and later).
+crate_file() {
+    local f
+    for f in "$target/package/$1-$version.crate" "$target/package/tmp-crate/$1-$version.crate"; do
+        [ -f "$f" ] && { echo "$f"; return; }
+    done
+    echo "no $1-$version.crate under $target/package" >&2
+    exit 1
+}
 for crate in hrry hrry-capi; do
-    file="$target/package/$crate-$version.crate"
+    file=$(crate_file "$crate")
     size=$(stat -c %s "$file")
     echo "$crate-$version.crate: $size bytes ($(tar tzf "$file" | wc -l) files)"
     if [ "$size" -ge "$limit" ]; then
@@ -37,7 +47,7 @@ done
 # this checkout's target folder, for the dependencies).
 away=$(mktemp -d)
 trap 'rm -rf "$away"' EXIT
-tar xzf "$target/package/hrry-$version.crate" -C "$away"
+tar xzf "$(crate_file hrry)" -C "$away"
 unpacked="$away/hrry-$version"
 # The downstream program of tests/downstream, depending on the unpacked crate.
 mkdir -p "$away/downstream/src"
