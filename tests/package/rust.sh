@@ -46,7 +46,11 @@ done
 # Unpacked outside this workspace, as a user's download is (the builds still share
 # this checkout's target folder, for the dependencies).
 away=$(mktemp -d)
-trap 'rm -rf "$away"' EXIT
+# The unpacked crate's builds share this checkout's target folder, and with it the
+# output folder of its build script (cargo's hash of a path package does not depend
+# on where it lies), which then names the corpus under $away. Touching build.rs
+# makes the next build of this checkout run its build script again.
+trap 'rm -rf "$away"; touch "$root/build.rs"' EXIT
 tar xzf "$(crate_file hrry)" -C "$away"
 unpacked="$away/hrry-$version"
 # The downstream program of tests/downstream, depending on the unpacked crate.
