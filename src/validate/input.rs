@@ -122,14 +122,7 @@ impl<'a> Input<'a> {
         at: u64,
         report: &mut Report,
     ) -> bool {
-        match self.budget.charge_read(bytes, what, at) {
-            Ok(()) => true,
-            Err(v) => {
-                report.record(v);
-                report.fatal = true;
-                false
-            }
-        }
+        stops_on_refusal(self.budget.charge_read(bytes, what, at), report)
     }
 
     /// Charges `bytes` for `what` at `at` to the budget; when they do not fit,
@@ -141,14 +134,7 @@ impl<'a> Input<'a> {
         at: u64,
         report: &mut Report,
     ) -> bool {
-        match self.budget.charge(bytes, what, at) {
-            Ok(()) => true,
-            Err(v) => {
-                report.record(v);
-                report.fatal = true;
-                false
-            }
-        }
+        stops_on_refusal(self.budget.charge(bytes, what, at), report)
     }
 
     /// Length in bytes.
@@ -500,6 +486,19 @@ impl<'a> Buffers<'a> {
             Buffers::Slices(s) => Window::over_slice(&s[i][..n as usize]),
             Buffers::Input { input, offsets, .. } => input.window(offsets[i], n),
         })
+    }
+}
+
+/// A charge's outcome for a pass: true when it fit; otherwise the refusal is
+/// recorded in `report`, the pass stops there, and false.
+fn stops_on_refusal(charged: Result<(), super::Violation>, report: &mut Report) -> bool {
+    match charged {
+        Ok(()) => true,
+        Err(v) => {
+            report.record(v);
+            report.fatal = true;
+            false
+        }
     }
 }
 
