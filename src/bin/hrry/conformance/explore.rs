@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use hrry::conformance::explore::judge::Judgement;
 use hrry::conformance::explore::{shrink, Base, Case, Explorer};
 use hrry::Format;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use super::corpus::Corpus;
 use super::protocol::{Reply, FORMATS};
@@ -149,19 +149,13 @@ fn extension(f: Format) -> &'static str {
 }
 
 fn start_testee(args: &Args, timeout: Duration) -> Result<Box<dyn Testee>, Failure> {
-    Ok(if args.self_testee {
-        Box::new(testee::SelfTestee::new())
-    } else if let Some(template) = &args.oneshot {
-        Box::new(testee::OneshotTestee::new(template, timeout, args.log.clone()).map_err(Failure)?)
-    } else if !args.testee.is_empty() {
-        let t = testee::ProcessTestee::start(args.testee.clone(), timeout, args.log.clone())
-            .map_err(|e| Failure(format!("the testee did not start: {e}")))?;
-        Box::new(t)
-    } else {
-        return Err(Failure(
-            "give a testee: --self, --oneshot 'CMD {path}', or -- CMD ARGS...".into(),
-        ));
-    })
+    testee::start(
+        args.self_testee,
+        args.oneshot.as_deref(),
+        &args.testee,
+        timeout,
+        args.log.clone(),
+    )
 }
 
 /// The valid files of `corpus` in `formats`, as bases.
@@ -417,7 +411,7 @@ impl Probe<'_> {
                 why,
             ));
         };
-        let named = rules_of(&answer);
+        let named = super::score::rules_of(&answer);
         match (judgement.valid(), valid) {
             (false, true) => {
                 let why = format!(
@@ -524,19 +518,6 @@ fn failed(reply: Reply, j: &Judgement) -> Option<Observed> {
         Reply::Error(why) => ("error", why),
     };
     Some(observed(kind, j, kind.into(), json!({ kind: why }), why))
-}
-
-fn rules_of(answer: &Map<String, Value>) -> Vec<String> {
-    answer
-        .get("rules")
-        .and_then(Value::as_array)
-        .map(|r| {
-            r.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// The results of a run.

@@ -21,7 +21,6 @@ use std::time::Duration;
 
 use crate::{Failure, Outcome};
 use corpus::Corpus;
-use testee::Testee;
 
 /// Arguments of `hrry conformance`.
 #[derive(clap::Args)]
@@ -193,19 +192,13 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
         _ => None,
     };
     let corpus = load(args.corpus.as_ref())?;
-    let mut testee: Box<dyn Testee> = if args.self_testee {
-        Box::new(testee::SelfTestee::new())
-    } else if let Some(template) = &args.oneshot {
-        Box::new(testee::OneshotTestee::new(template, timeout, args.log.clone()).map_err(Failure)?)
-    } else if !args.testee.is_empty() {
-        let t = testee::ProcessTestee::start(args.testee.clone(), timeout, args.log.clone())
-            .map_err(|e| Failure(format!("the testee did not start: {e}")))?;
-        Box::new(t)
-    } else {
-        return Err(Failure(
-            "give a testee: --self, --oneshot 'CMD {path}', or -- CMD ARGS...".into(),
-        ));
-    };
+    let mut testee = testee::start(
+        args.self_testee,
+        args.oneshot.as_deref(),
+        &args.testee,
+        timeout,
+        args.log.clone(),
+    )?;
     let scratch = tempfile::Builder::new()
         .prefix("hrry-conformance-out-")
         .tempdir()?;

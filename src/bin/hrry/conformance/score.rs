@@ -398,7 +398,7 @@ fn with_message(detail: String, answer: &Map<String, Value>) -> String {
 }
 
 /// The rules an answer names.
-fn rules_of(answer: &Map<String, Value>) -> Vec<String> {
+pub(super) fn rules_of(answer: &Map<String, Value>) -> Vec<String> {
     answer
         .get("rules")
         .and_then(Value::as_array)

@@ -399,3 +399,29 @@ impl Testee for SelfTestee {
         }
     }
 }
+
+/// Starts the testee the options name: hrry itself (`--self`), a command run once
+/// per case (`--oneshot 'CMD {path}'`), or a process speaking the protocol
+/// (`-- CMD ARGS...`).
+pub fn start(
+    self_testee: bool,
+    oneshot: Option<&str>,
+    command: &[String],
+    timeout: std::time::Duration,
+    log: Option<std::path::PathBuf>,
+) -> Result<Box<dyn Testee>, crate::Failure> {
+    use crate::Failure;
+    Ok(if self_testee {
+        Box::new(SelfTestee::new())
+    } else if let Some(template) = oneshot {
+        Box::new(OneshotTestee::new(template, timeout, log).map_err(Failure)?)
+    } else if !command.is_empty() {
+        let t = ProcessTestee::start(command.to_vec(), timeout, log)
+            .map_err(|e| Failure(format!("the testee did not start: {e}")))?;
+        Box::new(t)
+    } else {
+        return Err(Failure(
+            "give a testee: --self, --oneshot 'CMD {path}', or -- CMD ARGS...".into(),
+        ));
+    })
+}
