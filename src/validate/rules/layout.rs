@@ -19,12 +19,12 @@ crate::declare_rules! {
     LY_TIL_RESERVED: "LY-TIL-004", Spec,
         "tiled reserved bytes are zero at every level",
         "layouts/tiled.md § Additional Descriptor Fields";
-    LY_TIL_DEPTH: "LY-TIL-005", Spec,
-        "nested tiled descriptors are at most 8 levels deep",
-        "metadata.md § Tiled / Blocked";
+    LY_TIL_DEPTH: "LY-TIL-005", Limit,
+        "nested tiled descriptors are within the reader's recursion limit (8 levels, the spec's RECOMMENDED value)",
+        "metadata.md § Tiled / Blocked; layouts/tiled.md § Additional Descriptor Fields (a reader MUST reject beyond its configured limit, RECOMMENDED 8)";
     LY_TIL_LOW: "LY-TIL-006", Spec,
         "every element a tiled layout addresses lies at or after the start of buffer 0 (negative outer or inner strides)",
-        "layouts/tiled.md § Element Address";
+        "layouts/tiled.md § Element Address, § Boundary Padding (the buffer MUST contain storage for full tiles); layouts/strided.md § Element Address (every valid element MUST lie within the buffer)";
     LY_TIL_INSIDE: "LY-TIL-007", Hardening,
         "within a tile the inner layout addresses only the tile's product(tile_shape) positions, so tiles do not overlap",
         "layouts/tiled.md § Description";

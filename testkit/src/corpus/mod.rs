@@ -13,6 +13,7 @@ mod messages;
 pub mod patch;
 mod quant;
 pub mod quant_layouts;
+pub mod spec_examples;
 mod stream;
 
 use std::io;
@@ -69,6 +70,9 @@ pub fn manifest(cases: &[Case]) -> serde_json::Value {
             });
             if let Some((_, alternatives)) = ALTERNATIVES.iter().find(|(p, _)| *p == c.path) {
                 entry["rule_alternatives"] = serde_json::json!(alternatives);
+            }
+            if let Some(source) = c.spec_example {
+                entry["spec_example"] = serde_json::json!(source);
             }
             if let Some(tensors) = expected_tensors(c) {
                 entry["tensors"] = tensors;
