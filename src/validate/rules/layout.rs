@@ -203,14 +203,17 @@ crate::declare_rules! {
         "a pool of more than 0xFFFFFFFF pages uses a uint64 block table (block_table_index_type 0x01)",
         "layouts/block-paged.md § Additional Descriptor Fields";
     LY_BP_QUANT_SCHEME: "LY-BP-015", Spec,
-        "a quantized block-paged tensor uses per-tensor, per-channel or per-block affine (paged-axis quantization is per-block affine)",
-        "layouts/block-paged.md § Per-scheme composition";
+        "the paged axis (0) of a block-paged tensor is quantized only with per-block affine (not NF4 or MXFP)",
+        "layouts/block-paged.md § Per-scheme composition (paged-axis quantization MUST use per-block-affine)";
     LY_BP_QUANT_BLOCK: "LY-BP-016", Spec,
         "per-block affine on a block-paged tensor has axis 0 and block_size = page_size",
         "layouts/block-paged.md § Per-scheme composition";
     LY_BP_QUANT_CHANNEL: "LY-BP-017", Spec,
         "per-channel affine on a block-paged tensor does not quantize axis 0",
         "layouts/block-paged.md § Per-scheme composition";
+    LY_BP_QUANT_UNDEFINED: "LY-BP-019", Hardening,
+        "a block-paged tensor is not NF4- or MXFP-quantized along axis 1 or 2, a composition the spec does not define (its per-page-slot parameters are per-block affine's)",
+        "layouts/block-paged.md § Per-scheme composition, § Scale-buffer size; docs/interpretations.md § Layouts";
     LY_CMP_SHARD: "LY-CMP-001", Spec,
         "every partition and overlay member carries a shard section",
         "layouts/composite.md § Members";
