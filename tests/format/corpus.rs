@@ -323,7 +323,7 @@ fn the_spec_examples_are_valid_under_the_spec_policy() {
     use hrry::validate::{Options, Policy, Verdict};
     let examples: Vec<_> = all_cases()
         .into_iter()
-        .chain(hrry_testkit::corpus::spec_examples::cases())
+        .chain(hrry_testkit::corpus::spec_examples::large_cases())
         .filter(|c| c.spec_example.is_some())
         .collect();
     let sources: BTreeSet<&str> = examples.iter().filter_map(|c| c.spec_example).collect();

@@ -126,8 +126,8 @@ crate::declare_rules! {
         "string values are valid UTF-8",
         "file-format.md § KV Value Types";
     HF_KV_TAG_PRIVATE: "HF-KV-009", Spec,
-        "private value tags 0xF0-0xFE do not appear in exchanged files",
-        "file-format.md § KV Value Types";
+        "private value tags 0xF0-0xFE do not appear in exchanged files (strict mode: a private tag is an unknown tag)",
+        "file-format.md § KV Value Types; versioning.md § Compatibility Matrix (an unknown KV value tag: MUST reject), § Out of Scope (a private value from an unknown source MUST be treated as an unknown tag)";
     HF_KV_TRAILING: "HF-KV-010", Hardening,
         "no bytes follow the last KV entry inside kv_length",
         "docs/interpretations.md § Rules and levels";

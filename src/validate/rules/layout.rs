@@ -57,7 +57,7 @@ crate::declare_rules! {
         "memory-layout.md § byte_offset";
     LY_SPR_STATS_NNZ: "LY-SPR-002", Spec,
         "a valid statistics nnz equals the sparse layout's nnz",
-        "layouts/coo.md § Interaction with Statistics Section";
+        "layouts/coo.md, csr.md, csc.md, csf.md § Interaction with Statistics Section (MUST match the descriptor's nnz)";
     LY_COO_BUFFERS: "LY-COO-001", Spec,
         "a COO tensor has 2 buffers (more only for quantization parameters)",
         "layouts/coo.md § Buffer Table";

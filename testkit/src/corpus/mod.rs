@@ -41,6 +41,7 @@ pub fn all_cases() -> Vec<Case> {
     cases.extend(holo::cases());
     cases.extend(quant::cases());
     cases.extend(quant_layouts::cases());
+    cases.extend(spec_examples::cases());
     let streams = stream::cases(&cases);
     cases.extend(streams);
     cases.extend(messages::cases());
