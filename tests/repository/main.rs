@@ -7,3 +7,4 @@
 mod conformance_doc;
 mod docs;
 mod module_graph;
+mod rule_audit;
