@@ -27,12 +27,14 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod container;
 mod diff;
 mod error;
 mod open;
 mod stats;
 mod values;
 
+pub use container::{embedded_files, Embedded, Window, MAX_EMBEDDED};
 pub use diff::{diff, ContentDiff, Diff, DiffOptions, FieldChange, MetadataDiff, TensorDiff};
 pub use error::Error;
 pub use open::{ModelFile, TensorInfo, PIECE};

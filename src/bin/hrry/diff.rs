@@ -3,8 +3,10 @@
 //! compared in logical order. Exits 0 when equal, 1 when different, 2 on errors.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use hrry::content::{self, ContentDiff, Diff, DiffOptions, MetadataDiff, ModelFile};
+use hrry::source::ReadAt;
 use serde_json::{json, Value};
 
 use crate::text::{self, cut, plural};
@@ -46,21 +48,57 @@ pub struct Args {
     max_shown: usize,
 }
 
-/// Opens a model file named by a path or URL.
+/// Opens the input named by a path or URL for positioned reads (a regular file,
+/// or a remote object read with range requests) and recognises its format as
+/// `hrry validate` does (by its magic, else its name's extension).
+pub fn open_input(path: &Path) -> Result<(Arc<dyn ReadAt + Send + Sync>, hrry::Format), Failure> {
+    let shown = text::path(path);
+    let url = crate::remote::url(path);
+    let source: Arc<dyn ReadAt + Send + Sync> = match url {
+        Some(url) => crate::remote::open_shared(url)?,
+        None => Arc::new(
+            hrry::source::FileSource::open(path)
+                .map_err(|e| Failure(format!("cannot read {shown}: {e}")))?,
+        ),
+    };
+    // A URL is named by its path, without query or fragment.
+    let name = url.map_or(path, |u| Path::new(u.split(['?', '#']).next().unwrap_or(u)));
+    let format = hrry::Format::detect_source(&*source, Some(name))
+        .map_err(|e| Failure(format!("cannot read {shown}: {e}")))?;
+    Ok((source, format))
+}
+
+/// Opens a model file named by a path or URL: a HRRYFILE, safetensors or GGUF
+/// file, or the tensors of a container — the HRRYFILEs inside a `.holo` archive,
+/// a bare stream's tensors (recognised as `hrry validate` recognises them).
 pub fn open_model(path: &Path) -> Result<ModelFile<'static>, Failure> {
     let shown = text::path(path);
-    let result = match crate::remote::url(path) {
-        Some(url) => ModelFile::open_source(crate::remote::open_shared(url)?),
-        None => ModelFile::open(path),
-    };
-    result.map_err(|e| {
-        let message = e.to_string();
+    let named = |message: String| {
         if message.contains(&shown) {
             Failure(message)
         } else {
             Failure(format!("{shown}: {message}"))
         }
-    })
+    };
+    let (source, format) = open_input(path)?;
+    let result = match format {
+        hrry::Format::Holo => ModelFile::open_holo(source),
+        hrry::Format::Stream => {
+            let len = source.len();
+            let reader = std::io::BufReader::new(hrry::source::Sequential::new(&*source));
+            ModelFile::open_stream(reader, len)
+        }
+        hrry::Format::Messages => {
+            return Err(named(
+                "a captured conversation: its tensors are not compared (unpack them first)".into(),
+            ))
+        }
+        hrry::Format::HrryFile => match crate::remote::url(path) {
+            Some(_) => ModelFile::open_source(source),
+            None => ModelFile::open(path),
+        },
+    };
+    result.map_err(|e| named(e.to_string()))
 }
 
 pub fn run(args: Args) -> Result<Outcome, Failure> {
@@ -91,7 +129,7 @@ fn describe(path: &Path, f: &ModelFile) -> String {
     format!(
         "{} ({}, {}, {})",
         text::path(path),
-        f.format().name(),
+        f.format_name(),
         plural(f.tensors().len() as u64, "tensor", "tensors"),
         plural(
             f.metadata().len() as u64,
@@ -204,7 +242,7 @@ fn diff_json(args: &Args, a: &ModelFile, b: &ModelFile, d: &Diff) -> Value {
     let file = |p: &Path, f: &ModelFile| {
         json!({
             "file": crate::remote::shown(p),
-            "format": f.format().name(),
+            "format": f.format_name(),
             "tensors": f.tensors().len(),
             "metadata": f.metadata().len(),
         })

@@ -145,7 +145,7 @@ pub fn run(path: &Path, as_json: bool) -> Result<Outcome, Failure> {
         let findings: Vec<Value> = stats.findings.iter().map(finding_json).collect();
         let doc = json!({
             "file": crate::remote::shown(path),
-            "format": file.format().name(),
+            "format": file.format_name(),
             "parameters": rows,
             "total": total,
             "tensors": tensors,
@@ -157,7 +157,7 @@ pub fn run(path: &Path, as_json: bool) -> Result<Outcome, Failure> {
     outln!(
         "{}: {}, {}",
         text::path(path),
-        file.format().name(),
+        file.format_name(),
         plural(file.tensors().len() as u64, "tensor", "tensors")
     );
     outln!("parameters by type:");
