@@ -19,11 +19,13 @@ const SHOWN_VALUE_CHARS: usize = 80;
 #[derive(clap::Args)]
 #[command(after_long_help = concat!("\
 Compares the tensors and metadata of two files of any format hrry reads (HRRYFILE,
-safetensors, GGUF), local or by URL. Tensors are matched by name and their values
-compared in logical row-major order, so a tensor stored in another layout, format
-or element type compares equal when its values are equal; a quantized tensor is
-compared on its dequantized values (use --tolerance). Each file is read once, a
-few megabytes at a time.
+safetensors, GGUF; the HRRYFILEs inside a .holo archive; a bare stream's tensors),
+local or by URL. Tensors are matched by name (an archive's as LABEL/NAME,
+Weights[0]/w; a stream's as `stream unpack` names them, t0, t1.0) and their
+values compared in logical row-major order, so a tensor stored in another layout,
+format or element type compares equal when its values are equal; a quantized
+tensor is compared on its dequantized values (use --tolerance). Each file is
+read once, a few megabytes at a time.
 
 Exit codes: 0 the files hold the same tensors (values within the tolerance, same
 shapes) and metadata; 1 they differ; 2 an error (a file that cannot be read).
@@ -46,6 +48,8 @@ pub struct Args {
     /// Detail at most N changed tensors in text output (JSON lists all).
     #[arg(long, value_name = "N", default_value_t = 20)]
     max_shown: usize,
+    #[command(flatten)]
+    pub net: crate::remote::NetArgs,
 }
 
 /// Opens the input named by a path or URL for positioned reads (a regular file,

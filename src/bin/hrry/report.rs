@@ -25,7 +25,9 @@ const MAP_WIDTH: f64 = 1000.0;
 #[derive(clap::Args)]
 #[command(after_help = see_exit_codes!())]
 pub struct Args {
-    /// The file to report on (HRRYFILE, safetensors, GGUF).
+    /// The file to report on: a HRRYFILE, safetensors or GGUF file, a .holo
+    /// archive, a bare stream (.hrrys) or a captured conversation (.hrrymsg); a
+    /// path or an http(s):// or s3:// URL.
     file: PathBuf,
     /// Where to write the HTML page.
     #[arg(short, long, value_name = "HTML")]
@@ -33,6 +35,8 @@ pub struct Args {
     /// Leave out the statistics of values (reads no tensor data).
     #[arg(long)]
     no_stats: bool,
+    #[command(flatten)]
+    pub net: crate::remote::NetArgs,
 }
 
 /// Escapes text for HTML content and attribute values.
