@@ -39,7 +39,7 @@ pub use diff::{diff, ContentDiff, Diff, DiffOptions, FieldChange, MetadataDiff, 
 pub use error::Error;
 pub use open::{ModelFile, TensorInfo, PIECE};
 pub use stats::{
-    check_statistics, parameter_counts, tensor_stats, DtypeCount, Histogram, StatisticsMismatch,
-    StatsAccumulator, TensorStats, HISTOGRAM_BINS,
+    check_statistics, file_stats, parameter_counts, tensor_stats, DtypeCount, Histogram,
+    StatisticsMismatch, StatsAccumulator, TensorStats, HISTOGRAM_BINS,
 };
 pub use values::{ValueKind, Values};

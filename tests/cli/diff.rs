@@ -485,4 +485,17 @@ fn two_streams_compare_on_their_tensors() {
     assert_eq!(doc["tensors"][0]["name"], "t0");
     assert_eq!(doc["tensors"][0]["values"]["first_index"], 3);
     assert_eq!(doc["tensors"][0]["values"]["max_abs_diff"], 8.0);
+    // A conversation is not compared; a stream breaking a rule cannot be read.
+    let messages =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/messages/valid/composite.hrrymsg");
+    let broken =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/stream/invalid/HF-CMP-002.hrrys");
+    for other in [messages, broken] {
+        let (code, _, err) = hrry(&["diff", a.to_str().unwrap(), other.to_str().unwrap()]);
+        assert_eq!(code, 2, "{err}");
+        assert!(
+            err.contains(other.file_name().unwrap().to_str().unwrap()),
+            "{err}"
+        );
+    }
 }

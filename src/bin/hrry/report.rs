@@ -185,6 +185,7 @@ code,td.num,td.mono{font-family:ui-monospace,monospace;font-size:12.5px}
 .verdict{display:inline-block;padding:2px 10px;border-radius:10px;font-weight:600;color:#fff}
 .verdict.valid{background:#2e7d32}.verdict.invalid{background:#c62828}.verdict.refused{background:#ef6c00}
 #bytemap{width:100%;background:#fff;border:1px solid #d5dae0}
+.region{stroke:#fff;stroke-width:.5;vector-effect:non-scaling-stroke}
 .region.header{fill:#5c6bc0}.region.descriptor{fill:#26a69a}.region.data{fill:#90caf9}
 .region.padding{fill:#e0e0e0}.region.section{fill:#81c784}.region.unread{fill:#bdbdbd}.region.kv{fill:#ab47bc}.region.index{fill:#ffa726}.region.trailer{fill:#8d6e63}
 .mark{stroke:#b71c1c;fill:#b71c1c;stroke-width:1.2}.mark.hardening{stroke:#ef6c00;fill:#ef6c00}.mark.limit{stroke:#6d4c41;fill:#6d4c41}
@@ -343,16 +344,17 @@ fn render(path: &Path, with_stats: bool) -> Result<String, Failure> {
     let mut stats: Vec<Option<Result<TensorStats, String>>> = Vec::new();
     let mut mismatches = Vec::new();
     if let Some(m) = &model {
-        for (i, info) in m.tensors().iter().enumerate() {
-            if !with_stats {
-                stats.push(None);
-                continue;
+        if with_stats {
+            let extra = std::thread::available_parallelism().map_or(0, |n| n.get() - 1);
+            for (info, s) in m.tensors().iter().zip(content::file_stats(m, extra)) {
+                let s = s.map_err(|e| e.to_string());
+                if let Ok(s) = &s {
+                    mismatches.extend(content::check_statistics(info, s));
+                }
+                stats.push(Some(s));
             }
-            let s = content::tensor_stats(m, i).map_err(|e| e.to_string());
-            if let Ok(s) = &s {
-                mismatches.extend(content::check_statistics(info, s));
-            }
-            stats.push(Some(s));
+        } else {
+            stats.resize_with(m.tensors().len(), || None);
         }
         h.push_str("<h2>Parameters by type</h2><table class=\"sortable\" id=\"params\"><thead><tr><th>type</th><th>tensors</th><th>elements</th><th>stored bytes</th><th>bits/element</th></tr></thead><tbody>");
         for c in content::parameter_counts(m) {

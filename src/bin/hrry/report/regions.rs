@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use hrry::content::{embedded_files, ModelFile, Window};
+use hrry::content::{embedded_files, ModelFile, Window, MAX_EMBEDDED};
 use hrry::file::{HrryFile, OpenOptions};
 use hrry::holo::{ArchiveMap, SectionKind};
 use hrry::schema::holo::{
@@ -157,7 +157,8 @@ pub fn with_padding(mut regions: Vec<Region>, start: u64, end: u64) -> Vec<Regio
 /// The two rows of a `.holo` archive of `len` bytes: its header, table,
 /// sections and footer; and inside the sections, Weights entries (head, body),
 /// Extensions (key, value) and the structure of each HRRYFILE held in one
-/// (read leniently, so that a damaged one still shows where its parts are).
+/// (read leniently, so that a damaged one still shows where its parts are; at
+/// most [`MAX_EMBEDDED`] of them).
 pub fn holo_rows(
     source: &Arc<dyn ReadAt + Send + Sync>,
     map: Option<&ArchiveMap>,
@@ -239,7 +240,11 @@ pub fn holo_rows(
         }
     }
     // A HRRYFILE held in a section replaces the region of its bytes.
-    for e in embedded_files(&**source, map).unwrap_or_default() {
+    let embedded = embedded_files(&**source, map).unwrap_or_default();
+    for e in embedded.into_iter().take(MAX_EMBEDDED) {
+        if inner.len() >= MAX_REGIONS {
+            break;
+        }
         let window = Window::new(source.clone(), e.range.clone());
         let Ok(file) = OpenOptions::new().allow_all().open_source(window) else {
             continue;
