@@ -21,14 +21,14 @@ pub const MAX_EMBEDDED: usize = 256;
 /// A byte range of a shared source, itself a source: a HRRYFILE inside an archive.
 #[derive(Clone)]
 pub struct Window {
-    source: Arc<dyn ReadAt + Send + Sync>,
+    source: Arc<dyn ReadAt + Send>,
     start: u64,
     len: u64,
 }
 
 impl Window {
     /// Bytes `range` of `source`; a range past its end is cut to it.
-    pub fn new(source: Arc<dyn ReadAt + Send + Sync>, range: Range<u64>) -> Window {
+    pub fn new(source: Arc<dyn ReadAt + Send>, range: Range<u64>) -> Window {
         let end = range.end.min(source.len());
         let start = range.start.min(end);
         Window {
@@ -129,6 +129,32 @@ pub fn embedded_files(source: &dyn ReadAt, map: &ArchiveMap) -> io::Result<Vec<E
 }
 
 impl ModelFile<'static> {
+    /// Opens `source`, of any format hrry reads tensors from, recognised as
+    /// [`crate::Format::detect_source`] recognises it (by its magic, else the
+    /// extension of `name`): a HRRYFILE, safetensors or GGUF file
+    /// ([`ModelFile::open_source`]), a `.holo` archive ([`ModelFile::open_holo`])
+    /// or a bare stream ([`ModelFile::open_stream`]). A captured conversation is
+    /// an error.
+    pub fn open_any(
+        source: Arc<dyn ReadAt + Send>,
+        name: Option<&std::path::Path>,
+    ) -> Result<ModelFile<'static>, Error> {
+        let format =
+            crate::Format::detect_source(&*source, name).map_err(|e| Error::Io(e.to_string()))?;
+        match format {
+            crate::Format::Holo => ModelFile::open_holo(source),
+            crate::Format::Stream => {
+                let len = source.len();
+                let reader = io::BufReader::new(crate::source::Sequential::new(&*source));
+                ModelFile::open_stream(reader, len)
+            }
+            crate::Format::Messages => Err(Error::Format(
+                "a captured conversation: its tensors are not compared (unpack them first)".into(),
+            )),
+            crate::Format::HrryFile => ModelFile::open_source(source),
+        }
+    }
+
     /// Opens the `.holo` archive `source` holds as the tensors of the HRRYFILEs
     /// inside it ([`embedded_files`]), each named `LABEL/NAME` (`Weights[0]/w`).
     /// Its metadata is theirs (keys `LABEL/KEY`), then the archive's own: its
@@ -136,7 +162,7 @@ impl ModelFile<'static> {
     /// body that is not a HRRYFILE (`holo/Weights[i]`). The archive is validated
     /// on the way (its footer hash reads every byte once); an archive whose table
     /// cannot be followed, or an inner HRRYFILE that does not open, is an error.
-    pub fn open_holo(source: Arc<dyn ReadAt + Send + Sync>) -> Result<ModelFile<'static>, Error> {
+    pub fn open_holo(source: Arc<dyn ReadAt + Send>) -> Result<ModelFile<'static>, Error> {
         let io = |e: io::Error| Error::Io(e.to_string());
         let (report, map) = map_source(&*source, &Default::default()).map_err(io)?;
         let map = map.ok_or_else(|| {
@@ -153,7 +179,7 @@ impl ModelFile<'static> {
 
     /// [`ModelFile::open_holo`] with the archive's map at hand.
     pub fn of_archive(
-        source: Arc<dyn ReadAt + Send + Sync>,
+        source: Arc<dyn ReadAt + Send>,
         map: &ArchiveMap,
     ) -> Result<ModelFile<'static>, Error> {
         let io = |e: io::Error| Error::Io(e.to_string());

@@ -82,7 +82,7 @@ pub(crate) enum Reading {
 enum Body<'a> {
     Hrry(Box<HrryFile<'static>>),
     Borrowed(&'a HrryFile<'a>),
-    Source(Box<dyn ReadAt + Send + Sync>),
+    Source(Box<dyn ReadAt + Send>),
     /// The HRRYFILEs a container holds (a `.holo` archive's).
     Parts(Vec<ModelFile<'static>>),
 }
@@ -129,9 +129,7 @@ impl ModelFile<'static> {
     /// Opens `source` (a remote object, bytes in memory), recognising its format
     /// by its first bytes. A HRRYFILE is opened with [`OpenOptions::open_source`]:
     /// only its metadata is read now, and each tensor's data when its values are.
-    pub fn open_source(
-        source: impl ReadAt + Send + Sync + 'static,
-    ) -> Result<ModelFile<'static>, Error> {
+    pub fn open_source(source: impl ReadAt + Send + 'static) -> Result<ModelFile<'static>, Error> {
         let format = sniff(&source)?;
         let len = source.len();
         if format == ModelFormat::Hrry {
@@ -205,7 +203,7 @@ impl ModelFile<'static> {
 
     fn from_other(
         format: ModelFormat,
-        source: Box<dyn ReadAt + Send + Sync>,
+        source: Box<dyn ReadAt + Send>,
     ) -> Result<ModelFile<'static>, Error> {
         let (tensors, metadata) = match format {
             ModelFormat::Safetensors => safetensors_tensors(&*source)?,

@@ -52,22 +52,29 @@ pub struct Args {
     pub net: crate::remote::NetArgs,
 }
 
+/// The name an input's format is recognised by: its path, or a URL's path
+/// without query or fragment.
+fn input_name(path: &Path, url: Option<&str>) -> PathBuf {
+    url.map_or_else(
+        || path.to_path_buf(),
+        |u| PathBuf::from(u.split(['?', '#']).next().unwrap_or(u)),
+    )
+}
+
 /// Opens the input named by a path or URL for positioned reads (a regular file,
 /// or a remote object read with range requests) and recognises its format as
 /// `hrry validate` does (by its magic, else its name's extension).
-pub fn open_input(path: &Path) -> Result<(Arc<dyn ReadAt + Send + Sync>, hrry::Format), Failure> {
+pub fn open_input(path: &Path) -> Result<(Arc<dyn ReadAt + Send>, hrry::Format), Failure> {
     let shown = text::path(path);
     let url = crate::remote::url(path);
-    let source: Arc<dyn ReadAt + Send + Sync> = match url {
+    let source: Arc<dyn ReadAt + Send> = match url {
         Some(url) => crate::remote::open_shared(url)?,
         None => Arc::new(
             hrry::source::FileSource::open(path)
                 .map_err(|e| Failure(format!("cannot read {shown}: {e}")))?,
         ),
     };
-    // A URL is named by its path, without query or fragment.
-    let name = url.map_or(path, |u| Path::new(u.split(['?', '#']).next().unwrap_or(u)));
-    let format = hrry::Format::detect_source(&*source, Some(name))
+    let format = hrry::Format::detect_source(&*source, Some(&input_name(path, url)))
         .map_err(|e| Failure(format!("cannot read {shown}: {e}")))?;
     Ok((source, format))
 }
@@ -85,22 +92,10 @@ pub fn open_model(path: &Path) -> Result<ModelFile<'static>, Failure> {
         }
     };
     let (source, format) = open_input(path)?;
-    let result = match format {
-        hrry::Format::Holo => ModelFile::open_holo(source),
-        hrry::Format::Stream => {
-            let len = source.len();
-            let reader = std::io::BufReader::new(hrry::source::Sequential::new(&*source));
-            ModelFile::open_stream(reader, len)
-        }
-        hrry::Format::Messages => {
-            return Err(named(
-                "a captured conversation: its tensors are not compared (unpack them first)".into(),
-            ))
-        }
-        hrry::Format::HrryFile => match crate::remote::url(path) {
-            Some(_) => ModelFile::open_source(source),
-            None => ModelFile::open(path),
-        },
+    // A local HRRYFILE is mapped; anything else is read through its source.
+    let result = match (format, crate::remote::url(path)) {
+        (hrry::Format::HrryFile, None) => ModelFile::open(path),
+        (_, url) => ModelFile::open_any(source, Some(&input_name(path, url))),
     };
     result.map_err(|e| named(e.to_string()))
 }

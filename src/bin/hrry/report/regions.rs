@@ -160,7 +160,7 @@ pub fn with_padding(mut regions: Vec<Region>, start: u64, end: u64) -> Vec<Regio
 /// (read leniently, so that a damaged one still shows where its parts are; at
 /// most [`MAX_EMBEDDED`] of them).
 pub fn holo_rows(
-    source: &Arc<dyn ReadAt + Send + Sync>,
+    source: &Arc<dyn ReadAt + Send>,
     map: Option<&ArchiveMap>,
     len: u64,
 ) -> Vec<Vec<Region>> {
@@ -193,7 +193,12 @@ pub fn holo_rows(
         let end = s.offset.saturating_add(s.length);
         match s.kind {
             SectionKind::Weights => {
-                inner.push(Region::new("descriptor", "weight count", s.offset, 4));
+                inner.push(Region::new(
+                    "descriptor",
+                    "weight count",
+                    s.offset,
+                    s.length.min(4),
+                ));
                 for (i, (_, body)) in map.weights.iter().enumerate().take(MAX_REGIONS / 2) {
                     if body.start < s.offset || body.end > end {
                         continue;
