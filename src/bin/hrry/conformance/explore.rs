@@ -748,7 +748,23 @@ fn failed(reply: Reply, j: &Judgement) -> Option<Observed> {
         Reply::OutOfProtocol(why) => ("protocol", why),
         Reply::Error(why) => ("error", why),
     };
-    Some(observed(kind, j, kind.into(), json!({ kind: why }), why))
+    let class = match kind {
+        "crash" => crash_class(&why),
+        _ => kind.into(),
+    };
+    Some(observed(kind, j, class, json!({ kind: why }), why))
+}
+
+/// The class of a crash: how the testee ended (`crash:signal: 6`, `crash:exit
+/// status: 134`), so that an abort and a panic's exit are two disagreements.
+fn crash_class(why: &str) -> String {
+    let how = why
+        .split_once("exited (")
+        .map_or("", |(_, rest)| rest.split([')', '(']).next().unwrap_or(""));
+    match how.trim() {
+        "" => "crash".into(),
+        how => format!("crash:{how}"),
+    }
 }
 
 /// The results of a run.
