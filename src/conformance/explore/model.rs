@@ -270,7 +270,23 @@ fn reshaped((name, d, buffers): &Item, shape: &[u64]) -> Option<Item> {
     let size = usize::try_from(new.buffers.first()?.byte_size).ok()?;
     let mut data = buffers[0].clone();
     data.resize(size, 0);
+    clear_unused_bits(&mut data, element_count(shape)?, ty.bit_width()?);
     Some((name.clone(), new, vec![data]))
+}
+
+/// Clears the bits of `data` after its `count` elements of `bits` bits each (the
+/// padding of sub-byte types, which must be zero).
+fn clear_unused_bits(data: &mut [u8], count: u64, bits: u32) {
+    let Some(used) = count.checked_mul(u64::from(bits)) else {
+        return;
+    };
+    let whole = usize::try_from(used / 8).unwrap_or(usize::MAX);
+    if let Some(partial) = data.get_mut(whole) {
+        *partial &= ((1u16 << (used % 8)) - 1) as u8;
+    }
+    if let Some(rest) = data.get_mut(whole.saturating_add(usize::from(used % 8 != 0))..) {
+        rest.fill(0);
+    }
 }
 
 /// A random dense row-major tensor: a built-in element type of fixed width, rank 0
@@ -293,22 +309,12 @@ fn random_dense(rng: &mut Rng, name: String) -> Option<Item> {
     if size > MAX_RANDOM_BUFFER {
         return None;
     }
-    let bits = u64::from(ty.bit_width()?);
     let mut data = vec![0u8; size as usize];
     if rng.percent(70) {
         for b in &mut data {
             *b = rng.next() as u8;
         }
-        // The bits after the last element stay zero.
-        let used = element_count(&shape)?.checked_mul(bits)?;
-        if used % 8 != 0 {
-            if let Some(last) = data.last_mut() {
-                *last &= (1u8 << (used % 8)) - 1;
-            }
-        }
-        if used.div_ceil(8) < size {
-            data[used.div_ceil(8) as usize..].fill(0);
-        }
+        clear_unused_bits(&mut data, element_count(&shape)?, ty.bit_width()?);
     }
     if rng.percent(20) {
         d.statistics = Some(Statistics::default());
