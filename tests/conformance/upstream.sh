@@ -40,17 +40,20 @@ stamp=$( (test -e "$src/.git" && git -C "$src" rev-parse HEAD) ||
     find "$src/hurray-python" "$src/hurray-core" "$src/hurray-io" "$src/hurray-ffi" \
         -type f \( -name '*.rs' -o -name '*.toml' \) -print0 | sort -z |
         xargs -0 cat | sha256sum | cut -d' ' -f1)
+# The build's output goes to standard error: standard output is explore's.
 if [ "$(cat "$venv/.hurray-source" 2>/dev/null)" != "$stamp" ]; then
-    rm -rf "$venv"
-    python3 -m venv "$venv"
-    "$venv/bin/pip" install --quiet --upgrade pip
-    "$venv/bin/pip" install --quiet 'maturin>=1.7,<2' 'numpy>=1.24'
-    # pip builds the extension with maturin (cargo) in the checkout's target/;
-    # without build isolation, maturin is found on PATH.
-    PATH="$venv/bin:$PATH" "$venv/bin/pip" install --no-build-isolation "$src/hurray-python"
+    {
+        rm -rf "$venv"
+        python3 -m venv "$venv"
+        "$venv/bin/pip" install --quiet --upgrade pip
+        "$venv/bin/pip" install --quiet 'maturin>=1.7,<2' 'numpy>=1.24'
+        # pip builds the extension with maturin (cargo) in the checkout's target/;
+        # without build isolation, maturin is found on PATH.
+        PATH="$venv/bin:$PATH" "$venv/bin/pip" install --no-build-isolation "$src/hurray-python"
+    } >&2
     echo "$stamp" >"$venv/.hurray-source"
 fi
-"$venv/bin/python" -c 'import hurray; print("hurray", hurray.__version__, "from", hurray.__file__)'
+"$venv/bin/python" -c 'import hurray; print("hurray", hurray.__version__, "from", hurray.__file__)' >&2
 
 hrry=${HRRY:-}
 if [ -z "$hrry" ]; then

@@ -14,8 +14,10 @@ output, one JSON object a line:
   tier's hash of a dense row-major tensor). Other tensors leave their hashes out.
 
 A Rust panic inside the package (PyO3's `PanicException`) is a crash: the
-adapter prints it to standard error and exits with status 134, as the same
-panic aborts a program without Python around it.
+adapter prints it to standard error and exits, as the same panic aborts a
+program without Python around it. The exit status, 112 to 127, is derived from
+the panic's message (its CRC-32 modulo 16), so that `explore`, which tells crashes
+apart by how the testee ended, keeps different panics apart.
 
 Used by tests/conformance/upstream.sh; not part of the test suite.
 """
@@ -25,6 +27,7 @@ import json
 import os
 import sys
 import traceback
+import zlib
 
 import numpy as np
 
@@ -80,8 +83,8 @@ def validate(request):
 def reading(name, t):
     out = {"name": name, "dtype": t.dtype.name, "shape": [int(d) for d in t.shape]}
     bits = t.dtype.bit_width
-    if t.layout.name != "row_major" or t.quantization is not None or bits % 8:
-        return out
+    if t.layout.name != "row_major" or t.quantization is not None or bits % 8 or not bits:
+        return out  # Not a byte-wide element type the package knows the width of.
     size = 1
     for d in out["shape"]:
         size *= d
@@ -120,10 +123,10 @@ def main():
                     answer = read(request)
                 else:
                     answer = {"skipped": f"op {op!r} is not offered"}
-            except BaseException:  # a panic: end as the process would
+            except BaseException as e:  # a panic: end as the process would
                 traceback.print_exc(file=sys.stderr)
                 sys.stderr.flush()
-                os._exit(134)
+                os._exit(112 + zlib.crc32(str(e).encode()) % 16)
             answer["id"] = request.get("id")
         out.write(json.dumps(answer) + "\n")
         out.flush()
