@@ -184,6 +184,18 @@ impl FileSource {
     pub fn check_unchanged(&self) -> io::Result<()> {
         self.stamp.check(&self.file)
     }
+
+    /// Maps the file read-only, with the hazard of every mapping
+    /// ([`map_file`](crate::file::map_file)): what another process writes shows,
+    /// and a page past a truncation is `SIGBUS`. With
+    /// [`OpenOptions::open_mmap_read`](crate::file::OpenOptions::open_mmap_read),
+    /// a file opened whose decode pass reads this source, not the mapping.
+    pub fn map(&self) -> io::Result<memmap2::Mmap> {
+        // SAFETY: the map is read-only; another process truncating or rewriting
+        // the file while it is mapped is the documented hazard above
+        // (docs/security.md).
+        unsafe { memmap2::Mmap::map(&self.file) }
+    }
 }
 
 impl ReadAt for FileSource {

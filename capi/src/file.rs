@@ -103,7 +103,7 @@ impl hrry_file {
 }
 
 /// How `hrry_open` opens: refusing, at the first broken rule, exactly what strict
-/// validation rejects, in one decode pass over the mapping, within `limits`.
+/// validation rejects, in one decode pass, within `limits`.
 fn strict(limits: Limits) -> OpenOptions {
     OpenOptions::new()
         .check(Check::Full)
@@ -138,9 +138,13 @@ fn refuse_other_formats(bytes: &[u8], path: Option<&Path>) -> Result<(), Failure
 pub(crate) fn open_path(path: &Path, limits: Limits) -> Result<hrry_file, Failure> {
     let shown = path.display();
     let io = |e: std::io::Error| Failure::new(crate::HRRY_IO, format!("{shown}: cannot read: {e}"));
-    let map = hrry::file::map_file(path).map_err(io)?;
+    // Mapped for the tensors; the decode pass (which reads every byte, for the
+    // data rules) reads the file with positioned reads, so that opening makes no
+    // page of the mapping resident.
+    let source = hrry::source::FileSource::open(path).map_err(io)?;
+    let map = source.map().map_err(io)?;
     refuse_other_formats(&map, Some(path)).map_err(|f| prefix(f, &shown))?;
-    match strict(limits).open_mmap(map) {
+    match strict(limits).open_mmap_read(map, &source) {
         Ok(file) => Ok(hrry_file::new(file)),
         Err(hrry::Error::Io(e)) => Err(io(e)),
         Err(refused) => Err(prefix(refused.into(), &shown)),
@@ -158,8 +162,10 @@ fn prefix(failure: Failure, path: &impl std::fmt::Display) -> Failure {
     Failure::new(failure.status, format!("{path}: {}", failure.message))
 }
 
-/// Opens and strictly validates the HRRYFILE at `path` (mapped, not copied). On
-/// success `*out` is a handle to free with `hrry_close`; on failure `*out` is NULL.
+/// Opens and strictly validates the HRRYFILE at `path` (mapped, not copied; judged
+/// with positioned reads, so that opening makes no page of the mapping resident).
+/// On success `*out` is a handle to free with `hrry_close`; on failure `*out` is
+/// NULL.
 ///
 /// Returns `HRRY_INVALID` when the file breaks a rule (the message starts with the
 /// first rule ID and its offset, e.g. `"... HF-HDR-001 at offset 0: ..."`),
