@@ -5,7 +5,8 @@
 and dense, many tiny tensors, broadcast tensors, nested composites, many KV
 entries, long names), each in a fresh process that reads its own peak resident
 memory (VmHWM; `ru_maxrss` of a child would count its parent): an answer (arrays,
-a report, InvalidFileError or OSError), never a crash, and a peak that grows by at
+a report, or an exception of hrry's: InvalidFileError, HrryError, OSError), never a
+crash, and a peak that grows by at
 most 64 MiB + 2 x the file's length over what the process held before the call —
 the bound docs/security.md states for the bindings. `max_memory=` caps the
 budget: a file whose metadata needs more is refused naming HF-LIM-001 and
@@ -45,10 +46,10 @@ try:
         answer = f"{len(hrry.load_file(path))} arrays"
     else:
         answer = hrry.validate(path).verdict
-except hrry.InvalidFileError as e:
-    answer = "InvalidFileError: " + str(e)[:200]
-except OSError as e:
-    answer = "OSError: " + str(e)[:200]
+except hrry.InternalError:  # a bug caught at the boundary: a failure here
+    raise
+except (hrry.HrryError, OSError) as e:  # InvalidFileError is a HrryError
+    answer = type(e).__name__ + ": " + str(e)[:200]
 print(json.dumps({"answer": answer, "before": before, "peak": status("VmHWM:")}))
 """
 
