@@ -220,8 +220,10 @@ const char *hrry_last_error(void);
 const char *hrry_status_name(int status);
 
 /**
- * Opens and strictly validates the HRRYFILE at `path` (mapped, not copied). On
- * success `*out` is a handle to free with `hrry_close`; on failure `*out` is NULL.
+ * Opens and strictly validates the HRRYFILE at `path` (mapped, not copied; judged
+ * with positioned reads, so that opening makes no page of the mapping resident).
+ * On success `*out` is a handle to free with `hrry_close`; on failure `*out` is
+ * NULL.
  *
  * Returns `HRRY_INVALID` when the file breaks a rule (the message starts with the
  * first rule ID and its offset, e.g. `"... HF-HDR-001 at offset 0: ..."`),
