@@ -184,6 +184,18 @@ impl FileSource {
     pub fn check_unchanged(&self) -> io::Result<()> {
         self.stamp.check(&self.file)
     }
+
+    /// Maps the file read-only, with the hazard of every mapping
+    /// ([`map_file`](crate::file::map_file)): what another process writes shows,
+    /// and a page past a truncation is `SIGBUS`. With
+    /// [`OpenOptions::open_mmap_read`](crate::file::OpenOptions::open_mmap_read),
+    /// a file opened whose decode pass reads this source, not the mapping.
+    pub fn map(&self) -> io::Result<memmap2::Mmap> {
+        // SAFETY: the map is read-only; another process truncating or rewriting
+        // the file while it is mapped is the documented hazard above
+        // (docs/security.md).
+        unsafe { memmap2::Mmap::map(&self.file) }
+    }
 }
 
 impl ReadAt for FileSource {
@@ -411,13 +423,15 @@ fn read_some_at(_file: &File, _buf: &mut [u8]) -> io::Result<usize> {
     Ok(0)
 }
 
+/// Fills `buf` from `file` at `offset` with positioned reads (no seek, so one
+/// file may be read from many threads); a read past the end is `UnexpectedEof`.
 #[cfg(unix)]
-fn read_exact_at(file: &File, offset: u64, buf: &mut [u8]) -> io::Result<()> {
+pub(crate) fn read_exact_at(file: &File, offset: u64, buf: &mut [u8]) -> io::Result<()> {
     std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
 }
 
 #[cfg(windows)]
-fn read_exact_at(file: &File, mut offset: u64, mut buf: &mut [u8]) -> io::Result<()> {
+pub(crate) fn read_exact_at(file: &File, mut offset: u64, mut buf: &mut [u8]) -> io::Result<()> {
     use std::os::windows::fs::FileExt;
     while !buf.is_empty() {
         match file.seek_read(buf, offset) {
@@ -434,7 +448,7 @@ fn read_exact_at(file: &File, mut offset: u64, mut buf: &mut [u8]) -> io::Result
 }
 
 #[cfg(not(any(unix, windows)))]
-fn read_exact_at(_file: &File, _offset: u64, _buf: &mut [u8]) -> io::Result<()> {
+pub(crate) fn read_exact_at(_file: &File, _offset: u64, _buf: &mut [u8]) -> io::Result<()> {
     Err(io::Error::new(
         io::ErrorKind::Unsupported,
         "positioned reads are not available on this platform; validate the bytes in memory",

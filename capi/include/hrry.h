@@ -170,6 +170,28 @@ typedef struct hrry_tensor_info {
   uint64_t element_count;
 } hrry_tensor_info;
 
+/**
+ * Resource limits for `hrry_open_limits` and the other `_limits` functions, set
+ * up by `hrry_limits_init`. Versioned by its size: fields are only ever added at
+ * the end, and the library reads only those the caller's `size` covers.
+ */
+typedef struct hrry_limits {
+  /**
+   * `sizeof(hrry_limits)` as the caller's header declares it (written by
+   * `hrry_limits_init`).
+   */
+  size_t size;
+  /**
+   * Most memory, in bytes, one operation (opening or validating a file) may
+   * hold for what the file describes: the cap of its budget, which otherwise
+   * grows as 16 MiB + 16 x the bytes read (what `hrry validate --max-memory`
+   * and Python's `max_memory=` set). A file that needs more is refused with
+   * `HF-LIM-001` naming `max_memory` (`HRRY_INVALID` from `hrry_open_limits`,
+   * `HRRY_VERDICT_REFUSED` from a validation). Default 2 GiB.
+   */
+  uint64_t max_memory;
+} hrry_limits;
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -198,8 +220,10 @@ const char *hrry_last_error(void);
 const char *hrry_status_name(int status);
 
 /**
- * Opens and strictly validates the HRRYFILE at `path` (mapped, not copied). On
- * success `*out` is a handle to free with `hrry_close`; on failure `*out` is NULL.
+ * Opens and strictly validates the HRRYFILE at `path` (mapped, not copied; judged
+ * with positioned reads, so that opening makes no page of the mapping resident).
+ * On success `*out` is a handle to free with `hrry_close`; on failure `*out` is
+ * NULL.
  *
  * Returns `HRRY_INVALID` when the file breaks a rule (the message starts with the
  * first rule ID and its offset, e.g. `"... HF-HDR-001 at offset 0: ..."`),
@@ -407,6 +431,71 @@ int hrry_kv_text(const struct hrry_file *f, size_t i, const char **text, size_t 
  * NUL-terminated string; NULL for a tag that is no value type.
  */
 const char *hrry_kv_type_name(uint8_t value_type);
+
+/**
+ * Sets `*limits` to the default limits (`max_memory` 2 GiB) and its `size` to
+ * `size`, which must be `sizeof(hrry_limits)`: `HRRY_ARGUMENT` for any other
+ * size (a header newer than the library), or a NULL `limits`.
+ *
+ * ```c
+ * hrry_limits limits;
+ * hrry_limits_init(&limits, sizeof limits);
+ * limits.max_memory = 256u << 20;
+ * ```
+ *
+ * # Safety
+ * `limits` is NULL or points to `size` writable bytes.
+ */
+int hrry_limits_init(struct hrry_limits *limits, size_t size);
+
+/**
+ * `hrry_open` within `limits` (NULL: the defaults, as `hrry_open`). A file
+ * whose metadata needs more memory than `limits->max_memory` allows is
+ * `HRRY_INVALID`, the message naming `HF-LIM-001` and `max_memory`.
+ *
+ * # Safety
+ * As for `hrry_open`; `limits` is NULL or points to a `hrry_limits` set up by
+ * `hrry_limits_init`.
+ */
+int hrry_open_limits(const char *path, const struct hrry_limits *limits, struct hrry_file **out);
+
+/**
+ * `hrry_open_bytes` within `limits`, as `hrry_open_limits`.
+ *
+ * # Safety
+ * As for `hrry_open_bytes`; `limits` as for `hrry_open_limits`.
+ */
+int hrry_open_bytes_limits(const uint8_t *data,
+                           size_t len,
+                           const struct hrry_limits *limits,
+                           struct hrry_file **out);
+
+/**
+ * `hrry_validate_path_policy` within `limits` (NULL: the defaults). A file
+ * whose metadata needs more memory than `limits->max_memory` allows gets a
+ * report with `HF-LIM-001` naming `max_memory`, verdict `HRRY_VERDICT_REFUSED`.
+ *
+ * # Safety
+ * As for `hrry_validate_path_policy`; `limits` as for `hrry_open_limits`.
+ */
+int hrry_validate_path_limits(const char *path,
+                              int permissive,
+                              int policy,
+                              const struct hrry_limits *limits,
+                              struct hrry_report **out);
+
+/**
+ * `hrry_validate_bytes_policy` within `limits`, as `hrry_validate_path_limits`.
+ *
+ * # Safety
+ * As for `hrry_validate_bytes_policy`; `limits` as for `hrry_open_limits`.
+ */
+int hrry_validate_bytes_limits(const uint8_t *data,
+                               size_t len,
+                               int permissive,
+                               int policy,
+                               const struct hrry_limits *limits,
+                               struct hrry_report **out);
 
 /**
  * The spec's name of element type `type_tag` (`"float32"`, `"int4"`,

@@ -7,6 +7,7 @@ use std::sync::OnceLock;
 
 use hrry::export::{export_row_major, row_major_len, ExportOptions};
 use hrry::file::{Check, HrryFile, OpenOptions, Tensor, TensorEntry};
+use hrry::limits::Limits;
 use hrry::quant::Dequantizer;
 use hrry::schema::TensorDescriptor;
 use hrry::validate::Mode;
@@ -102,9 +103,12 @@ impl hrry_file {
 }
 
 /// How `hrry_open` opens: refusing, at the first broken rule, exactly what strict
-/// validation rejects, in one decode pass over the mapping.
-fn strict() -> OpenOptions {
-    OpenOptions::new().check(Check::Full).judge_as(Mode::Strict)
+/// validation rejects, in one decode pass, within `limits`.
+fn strict(limits: Limits) -> OpenOptions {
+    OpenOptions::new()
+        .check(Check::Full)
+        .judge_as(Mode::Strict)
+        .limits(limits)
 }
 
 /// For input of another format (a `.holo` archive, a bare stream, a captured
@@ -130,16 +134,27 @@ fn refuse_other_formats(bytes: &[u8], path: Option<&Path>) -> Result<(), Failure
     ))
 }
 
-fn open_path(path: &Path) -> Result<hrry_file, Failure> {
+/// Opens the file at `path` as `hrry_open` does, within `limits`.
+pub(crate) fn open_path(path: &Path, limits: Limits) -> Result<hrry_file, Failure> {
     let shown = path.display();
     let io = |e: std::io::Error| Failure::new(crate::HRRY_IO, format!("{shown}: cannot read: {e}"));
-    let map = hrry::file::map_file(path).map_err(io)?;
+    // Mapped for the tensors; the decode pass (which reads every byte, for the
+    // data rules) reads the file with positioned reads, so that opening makes no
+    // page of the mapping resident.
+    let source = hrry::source::FileSource::open(path).map_err(io)?;
+    let map = source.map().map_err(io)?;
     refuse_other_formats(&map, Some(path)).map_err(|f| prefix(f, &shown))?;
-    match strict().open_mmap(map) {
+    match strict(limits).open_mmap_read(map, &source) {
         Ok(file) => Ok(hrry_file::new(file)),
         Err(hrry::Error::Io(e)) => Err(io(e)),
         Err(refused) => Err(prefix(refused.into(), &shown)),
     }
+}
+
+/// Opens `bytes` as `hrry_open_bytes` does, within `limits`.
+pub(crate) fn open_bytes(bytes: &'static [u8], limits: Limits) -> Result<hrry_file, Failure> {
+    refuse_other_formats(bytes, None)?;
+    Ok(hrry_file::new(strict(limits).open_bytes(bytes)?))
 }
 
 /// `failure` with its message after `path: `.
@@ -147,8 +162,10 @@ fn prefix(failure: Failure, path: &impl std::fmt::Display) -> Failure {
     Failure::new(failure.status, format!("{path}: {}", failure.message))
 }
 
-/// Opens and strictly validates the HRRYFILE at `path` (mapped, not copied). On
-/// success `*out` is a handle to free with `hrry_close`; on failure `*out` is NULL.
+/// Opens and strictly validates the HRRYFILE at `path` (mapped, not copied; judged
+/// with positioned reads, so that opening makes no page of the mapping resident).
+/// On success `*out` is a handle to free with `hrry_close`; on failure `*out` is
+/// NULL.
 ///
 /// Returns `HRRY_INVALID` when the file breaks a rule (the message starts with the
 /// first rule ID and its offset, e.g. `"... HF-HDR-001 at offset 0: ..."`),
@@ -164,7 +181,7 @@ pub unsafe extern "C" fn hrry_open(path: *const c_char, out: *mut *mut hrry_file
     unsafe {
         ptr::call_new(out, || {
             let path = ptr::path(path, "path")?;
-            open_path(path)
+            open_path(path, Limits::default())
         })
     }
 }
@@ -187,9 +204,7 @@ pub unsafe extern "C" fn hrry_open_bytes(
     // the only holder of this `'static` borrow.
     unsafe {
         ptr::call_new(out, || {
-            let bytes: &'static [u8] = ptr::bytes(data, len, "data")?;
-            refuse_other_formats(bytes, None)?;
-            Ok(hrry_file::new(strict().open_bytes(bytes)?))
+            open_bytes(ptr::bytes(data, len, "data")?, Limits::default())
         })
     }
 }

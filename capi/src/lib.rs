@@ -13,6 +13,7 @@
 mod error;
 mod file;
 mod kv;
+mod limits;
 mod names;
 mod ptr;
 mod report;
@@ -28,6 +29,10 @@ pub use file::{
 pub use kv::{
     hrry_kv_bool, hrry_kv_bytes, hrry_kv_count, hrry_kv_float64, hrry_kv_int64, hrry_kv_key,
     hrry_kv_text, hrry_kv_type, hrry_kv_type_name, hrry_kv_uint64,
+};
+pub use limits::{
+    hrry_limits, hrry_limits_init, hrry_open_bytes_limits, hrry_open_limits,
+    hrry_validate_bytes_limits, hrry_validate_path_limits,
 };
 pub use names::{hrry_element_type_name, hrry_layout_name};
 pub use report::{

@@ -4,6 +4,7 @@ use std::ffi::{c_char, c_int, CString};
 use std::path::Path;
 use std::ptr::null;
 
+use hrry::limits::Limits;
 use hrry::validate::{Mode, Options, Policy, Report, Verdict};
 use hrry::Format;
 
@@ -56,9 +57,9 @@ impl hrry_report {
     }
 }
 
-/// Strict, or permissive when `permissive`, with the default limits, under
-/// `policy` (`HRRY_POLICY_SPEC` or `HRRY_POLICY_HARDENED`).
-fn options(permissive: bool, policy: c_int) -> Result<Options, Failure> {
+/// Strict, or permissive when `permissive`, within `limits`, under `policy`
+/// (`HRRY_POLICY_SPEC` or `HRRY_POLICY_HARDENED`).
+fn options(permissive: bool, policy: c_int, limits: Limits) -> Result<Options, Failure> {
     let policy = match policy {
         HRRY_POLICY_SPEC => Policy::Spec,
         HRRY_POLICY_HARDENED => Policy::Hardened,
@@ -76,7 +77,7 @@ fn options(permissive: bool, policy: c_int) -> Result<Options, Failure> {
             Mode::Strict
         },
         policy,
-        ..Options::default()
+        limits,
     })
 }
 
@@ -104,9 +105,27 @@ pub(crate) fn validate(bytes: &[u8], path: Option<&Path>, permissive: bool) -> (
 }
 
 /// A new report on `bytes`.
-fn produce(bytes: &[u8], permissive: c_int, policy: c_int) -> Result<hrry_report, Failure> {
-    let options = options(permissive != 0, policy)?;
+pub(crate) fn produce(
+    bytes: &[u8],
+    permissive: c_int,
+    policy: c_int,
+    limits: Limits,
+) -> Result<hrry_report, Failure> {
+    let options = options(permissive != 0, policy, limits)?;
     let report = Format::detect(bytes, None).validate_bytes(bytes, &options);
+    Ok(hrry_report::new(&report))
+}
+
+/// A new report on the file at `path`, read where the rules look.
+pub(crate) fn produce_path(
+    path: &Path,
+    permissive: c_int,
+    policy: c_int,
+    limits: Limits,
+) -> Result<hrry_report, Failure> {
+    let options = options(permissive != 0, policy, limits)?;
+    let (_, report) = hrry::validate_path(path, &options)
+        .map_err(|e| Failure::new(HRRY_IO, format!("{}: cannot read: {e}", path.display())))?;
     Ok(hrry_report::new(&report))
 }
 
@@ -148,12 +167,12 @@ pub unsafe extern "C" fn hrry_validate_path_policy(
     // SAFETY: the caller's contract above.
     unsafe {
         ptr::call_new(out, || {
-            let path = ptr::path(path, "path")?;
-            let options = options(permissive != 0, policy)?;
-            let (_, report) = hrry::validate_path(path, &options).map_err(|e| {
-                Failure::new(HRRY_IO, format!("{}: cannot read: {e}", path.display()))
-            })?;
-            Ok(hrry_report::new(&report))
+            produce_path(
+                ptr::path(path, "path")?,
+                permissive,
+                policy,
+                Limits::default(),
+            )
         })
     }
 }
@@ -189,7 +208,12 @@ pub unsafe extern "C" fn hrry_validate_bytes_policy(
     // SAFETY: the caller's contract above.
     unsafe {
         ptr::call_new(out, || {
-            produce(ptr::bytes(data, len, "data")?, permissive, policy)
+            produce(
+                ptr::bytes(data, len, "data")?,
+                permissive,
+                policy,
+                Limits::default(),
+            )
         })
     }
 }

@@ -5,8 +5,10 @@
 # with the system C compiler (linked to libhrry.so through pkg-config) and as C++
 # (linked to libhrry.a), both under AddressSanitizer and UndefinedBehaviorSanitizer,
 # and runs them against the corpus and the release `hrry` binary (for `hrry
-# export`). Then compiles and runs the README's example with `cc app.c -lhrry`, and
-# scores the conformance adapter tests/conformance_testee.c with `hrry conformance`.
+# export`). Then compiles and runs the README's example with `cc app.c -lhrry`,
+# checks hrry_open's peak memory over the hostile set and the memory cap
+# (tests/memory_test.c), and scores the conformance adapter
+# tests/conformance_testee.c with `hrry conformance`.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root="$PWD"
@@ -66,6 +68,18 @@ if "$out/app" corpus/invalid/HF-CRC-001.hrry 2>"$out/app.err"; then
     status=1
 fi
 grep -q "HRRY_INVALID: .*HF-CRC-001 at offset" "$out/app.err" || { cat "$out/app.err" >&2; status=1; }
+
+# hrry_open's memory over the hostile set (each file in a child process, its
+# VmHWM against the bound docs/security.md states) and the memory cap of
+# hrry_limits: built without the sanitizers, whose shadow memory would count.
+echo "memory bound and cap (capi/tests/memory_test.c):"
+hostile="$out/hostile"
+rm -rf "$hostile"
+cargo run --release --quiet -p hrry-tools --bin hostile_files "$hostile" 1 >/dev/null
+# shellcheck disable=SC2086
+cc -std=c99 -O2 -Wall -Wextra -Werror $cflags capi/tests/memory_test.c -o "$out/memory_test" \
+    $libs -Wl,-rpath,"$libdir"
+"$out/memory_test" "$hostile" "$hostile/kv-uint64-dense-131072.hrry" || status=1
 
 # The conformance adapter over the C ABI (tests/conformance_testee.c), under the
 # sanitizers, scored by `hrry conformance` on its built-in corpus from a folder

@@ -250,13 +250,16 @@ def open(
     stall_timeout: Optional[float] = None,
     retries: Optional[int] = None,
     policy: Optional[Literal["spec", "hardened"]] = None,
+    max_memory: Optional[int] = None,
 ) -> File:
     """Map and open a HRRYFILE, checking its metadata (``check="full"``: every rule);
     ``copy_on_write=True`` maps it privately, giving writeable views (local files
     only). A URL or file object is read as needed: its metadata now, a tensor's
     bytes when first asked for (``File.remote`` says what that cost). For a URL,
     ``timeout`` (seconds per request, 120), ``stall_timeout`` (seconds a transfer
-    may bring under 1 KiB, 15) and ``retries`` (4) bound the network reads."""
+    may bring under 1 KiB, 15) and ``retries`` (4) bound the network reads.
+    ``max_memory`` (bytes, 2 GiB by default) caps the memory budget for what the
+    metadata describes; past it, ``InvalidFileError`` with ``HF-LIM-001``."""
 
 def load_file(
     source: Union[_Source, bytes, bytearray, memoryview],
@@ -266,6 +269,7 @@ def load_file(
     stall_timeout: Optional[float] = None,
     retries: Optional[int] = None,
     mmap: bool = False,
+    max_memory: Optional[int] = None,
 ) -> Dict[str, np.ndarray]:
     """Every tensor of a HRRYFILE, like ``safetensors.numpy.load_file``: a local
     file is read once into private memory, so the arrays (writeable) are its
@@ -273,7 +277,8 @@ def load_file(
     views of a private copy-on-write mapping instead, which follow the file (a
     rewrite changes them, a truncation is ``SIGBUS``: docs/security.md). A URL or
     file object gives arrays of their own; ``timeout``, ``stall_timeout`` and
-    ``retries`` as for `open`."""
+    ``retries`` as for `open`; ``max_memory`` as for `open` (the metadata's
+    budget, not the copy of the file)."""
 
 def save_file(
     tensors: Mapping[str, Union[np.ndarray, Quantized]],
@@ -305,12 +310,15 @@ def validate(
     stall_timeout: Optional[float] = None,
     retries: Optional[int] = None,
     policy: Optional[Literal["spec", "hardened"]] = None,
+    max_memory: Optional[int] = None,
 ) -> Report:
     """Check a HRRYFILE or .holo archive against every rule; never raises for a bad
     file. A URL or file object is read at the offsets the rules need (never the
     tensor data); ``OSError`` when it cannot be read (``FileNotFoundError`` for a
     missing URL), a file object's own exception when its ``seek``/``read`` raises.
-    ``timeout``, ``stall_timeout`` and ``retries`` as for `open`."""
+    ``timeout``, ``stall_timeout`` and ``retries`` as for `open`. ``max_memory``
+    (bytes, 2 GiB by default) caps the memory budget; past it the verdict is
+    ``"refused"`` with ``HF-LIM-001`` naming ``max_memory``."""
 
 def rules() -> List[Rule]:
     """The rule table."""

@@ -295,7 +295,9 @@ impl Client {
             Err(_) => {
                 opened = Bound::new(
                     py,
-                    crate::file::open(py, file, false, "metadata", false, None, None, None, None)?,
+                    crate::file::open(
+                        py, file, false, "metadata", false, None, None, None, None, None,
+                    )?,
                 )?;
                 opened.clone()
             }

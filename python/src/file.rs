@@ -62,7 +62,9 @@ fn check_arg(check: &str) -> PyResult<Check> {
 
 /// Maps `path` with `access` and opens it in one decode pass, judging what `check`
 /// says in the mode `permissive` selects; `InvalidFileError` names the first broken
-/// rule. The work runs with the interpreter released.
+/// rule. The decode pass reads the file with positioned reads, not through the
+/// mapping, so that opening makes none of its pages resident. The work runs with
+/// the interpreter released.
 fn open_mapping(
     py: Python<'_>,
     path: &Path,
@@ -70,14 +72,22 @@ fn open_mapping(
     check: Check,
     access: Access,
 ) -> PyResult<Mapping> {
-    let map = memory::map_path(path, access).map_err(|e| io_error(path, e))?;
-    decode(py, &path.display().to_string(), map, judge, check, access)
+    let source = hrry::source::FileSource::open(path).map_err(|e| io_error(path, e))?;
+    let map = memory::map_open(source.file(), access).map_err(|e| io_error(path, e))?;
+    let options = judge.open_options(check);
+    let file = detached(py, || options.open_mmap_read(map, &source))?
+        .map_err(|e| file_error(py, &path.display().to_string(), e))?;
+    Ok(Mapping {
+        file,
+        access,
+        remote: None,
+    })
 }
 
 /// Reads the regular file at `path` whole into private, writeable memory (one
 /// pass of positioned reads, the file checked unchanged) and opens it as
 /// [`open_mapping`] does: what `load_file` hands out views of.
-fn read_private(py: Python<'_>, path: &Path) -> PyResult<Mapping> {
+fn read_private(py: Python<'_>, path: &Path, judge: Judge) -> PyResult<Mapping> {
     let read = detached(py, || -> std::io::Result<Option<memmap2::Mmap>> {
         let source = hrry::source::FileSource::open(path)?;
         if hrry::source::ReadAt::is_empty(&source) {
@@ -90,7 +100,7 @@ fn read_private(py: Python<'_>, path: &Path) -> PyResult<Mapping> {
             py,
             &path.display().to_string(),
             map,
-            Judge::new(false, None)?,
+            judge,
             Check::Metadata,
             Access::CopyOnWrite,
         ),
@@ -171,7 +181,7 @@ fn open_input(
         Input::Bytes(bytes) => {
             return Ok((
                 BYTES_NAME.to_string(),
-                open_bytes(py, bytes.as_bytes(), access)?,
+                open_bytes(py, bytes.as_bytes(), access, judge, check)?,
             ))
         }
     };
@@ -640,6 +650,14 @@ impl File {
 /// read-only. A URL or file object cannot be opened copy-on-write (``ValueError``;
 /// copy the arrays, or use `load_file`).
 ///
+/// ``max_memory`` (bytes) caps the memory budget opening draws from for what the
+/// file's metadata describes (16 MiB + 16 x the bytes read, at most 2 GiB by
+/// default, as ``hrry validate --max-memory``): a file that needs more is refused
+/// with ``InvalidFileError`` naming ``HF-LIM-001`` and ``max_memory``. The mapped
+/// pages opening reads (the metadata's; with ``check="full"`` every page) count
+/// in the process's resident memory until the system reclaims them
+/// (docs/security.md).
+///
 /// Raises ``InvalidFileError`` (``.violations`` holds the first broken rule) and
 /// ``OSError`` when the file cannot be read (``IsADirectoryError`` for a
 /// directory, ``FileNotFoundError`` naming a missing URL; a file object's own
@@ -647,7 +665,7 @@ impl File {
 /// The work runs with the interpreter released.
 #[pyfunction]
 #[pyo3(signature = (source, *, permissive = false, check = "metadata", copy_on_write = false,
-    timeout = None, stall_timeout = None, retries = None, policy = None))]
+    timeout = None, stall_timeout = None, retries = None, policy = None, max_memory = None))]
 #[allow(clippy::too_many_arguments)]
 pub fn open(
     py: Python<'_>,
@@ -659,10 +677,11 @@ pub fn open(
     stall_timeout: Option<f64>,
     retries: Option<u32>,
     policy: Option<&str>,
+    max_memory: Option<u64>,
 ) -> PyResult<File> {
     let check = check_arg(check)?;
     let net = Net::new(timeout, stall_timeout, retries)?;
-    let judge = Judge::new(permissive, policy)?;
+    let judge = Judge::new(permissive, policy)?.max_memory(max_memory);
     let (what, mapping) = open_input(py, source, judge, check, access(copy_on_write), false, &net)?;
     Ok(File {
         path: PathBuf::from(what),
@@ -681,8 +700,15 @@ fn access(copy_on_write: bool) -> Access {
 /// How a file opened from bytes is named.
 const BYTES_NAME: &str = "<bytes>";
 
-/// Opens the HRRYFILE `data`, copied into private memory of `access`.
-fn open_bytes(py: Python<'_>, data: &[u8], access: Access) -> PyResult<Mapping> {
+/// Opens the HRRYFILE `data`, copied into private memory of `access`, as
+/// [`open_mapping`] does.
+fn open_bytes(
+    py: Python<'_>,
+    data: &[u8],
+    access: Access,
+    judge: Judge,
+    check: Check,
+) -> PyResult<Mapping> {
     if data.is_empty() {
         // No mapping is empty: the core names what an empty file breaks.
         return match OpenOptions::new()
@@ -694,14 +720,7 @@ fn open_bytes(py: Python<'_>, data: &[u8], access: Access) -> PyResult<Mapping> 
         };
     }
     let map = memory::map_copy(data, access).map_err(|e| io_error(Path::new(BYTES_NAME), e))?;
-    decode(
-        py,
-        BYTES_NAME,
-        map,
-        Judge::new(false, None)?,
-        Check::Metadata,
-        access,
-    )
+    decode(py, BYTES_NAME, map, judge, check, access)
 }
 
 /// Opens a HRRYFILE held in ``data`` (bytes-like), copied into private memory, as
@@ -709,7 +728,8 @@ fn open_bytes(py: Python<'_>, data: &[u8], access: Access) -> PyResult<Mapping> 
 #[pyfunction]
 #[pyo3(signature = (data, *, copy_on_write = false))]
 pub fn _open_bytes(py: Python<'_>, data: &[u8], copy_on_write: bool) -> PyResult<File> {
-    let mapping = open_bytes(py, data, access(copy_on_write))?;
+    let judge = Judge::new(false, None)?;
+    let mapping = open_bytes(py, data, access(copy_on_write), judge, Check::Metadata)?;
     Ok(File {
         path: PathBuf::from(BYTES_NAME),
         mapping: Slot::new(Py::new(py, mapping)?),
@@ -730,10 +750,12 @@ pub fn _open_bytes(py: Python<'_>, data: &[u8], copy_on_write: bool) -> PyResult
 /// up front, but the arrays then follow the file (a rewrite changes their values,
 /// a truncation kills the process with ``SIGBUS`` when they are touched; see
 /// docs/security.md). Arrays of a URL or file object are writeable arrays of their
-/// own. ``widen=False`` as for `File.get_tensor`.
+/// own. ``widen=False`` as for `File.get_tensor`; ``max_memory`` as for `open`
+/// (the budget covers the metadata, not the copy of the file itself).
 #[pyfunction]
 #[pyo3(signature = (source, *, widen = true, timeout = None, stall_timeout = None, retries = None,
-    mmap = false))]
+    mmap = false, max_memory = None))]
+#[allow(clippy::too_many_arguments)]
 pub fn load_file<'py>(
     py: Python<'py>,
     source: &Bound<'py, PyAny>,
@@ -742,17 +764,19 @@ pub fn load_file<'py>(
     stall_timeout: Option<f64>,
     retries: Option<u32>,
     mmap: bool,
+    max_memory: Option<u64>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let net = Net::new(timeout, stall_timeout, retries)?;
+    let judge = Judge::new(false, None)?.max_memory(max_memory);
     let (what, mapping) = match Input::of(source, true)? {
         Input::Path(path) if !mmap => {
-            let mapping = read_private(py, &path)?;
+            let mapping = read_private(py, &path, judge)?;
             (path.display().to_string(), mapping)
         }
         _ => open_input(
             py,
             source,
-            Judge::new(false, None)?,
+            judge,
             Check::Metadata,
             Access::CopyOnWrite,
             true,

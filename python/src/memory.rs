@@ -28,15 +28,19 @@ pub(crate) enum Access {
 /// Maps the file at `path` with `access`. Anything but a regular file is refused
 /// with the core's one error for it ([`hrry::source::NotRegularFile`]).
 pub(crate) fn map_path(path: &Path, access: Access) -> io::Result<Mmap> {
-    let file = hrry::source::open_regular(path)?;
+    map_open(&hrry::source::open_regular(path)?, access)
+}
+
+/// Maps the open regular file `file` with `access`.
+pub(crate) fn map_open(file: &std::fs::File, access: Access) -> io::Result<Mmap> {
     match access {
         // SAFETY: as for every mmap-based reader, another process truncating or
         // rewriting the file while it is mapped is outside what we can guard
         // against (the README says so).
-        Access::ReadOnly => unsafe { Mmap::map(&file) },
+        Access::ReadOnly => unsafe { Mmap::map(file) },
         Access::CopyOnWrite => {
             // SAFETY: as above; the pages are private to this process.
-            let map = unsafe { MmapOptions::new().map_copy_read_only(&file)? };
+            let map = unsafe { MmapOptions::new().map_copy_read_only(file)? };
             allow_writes(map)
         }
     }

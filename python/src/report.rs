@@ -1,6 +1,7 @@
 //! `hrry.validate`, `hrry.rules` and the objects they return.
 
 use hrry::file::{Check, OpenOptions};
+use hrry::limits::Limits;
 use hrry::validate::{Mode, Options, Policy};
 use hrry::Format;
 use pyo3::exceptions::PyValueError;
@@ -337,11 +338,13 @@ pub(crate) fn mode(permissive: bool) -> Mode {
 
 /// The two switches a file is judged by: the spec's strict or permissive mode
 /// (``permissive=``) and hrry's policy (``policy="spec"`` or ``"hardened"``;
-/// ``"spec"`` by default with ``permissive=True``, else ``"hardened"``).
+/// ``"spec"`` by default with ``permissive=True``, else ``"hardened"``); and the
+/// limits it is read within (``max_memory=``).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Judge {
     mode: Mode,
     policy: Policy,
+    limits: Limits,
 }
 
 impl Judge {
@@ -360,7 +363,18 @@ impl Judge {
         Ok(Judge {
             mode: mode(permissive),
             policy,
+            limits: Limits::default(),
         })
+    }
+
+    /// These switches with the operation's memory budget capped at `max_memory`
+    /// bytes (``max_memory=``; `None` keeps the default, 2 GiB): past it, the
+    /// file is refused with `HF-LIM-001` naming ``max_memory``.
+    pub(crate) fn max_memory(mut self, max_memory: Option<u64>) -> Self {
+        if let Some(cap) = max_memory {
+            self.limits.max_memory = cap;
+        }
+        self
     }
 
     /// The validator's options.
@@ -368,7 +382,7 @@ impl Judge {
         Options {
             mode: self.mode,
             policy: self.policy,
-            ..Options::default()
+            limits: self.limits,
         }
     }
 
@@ -378,6 +392,7 @@ impl Judge {
             .check(check)
             .judge_as(self.mode)
             .policy(self.policy)
+            .limits(self.limits)
     }
 }
 
@@ -420,7 +435,8 @@ pub(crate) fn check_remote(py: Python<'_>, remote: &Remote, judge: Judge) -> PyR
 /// Checks a HRRYFILE or a `.holo` archive against every rule and reports each
 /// violation; never raises for a bad file.
 ///
-/// `source` is a path (``str`` or ``os.PathLike``, mapped, not read), an
+/// `source` is a path (``str`` or ``os.PathLike``; read with positioned reads
+/// where the rules look, never mapped nor read whole), an
 /// ``http://``, ``https://`` or ``s3://`` URL (read with range requests: the
 /// metadata, descriptors and the few data bytes rules inspect, never whole tensor
 /// data; S3 signed with the standard ``AWS_*`` environment variables,
@@ -433,12 +449,18 @@ pub(crate) fn check_remote(py: Python<'_>, remote: &Remote, judge: Judge) -> PyR
 /// allowances. ``policy="spec"`` gives the exact spec verdict (no hardening rule);
 /// ``policy="hardened"`` (the default without ``permissive``) adds hrry's own.
 /// ``Report.verdict`` says ``"valid"``, ``"invalid"`` (a spec rule is broken) or
-/// ``"refused"`` (valid per the spec, refused by the policy). Raises ``OSError`` when the file cannot be read (a missing URL:
-/// ``FileNotFoundError`` naming it), and a file object's own exception when its
+/// ``"refused"`` (valid per the spec, refused by the policy).
+/// ``max_memory`` (bytes) caps the memory budget the validation draws from for
+/// what the file describes (16 MiB + 16 x the bytes read, at most 2 GiB by
+/// default): past it, the verdict is ``"refused"`` with ``HF-LIM-001`` naming
+/// ``max_memory`` (docs/security.md). Raises ``OSError`` when the file cannot be
+/// read (a missing URL: ``FileNotFoundError`` naming it; a local file that
+/// changed while it was read), and a file object's own exception when its
 /// ``seek`` or ``read`` raises; a read that comes back short raises ``OSError``.
 #[pyfunction]
 #[pyo3(signature = (source, *, permissive = false, timeout = None, stall_timeout = None,
-    retries = None, policy = None))]
+    retries = None, policy = None, max_memory = None))]
+#[allow(clippy::too_many_arguments)]
 pub fn validate(
     py: Python<'_>,
     source: &Bound<'_, PyAny>,
@@ -447,21 +469,22 @@ pub fn validate(
     stall_timeout: Option<f64>,
     retries: Option<u32>,
     policy: Option<&str>,
+    max_memory: Option<u64>,
 ) -> PyResult<Report> {
     let net = Net::new(timeout, stall_timeout, retries)?;
-    let permissive = Judge::new(permissive, policy)?;
+    let permissive = Judge::new(permissive, policy)?.max_memory(max_memory);
     match Input::of(source, true)? {
         Input::Bytes(bytes) => {
             let data = bytes.as_bytes();
             check(py, data, Format::detect(data, None), permissive)
         }
+        // Read with positioned reads where the rules look, never mapped: memory
+        // stays what the budget holds, and a file changed meanwhile is an error.
         Input::Path(path) => {
-            let map = crate::memory::map_path(&path, crate::memory::Access::ReadOnly)
+            let options = permissive.options();
+            let (format, report) = detached(py, || hrry::validate_path(&path, &options))?
                 .map_err(|e| io_error(&path, e))?;
-            Ok(
-                check(py, &map, Format::detect(&map, Some(&path)), permissive)?
-                    .of_file(path.display().to_string()),
-            )
+            Ok(Report::new(format, &report).of_file(path.display().to_string()))
         }
         Input::Url(url) => check_remote(py, &Remote::url(py, &url, &net)?, permissive),
         Input::Object(object) => check_remote(py, &Remote::object(&object)?, permissive),

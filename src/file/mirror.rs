@@ -262,21 +262,43 @@ impl ReadAt for Mirror {
         self.len
     }
 
+    /// Reads into `buf` without touching the mapping, so that what the caller
+    /// copies out (a decode pass reading an index or a KV section into memory of
+    /// its own) is not resident twice: the parts not present yet are read from
+    /// the source straight into `buf` and written to the file, the parts present
+    /// are read back from the file. Both stay in the page cache, outside the
+    /// process's resident memory; only [`Mirror::fetched`] borrows from the
+    /// mapping.
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
-        match self.fetched(offset, buf.len() as u64)? {
-            Some(bytes) => {
-                buf.copy_from_slice(bytes);
-                Ok(())
-            }
-            None => Err(io::Error::new(
+        let Some((start, end)) = self.bounds(offset, buf.len() as u64) else {
+            return Err(io::Error::new(
                 io::ErrorKind::UnexpectedEof,
                 format!(
                     "read of {} bytes at offset {offset} runs past the end of the {}-byte source",
                     buf.len(),
                     self.len
                 ),
-            )),
+            ));
+        };
+        let _fetching = self.fetching.lock().unwrap_or_else(|e| e.into_inner());
+        let gaps = self.lock().gaps(start, end);
+        // Offsets into `buf` fit a usize: `buf` is that long.
+        let at = |offset: u64| (offset - start) as usize;
+        let mut done = start;
+        for (s, e) in gaps {
+            if done < s {
+                crate::source::read_exact_at(&self.file, done, &mut buf[at(done)..at(s)])?;
+            }
+            let part = &mut buf[at(s)..at(e)];
+            self.source.read_at(s, part)?;
+            write_all_at(&self.file, s, part)?;
+            self.lock().insert(s, e);
+            done = e;
         }
+        if done < end {
+            crate::source::read_exact_at(&self.file, done, &mut buf[at(done)..])?;
+        }
+        Ok(())
     }
 
     /// Passes on to the source the parts of `ranges` not present yet.
@@ -402,6 +424,38 @@ mod tests {
         assert!(mirror.fetched(len, 1).unwrap().is_none());
         assert_eq!(mirror.fetched(len, 0).unwrap().unwrap(), &[] as &[u8]);
         assert_eq!(mirror.offset_of(&all[7..9]), Some(7));
+    }
+
+    /// `read_at` (what a decode pass reads through) reads only the gaps from the
+    /// source, gives the bytes of the source around what is present, and makes
+    /// what it read present for later borrows.
+    #[test]
+    fn reads_fill_gaps_and_read_present_bytes_back() {
+        let bytes: Vec<u8> = (0..10_000u32).map(|i| (i % 253) as u8 + 1).collect();
+        let reads = Arc::new(Mutex::new(Vec::new()));
+        let source = Recording {
+            bytes: bytes.clone(),
+            reads: reads.clone(),
+        };
+        let mirror = Mirror::new(Box::new(source), None).expect("mirror");
+        assert_eq!(mirror.fetched(100, 50).unwrap().unwrap(), &bytes[100..150]);
+        assert_eq!(mirror.fetched(300, 10).unwrap().unwrap(), &bytes[300..310]);
+        let mut buf = vec![0u8; 400];
+        mirror.read_at(0, &mut buf).unwrap();
+        assert_eq!(buf, &bytes[..400]);
+        assert_eq!(
+            *reads.lock().unwrap(),
+            [(100, 150), (300, 310), (0, 100), (150, 300), (310, 400)]
+        );
+        assert_eq!(mirror.present(0, 400).unwrap(), &bytes[..400]);
+        mirror.read_at(50, &mut buf[..100]).unwrap();
+        assert_eq!(buf[..100], bytes[50..150]);
+        assert_eq!(
+            reads.lock().unwrap().len(),
+            5,
+            "present bytes are not read again"
+        );
+        assert!(mirror.read_at(9_990, &mut buf[..11]).is_err());
     }
 
     #[test]

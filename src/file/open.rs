@@ -155,9 +155,48 @@ impl OpenOptions {
         self.open_source(crate::source::FileSource::open(path)?)
     }
 
-    /// Opens a file already mapped (see [`map_file`]).
+    /// Opens a file already mapped (see [`map_file`]). The decode pass reads
+    /// the mapping: the pages it reads (the metadata's; with [`Check::Full`],
+    /// every page) stay resident in this process until the system reclaims them.
+    /// [`OpenOptions::open_mmap_read`] decodes without touching them.
     pub fn open_mmap(&self, map: Mmap) -> Result<HrryFile<'static>, Error> {
-        self.decode(Source::Mapped(map))
+        self.decode(Source::Mapped(map), None)
+    }
+
+    /// Opens `map`, a mapping of the file `file` reads, decoding it with
+    /// positioned reads of `file` ([`FileSource`](crate::source::FileSource))
+    /// rather than through the mapping: opening holds what the metadata decodes
+    /// to and pieces of what it reads, and makes none of the mapping's pages
+    /// resident (with [`Check::Full`], the decode pass reads every byte);
+    /// tensors are then borrowed from the mapping as with
+    /// [`OpenOptions::open_mmap`], each page resident once touched. `file`
+    /// must be the file `map` maps (a length that differs is an error).
+    ///
+    /// ```
+    /// use hrry::file::{map_file, HrryWriter, OpenOptions, WriterOptions};
+    /// use hrry::source::FileSource;
+    ///
+    /// let path = std::env::temp_dir().join(format!("hrry-mmap-read-{}.hrry", std::process::id()));
+    /// let mut w = HrryWriter::create(&path, WriterOptions::default())?;
+    /// w.write_row_major::<f32>("w", &[2], &[1.0, 2.0])?;
+    /// w.finish_file()?;
+    ///
+    /// let source = FileSource::open(&path)?;
+    /// let map = source.map()?; // nobody changes the file while it is mapped
+    /// let file = OpenOptions::new().open_mmap_read(map, &source)?;
+    /// assert_eq!(file.tensor("w")?.unwrap().as_slice::<f32>()?, [1.0, 2.0]);
+    /// # std::fs::remove_file(&path)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn open_mmap_read(&self, map: Mmap, file: &dyn ReadAt) -> Result<HrryFile<'static>, Error> {
+        if file.len() != map.len() as u64 {
+            return Err(Error::Io(std::io::Error::other(format!(
+                "the mapping holds {} bytes but the file {}: not the file mapped, or it changed",
+                map.len(),
+                file.len()
+            ))));
+        }
+        self.decode(Source::Mapped(map), Some(file))
     }
 
     /// Opens the HRRYFILE `source` holds: a remote object (`hrry::remote::RemoteSource`,
@@ -198,7 +237,7 @@ impl OpenOptions {
         source: impl ReadAt + Send + 'static,
     ) -> Result<HrryFile<'static>, Error> {
         let mirror = Mirror::new(Box::new(source), self.mirror_dir.as_deref())?;
-        self.decode(Source::Mirrored(Box::new(mirror)))
+        self.decode(Source::Mirrored(Box::new(mirror)), None)
     }
 
     /// Opens the HRRYFILE at `url` (`http://`, `https://`, `s3://`) through
@@ -223,11 +262,16 @@ impl OpenOptions {
 
     /// Opens a file held in memory.
     pub fn open_bytes<'a>(&self, bytes: &'a [u8]) -> Result<HrryFile<'a>, Error> {
-        self.decode(Source::Borrowed(bytes))
+        self.decode(Source::Borrowed(bytes), None)
     }
 
-    /// The decode pass these options ask for, over `source`.
-    fn decode<'a>(&self, source: Source<'a>) -> Result<HrryFile<'a>, Error> {
+    /// The decode pass these options ask for, over `source` (reading through
+    /// `read_through` when given).
+    fn decode<'a>(
+        &self,
+        source: Source<'a>,
+        read_through: Option<&dyn ReadAt>,
+    ) -> Result<HrryFile<'a>, Error> {
         let (mode, hardening) = self.mode();
         let mut policy = Pass::reader(hardening, self.check == Check::Full, self.allowed.clone());
         policy.allow_all = self.allow_all;
@@ -239,7 +283,7 @@ impl OpenOptions {
             Check::Frame => Depth::Frame,
             Check::Metadata | Check::Full => Depth::Region,
         };
-        HrryFile::decode(source, self.limits, mode, policy, depth)
+        HrryFile::decode(source, read_through, self.limits, mode, policy, depth)
     }
 }
 

@@ -204,17 +204,21 @@ pub type IndexView<'f> = Box<dyn ExactSizeIterator<Item = TensorEntry<'f>> + 'f>
 
 impl<'a> HrryFile<'a> {
     /// Runs the decode pass over `source` to `depth`, in `mode` under `policy`,
-    /// refusing the file at the first violation recorded.
+    /// refusing the file at the first violation recorded. The pass reads through
+    /// `read_through` when given (the file a mapped `source` maps, read with
+    /// positioned reads, so that decoding leaves the mapping's pages alone).
     pub(super) fn decode(
         source: Source<'a>,
+        read_through: Option<&dyn ReadAt>,
         limits: Limits,
         mode: Mode,
         policy: Pass,
         depth: Depth,
     ) -> Result<Self, Error> {
-        let (report, decoded) = match &source {
-            Source::Mirrored(m) => decode_file(&**m, limits, mode, policy.clone(), depth)?,
-            _ => {
+        let (report, decoded) = match (&source, read_through) {
+            (_, Some(file)) => decode_file(file, limits, mode, policy.clone(), depth)?,
+            (Source::Mirrored(m), None) => decode_file(&**m, limits, mode, policy.clone(), depth)?,
+            (_, None) => {
                 let bytes = source.whole().unwrap_or_default();
                 decode_file(&bytes, limits, mode, policy.clone(), depth)?
             }

@@ -110,6 +110,33 @@ const KV_TYPES: [(u8, &str); 6] = [
     (0x06, "bytes"),
 ];
 
+/// Bytes one element of a KV array of `tag`'s type takes when zero (a string or
+/// byte sequence: its 4-byte length).
+fn kv_width(tag: u8) -> usize {
+    match tag {
+        0x02..=0x04 => 8,
+        0x05 => 1,
+        _ => 4,
+    }
+}
+
+/// Writes one file of the set's sparse kind beside it: a KV array of `bytes`
+/// bytes of zero bools (a hole on disk) and one float32 tensor, named
+/// `kv-bool-sparse-N` in `dir`. A file nearly all holes: what costs memory is
+/// what it declares, not what it occupies.
+pub fn write_sparse_kv(dir: &Path, bytes: usize) -> io::Result<HostileFile> {
+    std::fs::create_dir_all(dir)?;
+    let n = bytes / kv_width(0x05);
+    let name = format!("kv-bool-sparse-{n}");
+    let path = dir.join(format!("{name}.hrry"));
+    let f32_one = dense(ElementType::Float32, &[1]).expect("a float32 [1]");
+    write_sparse(&path, |w| {
+        w.add_kv("a", kv_array(0x05, n, false))?;
+        w.write_tensor("t", &f32_one, &[&[0, 0, 128, 63]])
+    })?;
+    Ok(HostileFile { name, path })
+}
+
 /// Writes the hostile set into `dir` and lists it. `scale` multiplies the sizes
 /// (1: the set the tests use, a few seconds to write and read; 8: the set
 /// docs/security.md measures, whose sparse arrays hold 32 MB of elements).
@@ -129,12 +156,7 @@ pub fn write_set(dir: &Path, scale: usize) -> io::Result<Vec<HostileFile>> {
     // KV arrays of every element type: sparse (zeros, holes on disk) of 4 MiB of
     // elements per unit of scale, dense of 128 Ki elements.
     for (tag, ty) in KV_TYPES {
-        let width = match tag {
-            0x02..=0x04 => 8,
-            0x05 => 1,
-            _ => 4,
-        };
-        let sparse_n = scale * (4 << 20) / width;
+        let sparse_n = scale * (4 << 20) / kv_width(tag);
         for (n, dense, kind) in [(sparse_n, false, "sparse"), (scale << 17, true, "dense")] {
             add(format!("kv-{ty}-{kind}-{n}"), &mut |w| {
                 w.add_kv("a", kv_array(tag, n, dense))?;
