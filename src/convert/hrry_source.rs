@@ -15,6 +15,7 @@
 use std::path::Path;
 
 use super::{Error, FileSource, Progress};
+use crate::decode::descriptor::oversized_buffer;
 use crate::model::quant::block_scale_size;
 use crate::model::{element_count, packed_size, ElementType};
 use crate::quant::element::{float_value, int_value};
@@ -23,7 +24,6 @@ use crate::quant::Dequantizer;
 use crate::schema::{
     KvEntry, QuantScheme, TensorDescriptor, LAYOUT_ROW_MAJOR, NO_ZERO_POINT_BUFFER,
 };
-use crate::validate::descriptor::oversized_buffer;
 
 /// Values dequantized per piece: the float32 output held at once.
 pub(crate) const DEQUANTIZE_CHUNK: usize = 1 << 18;

@@ -5,6 +5,9 @@ use std::sync::OnceLock;
 
 use memmap2::Mmap;
 
+pub(super) use crate::decode::file::Depth;
+use crate::decode::file::{decode_descriptor, decode_file, DecodedFile, Names, Region, Walked};
+use crate::decode::input::{touch_first_bytes, TOUCH_BATCH};
 use crate::limits::Limits;
 use crate::model::view::{typed_slice, typed_vec, Element, ViewError};
 use crate::model::ElementType;
@@ -12,11 +15,6 @@ use crate::schema::{
     placement::{place_buffers, DataPlacement},
     FileHeader, IndexEntryOf, KvEntry, LayoutFields, NameSpan, TensorDescriptor, Trailer,
 };
-pub(super) use crate::validate::decoded::Depth;
-use crate::validate::decoded::{
-    decode_descriptor, decode_file, DecodedFile, Names, Region, Walked,
-};
-use crate::validate::input::{touch_first_bytes, TOUCH_BATCH};
 use crate::validate::rules::container as rules;
 use crate::validate::{Mode, Pass, Report};
 

@@ -77,7 +77,7 @@ pub(crate) fn validate(bytes: &[u8], mode: Mode, policy: Policy) -> Report {
     match walk::walk_source(&bytes, mode, policy) {
         Ok((report, _)) => report,
         // Reads inside a slice do not fail.
-        Err(e) => crate::validate::input::unread(mode, &e),
+        Err(e) => crate::decode::input::unread(mode, &e),
     }
 }
 

@@ -4,11 +4,10 @@
 
 use std::io::Read;
 
+use crate::decode::{composite::check_binding, descriptor::check_descriptor, layout, quant};
 use crate::layout::composite::Binder;
 use crate::schema::{placement::place_buffers, TensorDescriptor};
-use crate::validate::{
-    composite::check_binding, descriptor::check_descriptor, layout, quant, Options, Report,
-};
+use crate::validate::{Options, Report};
 
 use super::{Error, StreamReader, StreamTensor};
 

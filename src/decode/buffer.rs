@@ -11,8 +11,8 @@ use crate::schema::{
     SYNC_PRODUCER_SYNCED,
 };
 
-use super::rules::container::*;
-use super::Report;
+use crate::validate::rules::container::*;
+use crate::validate::Report;
 
 /// The handle fields of buffer `i`, whose handle starts at absolute offset `pos`:
 /// alignment, reserved byte, sync mode, device tag, memory class and their pair.

@@ -15,33 +15,8 @@ use crate::schema::{
 };
 
 use super::input::Input;
-use super::rules::container::*;
-use super::{Mode, Policy, Report};
-
-/// How to validate.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Options {
-    /// The spec's strict reading, or its permissive allowances.
-    pub mode: Mode,
-    /// Resource limits.
-    pub limits: Limits,
-    /// Whether `hardening` rules count ([`Policy::Hardened`], the default) or only
-    /// the spec's ([`Policy::Spec`]).
-    pub policy: Policy,
-}
-
-impl Options {
-    /// An empty report judging as these options ask.
-    pub fn report(&self) -> Report {
-        Report::judging(self.mode, self.policy)
-    }
-
-    /// Whether `hardening` rules are judged: strict mode under the hardened
-    /// policy.
-    pub(crate) fn hardening(&self) -> bool {
-        self.mode == Mode::Strict && self.policy == Policy::Hardened
-    }
-}
+use crate::validate::rules::container::*;
+use crate::validate::Report;
 
 /// What the container checks learned, for the later passes and the readers.
 pub(crate) struct Frame<'a> {
@@ -450,7 +425,7 @@ pub(crate) fn check_gap(
     input: &Input<'_>,
     from: u64,
     to: u64,
-    gap_rule: &'static super::Rule,
+    gap_rule: &'static crate::validate::Rule,
     report: &mut Report,
 ) {
     let padded = crate::schema::placement::align_up(from, 8).unwrap_or(u64::MAX);

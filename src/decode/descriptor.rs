@@ -8,8 +8,8 @@ use crate::schema::{
     TensorDescriptor, LAYOUT_COMPOSITE, LAYOUT_HILBERT, LAYOUT_ROW_MAJOR,
 };
 
-use super::rules::container::*;
-use super::{Mode, Report};
+use crate::validate::rules::container::*;
+use crate::validate::{Mode, Report};
 
 /// Runs every descriptor-level check on `d`, which starts at absolute offset `at`.
 pub fn check_descriptor(d: &TensorDescriptor, at: u64, report: &mut Report) {

@@ -4,15 +4,14 @@
 use crate::schema::{
     descriptor_offsets as off,
     placement::{align_up, place_buffers},
-    read_from, DescriptorHeader, TensorDescriptor, DESCRIPTOR_HEADER_LEN, DESCRIPTOR_MAGIC,
-    LAYOUT_COMPOSITE,
+    TensorDescriptor, DESCRIPTOR_HEADER_LEN, DESCRIPTOR_MAGIC, LAYOUT_COMPOSITE,
 };
 
 use super::container::{check_zero, Frame};
 use super::descriptor::check_descriptor;
 use super::input::{Buffers, Input};
-use super::rules::container::*;
-use super::Report;
+use crate::validate::rules::container::*;
+use crate::validate::Report;
 
 /// A tensor found by the walk.
 pub(crate) struct Walked {
@@ -295,12 +294,18 @@ fn read_descriptor(
         );
         return None;
     }
-    let (h, _) = read_from::<DescriptorHeader>(&input.bytes(pos, DESCRIPTOR_HEADER_LEN)?).ok()?;
-    if let Err(v) = super::decode::check_fixed_header(&h, pos, &frame.limits) {
-        report.record(v);
-        return None;
-    }
-    let length = u64::from(h.descriptor_length);
+    let header = match super::header::fixed_header(
+        &input.bytes(pos, DESCRIPTOR_HEADER_LEN)?,
+        pos,
+        &frame.limits,
+    ) {
+        Ok(h) => h,
+        Err(v) => {
+            report.record(v);
+            return None;
+        }
+    };
+    let length = header.length();
     if pos + length > end {
         report.violation(
             &HF_PLC_DATA_BOUNDS,
@@ -309,7 +314,7 @@ fn read_descriptor(
         );
         return None;
     }
-    match super::decode::decode_body(&input.bytes(pos, length)?, pos) {
+    match header.decode(&input.bytes(pos, length)?) {
         Ok(d) => Some(d),
         Err(v) => {
             report.record(v);
