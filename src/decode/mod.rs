@@ -22,5 +22,6 @@ pub(crate) mod input;
 pub mod layout;
 pub mod quant;
 mod region;
+pub(crate) mod tensor;
 
 pub(crate) use input::unread;

@@ -10,6 +10,7 @@ use crate::schema::{
 use super::container::{check_zero, Frame};
 use super::descriptor::check_descriptor;
 use super::input::{Buffers, Input};
+use super::tensor::{bind_composite, check_stored, Data, Members};
 use crate::validate::rules::container::*;
 use crate::validate::Report;
 
@@ -152,21 +153,17 @@ fn walk(frame: &Frame<'_>, report: &mut Report) -> (Vec<Walked>, bool) {
             offsets: &p.buffer_offsets,
             handles: &d.buffers,
         };
-        super::quant::check_buffers(&d, pos, Some(buffers), Some(&p.buffer_offsets), report);
+        let data = Data {
+            buffers,
+            offsets: Some(&p.buffer_offsets),
+        };
+        check_stored(&d, pos, Some(data), &frame.limits, report);
         super::buffer::check_file_alignment(&d, pos, &p.buffer_offsets, report);
         let mut from = desc_end;
         for (&b, h) in p.buffer_offsets.iter().zip(&d.buffers) {
             check_zero(input, from, b, report);
             from = b + h.byte_size;
         }
-        super::layout::check_buffers(
-            &d,
-            pos,
-            Some(buffers),
-            Some(&p.buffer_offsets),
-            &frame.limits,
-            report,
-        );
         if !charge_walked(input, &mut out, &d, pos, report) {
             return (out, false);
         }
@@ -531,28 +528,30 @@ fn check_index_agreement(
     by_entry
 }
 
+/// The walked tensors, which composites name by their place in the walk.
+struct InWalk<'w>(&'w [Walked]);
+
+impl Members<usize> for InWalk<'_> {
+    fn member<'a>(&'a self, item: &'a usize) -> (&'a TensorDescriptor, u64) {
+        let w = &self.0[*item];
+        (&w.descriptor, w.descriptor_offset)
+    }
+}
+
 /// Recovers composites by descriptor order: a head's members are the next
 /// `member_count` tensors (pre-order for nested heads).
 fn check_composites(frame: &Frame<'_>, walked: &[Walked], complete: bool, report: &mut Report) {
     let mut binder = crate::layout::composite::Binder::new();
     for (index, w) in walked.iter().enumerate() {
-        let bound = binder.bind(index, &w.descriptor, w.descriptor_offset);
-        super::composite::check_binding(
+        bind_composite(
+            &mut binder,
+            index,
             &w.descriptor,
             w.descriptor_offset,
-            &bound,
-            frame.limits.max_composite_depth,
+            &InWalk(walked),
+            &frame.limits,
             report,
         );
-        for done in &bound.closed {
-            let members: Vec<(&TensorDescriptor, u64)> = done
-                .members
-                .iter()
-                .map(|&m| (&walked[m].descriptor, walked[m].descriptor_offset))
-                .collect();
-            let h = &walked[done.head];
-            super::layout::check_composite(&h.descriptor, h.descriptor_offset, &members, report);
-        }
     }
     if complete {
         if let Some(open) = binder.outermost_open() {

@@ -18,10 +18,8 @@ use std::io::Read;
 
 use crate::layout::composite::{partition_fault, Binder, PartitionFault};
 
-use crate::decode::composite::check_binding;
-use crate::decode::descriptor::check_descriptor;
 use crate::decode::header::{descriptor, fixed_header, stated_length};
-use crate::decode::{layout, quant};
+use crate::decode::tensor::{bind_composite, check_tensor, Owned};
 use crate::schema::transport::{
     descriptor_payload_offsets as dpo, error_code, is_extension_layout, CapabilityFlags, Hello,
     LayoutList, ShortBytes, TensorDescriptorPayload, MESSAGE_HEADER_LEN, TENSOR_DATA_HEADER_LEN,
@@ -745,15 +743,17 @@ impl Conversation {
         self.stream(stream).phase = Phase::Sending(Transfer::new(at, total));
         if let (Some(d), Some(p)) = (&descriptor, &decoded) {
             let desc_at = base;
-            let max_depth = self.options.limits.max_composite_depth;
+            let limits = self.options.limits;
             let s = self.stream(stream);
-            let bound = s.binder.bind((desc_at, d.clone()), d, desc_at);
-            check_binding(d, desc_at, &bound, max_depth, found.report);
-            for done in &bound.closed {
-                let members: Vec<(&TensorDescriptor, u64)> =
-                    done.members.iter().map(|(o, m)| (m, *o)).collect();
-                layout::check_composite(&done.head.1, done.head.0, &members, found.report);
-            }
+            bind_composite(
+                &mut s.binder,
+                (desc_at, d.clone()),
+                d,
+                desc_at,
+                &Owned,
+                &limits,
+                found.report,
+            );
             self.place_shard(stream, joins_parallel, p, d, desc_at, found);
         } else if shards == 1 {
             self.parallel
@@ -772,9 +772,7 @@ impl Conversation {
                 return None;
             }
         };
-        check_descriptor(&d, at, found.report);
-        layout::check_with_limits(&d, at, None, None, &self.options.limits, found.report);
-        quant::check(&d, at, None, found.report);
+        check_tensor(&d, at, None, &self.options.limits, found.report);
         for (i, b) in d.buffers.iter().enumerate() {
             if b.sync_mode != crate::schema::SYNC_PRODUCER_SYNCED {
                 found.add(
