@@ -10,7 +10,9 @@ use crate::schema::{
 use crate::source::ReadAt;
 
 pub(crate) use super::container::Names;
-pub(crate) use super::region::{Region, Walked};
+pub(crate) use super::region::{
+    check_entry_data_offset, check_entry_descriptor_length, Region, Walked,
+};
 use super::{container, input, region};
 use crate::validate::rules::container::{HF_FILE_SIZE, HF_HDR_MAGIC};
 use crate::validate::Pass;
@@ -22,6 +24,8 @@ pub(crate) struct DecodedFile {
     pub trailer: Trailer,
     /// The index entries in index order; each name is a span into `names`.
     pub index: Vec<IndexEntryOf<NameSpan>>,
+    /// Absolute offset of each entry of `index`.
+    pub index_offsets: Vec<u64>,
     /// The name of every entry, concatenated in index order.
     pub names: Names,
     /// The KV entries in file order.
@@ -60,6 +64,7 @@ pub(crate) fn decode_file(
             header: frame.header,
             trailer: frame.trailer,
             index: std::mem::take(&mut frame.index),
+            index_offsets: std::mem::take(&mut frame.index_offsets),
             names: std::mem::replace(&mut frame.names, Names::Text(String::new())),
             kv: std::mem::take(&mut frame.kv),
             region,
@@ -115,6 +120,21 @@ pub(crate) fn decode_file_header(head: &[u8], policy: &Pass) -> Result<FileHeade
     }
     first_violation(report)?;
     Err(Violation::new(&HF_HDR_MAGIC, 0, "not a HRRYFILE header"))
+}
+
+/// Judges the trailer `t` of a file of `len` bytes with header `h` on its own
+/// fields, as the decode pass of a whole file does (for readers that see the
+/// trailer alone, such as the sequential reader); the first violation `policy`
+/// records is the error.
+pub(crate) fn judge_trailer(
+    h: &FileHeader,
+    t: &Trailer,
+    len: u64,
+    policy: &Pass,
+) -> Result<(), Violation> {
+    let mut report = Report::with_policy(Mode::Strict, policy.clone());
+    container::judge_trailer(h, t, len, &mut report);
+    first_violation(report)
 }
 
 /// Decodes and judges one descriptor from exactly its bytes (starting at absolute

@@ -4,7 +4,8 @@
 use crate::schema::{
     descriptor_offsets as off,
     placement::{align_up, place_buffers},
-    TensorDescriptor, DESCRIPTOR_HEADER_LEN, DESCRIPTOR_MAGIC, LAYOUT_COMPOSITE,
+    IndexEntryOf, NameSpan, TensorDescriptor, DESCRIPTOR_HEADER_LEN, DESCRIPTOR_MAGIC,
+    LAYOUT_COMPOSITE,
 };
 
 use super::container::{check_zero, Frame};
@@ -12,7 +13,7 @@ use super::descriptor::check_descriptor;
 use super::input::{Buffers, Input};
 use super::tensor::{bind_composite, check_stored, Data, Members};
 use crate::validate::rules::container::*;
-use crate::validate::Report;
+use crate::validate::{Report, Violation};
 
 /// A tensor found by the walk.
 pub(crate) struct Walked {
@@ -394,6 +395,59 @@ struct Placed {
     bufferless_head: bool,
 }
 
+/// `HF-IDX-004`: the index entry `e` (at absolute offset `entry_at`) gives the
+/// `descriptor_length` its descriptor states (`stated`).
+pub(crate) fn check_entry_descriptor_length(
+    e: &IndexEntryOf<NameSpan>,
+    entry_at: u64,
+    stated: u32,
+) -> Result<(), Violation> {
+    if e.descriptor_length == stated {
+        return Ok(());
+    }
+    Err(Violation::new(
+        &HF_IDX_DESC_LENGTH,
+        entry_at + 2 + u64::from(e.name.len) + 8,
+        format!(
+            "index descriptor_length {} but the descriptor says {stated}",
+            e.descriptor_length
+        ),
+    ))
+}
+
+/// `HF-PLC-002` and `HF-IDX-005`: the `data_offset` of the index entry `e` (at
+/// absolute offset `entry_at`) is aligned to `data_buffer_alignment` and is where
+/// the tensor's first buffer starts (`data_offset`).
+pub(crate) fn check_entry_data_offset(
+    e: &IndexEntryOf<NameSpan>,
+    entry_at: u64,
+    data_offset: u64,
+    data_buffer_alignment: u64,
+) -> Result<(), Violation> {
+    let at = entry_at + 2 + u64::from(e.name.len) + 12;
+    if e.data_offset % data_buffer_alignment != 0 {
+        return Err(Violation::new(
+            &HF_PLC_BUFFER_ALIGN,
+            at,
+            format!(
+                "data_offset {} is not a multiple of data_buffer_alignment {data_buffer_alignment}",
+                e.data_offset
+            ),
+        ));
+    }
+    if e.data_offset != data_offset {
+        return Err(Violation::new(
+            &HF_IDX_DATA_OFFSET,
+            at,
+            format!(
+                "index data_offset {} but the first buffer starts at {data_offset}",
+                e.data_offset
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Each index entry names one walked tensor and agrees with it; returns, for each
 /// entry, the tensor it names.
 fn check_index_agreement(
@@ -455,17 +509,9 @@ fn check_index_agreement(
                 ),
             );
         }
-        report.check(
-            e.descriptor_length == w.descriptor_length,
-            &HF_IDX_DESC_LENGTH,
-            after_name + 8,
-            || {
-                format!(
-                    "index descriptor_length {} but the descriptor says {}",
-                    e.descriptor_length, w.descriptor_length
-                )
-            },
-        );
+        if let Err(v) = check_entry_descriptor_length(e, *at, w.descriptor_length) {
+            report.record(v);
+        }
         if w.bufferless_head {
             let desc_end = w.descriptor_offset + u64::from(w.descriptor_length);
             report.check(e.data_length == 0 && e.data_offset == desc_end, &HF_CMP_HEAD_INDEX, after_name + 12, || {
@@ -477,27 +523,8 @@ fn check_index_agreement(
             continue;
         }
         let dba = u64::from(frame.header.data_buffer_alignment);
-        if e.data_offset % dba != 0 {
-            report.violation(
-                &HF_PLC_BUFFER_ALIGN,
-                after_name + 12,
-                format!(
-                    "data_offset {} is not a multiple of data_buffer_alignment {dba}",
-                    e.data_offset
-                ),
-            );
-        } else {
-            report.check(
-                e.data_offset == w.data_offset,
-                &HF_IDX_DATA_OFFSET,
-                after_name + 12,
-                || {
-                    format!(
-                        "index data_offset {} but the first buffer starts at {}",
-                        e.data_offset, w.data_offset
-                    )
-                },
-            );
+        if let Err(v) = check_entry_data_offset(e, *at, w.data_offset, dba) {
+            report.record(v);
         }
         report.check(
             e.data_length == w.data_length,

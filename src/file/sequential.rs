@@ -4,7 +4,7 @@
 
 use std::io::Read;
 
-use crate::decode::file::{decode_file_header, judge_descriptor};
+use crate::decode::file::{decode_file_header, judge_descriptor, judge_trailer};
 use crate::decode::header::fixed_header;
 use crate::decode::input::first_nonzero_byte;
 use crate::limits::Limits;
@@ -12,7 +12,7 @@ use crate::model::view::{typed_slice, typed_vec, Element, ViewError};
 use crate::schema::{
     container::{FILE_HEADER_LEN, TRAILER_LEN},
     placement::{align_up, place_buffers},
-    read_from, FileHeader, TensorDescriptor, Trailer, DESCRIPTOR_HEADER_LEN, TRAILER_MAGIC,
+    read_from, FileHeader, TensorDescriptor, Trailer, DESCRIPTOR_HEADER_LEN,
 };
 use crate::validate::rules::container as rules;
 use crate::validate::Pass;
@@ -268,15 +268,7 @@ impl<R: Read> SequentialReader<R> {
             .map_err(|e| {
                 Error::invalid(&rules::HF_TRL_MAGIC, total - TRAILER_LEN, e.to_string())
             })?;
-        if trailer.trailer_magic != TRAILER_MAGIC {
-            return Err(Error::invalid(
-                &rules::HF_TRL_MAGIC,
-                total - 4,
-                format!(
-                    "stream is {total} bytes and does not end with the trailer magic: truncated?"
-                ),
-            ));
-        }
+        judge_trailer(&self.header, &trailer, total, &self.policy)?;
         let end = if trailer.kv_length > 0 {
             trailer.kv_offset
         } else {
