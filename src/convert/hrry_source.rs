@@ -229,7 +229,7 @@ impl SlabPlan {
         if d.layout_tag != LAYOUT_ROW_MAJOR || t.offsets.is_empty() {
             return None;
         }
-        let scheme = QuantScheme::decode(&d.quantization.as_ref()?.quantization_descriptor)?;
+        let scheme = d.quantization.as_ref()?.scheme()?;
         let width = u64::from(ElementType::from_tag(d.type_tag)?.bit_width()?);
         let n = element_count(&d.shape)?;
         let axis = match scheme.axis() {

@@ -238,7 +238,7 @@ pub(crate) fn check_buffers(
         );
         return;
     }
-    let Some(scheme) = QuantScheme::decode(&section.quantization_descriptor) else {
+    let Some(scheme) = section.scheme() else {
         let need = crate::schema::scheme_fixed_len(tag).unwrap_or(4);
         cx.report.violation(
             &QZ_LENGTH,

@@ -290,7 +290,7 @@ impl<'a> Dequantizer<'a> {
         if let Some(v) = report.violations.into_iter().next() {
             return Err(QuantError::Invalid(v));
         }
-        let scheme = QuantScheme::decode(&section.quantization_descriptor).ok_or_else(|| {
+        let scheme = section.scheme().ok_or_else(|| {
             QuantError::Unsupported("the quantization descriptor is too short".into())
         })?;
         let unsupported = |what: &str| QuantError::Unsupported(what.to_string());
