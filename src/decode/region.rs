@@ -425,7 +425,7 @@ pub(crate) fn check_entry_data_offset(
     data_buffer_alignment: u64,
 ) -> Result<(), Violation> {
     let at = entry_at + 2 + u64::from(e.name.len) + 12;
-    if e.data_offset % data_buffer_alignment != 0 {
+    if !e.data_offset.is_multiple_of(data_buffer_alignment) {
         return Err(Violation::new(
             &HF_PLC_BUFFER_ALIGN,
             at,

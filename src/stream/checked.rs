@@ -25,7 +25,7 @@ pub enum Refusal {
     /// bytes exceed the reader's bound (`HF-LIM-001`), or the source failed.
     Stream(Error),
     /// The tensor breaks the rules this report lists.
-    Rules(Report),
+    Rules(Box<Report>),
 }
 
 /// Reads a bare stream tensor by tensor, holding one at a time, and checks each
@@ -69,7 +69,7 @@ impl<R: Read> CheckedStreamReader<R> {
         let mut report = self.options.report();
         self.checker.check(&tensor, &slices, &mut report);
         if !report.is_valid() {
-            return Err(Refusal::Rules(report));
+            return Err(Refusal::Rules(Box::new(report)));
         }
         Ok(Some(CheckedTensor { tensor, buffers }))
     }
