@@ -1,7 +1,7 @@
 //! Quantization descriptor payloads (quantization.md and quantization/*.md).
 //!
 //! The tensor descriptor keeps the raw descriptor bytes in
-//! [`QuantizationSection`](super::QuantizationSection); the structs here decode them.
+//! [`QuantizationSection`]; the structs here decode them.
 //! Each struct mirrors the "Binary Encoding" table of its scheme file, header
 //! included, so offsets in the table are offsets in the struct.
 
