@@ -621,7 +621,8 @@ pub fn export_raw<W: Write>(
     }
     crate::quant::Dequantizer::new(desc, &tensor.buffers)
         .map_err(|e| ExportError::Unsupported(format!("cannot read the quantized tensor: {e}")))?;
-    let scheme = QuantScheme::decode(&raw.quantization_descriptor)
+    let scheme = raw
+        .scheme()
         .ok_or_else(|| ExportError::Unsupported("unknown quantization scheme".into()))?;
 
     // (block geometry, scale buffer, scale bytes each, zero-point buffer)

@@ -124,13 +124,18 @@
 //!    types ([`model::Element`]), KV values from Rust values, descriptor builders.
 //! 3. [`layout`] — where each element of each layout lives; row-major copies of
 //!    dense and sparse tensors.
-//! 4. [`validate`] — the rule table and the checks that report violations.
-//! 5. [`mod@file`] — [`file::HrryFile`] (random access), [`file::SequentialReader`]
+//! 4. [`validate`] — the rule table ([`Rule`], one stable ID each), [`Violation`],
+//!    [`Report`] and its [`validate::Verdict`], and what a validation judges
+//!    ([`validate::Options`]).
+//! 5. [`decode`] — one function per wire structure: bytes to decoded structures,
+//!    every broken rule reported into a [`Report`]; the readers and the validator
+//!    all decode through it.
+//! 6. [`mod@file`] — [`file::HrryFile`] (random access), [`file::SequentialReader`]
 //!    (no seeking), [`file::HrryWriter`] (single pass).
-//! 6. [`quant`] — dequantization (scalar reference and SIMD kernels) and a per-block
+//! 7. [`quant`] — dequantization (scalar reference and SIMD kernels) and a per-block
 //!    quantizer.
-//! 7. [`holo`] — `.holo` archives: [`holo::HoloLoader`], [`holo::HoloWriter`].
-//! 8. [`stream`] — Hurray streams (interchange.md): bare streams
+//! 8. [`holo`] — `.holo` archives: [`holo::HoloLoader`], [`holo::HoloWriter`].
+//! 9. [`stream`] — Hurray streams (interchange.md): bare streams
 //!    ([`stream::StreamReader`], [`stream::StreamWriter`], `pack` / `unpack`) and the
 //!    transport messages ([`stream::message`], [`stream::Conversation`]).
 //!
@@ -173,6 +178,7 @@ pub mod conformance;
 pub mod content;
 #[cfg(feature = "convert")]
 pub mod convert;
+pub mod decode;
 pub mod diagnose;
 mod error;
 pub mod export;
@@ -280,7 +286,7 @@ impl Format {
             // Reading a slice cannot fail; the error arm is for completeness.
             _ => self
                 .validate_source(&bytes, options)
-                .unwrap_or_else(|e| validate::unread(options.mode, &e)),
+                .unwrap_or_else(|e| decode::unread(options.mode, &e)),
         }
     }
 
@@ -297,7 +303,7 @@ impl Format {
         options: &validate::Options,
     ) -> std::io::Result<Report> {
         match self {
-            Format::HrryFile => validate::validate_source(source, options),
+            Format::HrryFile => decode::file::validate_source(source, options),
             Format::Holo => holo::validate_source(source, options.mode, options.policy),
             Format::Stream | Format::Messages => self.validate_reader(
                 std::io::BufReader::new(source::Sequential::new(source)),

@@ -28,7 +28,7 @@ pub struct Limits {
     /// Most memory one operation (opening, validating, inspecting, loading,
     /// exporting a file) may hold for what the input describes, in bytes: the cap
     /// of its budget, which otherwise grows with the bytes read (see
-    /// `hrry::validate::budget`). Beyond it, `HF-LIM-001` naming `max_memory`.
+    /// `hrry::decode::budget`). Beyond it, `HF-LIM-001` naming `max_memory`.
     pub max_memory: u64,
 }
 

@@ -241,7 +241,7 @@ pub fn descriptor_json(d: &TensorDescriptor) -> Value {
     }
     m.insert("layout_name".into(), json!(layout_name(d.layout_tag)));
     m.insert("element_count".into(), json!(element_count(&d.shape)));
-    if let Some(o) = crate::validate::descriptor::oversized_buffer(d) {
+    if let Some(o) = crate::decode::descriptor::oversized_buffer(d) {
         m.insert(
             "oversized_buffer".into(),
             json!({

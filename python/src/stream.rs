@@ -16,7 +16,7 @@ use hrry::file::{HrryWriter, Output, WriterOptions};
 use hrry::limits::Limits;
 use hrry::model::build::dense;
 use hrry::schema::TensorDescriptor;
-use hrry::stream::{StreamTensor, TensorChecker, TensorNames};
+use hrry::stream::{tensor_too_large, CheckedStreamReader, Refusal, TensorNames};
 use hrry::validate::Options;
 use hrry::Format;
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyTypeError, PyValueError};
@@ -324,10 +324,8 @@ impl StreamItem {
 
 /// What a reader holds between tensors.
 struct ReaderState {
-    reader: hrry::stream::StreamReader<Source>,
+    reader: CheckedStreamReader<Source>,
     names: TensorNames,
-    checker: TensorChecker,
-    options: Options,
     /// The end was reached or an error raised: no more tensors.
     done: bool,
 }
@@ -367,10 +365,8 @@ impl PyStreamReader {
             what,
             max_tensor_bytes,
             state: Mutex::new(ReaderState {
-                reader: hrry::stream::StreamReader::with_limits(source, options.limits),
+                reader: CheckedStreamReader::new(source, &options, max_tensor_bytes),
                 names: TensorNames::new(),
-                checker: TensorChecker::new(&options),
-                options,
                 done: false,
             }),
         })
@@ -410,44 +406,31 @@ impl PyStreamReader {
     fn next_item(&self, py: Python<'_>, state: &mut ReaderState) -> PyResult<Option<StreamItem>> {
         let what = self.what.as_str();
         let max = self.max_tensor_bytes;
-        let ReaderState {
-            reader,
-            names,
-            checker,
-            options,
-            ..
-        } = state;
+        let ReaderState { reader, names, .. } = state;
         // Core work (and the source's reads, which re-acquire the interpreter)
         // with the interpreter released.
-        let step = detached(py, || -> Result<Option<Tensor1>, hrry::stream::Error> {
-            let Some(tensor) = reader.next_tensor()? else {
-                return Ok(None);
-            };
-            if tensor.data_length > max {
-                return Err(too_large(&tensor, "stored bytes", tensor.data_length, max));
-            }
-            let buffers = reader.read_buffers()?;
-            let slices: Vec<&[u8]> = buffers.iter().map(Vec::as_slice).collect();
-            let mut report = hrry::validate::Report::new(options.mode);
-            checker.check(&tensor, &slices, &mut report);
-            Ok(Some((tensor, buffers, report)))
-        })?;
-        let (tensor, buffers, report) = match step {
+        let step = detached(py, || reader.next_tensor())?;
+        let (tensor, buffers) = match step {
             Ok(None) => return Ok(None),
-            Ok(Some(read)) => read,
-            Err(e) => {
+            Ok(Some(read)) => (read.tensor, read.buffers),
+            Err(Refusal::Stream(e)) => {
                 let raised = reader.get_mut().take_error();
                 return Err(stream_error(py, what, e, raised));
             }
+            Err(Refusal::Rules(report)) => {
+                let report = Report::new(Format::Stream, &report);
+                return Err(report.into_error(py, what));
+            }
         };
-        if !report.is_valid() {
-            let report = Report::new(Format::Stream, &report);
-            return Err(report.into_error(py, what));
-        }
         let array_len = export::row_major_len(&tensor.descriptor).unwrap_or(0);
         if array_len > max {
-            let e = too_large(&tensor, "bytes as an array", array_len, max);
-            return Err(stream_error(py, what, e, None));
+            let v = tensor_too_large(&tensor, "bytes as an array", array_len, max);
+            return Err(stream_error(
+                py,
+                what,
+                hrry::stream::Error::Invalid(v),
+                None,
+            ));
         }
         let name = names.next(&tensor.descriptor);
         let array = tensor_array(py, what, &name, &tensor.descriptor, &buffers, max)?;
@@ -481,22 +464,6 @@ impl PyStreamReader {
             buffers: list.unbind(),
         }))
     }
-}
-
-/// A tensor as read: where it is, its buffers and what checking it found.
-type Tensor1 = (StreamTensor, Buffers, hrry::validate::Report);
-
-/// The limit violation (`HF-LIM-001`) of a tensor needing `needed` bytes (of
-/// `what`) when the reader may hold `max`.
-fn too_large(tensor: &StreamTensor, what: &str, needed: u64, max: u64) -> hrry::stream::Error {
-    hrry::stream::Error::invalid(
-        &hrry::validate::rules::container::HF_LIM,
-        tensor.descriptor_offset,
-        format!(
-            "tensor {} needs {needed} {what}, more than max_tensor_bytes {max}",
-            tensor.index
-        ),
-    )
 }
 
 /// Ends the stream of `writer`: flushes (so that an exception of a Python sink is

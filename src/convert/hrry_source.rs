@@ -15,6 +15,7 @@
 use std::path::Path;
 
 use super::{Error, FileSource, Progress};
+use crate::decode::descriptor::oversized_buffer;
 use crate::model::quant::block_scale_size;
 use crate::model::{element_count, packed_size, ElementType};
 use crate::quant::element::{float_value, int_value};
@@ -23,7 +24,6 @@ use crate::quant::Dequantizer;
 use crate::schema::{
     KvEntry, QuantScheme, TensorDescriptor, LAYOUT_ROW_MAJOR, NO_ZERO_POINT_BUFFER,
 };
-use crate::validate::descriptor::oversized_buffer;
 
 /// Values dequantized per piece: the float32 output held at once.
 pub(crate) const DEQUANTIZE_CHUNK: usize = 1 << 18;
@@ -229,7 +229,7 @@ impl SlabPlan {
         if d.layout_tag != LAYOUT_ROW_MAJOR || t.offsets.is_empty() {
             return None;
         }
-        let scheme = QuantScheme::decode(&d.quantization.as_ref()?.quantization_descriptor)?;
+        let scheme = d.quantization.as_ref()?.scheme()?;
         let width = u64::from(ElementType::from_tag(d.type_tag)?.bit_width()?);
         let n = element_count(&d.shape)?;
         let axis = match scheme.axis() {

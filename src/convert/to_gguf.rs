@@ -122,7 +122,8 @@ fn plan(input: &HrryInput, index: usize, options: &Options) -> Result<Plan, Erro
         }))
     };
     if let Some(section) = &d.quantization {
-        let scheme = QuantScheme::decode(&section.quantization_descriptor)
+        let scheme = section
+            .scheme()
             .ok_or_else(|| bad("unknown or truncated quantization descriptor".into()))?;
         if let Some(kind) = exact_blocks(d, &scheme, ty) {
             return blocks_plan(t, kind, n, dimensions);
@@ -214,7 +215,7 @@ fn blocks_plan(
     let QuantScheme::PerBlockAffine(p) = d
         .quantization
         .as_ref()
-        .and_then(|q| QuantScheme::decode(&q.quantization_descriptor))
+        .and_then(|q| q.scheme())
         .ok_or_else(|| bad("unreadable quantization descriptor"))?
     else {
         return Err(bad("not per-block affine"));

@@ -5,6 +5,13 @@ use std::sync::OnceLock;
 
 use memmap2::Mmap;
 
+pub(super) use crate::decode::file::Depth;
+use crate::decode::file::{
+    check_entry_data_offset, check_entry_descriptor_length, decode_descriptor, decode_file,
+    DecodedFile, Names, Region, Walked,
+};
+use crate::decode::header::stated_length;
+use crate::decode::input::{touch_first_bytes, TOUCH_BATCH};
 use crate::limits::Limits;
 use crate::model::view::{typed_slice, typed_vec, Element, ViewError};
 use crate::model::ElementType;
@@ -12,11 +19,6 @@ use crate::schema::{
     placement::{place_buffers, DataPlacement},
     FileHeader, IndexEntryOf, KvEntry, LayoutFields, NameSpan, TensorDescriptor, Trailer,
 };
-pub(super) use crate::validate::decoded::Depth;
-use crate::validate::decoded::{
-    decode_descriptor, decode_file, DecodedFile, Names, Region, Walked,
-};
-use crate::validate::input::{touch_first_bytes, TOUCH_BATCH};
 use crate::validate::rules::container as rules;
 use crate::validate::{Mode, Pass, Report};
 
@@ -98,6 +100,8 @@ pub struct HrryFile<'a> {
     names: String,
     /// The entries; each name is a [`NameSpan`] into `names`.
     index: Vec<IndexEntryOf<NameSpan>>,
+    /// Absolute offset of each entry of `index`.
+    index_offsets: Vec<u64>,
     kv: Vec<KvEntry>,
     /// The tensors the open's walk of the region found, and which one each index
     /// entry names (`None` when the open did not walk the region).
@@ -229,6 +233,7 @@ impl<'a> HrryFile<'a> {
             header,
             trailer,
             index,
+            index_offsets,
             names,
             kv,
             region,
@@ -250,6 +255,7 @@ impl<'a> HrryFile<'a> {
             trailer,
             names,
             index,
+            index_offsets,
             kv,
             region,
             lazy: OnceLock::new(),
@@ -465,23 +471,27 @@ impl<'a> HrryFile<'a> {
     ) -> Result<DataPlacement, Error> {
         let e = entry.entry;
         let end = e.descriptor_offset + u64::from(e.descriptor_length);
-        place_buffers(
-            end,
-            &descriptor.buffers,
-            self.header.data_buffer_alignment.into(),
-        )
-        .filter(|p| p.data_offset == e.data_offset || descriptor.buffers.is_empty())
-        .ok_or_else(|| {
+        let alignment = self.header.data_buffer_alignment.into();
+        let placement = place_buffers(end, &descriptor.buffers, alignment).ok_or_else(|| {
             Error::invalid(
-                &rules::HF_IDX_DATA_OFFSET,
+                &rules::HF_PLC_DATA_BOUNDS,
                 e.descriptor_offset,
-                format!(
-                    "tensor {:?}: index data_offset {} is not where its first buffer belongs",
-                    entry.name(),
-                    e.data_offset
-                ),
+                format!("tensor {:?}: buffer offsets overflow", entry.name()),
             )
-        })
+        })?;
+        if !descriptor.buffers.is_empty() {
+            let at = self.entry_offset(entry);
+            check_entry_data_offset(e, at, placement.data_offset, alignment)?;
+        }
+        Ok(placement)
+    }
+
+    /// Absolute offset of the index entry `entry`.
+    fn entry_offset(&self, entry: TensorEntry<'_>) -> u64 {
+        self.index_offsets
+            .get(entry.position)
+            .copied()
+            .unwrap_or(self.trailer.index_offset)
     }
 
     /// Decodes the descriptor of `entry` from the file and judges it as the walk
@@ -506,20 +516,8 @@ impl<'a> HrryFile<'a> {
             .range(at, e.descriptor_length.into())?
             .ok_or_else(|| past_end("descriptor"))?;
         // The index locates exactly the descriptor's bytes (HF-IDX-004).
-        let stated = bytes
-            .get(6..10)
-            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
-        if stated.is_some_and(|n| n != e.descriptor_length) {
-            return Err(Error::invalid(
-                &rules::HF_IDX_DESC_LENGTH,
-                at,
-                format!(
-                    "{:?}: index descriptor_length {} but the descriptor says {}",
-                    entry.name(),
-                    e.descriptor_length,
-                    stated.unwrap_or_default()
-                ),
-            ));
+        if let Some(stated) = stated_length(bytes) {
+            check_entry_descriptor_length(e, self.entry_offset(entry), stated)?;
         }
         Ok(decode_descriptor(
             bytes,

@@ -4,17 +4,16 @@
 
 use std::io::Read;
 
+use crate::decode::file::{decode_file_header, judge_descriptor, judge_trailer};
+use crate::decode::header::fixed_header;
+use crate::decode::input::first_nonzero_byte;
 use crate::limits::Limits;
 use crate::model::view::{typed_slice, typed_vec, Element, ViewError};
 use crate::schema::{
     container::{FILE_HEADER_LEN, TRAILER_LEN},
     placement::{align_up, place_buffers},
-    read_from, DescriptorHeader, FileHeader, TensorDescriptor, Trailer, DESCRIPTOR_HEADER_LEN,
-    TRAILER_MAGIC,
+    read_from, FileHeader, TensorDescriptor, Trailer, DESCRIPTOR_HEADER_LEN,
 };
-use crate::validate::decode::check_fixed_header;
-use crate::validate::decoded::{decode_descriptor, decode_file_header};
-use crate::validate::input::first_nonzero_byte;
 use crate::validate::rules::container as rules;
 use crate::validate::Pass;
 
@@ -183,17 +182,15 @@ impl<R: Read> SequentialReader<R> {
         }
         let descriptor_offset = self.position - 8;
         self.read_exact(&mut fixed[8..])?;
-        let length = u32::from_le_bytes([fixed[6], fixed[7], fixed[8], fixed[9]]);
         let mut bytes = fixed.to_vec();
         // The fixed header is judged before its length is trusted.
         self.read_into(&mut bytes, DESCRIPTOR_HEADER_LEN - 10)?;
-        let (h, _) = read_from::<DescriptorHeader>(&bytes).map_err(|_| truncated(self.position))?;
-        check_fixed_header(&h, descriptor_offset, &self.limits)?;
-        self.read_into(&mut bytes, u64::from(length) - DESCRIPTOR_HEADER_LEN)?;
-        let descriptor = decode_descriptor(
-            &bytes,
+        let header = fixed_header(&bytes, descriptor_offset, &self.limits)?;
+        self.read_into(&mut bytes, header.length() - DESCRIPTOR_HEADER_LEN)?;
+        let descriptor = header.decode(&bytes)?;
+        judge_descriptor(
+            &descriptor,
             descriptor_offset,
-            &self.limits,
             crate::validate::Mode::Strict,
             &self.policy,
         )?;
@@ -271,15 +268,7 @@ impl<R: Read> SequentialReader<R> {
             .map_err(|e| {
                 Error::invalid(&rules::HF_TRL_MAGIC, total - TRAILER_LEN, e.to_string())
             })?;
-        if trailer.trailer_magic != TRAILER_MAGIC {
-            return Err(Error::invalid(
-                &rules::HF_TRL_MAGIC,
-                total - 4,
-                format!(
-                    "stream is {total} bytes and does not end with the trailer magic: truncated?"
-                ),
-            ));
-        }
+        judge_trailer(&self.header, &trailer, total, &self.policy)?;
         let end = if trailer.kv_length > 0 {
             trailer.kv_offset
         } else {

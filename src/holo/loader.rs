@@ -82,14 +82,14 @@ impl<B: AsRef<[u8]>> HoloLoader<B> {
         let (report, index) = walk(storage.as_ref(), Mode::Strict);
         if let Some(v) = report.violations.first() {
             return Err(HoloError::Invalid {
-                rule: v.rule.id,
+                rule: v.rule,
                 offset: v.offset,
                 message: v.message.clone(),
                 violations: report.violations.len(),
             });
         }
         let index = index.ok_or_else(|| HoloError::Invalid {
-            rule: "HOLO-HDR-001",
+            rule: &crate::validate::rules::holo::HOLO_SIZE,
             offset: 0,
             message: "structure could not be followed".into(),
             violations: 0,

@@ -33,16 +33,16 @@ pub use types::{
 pub use writer::{assemble, HoloWriter};
 
 use crate::source::ReadAt;
-use crate::validate::{Mode, Policy, Report};
+use crate::validate::{Mode, Policy, Report, Rule};
 
 /// Errors of the `.holo` layer.
 #[derive(Debug, thiserror::Error)]
 pub enum HoloError {
     /// The archive breaks a rule; the first violation found is named.
-    #[error("{rule} at offset {offset}: {message} ({violations} {} in all)", if *.violations == 1 { "violation" } else { "violations" })]
+    #[error("{} at offset {offset}: {message} ({violations} {} in all)", rule.id, if *.violations == 1 { "violation" } else { "violations" })]
     Invalid {
-        /// The rule ID (`HOLO-…`).
-        rule: &'static str,
+        /// The rule broken (`HOLO-…`).
+        rule: &'static Rule,
         /// Absolute byte offset of the offending field.
         offset: u64,
         /// What was expected and what was found.
@@ -79,7 +79,7 @@ pub(crate) fn validate(bytes: &[u8], mode: Mode, policy: Policy) -> Report {
     match walk::walk_source(&bytes, mode, policy) {
         Ok((report, _)) => report,
         // Reads inside a slice do not fail.
-        Err(e) => crate::validate::input::unread(mode, &e),
+        Err(e) => crate::decode::input::unread(mode, &e),
     }
 }
 

@@ -13,6 +13,7 @@ use std::collections::HashMap;
 use std::io;
 use std::ops::Range;
 
+use crate::decode::input::{Input, Window, CHUNK};
 use crate::schema::holo::{
     holo_header_offsets, section_entry_offsets, ConstantEntryHead, EntryCount, ExtensionHead,
     HoloHeader, LevelList, PortList, SectionEntry, ShapeRegistryList, WeightEntryHead,
@@ -22,7 +23,6 @@ use crate::schema::holo::{
 };
 use crate::schema::read_from;
 use crate::source::ReadAt;
-use crate::validate::input::{Input, Window, CHUNK};
 use crate::validate::rules::holo as r;
 use crate::validate::{Mode, Policy, Report, Rule};
 
@@ -91,7 +91,7 @@ pub(crate) fn walk(bytes: &[u8], mode: Mode) -> (Report, Option<ArchiveIndex>) {
     match walk_source(&bytes, mode, Policy::Hardened) {
         Ok(done) => done,
         // Reads inside a slice do not fail.
-        Err(e) => (crate::validate::input::unread(mode, &e), None),
+        Err(e) => (crate::decode::input::unread(mode, &e), None),
     }
 }
 

@@ -28,13 +28,13 @@ pub(crate) mod x86;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock, PoisonError};
 
+use crate::decode::quant::Addressing;
 use crate::model::element_type::{element_count, ElementType};
 use crate::model::quant::{block_scale_size, BlockGeometry};
 use crate::schema::{
     BlockPagedFields, LayoutFields, PerBlockAffine, QuantScheme, TensorDescriptor, FLAG_SYMMETRIC,
     LAYOUT_ROW_MAJOR,
 };
-use crate::validate::quant::Addressing;
 use crate::validate::{Mode, Report, Violation};
 
 use params::{BlockKind, BlockRows, Params, StoredTensor};
@@ -268,16 +268,16 @@ impl<'a> Dequantizer<'a> {
         let mut report = Report::new(Mode::Strict);
         // Without buffers, the quantization checks read the descriptor only.
         let values = scan_values.then_some(buffers);
-        crate::validate::quant::check(desc, 0, values, &mut report);
+        crate::decode::quant::check(desc, 0, values, &mut report);
         let paged = match &desc.layout {
             LayoutFields::BlockPaged(b) => {
-                crate::validate::layout::check(desc, 0, Some(buffers), &mut report);
+                crate::decode::layout::check(desc, 0, Some(buffers), &mut report);
                 Some(b)
             }
             LayoutFields::Composite(_) => {
                 // A composite head has no data: the quantization checks leave its
                 // section to the composite head's rules (TD-CMP-006).
-                crate::validate::descriptor::check_composite_head(desc, 0, &mut report);
+                crate::decode::descriptor::check_composite_head(desc, 0, &mut report);
                 if report.violations.is_empty() {
                     return Err(QuantError::Unsupported(
                         "a composite head has no data to dequantize".into(),
@@ -290,7 +290,7 @@ impl<'a> Dequantizer<'a> {
         if let Some(v) = report.violations.into_iter().next() {
             return Err(QuantError::Invalid(v));
         }
-        let scheme = QuantScheme::decode(&section.quantization_descriptor).ok_or_else(|| {
+        let scheme = section.scheme().ok_or_else(|| {
             QuantError::Unsupported("the quantization descriptor is too short".into())
         })?;
         let unsupported = |what: &str| QuantError::Unsupported(what.to_string());

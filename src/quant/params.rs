@@ -2,9 +2,9 @@
 //! tensor ([`StoredTensor`], read by the reference) and the block-row view the
 //! block kernels run on ([`BlockRows`]).
 
+use crate::decode::quant::Addressing;
 use crate::model::element_type::ElementType;
 use crate::model::quant::BlockGeometry;
-use crate::validate::quant::Addressing;
 
 /// What a block kernel computes for each element.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

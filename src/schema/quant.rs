@@ -1,13 +1,13 @@
 //! Quantization descriptor payloads (quantization.md and quantization/*.md).
 //!
 //! The tensor descriptor keeps the raw descriptor bytes in
-//! [`QuantizationSection`](super::QuantizationSection); the structs here decode them.
+//! [`QuantizationSection`]; the structs here decode them.
 //! Each struct mirrors the "Binary Encoding" table of its scheme file, header
 //! included, so offsets in the table are offsets in the struct.
 
 use binrw::binrw;
 
-use super::QuantizationHeader;
+use super::{QuantizationHeader, QuantizationSection};
 
 /// `scheme_tag` of per-tensor affine.
 pub const SCHEME_PER_TENSOR_AFFINE: u8 = 0x01;
@@ -231,6 +231,15 @@ pub fn scale_type_name(tag: u8) -> Option<&'static str> {
         0x02 => Some("bfloat16"),
         0x03 => Some("float32"),
         _ => None,
+    }
+}
+
+impl QuantizationSection {
+    /// The decoded scheme fields: `None` when the scheme tag is not assigned or the
+    /// descriptor is shorter than the scheme's fixed fields. Every reader of scheme
+    /// fields (validation, dequantization, export, conversion) takes them from here.
+    pub fn scheme(&self) -> Option<QuantScheme> {
+        QuantScheme::decode(&self.quantization_descriptor)
     }
 }
 

@@ -18,7 +18,6 @@ use crate::schema::transport::{
 use crate::schema::{read_from, LenBytes, TensorDescriptor, DEVICE_CPU};
 use crate::stream::message::{write_data_frame, write_message, Frame, Payload};
 use crate::stream::Conversation;
-use crate::validate::decode::decode_body;
 use crate::validate::Mode;
 
 /// Why a client call failed.
@@ -404,8 +403,11 @@ impl Client {
             )));
         }
         *budget -= total;
-        let d =
-            decode_body(&descriptor.descriptor, 0).map_err(|v| ClientError::Protocol(v.message))?;
+        // The conversation rules decoded and checked the descriptor.
+        let d = self
+            .conversation
+            .take_descriptor()
+            .ok_or_else(|| ClientError::Protocol("the descriptor does not decode".into()))?;
         let mut data: Vec<u8> = Vec::new();
         data.try_reserve_exact(total as usize)
             .map_err(|_| ClientError::Limit(format!("cannot allocate {total} bytes")))?;

@@ -19,7 +19,6 @@ use crate::schema::transport::{
 use crate::schema::{LenBytes, DEVICE_CPU, LAYOUT_COMPOSITE};
 use crate::stream::message::{error_code_for, Frame, MessageType, Payload};
 use crate::stream::Conversation;
-use crate::validate::decode::decode_body;
 use crate::validate::rules::transport::TR_ERR_CLOSED;
 use crate::validate::{Mode, Violation};
 
@@ -526,9 +525,12 @@ impl Session {
     fn put(&mut self, stream: u32, p: TensorPut) -> Reply {
         let key = String::from_utf8_lossy(&p.tensor_key.bytes).into_owned();
         // The conversation rules decoded and checked the descriptor.
-        let descriptor = match decode_body(&p.descriptor.bytes, 0) {
-            Ok(d) => d,
-            Err(v) => return self.error(stream, error_code::INVALID_MESSAGE, v.message),
+        let Some(descriptor) = self.conversation.take_descriptor() else {
+            return self.error(
+                stream,
+                error_code::INVALID_MESSAGE,
+                "the descriptor does not decode",
+            );
         };
         if descriptor.layout_tag == LAYOUT_COMPOSITE {
             return self.error(

@@ -18,19 +18,17 @@ use std::io::Read;
 
 use crate::layout::composite::{partition_fault, Binder, PartitionFault};
 
+use crate::decode::header::{descriptor, fixed_header, stated_length};
+use crate::decode::tensor::{bind_composite, check_tensor, Owned};
 use crate::schema::transport::{
     descriptor_payload_offsets as dpo, error_code, is_extension_layout, CapabilityFlags, Hello,
     LayoutList, ShortBytes, TensorDescriptorPayload, MESSAGE_HEADER_LEN, TENSOR_DATA_HEADER_LEN,
 };
 use crate::schema::{
-    descriptor_offsets as doff, layout_tag_known, read_from, DescriptorHeader, LenBytes,
-    TensorDescriptor,
+    descriptor_offsets as doff, layout_tag_known, LenBytes, TensorDescriptor, DESCRIPTOR_HEADER_LEN,
 };
-use crate::validate::composite::check_binding;
-use crate::validate::decode::{check_fixed_header, decode_body};
-use crate::validate::descriptor::check_descriptor;
 use crate::validate::rules::transport::*;
-use crate::validate::{layout, quant, Options, Report, Rule, Violation};
+use crate::validate::{Options, Report, Rule, Violation};
 
 use super::message::{is_private_type, read_frame, Frame, MessageType, Payload};
 use super::Error;
@@ -192,6 +190,8 @@ pub struct Conversation {
     streams: BTreeMap<u32, StreamState>,
     /// Open parallel transfers, oldest first.
     parallel: Vec<ParallelTransfer>,
+    /// The descriptor the last message accepted carried, as decoded and checked.
+    descriptor: Option<TensorDescriptor>,
 }
 
 /// The violations of one message, filtered by mode.
@@ -217,7 +217,16 @@ impl Conversation {
             server_hello: None,
             streams: BTreeMap::new(),
             parallel: Vec::new(),
+            descriptor: None,
         }
+    }
+
+    /// Takes the descriptor the last message accepted carried (a TENSOR_DESCRIPTOR
+    /// or a TENSOR_PUT), as the conversation rules decoded it: `None` when that
+    /// message carried none or it did not decode. A side that acts on the message
+    /// uses it instead of decoding the descriptor again.
+    pub fn take_descriptor(&mut self) -> Option<TensorDescriptor> {
+        self.descriptor.take()
     }
 
     /// Offset of the next message: the encoded size of every message accepted.
@@ -244,6 +253,7 @@ impl Conversation {
     /// rules the mode enforces), located at absolute offsets counted from the
     /// first message.
     pub fn accept(&mut self, frame: &Frame) -> Vec<Violation> {
+        self.descriptor = None;
         let mut report = self.options.report();
         let at = self.position;
         self.position += frame.encoded_len();
@@ -658,11 +668,11 @@ impl Conversation {
     /// Checks the fixed header of the descriptor at the start of a TENSOR_DESCRIPTOR
     /// payload; false (and the violation reported) when it cannot be followed.
     fn descriptor_header_ok(&self, payload: &[u8], at: u64, found: &mut Found<'_>) -> bool {
-        let Ok((h, _)) = read_from::<DescriptorHeader>(payload) else {
+        if (payload.len() as u64) < DESCRIPTOR_HEADER_LEN {
             return true; // Too short: the payload decode reports it.
-        };
-        match check_fixed_header(&h, at, &self.options.limits) {
-            Ok(()) => true,
+        }
+        match fixed_header(payload, at, &self.options.limits) {
+            Ok(_) => true,
             Err(v) => {
                 found.add(v.rule, v.offset, v.message);
                 false
@@ -733,50 +743,36 @@ impl Conversation {
         self.stream(stream).phase = Phase::Sending(Transfer::new(at, total));
         if let (Some(d), Some(p)) = (&descriptor, &decoded) {
             let desc_at = base;
-            let max_depth = self.options.limits.max_composite_depth;
+            let limits = self.options.limits;
             let s = self.stream(stream);
-            let bound = s.binder.bind((desc_at, d.clone()), d, desc_at);
-            check_binding(d, desc_at, &bound, max_depth, found.report);
-            for done in &bound.closed {
-                let members: Vec<(&TensorDescriptor, u64)> =
-                    done.members.iter().map(|(o, m)| (m, *o)).collect();
-                layout::check_composite(&done.head.1, done.head.0, &members, found.report);
-            }
+            bind_composite(
+                &mut s.binder,
+                (desc_at, d.clone()),
+                d,
+                desc_at,
+                &Owned,
+                &limits,
+                found.report,
+            );
             self.place_shard(stream, joins_parallel, p, d, desc_at, found);
         } else if shards == 1 {
             self.parallel
                 .retain(|g| g.request_stream != stream || !g.shards.is_empty());
         }
+        self.descriptor = descriptor;
     }
 
     /// Decodes and checks a descriptor carried in a message (`bytes` at `at`):
     /// header, fields and every descriptor-level rule.
     fn descriptor(&self, bytes: &[u8], at: u64, found: &mut Found<'_>) -> Option<TensorDescriptor> {
-        let Ok((h, _)) = read_from::<DescriptorHeader>(bytes) else {
-            found.add(
-                &crate::validate::rules::container::TD_HDR_LENGTH,
-                at,
-                format!(
-                    "the descriptor is {} bytes, shorter than its 20-byte header",
-                    bytes.len()
-                ),
-            );
-            return None;
-        };
-        if let Err(v) = check_fixed_header(&h, at, &self.options.limits) {
-            found.add(v.rule, v.offset, v.message);
-            return None;
-        }
-        let d = match decode_body(bytes, at) {
+        let d = match descriptor(bytes, at, &self.options.limits) {
             Ok(d) => d,
             Err(v) => {
                 found.add(v.rule, v.offset, v.message);
                 return None;
             }
         };
-        check_descriptor(&d, at, found.report);
-        layout::check_with_limits(&d, at, None, None, &self.options.limits, found.report);
-        quant::check(&d, at, None, found.report);
+        check_tensor(&d, at, None, &self.options.limits, found.report);
         for (i, b) in d.buffers.iter().enumerate() {
             if b.sync_mode != crate::schema::SYNC_PRODUCER_SYNCED {
                 found.add(
@@ -1083,15 +1079,15 @@ impl Conversation {
         let length_at = base + 4 + p.tensor_key.bytes.len() as u64;
         let desc_at = length_at + 4;
         let bytes = &p.descriptor.bytes;
-        if let Ok((h, _)) = read_from::<DescriptorHeader>(bytes) {
-            if u64::from(h.descriptor_length) != bytes.len() as u64 {
+        if let Some(stated) = stated_length(bytes) {
+            if u64::from(stated) != bytes.len() as u64 {
                 found.add(
                     &TR_DSC_LENGTH,
                     length_at,
                     format!(
                         "the descriptor field holds {} bytes, its descriptor_length says {}",
                         bytes.len(),
-                        h.descriptor_length
+                        stated
                     ),
                 );
                 return;
@@ -1099,6 +1095,7 @@ impl Conversation {
         }
         if let Some(d) = self.descriptor(bytes, desc_at, found) {
             check_total(&d, p.total_data_bytes, desc_at + bytes.len() as u64, found);
+            self.descriptor = Some(d);
         }
     }
 

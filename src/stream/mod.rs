@@ -6,7 +6,8 @@
 //!   no padding, no names; a composite head binds the next `member_count` tensors
 //!   (nested composites pre-order). [`StreamReader`] and [`StreamWriter`] work over
 //!   any `Read` / `Write` without seeking, holding a fixed-size buffer whatever the
-//!   data size; [`crate::Format::validate_reader`] with [`crate::Format::Stream`]
+//!   data size; [`CheckedStreamReader`] hands out each tensor once it passed every
+//!   rule; [`crate::Format::validate_reader`] with [`crate::Format::Stream`]
 //!   applies every rule; [`pack`] / [`unpack`]
 //!   convert from and to HRRYFILEs.
 //! - **Transport messages**: [`message`] frames, decodes and encodes them, with a
@@ -15,6 +16,7 @@
 //!   [`crate::Format::validate_reader`] with [`crate::Format::Messages`] a whole
 //!   captured conversation.
 
+mod checked;
 mod conversation;
 mod error;
 mod io;
@@ -24,6 +26,7 @@ mod reader;
 mod validate;
 mod writer;
 
+pub use checked::{tensor_too_large, CheckedStreamReader, CheckedTensor, Refusal};
 pub(crate) use conversation::validate_messages;
 pub use conversation::Conversation;
 pub use error::Error;

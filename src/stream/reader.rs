@@ -3,12 +3,10 @@
 
 use std::io::{BufRead, BufReader, Read};
 
+use crate::decode::header::fixed_header;
 use crate::layout::composite::Binder;
 use crate::limits::Limits;
-use crate::schema::{
-    read_from, DescriptorHeader, TensorDescriptor, DESCRIPTOR_HEADER_LEN, DESCRIPTOR_MAGIC,
-};
-use crate::validate::decode::{check_fixed_header, decode_body};
+use crate::schema::{TensorDescriptor, DESCRIPTOR_HEADER_LEN, DESCRIPTOR_MAGIC};
 use crate::validate::rules::container::{HF_CMP_DEPTH, TD_HDR_MAGIC};
 use crate::validate::rules::stream::*;
 
@@ -203,10 +201,7 @@ impl<R: Read> StreamReader<R> {
                 )
             });
         }
-        let header = read_from::<DescriptorHeader>(&head)
-            .map_err(|e| Error::invalid(&TD_HDR_MAGIC, at, crate::schema::error_text(&e)))?
-            .0;
-        check_fixed_header(&header, at, &self.limits).map_err(Error::Invalid)?;
+        let header = fixed_header(&head, at, &self.limits).map_err(Error::Invalid)?;
         if self.tensors >= self.limits.max_tensors {
             return Err(Error::limit(
                 crate::limits::Limit::Tensors,
@@ -217,7 +212,7 @@ impl<R: Read> StreamReader<R> {
                 ),
             ));
         }
-        let length = u64::from(header.descriptor_length);
+        let length = header.length();
         let mut bytes = head.to_vec();
         let rest = length - DESCRIPTOR_HEADER_LEN;
         // Grows only as bytes arrive: a descriptor_length the stream does not back
@@ -237,7 +232,7 @@ impl<R: Read> StreamReader<R> {
                 ),
             ));
         }
-        let descriptor = decode_body(&bytes, at).map_err(Error::Invalid)?;
+        let descriptor = header.decode(&bytes).map_err(Error::Invalid)?;
         let first_handle_at = at + descriptor.buffer_pos(0);
         let data_length = descriptor
             .buffers

@@ -4,11 +4,12 @@
 
 use std::io::Read;
 
+use crate::decode::descriptor::check_descriptor;
+use crate::decode::input::Buffers;
+use crate::decode::tensor::{bind_composite, check_tensor, Data, Owned};
 use crate::layout::composite::Binder;
 use crate::schema::{placement::place_buffers, TensorDescriptor};
-use crate::validate::{
-    composite::check_binding, descriptor::check_descriptor, layout, quant, Options, Report,
-};
+use crate::validate::{Options, Report};
 
 use super::{Error, StreamReader, StreamTensor};
 
@@ -68,20 +69,24 @@ impl TensorChecker {
     pub fn check(&mut self, tensor: &StreamTensor, buffers: &[&[u8]], report: &mut Report) {
         let (d, at) = (&tensor.descriptor, tensor.descriptor_offset);
         let limits = &self.options.limits;
-        check_descriptor(d, at, report);
         // Back to back: each buffer starts where the previous one ends.
         let offsets = place_buffers(tensor.data_offset, &d.buffers, 1)
             .map(|p| p.buffer_offsets)
             .unwrap_or_default();
-        layout::check_with_limits(d, at, Some(buffers), Some(&offsets), limits, report);
-        quant::check(d, at, Some(buffers), report);
-        let bound = self.binder.bind((at, d.clone()), d, at);
-        check_binding(d, at, &bound, limits.max_composite_depth, report);
-        for done in &bound.closed {
-            let members: Vec<(&TensorDescriptor, u64)> =
-                done.members.iter().map(|(o, m)| (m, *o)).collect();
-            layout::check_composite(&done.head.1, done.head.0, &members, report);
-        }
+        let data = Data {
+            buffers: Buffers::Slices(buffers),
+            offsets: Some(&offsets),
+        };
+        check_tensor(d, at, Some(data), limits, report);
+        bind_composite(
+            &mut self.binder,
+            (at, d.clone()),
+            d,
+            at,
+            &Owned,
+            limits,
+            report,
+        );
     }
 }
 

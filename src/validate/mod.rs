@@ -4,55 +4,18 @@
 //! data in [`rules`]; checks report [`Violation`]s with absolute byte offsets into a
 //! [`Report`]. [`all_rules`] is the rule table `hrry rules` prints.
 
-pub mod budget;
-mod buffer;
-pub mod composite;
 pub mod conformance;
-mod container;
-pub mod decode;
-pub(crate) mod decoded;
-pub mod descriptor;
-pub(crate) mod input;
-
-pub(crate) use input::unread;
-pub mod layout;
 mod limit;
-pub mod quant;
-mod region;
+mod options;
 mod rule;
 pub mod rules;
 
-use std::io;
-
-use crate::source::ReadAt;
-
-pub use container::Options;
+pub use options::Options;
 pub(crate) use rule::declare_rules;
 pub(crate) use rule::Pass;
 pub use rule::{
     Level, Mode, Policy, Reads, Report, Rule, Verdict, Violation, MAX_VIOLATIONS_PER_RULE,
 };
-
-/// Validates the HRRYFILE `source` and reports every violation found, reading only
-/// what the rules look at: the header, trailer, index, KV, every descriptor and the
-/// padding around it, quantization parameters, sparse index structures and the few
-/// data bytes a rule inspects (packing tails, padding elements, `float8_e8m0`
-/// codes), never whole dense data buffers; a failed read is returned instead.
-pub(crate) fn validate_source(source: &dyn ReadAt, options: &Options) -> io::Result<Report> {
-    let pass = Pass {
-        spec_only: !options.hardening(),
-        ..Pass::default()
-    };
-    let (mut report, _) = decoded::decode_file(
-        source,
-        options.limits,
-        options.mode,
-        pass,
-        decoded::Depth::Region,
-    )?;
-    report.policy = options.policy;
-    Ok(report)
-}
 
 /// Every rule of every area, in table order.
 pub fn all_rules() -> impl Iterator<Item = &'static Rule> {

@@ -8,12 +8,13 @@ use std::io::Read;
 
 use arbitrary::{Arbitrary, Unstructured};
 
+use hrry::decode::descriptor::check_descriptor;
 use hrry::file::{SequentialReader, TensorRegionEnd};
 use hrry::limits::Limits;
 use hrry::model::ElementType;
 use hrry::schema::{read_from, to_bytes, IndexSection, KvSection, TensorDescriptor};
 use hrry::schema::{BlockScaled, PerBlockAffine, QuantScheme, SCHEME_MXFP, SCHEME_NF4};
-use hrry::validate::{descriptor::check_descriptor, Mode, Report};
+use hrry::validate::{Mode, Report};
 
 use crate::mutation::RichModel;
 use crate::ArbitraryModel;

@@ -255,7 +255,7 @@ def packed_size(bits, n):
 
 
 def oversized_buffer_json(d):
-    """validate/descriptor.rs `oversized_buffer` (rule TD-BUF-014) for the layouts
+    """decode/descriptor.rs `oversized_buffer` (rule TD-BUF-014) for the layouts
     whose size needs no addressing: row- and column-major, unquantized, built-in
     types. None when buffer 0 is not larger than needed (or the rule's size is
     not defined)."""

@@ -5,6 +5,7 @@
 //! round trip through a layout is the identity.
 
 use arbitrary::{Result, Unstructured};
+use hrry::decode::layout::{check, check_composite};
 use hrry::layout::bits::pack;
 use hrry::layout::composite::{assemble, Member};
 use hrry::layout::dense::{lowest_bit_address, DenseView};
@@ -12,7 +13,6 @@ use hrry::layout::{from_row_major, logical_row_major, required_buffer_size, to_r
 use hrry::model::build::descriptor;
 use hrry::model::BUILTIN_TYPES;
 use hrry::schema::*;
-use hrry::validate::layout::{check, check_composite};
 use hrry::validate::{Mode, Report};
 
 const LIMIT: u64 = 1 << 16;

@@ -1,11 +1,12 @@
 //! Sparse layouts densify to the dense tensor they were built from, and the spec's
 //! worked examples encode to the bytes the spec shows.
 
+use hrry::decode::layout::check;
 use hrry::layout::bits::pack;
 use hrry::layout::sparse::encode;
 use hrry::layout::{densify, logical_row_major};
 use hrry::model::ElementType;
-use hrry::validate::{layout::check, Mode, Report};
+use hrry::validate::{Mode, Report};
 
 const NO_LIMIT: u64 = u64::MAX;
 

@@ -307,7 +307,7 @@ fn every_dense_layout_dequantizes_to_the_same_logical_values() {
             moved[0] = data;
             let what = format!("{} layout {tag:#04x}", storage.name());
             let mut report = hrry::validate::Report::new(hrry::validate::Mode::Strict);
-            hrry::validate::quant::check(&desc, 0, Some(&slices(&moved)), &mut report);
+            hrry::decode::quant::check(&desc, 0, Some(&slices(&moved)), &mut report);
             assert!(
                 report.rule_ids().is_empty(),
                 "{what}: {:?}",

@@ -82,8 +82,8 @@ fn random_edits_never_panic_and_kernels_agree() {
         }
         let slices = slices(&buffers);
         let mut report = Report::new(Mode::Strict);
-        hrry::validate::quant::check(&desc, 0, Some(&slices), &mut report);
-        hrry::validate::quant::check(&desc, 0, None, &mut report);
+        hrry::decode::quant::check(&desc, 0, Some(&slices), &mut report);
+        hrry::decode::quant::check(&desc, 0, None, &mut report);
         let Ok(mut dq) = Dequantizer::new(&desc, &slices) else {
             continue;
         };
@@ -110,8 +110,8 @@ fn a_dynamic_axis_breaks_the_scheme_rule_and_other_dynamic_dimensions_td_shp_002
     let slices = slices(&buffers);
     let ids = |desc: &hrry::schema::TensorDescriptor, mode| {
         let mut report = Report::new(mode);
-        hrry::validate::descriptor::check_descriptor(desc, 0, &mut report);
-        hrry::validate::quant::check(desc, 0, Some(&slices), &mut report);
+        hrry::decode::descriptor::check_descriptor(desc, 0, &mut report);
+        hrry::decode::quant::check(desc, 0, Some(&slices), &mut report);
         let mut ids = report.rule_ids();
         ids.sort();
         ids.dedup();
@@ -155,7 +155,7 @@ fn a_huge_channel_count_with_shared_parameters_does_not_overflow() {
         desc.layout_tag = layout_tag;
         let buffers: Vec<Vec<u8>> = sizes.iter().map(|&n| vec![0u8; n as usize]).collect();
         let mut report = Report::new(Mode::Strict);
-        hrry::validate::quant::check(&desc, 0, Some(&slices(&buffers)), &mut report);
+        hrry::decode::quant::check(&desc, 0, Some(&slices(&buffers)), &mut report);
         assert!(report.rule_ids().contains(&"QC-SCL-001"), "{layout_tag}");
         assert!(Dequantizer::new(&desc, &slices(&buffers)).is_err());
     }

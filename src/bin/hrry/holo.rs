@@ -100,7 +100,7 @@ pub fn inspect(path: &Path, bytes: Option<&[u8]>, json: bool) -> Result<Outcome,
             eprintln!("{}: {}", text::path(path), text::safe(&e.to_string()));
             if json {
                 let (rule, offset) = match &e {
-                    HoloError::Invalid { rule, offset, .. } => (Some(*rule), Some(*offset)),
+                    HoloError::Invalid { rule, offset, .. } => (Some(rule.id), Some(*offset)),
                     _ => (None, None),
                 };
                 let name = path.to_string_lossy();

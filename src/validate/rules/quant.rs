@@ -2,7 +2,7 @@
 //!
 //! `QZ-` rules come from quantization.md (all schemes), `QT-` per-tensor affine,
 //! `QC-` per-channel affine, `QB-` per-block affine, `QN-` NF4, `QM-` MXFP.
-//! The checks are in `crate::validate::quant`.
+//! The checks are in `crate::decode::quant`.
 
 crate::declare_rules! {
     QZ_TAG_INVALID: "QZ-TAG-001", Spec,

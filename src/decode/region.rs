@@ -4,15 +4,16 @@
 use crate::schema::{
     descriptor_offsets as off,
     placement::{align_up, place_buffers},
-    read_from, DescriptorHeader, TensorDescriptor, DESCRIPTOR_HEADER_LEN, DESCRIPTOR_MAGIC,
+    IndexEntryOf, NameSpan, TensorDescriptor, DESCRIPTOR_HEADER_LEN, DESCRIPTOR_MAGIC,
     LAYOUT_COMPOSITE,
 };
 
 use super::container::{check_zero, Frame};
 use super::descriptor::check_descriptor;
 use super::input::{Buffers, Input};
-use super::rules::container::*;
-use super::Report;
+use super::tensor::{bind_composite, check_stored, Data, Members};
+use crate::validate::rules::container::*;
+use crate::validate::{Report, Violation};
 
 /// A tensor found by the walk.
 pub(crate) struct Walked {
@@ -153,21 +154,17 @@ fn walk(frame: &Frame<'_>, report: &mut Report) -> (Vec<Walked>, bool) {
             offsets: &p.buffer_offsets,
             handles: &d.buffers,
         };
-        super::quant::check_buffers(&d, pos, Some(buffers), Some(&p.buffer_offsets), report);
+        let data = Data {
+            buffers,
+            offsets: Some(&p.buffer_offsets),
+        };
+        check_stored(&d, pos, Some(data), &frame.limits, report);
         super::buffer::check_file_alignment(&d, pos, &p.buffer_offsets, report);
         let mut from = desc_end;
         for (&b, h) in p.buffer_offsets.iter().zip(&d.buffers) {
             check_zero(input, from, b, report);
             from = b + h.byte_size;
         }
-        super::layout::check_buffers(
-            &d,
-            pos,
-            Some(buffers),
-            Some(&p.buffer_offsets),
-            &frame.limits,
-            report,
-        );
         if !charge_walked(input, &mut out, &d, pos, report) {
             return (out, false);
         }
@@ -295,12 +292,18 @@ fn read_descriptor(
         );
         return None;
     }
-    let (h, _) = read_from::<DescriptorHeader>(&input.bytes(pos, DESCRIPTOR_HEADER_LEN)?).ok()?;
-    if let Err(v) = super::decode::check_fixed_header(&h, pos, &frame.limits) {
-        report.record(v);
-        return None;
-    }
-    let length = u64::from(h.descriptor_length);
+    let header = match super::header::fixed_header(
+        &input.bytes(pos, DESCRIPTOR_HEADER_LEN)?,
+        pos,
+        &frame.limits,
+    ) {
+        Ok(h) => h,
+        Err(v) => {
+            report.record(v);
+            return None;
+        }
+    };
+    let length = header.length();
     if pos + length > end {
         report.violation(
             &HF_PLC_DATA_BOUNDS,
@@ -309,7 +312,7 @@ fn read_descriptor(
         );
         return None;
     }
-    match super::decode::decode_body(&input.bytes(pos, length)?, pos) {
+    match header.decode(&input.bytes(pos, length)?) {
         Ok(d) => Some(d),
         Err(v) => {
             report.record(v);
@@ -392,6 +395,59 @@ struct Placed {
     bufferless_head: bool,
 }
 
+/// `HF-IDX-004`: the index entry `e` (at absolute offset `entry_at`) gives the
+/// `descriptor_length` its descriptor states (`stated`).
+pub(crate) fn check_entry_descriptor_length(
+    e: &IndexEntryOf<NameSpan>,
+    entry_at: u64,
+    stated: u32,
+) -> Result<(), Violation> {
+    if e.descriptor_length == stated {
+        return Ok(());
+    }
+    Err(Violation::new(
+        &HF_IDX_DESC_LENGTH,
+        entry_at + 2 + u64::from(e.name.len) + 8,
+        format!(
+            "index descriptor_length {} but the descriptor says {stated}",
+            e.descriptor_length
+        ),
+    ))
+}
+
+/// `HF-PLC-002` and `HF-IDX-005`: the `data_offset` of the index entry `e` (at
+/// absolute offset `entry_at`) is aligned to `data_buffer_alignment` and is where
+/// the tensor's first buffer starts (`data_offset`).
+pub(crate) fn check_entry_data_offset(
+    e: &IndexEntryOf<NameSpan>,
+    entry_at: u64,
+    data_offset: u64,
+    data_buffer_alignment: u64,
+) -> Result<(), Violation> {
+    let at = entry_at + 2 + u64::from(e.name.len) + 12;
+    if !e.data_offset.is_multiple_of(data_buffer_alignment) {
+        return Err(Violation::new(
+            &HF_PLC_BUFFER_ALIGN,
+            at,
+            format!(
+                "data_offset {} is not a multiple of data_buffer_alignment {data_buffer_alignment}",
+                e.data_offset
+            ),
+        ));
+    }
+    if e.data_offset != data_offset {
+        return Err(Violation::new(
+            &HF_IDX_DATA_OFFSET,
+            at,
+            format!(
+                "index data_offset {} but the first buffer starts at {data_offset}",
+                e.data_offset
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Each index entry names one walked tensor and agrees with it; returns, for each
 /// entry, the tensor it names.
 fn check_index_agreement(
@@ -453,17 +509,9 @@ fn check_index_agreement(
                 ),
             );
         }
-        report.check(
-            e.descriptor_length == w.descriptor_length,
-            &HF_IDX_DESC_LENGTH,
-            after_name + 8,
-            || {
-                format!(
-                    "index descriptor_length {} but the descriptor says {}",
-                    e.descriptor_length, w.descriptor_length
-                )
-            },
-        );
+        if let Err(v) = check_entry_descriptor_length(e, *at, w.descriptor_length) {
+            report.record(v);
+        }
         if w.bufferless_head {
             let desc_end = w.descriptor_offset + u64::from(w.descriptor_length);
             report.check(e.data_length == 0 && e.data_offset == desc_end, &HF_CMP_HEAD_INDEX, after_name + 12, || {
@@ -475,27 +523,8 @@ fn check_index_agreement(
             continue;
         }
         let dba = u64::from(frame.header.data_buffer_alignment);
-        if e.data_offset % dba != 0 {
-            report.violation(
-                &HF_PLC_BUFFER_ALIGN,
-                after_name + 12,
-                format!(
-                    "data_offset {} is not a multiple of data_buffer_alignment {dba}",
-                    e.data_offset
-                ),
-            );
-        } else {
-            report.check(
-                e.data_offset == w.data_offset,
-                &HF_IDX_DATA_OFFSET,
-                after_name + 12,
-                || {
-                    format!(
-                        "index data_offset {} but the first buffer starts at {}",
-                        e.data_offset, w.data_offset
-                    )
-                },
-            );
+        if let Err(v) = check_entry_data_offset(e, *at, w.data_offset, dba) {
+            report.record(v);
         }
         report.check(
             e.data_length == w.data_length,
@@ -526,28 +555,30 @@ fn check_index_agreement(
     by_entry
 }
 
+/// The walked tensors, which composites name by their place in the walk.
+struct InWalk<'w>(&'w [Walked]);
+
+impl Members<usize> for InWalk<'_> {
+    fn member<'a>(&'a self, item: &'a usize) -> (&'a TensorDescriptor, u64) {
+        let w = &self.0[*item];
+        (&w.descriptor, w.descriptor_offset)
+    }
+}
+
 /// Recovers composites by descriptor order: a head's members are the next
 /// `member_count` tensors (pre-order for nested heads).
 fn check_composites(frame: &Frame<'_>, walked: &[Walked], complete: bool, report: &mut Report) {
     let mut binder = crate::layout::composite::Binder::new();
     for (index, w) in walked.iter().enumerate() {
-        let bound = binder.bind(index, &w.descriptor, w.descriptor_offset);
-        super::composite::check_binding(
+        bind_composite(
+            &mut binder,
+            index,
             &w.descriptor,
             w.descriptor_offset,
-            &bound,
-            frame.limits.max_composite_depth,
+            &InWalk(walked),
+            &frame.limits,
             report,
         );
-        for done in &bound.closed {
-            let members: Vec<(&TensorDescriptor, u64)> = done
-                .members
-                .iter()
-                .map(|&m| (&walked[m].descriptor, walked[m].descriptor_offset))
-                .collect();
-            let h = &walked[done.head];
-            super::layout::check_composite(&h.descriptor, h.descriptor_offset, &members, report);
-        }
     }
     if complete {
         if let Some(open) = binder.outermost_open() {

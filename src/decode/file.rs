@@ -5,16 +5,18 @@ use std::io;
 
 use crate::limits::Limits;
 use crate::schema::{
-    error_text, read_from, DescriptorHeader, FileHeader, IndexEntryOf, KvEntry, NameSpan,
-    TensorDescriptor, Trailer,
+    error_text, read_from, FileHeader, IndexEntryOf, KvEntry, NameSpan, TensorDescriptor, Trailer,
 };
 use crate::source::ReadAt;
 
 pub(crate) use super::container::Names;
-pub(crate) use super::region::{Region, Walked};
-use super::rule::Pass;
-use super::rules::container::{HF_FILE_SIZE, HF_HDR_MAGIC, TD_HDR_LENGTH};
-use super::{container, input, region, Mode, Report, Violation};
+pub(crate) use super::region::{
+    check_entry_data_offset, check_entry_descriptor_length, Region, Walked,
+};
+use super::{container, input, region};
+use crate::validate::rules::container::{HF_FILE_SIZE, HF_HDR_MAGIC};
+use crate::validate::Pass;
+use crate::validate::{Mode, Options, Report, Violation};
 
 /// What one decode pass over a HRRYFILE found.
 pub(crate) struct DecodedFile {
@@ -22,6 +24,8 @@ pub(crate) struct DecodedFile {
     pub trailer: Trailer,
     /// The index entries in index order; each name is a span into `names`.
     pub index: Vec<IndexEntryOf<NameSpan>>,
+    /// Absolute offset of each entry of `index`.
+    pub index_offsets: Vec<u64>,
     /// The name of every entry, concatenated in index order.
     pub names: Names,
     /// The KV entries in file order.
@@ -60,6 +64,7 @@ pub(crate) fn decode_file(
             header: frame.header,
             trailer: frame.trailer,
             index: std::mem::take(&mut frame.index),
+            index_offsets: std::mem::take(&mut frame.index_offsets),
             names: std::mem::replace(&mut frame.names, Names::Text(String::new())),
             kv: std::mem::take(&mut frame.kv),
             region,
@@ -69,6 +74,21 @@ pub(crate) fn decode_file(
         Some(e) => Err(e),
         None => Ok((report, decoded)),
     }
+}
+
+/// Validates the HRRYFILE `source` and reports every violation found, reading only
+/// what the rules look at: the header, trailer, index, KV, every descriptor and the
+/// padding around it, quantization parameters, sparse index structures and the few
+/// data bytes a rule inspects (packing tails, padding elements, `float8_e8m0`
+/// codes), never whole dense data buffers; a failed read is returned instead.
+pub(crate) fn validate_source(source: &dyn ReadAt, options: &Options) -> io::Result<Report> {
+    let pass = Pass {
+        spec_only: !options.hardening(),
+        ..Pass::default()
+    };
+    let (mut report, _) = decode_file(source, options.limits, options.mode, pass, Depth::Region)?;
+    report.policy = options.policy;
+    Ok(report)
 }
 
 /// The first violation `report` recorded, as an error.
@@ -102,6 +122,21 @@ pub(crate) fn decode_file_header(head: &[u8], policy: &Pass) -> Result<FileHeade
     Err(Violation::new(&HF_HDR_MAGIC, 0, "not a HRRYFILE header"))
 }
 
+/// Judges the trailer `t` of a file of `len` bytes with header `h` on its own
+/// fields, as the decode pass of a whole file does (for readers that see the
+/// trailer alone, such as the sequential reader); the first violation `policy`
+/// records is the error.
+pub(crate) fn judge_trailer(
+    h: &FileHeader,
+    t: &Trailer,
+    len: u64,
+    policy: &Pass,
+) -> Result<(), Violation> {
+    let mut report = Report::with_policy(Mode::Strict, policy.clone());
+    container::judge_trailer(h, t, len, &mut report);
+    first_violation(report)
+}
+
 /// Decodes and judges one descriptor from exactly its bytes (starting at absolute
 /// offset `at`): the fixed header, then the fields, then the descriptor's own
 /// rules, as the walk of a file's region does; the first violation `policy`
@@ -113,22 +148,23 @@ pub(crate) fn decode_descriptor(
     mode: Mode,
     policy: &Pass,
 ) -> Result<TensorDescriptor, Violation> {
-    let (h, _) = read_from::<DescriptorHeader>(bytes).map_err(|_| {
-        Violation::new(
-            &TD_HDR_LENGTH,
-            at,
-            format!(
-                "descriptor is {} bytes, shorter than its 20-byte header",
-                bytes.len()
-            ),
-        )
-    })?;
-    super::decode::check_fixed_header(&h, at, limits)?;
-    let d = super::decode::decode_body(bytes, at)?;
-    let mut report = Report::with_policy(mode, policy.clone());
-    super::descriptor::check_descriptor(&d, at, &mut report);
-    first_violation(report)?;
+    let d = super::header::descriptor(bytes, at, limits)?;
+    judge_descriptor(&d, at, mode, policy)?;
     Ok(d)
+}
+
+/// Judges a decoded descriptor (at absolute offset `at`) by its own rules, as the
+/// walk of a file's region does; the first violation `policy` records is the
+/// error.
+pub(crate) fn judge_descriptor(
+    d: &TensorDescriptor,
+    at: u64,
+    mode: Mode,
+    policy: &Pass,
+) -> Result<(), Violation> {
+    let mut report = Report::with_policy(mode, policy.clone());
+    super::descriptor::check_descriptor(d, at, &mut report);
+    first_violation(report)
 }
 
 impl Pass {

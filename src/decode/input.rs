@@ -19,7 +19,7 @@ use crate::schema::BufferHandle;
 use crate::source::ReadAt;
 
 use super::budget::Budget;
-use super::{Mode, Report};
+use crate::validate::{Mode, Report};
 
 /// Smallest read a [`Window`] makes on a miss (a page: a scattered probe costs the
 /// same I/O either way).
@@ -491,7 +491,7 @@ impl<'a> Buffers<'a> {
 
 /// A charge's outcome for a pass: true when it fit; otherwise the refusal is
 /// recorded in `report`, the pass stops there, and false.
-fn stops_on_refusal(charged: Result<(), super::Violation>, report: &mut Report) -> bool {
+fn stops_on_refusal(charged: Result<(), crate::validate::Violation>, report: &mut Report) -> bool {
     match charged {
         Ok(()) => true,
         Err(v) => {

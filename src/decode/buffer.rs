@@ -6,13 +6,12 @@
 //! file-level check the buffers' absolute offsets); none reads input bytes.
 
 use crate::schema::{
-    device_memory_pair_valid, is_private_tag, BufferHandle, QuantScheme, TensorDescriptor,
-    DEVICE_CPU, DEVICE_LAST_ASSIGNED, LAYOUT_BLOCK_PAGED, MEMORY_PEER, SYNC_LAST_DEFINED,
-    SYNC_PRODUCER_SYNCED,
+    device_memory_pair_valid, is_private_tag, BufferHandle, TensorDescriptor, DEVICE_CPU,
+    DEVICE_LAST_ASSIGNED, LAYOUT_BLOCK_PAGED, MEMORY_PEER, SYNC_LAST_DEFINED, SYNC_PRODUCER_SYNCED,
 };
 
-use super::rules::container::*;
-use super::Report;
+use crate::validate::rules::container::*;
+use crate::validate::Report;
 
 /// The handle fields of buffer `i`, whose handle starts at absolute offset `pos`:
 /// alignment, reserved byte, sync mode, device tag, memory class and their pair.
@@ -130,7 +129,7 @@ pub fn check_colocation(d: &TensorDescriptor, at: u64, report: &mut Report) {
     let params = d
         .quantization
         .as_ref()
-        .and_then(|q| QuantScheme::decode(&q.quantization_descriptor))
+        .and_then(|q| q.scheme())
         .map(|s| s.parameter_buffers())
         .unwrap_or_default();
     for (i, b) in d.buffers.iter().enumerate().skip(1) {

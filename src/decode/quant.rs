@@ -1,5 +1,5 @@
 //! Checks of a tensor's quantization descriptor against the rules in
-//! [`rules::quant`](super::rules::quant), plus the element addressing that the
+//! [`rules::quant`](crate::validate::rules::quant), plus the element addressing that the
 //! checks and the dequantizer share (the rest of the quantization model is
 //! [`crate::model::quant`]).
 //!
@@ -16,15 +16,15 @@ use crate::schema::{
 };
 
 use super::input::{Buffers, Window};
-use super::rules::layout::{
-    LY_BP_QUANT_BLOCK, LY_BP_QUANT_CHANNEL, LY_BP_QUANT_SCHEME, LY_BP_QUANT_UNDEFINED,
-};
-use super::rules::quant::*;
-use super::{Mode, Report, Rule};
 use crate::model::quant::{
     block_scale_size, element_bits, int_range, widen_scale, BlockGeometry, AFFINE_STORAGE,
     MXFP_STORAGE, NF4_STORAGE, PER_BLOCK_STORAGE,
 };
+use crate::validate::rules::layout::{
+    LY_BP_QUANT_BLOCK, LY_BP_QUANT_CHANNEL, LY_BP_QUANT_SCHEME, LY_BP_QUANT_UNDEFINED,
+};
+use crate::validate::rules::quant::*;
+use crate::validate::{Mode, Report, Rule};
 
 /// Where the elements of a dense tensor are: element `index` starts at bit
 /// `origin_bits + bit_width * map.offset(index)` of the data buffer, for every dense
@@ -240,7 +240,7 @@ pub(crate) fn check_buffers(
         );
         return;
     }
-    let Some(scheme) = QuantScheme::decode(&section.quantization_descriptor) else {
+    let Some(scheme) = section.scheme() else {
         let need = crate::schema::scheme_fixed_len(tag).unwrap_or(4);
         cx.report.violation(
             &QZ_LENGTH,
@@ -351,7 +351,7 @@ impl<'a> Ctx<'a, '_> {
 
     fn reserved(&mut self, rule: &'static Rule, bytes: &[u8], field: u64) {
         self.report.check(
-            crate::validate::input::first_nonzero_byte(bytes).is_none(),
+            super::input::first_nonzero_byte(bytes).is_none(),
             rule,
             self.base + field,
             || format!("_reserved: expected zero bytes, found {bytes:02X?}"),

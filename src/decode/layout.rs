@@ -1,6 +1,6 @@
 //! Layout checks: the fields of every layout, the buffer composition of sparse and
 //! indirect layouts, their stored index structures, and composite close-time rules
-//! (the rules of [`super::rules::layout`]).
+//! (the rules of [`crate::validate::rules::layout`]).
 //!
 //! Field checks need only the descriptor. Checks of stored structure (pointers,
 //! coordinates, Morton padding) run when the buffers are given; they read at most
@@ -27,9 +27,9 @@ use crate::schema::{
 use crate::limits::Limits;
 
 use super::input::{Buffers, Window};
-use super::rules::container::{TD_BUF_TAIL, TD_TYP_E8M0};
-use super::rules::layout::*;
-use super::{Report, Rule};
+use crate::validate::rules::container::{TD_BUF_TAIL, TD_TYP_E8M0};
+use crate::validate::rules::layout::*;
+use crate::validate::{Report, Rule};
 
 /// The tensor being checked: where its fields are and which buffers it has.
 struct Ctx<'a> {

@@ -15,33 +15,8 @@ use crate::schema::{
 };
 
 use super::input::Input;
-use super::rules::container::*;
-use super::{Mode, Policy, Report};
-
-/// How to validate.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Options {
-    /// The spec's strict reading, or its permissive allowances.
-    pub mode: Mode,
-    /// Resource limits.
-    pub limits: Limits,
-    /// Whether `hardening` rules count ([`Policy::Hardened`], the default) or only
-    /// the spec's ([`Policy::Spec`]).
-    pub policy: Policy,
-}
-
-impl Options {
-    /// An empty report judging as these options ask.
-    pub fn report(&self) -> Report {
-        Report::judging(self.mode, self.policy)
-    }
-
-    /// Whether `hardening` rules are judged: strict mode under the hardened
-    /// policy.
-    pub(crate) fn hardening(&self) -> bool {
-        self.mode == Mode::Strict && self.policy == Policy::Hardened
-    }
-}
+use crate::validate::rules::container::*;
+use crate::validate::Report;
 
 /// What the container checks learned, for the later passes and the readers.
 pub(crate) struct Frame<'a> {
@@ -300,17 +275,10 @@ fn check_header_fields(h: &FileHeader, report: &mut Report) -> bool {
     pow2 && first >= FILE_HEADER_LEN
 }
 
-/// Trailer checks; false when the index cannot be located. Reading the index for its
-/// CRC leaves it in `index_bytes` for [`check_index`] when it is within the limits.
-fn check_trailer<'a>(
-    input: &Input<'a>,
-    h: &FileHeader,
-    t: &Trailer,
-    limits: &Limits,
-    index_bytes: &mut Option<Cow<'a, [u8]>>,
-    report: &mut Report,
-) -> bool {
-    let len = input.len();
+/// Judges the trailer `t` of a file of `len` bytes with header `h` on its own
+/// fields (magic, reserved bytes, where it puts the index and the KV section); false
+/// when the file's sections cannot be located from it.
+pub(crate) fn judge_trailer(h: &FileHeader, t: &Trailer, len: u64, report: &mut Report) -> bool {
     let at = len - TRAILER_LEN;
     if t.trailer_magic != TRAILER_MAGIC {
         report.violation(
@@ -394,19 +362,50 @@ fn check_trailer<'a>(
             at + to::KV_OFFSET,
             || format!("kv_offset {} is not a multiple of 8", t.kv_offset),
         );
-        let kv_end = t.kv_offset.checked_add(t.kv_length.into());
-        let in_bounds = t.kv_offset >= h.first_descriptor_offset.max(FILE_HEADER_LEN)
-            && kv_end.is_some_and(|e| e <= t.index_offset);
-        report.check(in_bounds, &HF_TRL_KV_BOUNDS, at + to::KV_OFFSET, || {
-            format!(
-                "KV section [{}, +{}) is not between the tensor region and the index at {}",
-                t.kv_offset, t.kv_length, t.index_offset
-            )
-        });
-        if let (true, Some(end)) = (in_bounds, kv_end) {
-            check_gap(input, end, t.index_offset, &HF_PLC_KV_GAP, report);
-        }
+        report.check(
+            kv_in_bounds(h, t).is_some(),
+            &HF_TRL_KV_BOUNDS,
+            at + to::KV_OFFSET,
+            || {
+                format!(
+                    "KV section [{}, +{}) is not between the tensor region and the index at {}",
+                    t.kv_offset, t.kv_length, t.index_offset
+                )
+            },
+        );
     }
+    true
+}
+
+/// Where the KV section the trailer `t` announces ends, when it lies between the
+/// tensor region and the index.
+fn kv_in_bounds(h: &FileHeader, t: &Trailer) -> Option<u64> {
+    if t.kv_length == 0 || t.kv_offset == 0 {
+        return None;
+    }
+    let kv_end = t.kv_offset.checked_add(t.kv_length.into())?;
+    (t.kv_offset >= h.first_descriptor_offset.max(FILE_HEADER_LEN) && kv_end <= t.index_offset)
+        .then_some(kv_end)
+}
+
+/// Trailer checks; false when the index cannot be located. Reading the index for its
+/// CRC leaves it in `index_bytes` for [`check_index`] when it is within the limits.
+fn check_trailer<'a>(
+    input: &Input<'a>,
+    h: &FileHeader,
+    t: &Trailer,
+    limits: &Limits,
+    index_bytes: &mut Option<Cow<'a, [u8]>>,
+    report: &mut Report,
+) -> bool {
+    let len = input.len();
+    if !judge_trailer(h, t, len, report) {
+        return false;
+    }
+    if let Some(end) = kv_in_bounds(h, t) {
+        check_gap(input, end, t.index_offset, &HF_PLC_KV_GAP, report);
+    }
+    let at = len - TRAILER_LEN;
     if h.file_flags.has_index_crc32c() && !report.wants(&HF_CRC_MATCH) {
         // A pass that lets the CRC go (a trusted open) does not compute it.
     } else if h.file_flags.has_index_crc32c() {
@@ -451,7 +450,7 @@ pub(crate) fn check_gap(
     input: &Input<'_>,
     from: u64,
     to: u64,
-    gap_rule: &'static super::Rule,
+    gap_rule: &'static crate::validate::Rule,
     report: &mut Report,
 ) {
     let padded = crate::schema::placement::align_up(from, 8).unwrap_or(u64::MAX);

@@ -4,12 +4,12 @@
 use crate::layout::dense::{is_dense, lowest_bit_address};
 use crate::model::ElementType;
 use crate::schema::{
-    descriptor_offsets as off, ExtensionType, LayoutFields, QuantScheme, Statistics,
-    TensorDescriptor, LAYOUT_COMPOSITE, LAYOUT_HILBERT, LAYOUT_ROW_MAJOR,
+    descriptor_offsets as off, ExtensionType, LayoutFields, Statistics, TensorDescriptor,
+    LAYOUT_COMPOSITE, LAYOUT_HILBERT, LAYOUT_ROW_MAJOR,
 };
 
-use super::rules::container::*;
-use super::{Mode, Report};
+use crate::validate::rules::container::*;
+use crate::validate::{Mode, Report};
 
 /// Runs every descriptor-level check on `d`, which starts at absolute offset `at`.
 pub fn check_descriptor(d: &TensorDescriptor, at: u64, report: &mut Report) {
@@ -47,7 +47,7 @@ fn check_header(d: &TensorDescriptor, at: u64, report: &mut Report) {
     let quant_axis = d
         .quantization
         .as_ref()
-        .and_then(|q| QuantScheme::decode(&q.quantization_descriptor))
+        .and_then(|q| q.scheme())
         .and_then(|s| s.axis())
         .map(|a| a as usize);
     let dynamic = (0..d.shape.len()).find(|&k| d.shape[k] == u64::MAX && Some(k) != quant_axis);

@@ -5,8 +5,8 @@
 use crate::layout::composite::Binding;
 use crate::schema::{descriptor_offsets as off, LayoutFields, TensorDescriptor};
 
-use super::rules::container::{HF_CMP_DEPTH, HF_CMP_MEMBER_SECTION};
-use super::Report;
+use crate::validate::rules::container::{HF_CMP_DEPTH, HF_CMP_MEMBER_SECTION};
+use crate::validate::Report;
 
 /// The binding rules of one tensor (`d` at `at`, just bound as `bound`): only
 /// overlay members carry a composite member section (`HF-CMP-004`), and nesting

@@ -13,7 +13,7 @@ use std::cell::Cell;
 
 use crate::limits::Limit;
 
-use super::Violation;
+use crate::validate::Violation;
 
 /// What every operation may allocate before it has read anything (the header,
 /// trailer and first pieces of metadata of any file fit in it).
