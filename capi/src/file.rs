@@ -22,7 +22,7 @@ use crate::{HRRY_INTERNAL, HRRY_INVALID, HRRY_UNSUPPORTED};
 pub struct hrry_file {
     pub(crate) file: HrryFile<'static>,
     /// The KV keys and values as handed to C.
-    pub(crate) kv: crate::kv::KvTable,
+    pub(crate) kv: crate::kv_table::KvTable,
     /// Every tensor name followed by a NUL, in index order, so that names can be
     /// handed to C as NUL-terminated strings that live as long as the file.
     names: Box<[u8]>,
@@ -72,7 +72,7 @@ impl hrry_file {
         }
         let shapes = (0..file.len()).map(|_| OnceLock::new()).collect();
         hrry_file {
-            kv: crate::kv::KvTable::new(&file),
+            kv: crate::kv_table::KvTable::new(&file),
             file,
             names: names.into_boxed_slice(),
             name_starts: name_starts.into_boxed_slice(),

@@ -13,6 +13,7 @@
 mod error;
 mod file;
 mod kv;
+mod kv_table;
 mod names;
 mod ptr;
 mod report;

@@ -105,7 +105,7 @@ pub fn inspect(path: &Path, bytes: Option<&[u8]>, json: bool) -> Result<Outcome,
                 };
                 let name = path.to_string_lossy();
                 let v =
-                    crate::inspect::error_json(&name, Some("holo"), &e.to_string(), rule, offset);
+                    crate::render::error_json(&name, Some("holo"), &e.to_string(), rule, offset);
                 outln!("{}", serde_json::to_string_pretty(&v)?);
             }
             return Ok(Outcome::Invalid);

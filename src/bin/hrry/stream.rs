@@ -438,8 +438,8 @@ fn print_human(name: &str, v: &Value) {
         .unwrap_or_default();
     outln!("{name}: bare Hurray stream, {} bytes", v["stream_size"]);
     let summary = hrry::report::summary_json(tensors);
-    outln!("  {}", crate::inspect::summary_line(&summary));
-    crate::inspect::print_tensors(tensors, tensors.len() as u64);
+    outln!("  {}", crate::render::summary_line(&summary));
+    crate::render::print_tensors(tensors, tensors.len() as u64);
 }
 
 /// `hrry stream inspect --messages`: every message of a capture, its header and
