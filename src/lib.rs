@@ -137,12 +137,13 @@
 //! Beside them: [`limits`] (caps on what a file may ask for), [`source`]
 //! (positioned reads of a file in bounded pieces), [`diagnose`] (what bytes that
 //! are not a HRRYFILE most likely are), [`export`] and [`npy`] (a tensor as a NumPy
-//! array), and behind features `convert` (safetensors and GGUF), `remote` (files
-//! read over HTTP(S) range requests), `content` (any model file's tensors and
-//! metadata compared and summarised: `hrry diff`, statistics; with `convert`),
-//! `serve` (the tensor server and its client),
-//! `report` (the CLI's JSON renderings) and `conformance` (the expected reading of
-//! a file that `hrry conformance` scores a testee against). The test support (the
+//! array), and, each behind the feature of the same name unless another is said,
+//! `convert` (safetensors and GGUF), `remote` (files read over HTTP(S) range
+//! requests and from S3), `content` (any model file's tensors and metadata
+//! compared and summarised: `hrry diff`, statistics; behind `convert`), `serve`
+//! (the tensor server and its client), `report` (the CLI's JSON renderings;
+//! behind the json feature) and `conformance` (the expected reading of a file that
+//! `hrry conformance` scores a testee against). The test support (the
 //! conformance corpus generator, random models, the fuzz target bodies) is not
 //! here: it is the unpublished `hrry-testkit` crate (`testkit/`).
 //!
@@ -150,12 +151,13 @@
 //!
 //! | feature   | default | what it adds |
 //! |-----------|---------|--------------|
-//! | `cli`     | yes     | the `hrry` binary (clap, indicatif); implies `conformance`, `convert` and `json` |
+//! | `cli`     | yes     | the `hrry` binary (clap, indicatif, signal-hook); implies `conformance`, `convert`, `json`, `remote` and `serve` |
 //! | `conformance` | yes (via `cli`) | `hrry::conformance`: each tensor's expected reading (name, type, shape, SHA-256 of its content) under the conformance protocol (serde_json, sha2) |
 //! | `convert` | yes     | `hrry::convert`: safetensors ↔ HRRYFILE, GGUF ↔ HRRYFILE, whole checkpoints in (safetensors, serde_json) |
-//! | `json`    | no      | JSON summaries of `.holo` archives (`holo::inspect_json`) and of the CLI's output |
+//! | `json`    | yes (via `cli`) | JSON summaries of `.holo` archives (`holo::inspect_json`) and of the CLI's output |
 //! | `kappa`   | no      | `holo::kappa`: κ-labels of archives (uor-addr) |
-//! | `remote`  | yes (via `cli`) | `hrry::remote`: a [`source::ReadAt`] over HTTP(S) range requests (ureq, rustls) |
+//! | `remote`  | yes (via `cli`) | `hrry::remote`: a [`source::ReadAt`] over HTTP(S) range requests and S3 (ureq, rustls, rusty-s3) |
+//! | `serve`   | yes (via `cli`) | `hrry::serve`: the tensor server of the network transport and its blocking client (tokio) |
 //!
 //! A library that only reads, validates, dequantizes or writes files depends on
 //! `hrry` with `default-features = false`, which builds the core alone: binrw,
