@@ -1,7 +1,6 @@
 //! `hrry_report`: the validator's verdict on a file, HRRYFILE or `.holo`.
 
 use std::ffi::{c_char, c_int, CString};
-use std::path::Path;
 use std::ptr::null;
 
 use hrry::validate::{Mode, Options, Policy, Report, Verdict};
@@ -87,20 +86,6 @@ fn default_policy(permissive: c_int) -> c_int {
     } else {
         HRRY_POLICY_HARDENED
     }
-}
-
-/// Validates `bytes` as the format their magic (or `path`'s extension) says.
-pub(crate) fn validate(bytes: &[u8], path: Option<&Path>, permissive: bool) -> (Format, Report) {
-    let format = Format::detect(bytes, path);
-    let options = Options {
-        mode: if permissive {
-            Mode::Permissive
-        } else {
-            Mode::Strict
-        },
-        ..Options::default()
-    };
-    (format, format.validate_bytes(bytes, &options))
 }
 
 /// A new report on `bytes`.

@@ -9,6 +9,7 @@ use hrry::report::{
     element_json, inspect_head_json, kv_json_limited, kv_type_name, tensors_json, Summary,
 };
 use hrry::schema::KvValue;
+use hrry::{Format, Report};
 use serde_json::{json, Map, Value};
 
 use crate::json_stream::PrettyWriter;
@@ -110,33 +111,32 @@ fn show(args: Args) -> Result<Outcome, Failure> {
         Some(url) => Some(crate::remote::open_shared(url).map_err(Failure)?),
         None => None,
     };
-    let whole = if is_dash(&args.file) {
-        Some(crate::read_input(&args.file).map_err(Failure)?)
+    // The format, recognised as everywhere else (hrry::Format::recognise).
+    let (whole, format) = if is_dash(&args.file) {
+        let bytes = crate::read_input(&args.file).map_err(Failure)?;
+        let format = Format::recognise(&bytes, None);
+        (Some(bytes), format)
     } else if let Some(source) = &remote {
         let head = crate::remote::head(&**source, 8).map_err(Failure)?;
-        if hrry::holo::is_holo(&head) || crate::stream::is_stream(&head) {
-            Some(crate::remote::download(source).map_err(Failure)?)
-        } else {
-            None
+        match Format::recognise(&head, Some(&args.file)) {
+            Some(format @ (Format::Holo | Format::Stream)) => (
+                Some(crate::remote::download(source).map_err(Failure)?),
+                Some(format),
+            ),
+            _ => (None, None),
         }
     } else {
-        None
+        (None, crate::open::recognise(&args.file)?)
     };
-    let holo = match (&whole, &remote) {
-        (Some(bytes), _) => hrry::holo::is_holo(bytes),
-        (None, Some(_)) => false,
-        (None, None) => crate::holo::is_holo_file(&args.file)?,
-    };
-    if holo {
-        return crate::holo::inspect(&args.file, whole.as_deref(), args.json);
-    }
-    let stream = match (&whole, &remote) {
-        (Some(bytes), _) => crate::stream::is_stream(bytes),
-        (None, Some(_)) => false,
-        (None, None) => crate::stream::is_stream_file(&args.file)?,
-    };
-    if stream {
-        return crate::stream::inspect(&args.file, whole.as_deref(), args.json);
+    match format {
+        Some(Format::Holo) => return crate::holo::inspect(&args.file, whole.as_deref(), args.json),
+        Some(Format::Stream) => {
+            return crate::stream::inspect(&args.file, whole.as_deref(), args.json)
+        }
+        Some(Format::Messages) if whole.is_none() => {
+            return crate::stream::inspect_messages(&args.file, args.json)
+        }
+        _ => {}
     }
     // A safetensors or GGUF file: shown as `hrry convert` reads it.
     if whole.is_none() && remote.is_none() && crate::listing::model_format(&args.file).is_some() {
@@ -182,7 +182,7 @@ fn show(args: Args) -> Result<Outcome, Failure> {
     };
     let name = crate::remote::shown(&args.file);
     // With --permissive, say what is wrong: every violation of strict validation.
-    let violations = if args.permissive {
+    let checked = if args.permissive {
         // The mapped file (or the file itself, read where the rules look), not a
         // copy of it.
         let options = hrry::validate::Options {
@@ -200,7 +200,7 @@ fn show(args: Args) -> Result<Outcome, Failure> {
                 .and_then(|f| hrry::Format::HrryFile.validate_source(&f, &options))
                 .map_err(cannot_read)?,
         };
-        Some(hrry::report::validate_json(&name, "hrryfile", &report)["violations"].clone())
+        Some(report)
     } else {
         None
     };
@@ -212,7 +212,7 @@ fn show(args: Args) -> Result<Outcome, Failure> {
                 text::path(&args.file)
             )))
         }
-        Err(e) => return unreadable(&args, &name, &e, violations),
+        Err(e) => return unreadable(&args, &name, &e, checked.as_ref()),
     };
     let max_array = match (args.max_array, args.full) {
         (Some(n), _) => Some(n),
@@ -221,16 +221,13 @@ fn show(args: Args) -> Result<Outcome, Failure> {
         (None, false) => Some(SHOWN_ARRAY_ELEMENTS),
     };
     // With --permissive, a file that breaks rules is still an invalid input.
-    let broken = violations
-        .as_ref()
-        .and_then(Value::as_array)
-        .is_some_and(|list| !list.is_empty());
+    let broken = checked.as_ref().is_some_and(|r| !r.violations.is_empty());
     // Both renderings write as they walk the file: one tensor, one KV value at a
     // time, never the whole document.
     if args.json {
-        write_json(&file, &args, &name, max_array, violations.as_ref());
+        write_json(&file, &args, &name, max_array, checked.as_ref());
     } else {
-        print_human(&file, &args, max_array, violations.as_ref());
+        print_human(&file, &args, max_array, checked.as_ref());
     }
     if let Some(source) = &local {
         source
@@ -269,7 +266,7 @@ fn write_json(
     args: &Args,
     name: &str,
     max_array: Option<usize>,
-    violations: Option<&Value>,
+    checked: Option<&Report>,
 ) {
     let mut w = PrettyWriter::stdout();
     w.open(None, '{');
@@ -302,8 +299,8 @@ fn write_json(
     }
     w.field("summary", &summary.json());
     w.field("file", &json!(name));
-    if let Some(violations) = violations {
-        w.field("violations", violations);
+    if let Some(report) = checked {
+        w.field("violations", &violations_json(report));
     }
     w.close();
 }
@@ -337,7 +334,7 @@ fn unreadable(
     args: &Args,
     name: &str,
     e: &hrry::file::Error,
-    violations: Option<Value>,
+    checked: Option<&Report>,
 ) -> Result<Outcome, Failure> {
     let offset = e.violation().map(|v| v.offset);
     crate::report_invalid(&args.file, e);
@@ -349,25 +346,25 @@ fn unreadable(
             _ => Some("hrryfile"),
         };
         let mut v = error_json(name, format, &e.to_string(), e.rule().map(|r| r.id), offset);
-        if let Some(violations) = &violations {
-            v["violations"] = violations.clone();
+        if let Some(report) = checked {
+            v["violations"] = violations_json(report);
         }
         outln!("{}", serde_json::to_string_pretty(&v)?);
-    } else if let Some(violations) = &violations {
-        print_violations(violations);
+    } else if let Some(report) = checked {
+        print_violations(report);
     }
     // A hint where one helps: bytes that are not a HRRYFILE were described
     // already, and what a truncated file lacks no option can show.
     let not_hrryfile = e.rule().is_some_and(|r| r.id == "HF-HDR-001");
     let truncated =
         e.to_string().contains("truncated") || e.rule().is_some_and(|r| r.id == "HF-FIL-001");
-    if violations.is_none() && truncated && !not_hrryfile {
+    if checked.is_none() && truncated && !not_hrryfile {
         eprintln!(
             "hrry: {} looks cut short (an interrupted download or copy?): fetch or copy it \
              again; `hrry validate` lists every rule it breaks",
             text::path(&args.file)
         );
-    } else if violations.is_none() && e.rule().is_some() && !not_hrryfile {
+    } else if checked.is_none() && e.rule().is_some() && !not_hrryfile {
         eprintln!(
             "hrry: --permissive shows what can be read of {} and every rule it breaks",
             text::path(&args.file)
@@ -412,7 +409,7 @@ fn print_human(
     file: &HrryFile<'_>,
     args: &Args,
     max_array: Option<usize>,
-    violations: Option<&Value>,
+    checked: Option<&Report>,
 ) {
     let head = inspect_head_json(file);
     let h = &head["header"];
@@ -445,8 +442,8 @@ fn print_human(
     }
     let summary = summary.json();
     outln!("  {}", summary_line(&summary));
-    if let Some(violations) = violations {
-        print_violations(violations);
+    if let Some(report) = checked {
+        print_violations(report);
     }
     if !args.tensors_only {
         print_kv(file, args, max_array);
@@ -460,24 +457,33 @@ fn print_human(
     }
 }
 
-fn print_violations(violations: &Value) {
-    let list = violations.as_array().map(Vec::as_slice).unwrap_or_default();
-    if list.is_empty() {
+/// The violations `--permissive` found, for people.
+fn print_violations(report: &Report) {
+    if report.violations.is_empty() {
         outln!("  no rule is broken");
         return;
     }
     outln!(
         "  {}:",
-        plural(list.len() as u64, "rule violation", "rule violations")
+        plural(
+            report.violations.len() as u64,
+            "rule violation",
+            "rule violations"
+        )
     );
-    for x in list {
+    for v in &report.violations {
         outln!(
             "    {} at offset {}: {}",
-            x["rule"].as_str().unwrap_or("?"),
-            x["offset"],
-            safe(x["message"].as_str().unwrap_or_default())
+            v.rule.id,
+            v.offset,
+            safe(&v.message)
         );
     }
+}
+
+/// The violations `--permissive` found, as `hrry validate --json` lists them.
+fn violations_json(report: &Report) -> Value {
+    hrry::report::validate_json("", "hrryfile", report)["violations"].clone()
 }
 
 /// The `-n` globs as shown in headings, `None` without `-n`.

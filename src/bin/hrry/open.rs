@@ -53,3 +53,11 @@ pub fn open_hrry(
         }
     }
 }
+
+/// The format of the file at `path` (a regular file), recognised by its first
+/// bytes or its name ([`hrry::Format::recognise`]); `None` when neither says.
+pub fn recognise(path: &Path) -> Result<Option<hrry::Format>, Failure> {
+    let cannot_read = |e: std::io::Error| Failure(format!("cannot read {}: {e}", text::path(path)));
+    let source = hrry::source::FileSource::open(path).map_err(cannot_read)?;
+    hrry::Format::recognise_source(&source, Some(path)).map_err(cannot_read)
+}
