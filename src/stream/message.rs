@@ -286,7 +286,7 @@ impl Frame {
     pub fn new(stream_id: u32, payload: &Payload) -> Result<Frame, Error> {
         let bytes = payload.encode();
         let payload_length = u32::try_from(bytes.len()).map_err(|_| {
-            Error::Usage(format!(
+            Error::Write(format!(
                 "a payload of {} bytes does not fit payload_length",
                 bytes.len()
             ))
