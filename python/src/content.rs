@@ -2,8 +2,10 @@
 //! `hrry::content` results as plain Python data (dicts, lists, numbers).
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use hrry::content::{self, ContentDiff, Diff, DiffOptions, MetadataDiff, ModelFile, TensorStats};
+use hrry::source::ReadAt;
 use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
@@ -11,19 +13,26 @@ use pyo3::types::{PyDict, PyList};
 use crate::errors::detached;
 use crate::kv;
 
-/// Opens a path or URL (`str` or `os.PathLike`) of any format hrry reads.
+/// Opens a path or URL (`str` or `os.PathLike`) of any format hrry reads tensors
+/// from: a HRRYFILE, safetensors or GGUF file, the HRRYFILEs inside a `.holo`
+/// archive or a bare stream's tensors ([`ModelFile::open_any`]); a local HRRYFILE
+/// is mapped ([`ModelFile::open`]).
 fn open_model(py: Python<'_>, source: &Bound<'_, PyAny>) -> PyResult<ModelFile<'static>> {
     let text: String = match source.extract::<String>() {
         Ok(s) => s,
         Err(_) => source.extract::<PathBuf>()?.to_string_lossy().into_owned(),
     };
     let opened = detached(py, || {
-        if hrry::remote::is_url(&text) {
-            hrry::remote::RemoteSource::open(&text, &Default::default())
-                .map_err(|e| content::Error::Io(e.to_string()))
-                .and_then(ModelFile::open_source)
+        let io = |e: std::io::Error| content::Error::Io(e.to_string());
+        let path = std::path::Path::new(&text);
+        let source: Arc<dyn ReadAt + Send> = if hrry::remote::is_url(&text) {
+            Arc::new(hrry::remote::RemoteSource::open(&text, &Default::default()).map_err(io)?)
         } else {
-            ModelFile::open(std::path::Path::new(&text))
+            Arc::new(hrry::source::FileSource::open(path).map_err(io)?)
+        };
+        match hrry::Format::detect_source(&*source, Some(path)).map_err(io)? {
+            hrry::Format::HrryFile if !hrry::remote::is_url(&text) => ModelFile::open(path),
+            _ => ModelFile::open_any(source, Some(path)),
         }
     })?;
     opened.map_err(|e| match e {

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import hrry
+import hrry.stream
 from conftest import corpus_path, entry_ids, manifest_entries
 
 VALID_HRRY = [e for e in manifest_entries() if e["valid"] and e["format"] == "hrryfile"]
@@ -95,3 +96,21 @@ def test_diff_compares_values_across_formats(tmp_path):
         hrry.diff(hr, other, tolerance=-1.0)
     with pytest.raises(OSError):
         hrry.diff(hr, tmp_path / "missing.hrry")
+
+
+def test_diff_and_stats_read_streams_and_archives(tmp_path):
+    """A bare stream compares equal to its unpacked HRRYFILE and has its statistics;
+    a `.holo` archive opens as the HRRYFILEs inside it (none in full.holo) plus the
+    archive's own sections, and equals itself."""
+    stream = corpus_path({"path": "stream/valid/basic.hrrys"})
+    unpacked = tmp_path / "basic.hrry"
+    count = hrry.stream.unpack(stream, unpacked)
+    assert count > 0
+    d = hrry.diff(stream, unpacked)
+    assert d["equal"] and d["equal_tensors"] == count, d
+    with hrry.open(unpacked) as f:
+        assert sorted(hrry.stats(stream)["tensors"]) == sorted(f.keys())
+
+    archive = corpus_path({"path": "valid/full.holo"})
+    assert hrry.diff(archive, archive)["equal"]
+    assert not hrry.diff(archive, unpacked)["equal"]

@@ -9,8 +9,14 @@
 //! CRC recomputed or not; changed data bytes (scales, zero points, indices,
 //! codes, padding); cuts; bytes spliced in from another valid file. Case `i` of
 //! seed `s` is the same on every run, and does not depend on the cases before it.
+//!
+//! Beside the valid files it is given, an explorer can start from random models
+//! the writer makes ([`model::Model::random`], made from the seed: the same seed
+//! gives the same models), which mix dense tensors of every fixed-width element
+//! type with the tensor groups and KV values of the given files.
 
 pub mod judge;
+pub mod model;
 pub mod mutation;
 mod rng;
 pub mod shrink;
@@ -71,10 +77,14 @@ pub struct Case {
 }
 
 /// The generator of cases for one seed.
+#[derive(Clone, Debug)]
 pub struct Explorer {
     seed: u64,
     bases: Vec<Base>,
 }
+
+/// The stream of the seed's generator random model `k` is drawn from.
+const MODEL_STREAM: u64 = 0x4D4F_4445_4C00_0000;
 
 impl Explorer {
     /// An explorer drawing from `bases` (used in the order given: the same bases
@@ -82,6 +92,53 @@ impl Explorer {
     pub fn new(seed: u64, bases: Vec<Base>) -> Explorer {
         let bases = bases.into_iter().filter(|b| !b.bytes.is_empty()).collect();
         Explorer { seed, bases }
+    }
+
+    /// An explorer drawing from `bases` and from `models` random models the writer
+    /// makes (named `model-K`), whose tensor groups and KV values come partly from
+    /// the HRRYFILEs among `bases`. The same bases, seed and count give the same
+    /// models.
+    pub fn with_models(seed: u64, bases: Vec<Base>, models: usize) -> Explorer {
+        let mut x = Explorer::new(seed, bases);
+        if models == 0 {
+            return x;
+        }
+        let pool = x.model_pool();
+        for k in 0..models {
+            let mut rng = Rng::new(seed, MODEL_STREAM ^ k as u64);
+            if let Some(bytes) = model::Model::random(&mut rng, &pool).write_valid() {
+                x.bases
+                    .push(Base::new(format!("model-{k}"), Format::HrryFile, bytes));
+            }
+        }
+        x
+    }
+
+    /// The KV entries and tensor groups of the HRRYFILE bases, each group one that
+    /// gives a valid file on its own.
+    fn model_pool(&self) -> model::Model {
+        let mut pool = model::Model {
+            options: Default::default(),
+            kv: Vec::new(),
+            groups: Vec::new(),
+        };
+        for b in self.bases.iter().filter(|b| b.format == Format::HrryFile) {
+            let Some(m) = model::Model::of_file(&b.bytes) else {
+                continue;
+            };
+            pool.kv.extend(m.kv);
+            for g in m.groups {
+                let alone = model::Model {
+                    options: Default::default(),
+                    kv: Vec::new(),
+                    groups: vec![g],
+                };
+                if alone.write_valid().is_some() {
+                    pool.groups.extend(alone.groups);
+                }
+            }
+        }
+        pool
     }
 
     /// The base files.

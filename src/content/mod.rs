@@ -27,17 +27,19 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod container;
 mod diff;
 mod error;
 mod open;
 mod stats;
 mod values;
 
+pub use container::{embedded_files, Embedded, Window, MAX_EMBEDDED};
 pub use diff::{diff, ContentDiff, Diff, DiffOptions, FieldChange, MetadataDiff, TensorDiff};
 pub use error::Error;
 pub use open::{ModelFile, TensorInfo, PIECE};
 pub use stats::{
-    check_statistics, parameter_counts, tensor_stats, DtypeCount, Histogram, StatisticsMismatch,
-    StatsAccumulator, TensorStats, HISTOGRAM_BINS,
+    check_statistics, file_stats, parameter_counts, tensor_stats, DtypeCount, Histogram,
+    StatisticsMismatch, StatsAccumulator, TensorStats, HISTOGRAM_BINS,
 };
 pub use values::{ValueKind, Values};

@@ -72,6 +72,8 @@ pub(crate) enum Reading {
     },
     /// ggml blocks of `ty`, `len` bytes at `offset`, dequantized to float32.
     Ggml { ty: GgmlType, offset: u64, len: u64 },
+    /// Tensor `index` of part `part` of a container ([`ModelFile::parts`]).
+    Part { part: usize, index: usize },
     /// The values cannot be read, for this reason.
     Unreadable(String),
 }
@@ -81,6 +83,8 @@ enum Body<'a> {
     Hrry(Box<HrryFile<'static>>),
     Borrowed(&'a HrryFile<'a>),
     Source(Box<dyn ReadAt + Send>),
+    /// The HRRYFILEs a container holds (a `.holo` archive's).
+    Parts(Vec<ModelFile<'static>>),
 }
 
 /// A model file opened for comparison and statistics: its format, tensors and
@@ -88,6 +92,9 @@ enum Body<'a> {
 /// demand.
 pub struct ModelFile<'a> {
     format: ModelFormat,
+    /// The container the tensors were found in (a `.holo` archive, a bare
+    /// stream), when they are not the file's own.
+    container: Option<crate::Format>,
     len: u64,
     tensors: Vec<TensorInfo>,
     metadata: Vec<(String, KvValue)>,
@@ -132,14 +139,65 @@ impl ModelFile<'static> {
         Self::from_other(format, Box::new(source))
     }
 
-    fn from_hrry(file: HrryFile<'static>, len: u64) -> ModelFile<'static> {
+    pub(super) fn from_hrry(file: HrryFile<'static>, len: u64) -> ModelFile<'static> {
         let (tensors, metadata) = hrry_tensors(&file);
         ModelFile {
             format: ModelFormat::Hrry,
+            container: None,
             len,
             tensors,
             metadata,
             body: Body::Hrry(Box::new(file)),
+        }
+    }
+
+    /// `self`, its tensors found in a `container` of `len` bytes.
+    pub(super) fn in_container(mut self, container: crate::Format, len: u64) -> Self {
+        self.container = Some(container);
+        self.len = len;
+        self
+    }
+
+    /// The HRRYFILEs `parts` held by a `container` of `len` bytes, as one file:
+    /// each part's tensors and metadata keys named `LABEL/NAME` after the part's
+    /// label and data offsets made absolute by its start, then `metadata`, the
+    /// container's own entries.
+    pub(super) fn of_parts(
+        container: crate::Format,
+        len: u64,
+        parts: Vec<(String, u64, ModelFile<'static>)>,
+        mut metadata: Vec<(String, KvValue)>,
+    ) -> ModelFile<'static> {
+        let mut tensors = Vec::new();
+        let mut kv = Vec::new();
+        let mut files = Vec::with_capacity(parts.len());
+        for (part, (label, start, file)) in parts.into_iter().enumerate() {
+            for (index, t) in file.tensors.iter().enumerate() {
+                tensors.push(TensorInfo {
+                    name: format!("{label}/{}", t.name),
+                    data_offset: t.data_offset.saturating_add(start),
+                    reading: match t.reading {
+                        Reading::Unreadable(ref why) => Reading::Unreadable(why.clone()),
+                        _ => Reading::Part { part, index },
+                    },
+                    ..t.clone()
+                });
+            }
+            kv.extend(
+                file.metadata
+                    .iter()
+                    .map(|(k, v)| (format!("{label}/{k}"), v.clone())),
+            );
+            files.push(file);
+        }
+        kv.append(&mut metadata);
+        ModelFile {
+            format: ModelFormat::Hrry,
+            container: Some(container),
+            len,
+            tensors,
+            metadata: kv,
+            body: Body::Parts(files),
         }
     }
 
@@ -153,6 +211,7 @@ impl ModelFile<'static> {
         };
         Ok(ModelFile {
             format,
+            container: None,
             len: source.len(),
             tensors,
             metadata,
@@ -165,10 +224,10 @@ impl<'a> ModelFile<'a> {
     /// A HRRYFILE opened already (by a binding that keeps it), borrowed.
     pub fn of_hrry(file: &'a HrryFile<'a>) -> ModelFile<'a> {
         let (tensors, metadata) = hrry_tensors(file);
-        let len = file.bytes().map_or(0, |b| b.len() as u64);
         ModelFile {
             format: ModelFormat::Hrry,
-            len,
+            container: None,
+            len: file.size(),
             tensors,
             metadata,
             body: Body::Borrowed(file),
@@ -178,6 +237,20 @@ impl<'a> ModelFile<'a> {
     /// The file's format.
     pub fn format(&self) -> ModelFormat {
         self.format
+    }
+
+    /// The container the tensors were read from: a `.holo` archive (whose
+    /// HRRYFILEs they are, [`ModelFile::open_holo`]) or a bare stream
+    /// ([`ModelFile::open_stream`]); `None` for a model file's own tensors.
+    pub fn container(&self) -> Option<crate::Format> {
+        self.container
+    }
+
+    /// The name to show for the file's format: the container's (`holo`,
+    /// `stream`), else the model format's (`hrryfile`, `safetensors`, `gguf`).
+    pub fn format_name(&self) -> &'static str {
+        self.container
+            .map_or(self.format.name(), crate::Format::name)
     }
 
     /// The file's length in bytes.
@@ -207,7 +280,7 @@ impl<'a> ModelFile<'a> {
         match &self.body {
             Body::Hrry(f) => Some(f),
             Body::Borrowed(f) => Some(f),
-            Body::Source(_) => None,
+            Body::Source(_) | Body::Parts(_) => None,
         }
     }
 
@@ -231,6 +304,10 @@ impl<'a> ModelFile<'a> {
             (Reading::Unreadable(why), _) => Err(unreadable(why)),
             (Reading::Export, Body::Hrry(file)) => export_values(file, info, f),
             (Reading::Export, Body::Borrowed(file)) => export_values(file, info, f),
+            (Reading::Part { part, index }, Body::Parts(parts)) => parts
+                .get(*part)
+                .ok_or_else(|| unreadable("internal: no such part"))?
+                .read_values(*index, f),
             (Reading::Stored { kind, offset, len }, Body::Source(src)) => {
                 let mut buf = Vec::new();
                 let piece = (PIECE / kind.size()).max(1) * kind.size();

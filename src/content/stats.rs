@@ -258,6 +258,44 @@ pub fn tensor_stats(file: &ModelFile<'_>, index: usize) -> Result<TensorStats, E
     Ok(acc.finish())
 }
 
+/// The statistics of every tensor of `file` ([`tensor_stats`]), in file order,
+/// computed on this thread and up to `extra_threads` more, each taking the next
+/// tensor not yet taken: memory is what reading one tensor holds, once per thread.
+/// After a failed read of the file (an error other than [`Error::Tensor`]) no
+/// further tensor is started; the tensors not computed are [`Error::Stopped`].
+pub fn file_stats(file: &ModelFile<'_>, extra_threads: usize) -> Vec<Result<TensorStats, Error>> {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::sync::Mutex;
+
+    let count = file.tensors().len();
+    let next = AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    let results: Mutex<Vec<Option<Result<TensorStats, Error>>>> =
+        Mutex::new((0..count).map(|_| None).collect());
+    let extra = extra_threads.min(count.saturating_sub(1));
+    crate::workers::run_on_threads("hrry-stats", extra, || loop {
+        if failed.load(Ordering::Relaxed) {
+            break;
+        }
+        let i = next.fetch_add(1, Ordering::Relaxed);
+        if i >= count {
+            break;
+        }
+        let r = tensor_stats(file, i);
+        if matches!(r, Err(ref e) if !matches!(e, Error::Tensor { .. })) {
+            failed.store(true, Ordering::Relaxed);
+        }
+        let mut all = results.lock().unwrap_or_else(|e| e.into_inner());
+        all[i] = Some(r);
+    });
+    results
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner())
+        .into_iter()
+        .map(|r| r.unwrap_or(Err(Error::Stopped)))
+        .collect()
+}
+
 /// A field of a tensor's statistics section that disagrees with its values.
 #[derive(Clone, Debug, PartialEq)]
 pub struct StatisticsMismatch {
@@ -404,5 +442,29 @@ mod tests {
         assert!(s.histogram.counts.iter().all(|&c| c > 0));
         let empty = StatsAccumulator::default().finish();
         assert!(empty.min.is_nan() && empty.std.is_nan());
+    }
+
+    #[test]
+    fn statistics_on_several_threads_are_those_of_one_tensor_at_a_time() {
+        let mut w = crate::file::HrryWriter::new(Vec::new(), Default::default()).unwrap();
+        for t in 0..9u16 {
+            let values: Vec<f32> = (0..1000u16)
+                .map(|i| f32::from(i * (t + 1)) - 500.0)
+                .collect();
+            w.write_row_major::<f32>(&format!("t{t}"), &[1000], &values)
+                .unwrap();
+        }
+        w.write_row_major::<u8>("bytes", &[3], &[0, 1, 2]).unwrap();
+        let file = ModelFile::open_source(w.finish().unwrap()).unwrap();
+        let one: Vec<TensorStats> = (0..file.tensors().len())
+            .map(|i| tensor_stats(&file, i).unwrap())
+            .collect();
+        for extra in [0, 1, 3, 20] {
+            let all: Vec<TensorStats> = file_stats(&file, extra)
+                .into_iter()
+                .map(Result::unwrap)
+                .collect();
+            assert_eq!(all, one, "{extra} extra threads");
+        }
     }
 }

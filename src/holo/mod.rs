@@ -11,6 +11,7 @@
 #[cfg(feature = "json")]
 mod inspect;
 mod loader;
+mod map;
 mod types;
 mod walk;
 mod writer;
@@ -24,6 +25,7 @@ pub use crate::schema::holo::HOLO_MAGIC;
 #[cfg(feature = "json")]
 pub use inspect::{describe, inspect_json};
 pub use loader::HoloLoader;
+pub use map::{map_source, ArchiveMap};
 pub use types::{
     hex, Constant, ConstantView, Fingerprint, PortDescriptor, SectionKind, SectionRef,
     ShapeDescriptor, WeightStore, INLINE_CONSTANT_LIMIT,

@@ -217,12 +217,20 @@ pub(crate) fn check_header(h: &FileHeader, report: &mut Report) -> bool {
         );
         return false;
     }
-    // versioning.md: a newer minor version may put optional fields and flag bits
-    // where 1.0 reserves them; a reader does not interpret (nor judge) them.
+    // versioning.md: a newer minor version may put optional fields where 1.0
+    // reserves bytes; a reader does not interpret (nor judge) them. Unknown flag
+    // bits are rejected at every minor (§ Compatibility Matrix).
+    let reserved_flags = h.file_flags.reserved();
+    report.check(reserved_flags == 0, &HF_HDR_FLAGS, ho::FILE_FLAGS, || {
+        format!(
+            "reserved file flag bits are {:#x}, expected 0",
+            reserved_flags << 3
+        )
+    });
     if newer_minor(h) {
         report.note(format!(
             "container version 1.{} is newer than 1.0, the newest this reader knows: the \
-             bytes and flag bits 1.0 reserves (header, trailer, index entries) are not judged",
+             bytes 1.0 reserves (header, trailer, after the index entries) are not judged",
             h.container_version_minor
         ));
         return check_header_fields(h, report);
@@ -244,13 +252,6 @@ pub(crate) fn check_header(h: &FileHeader, report: &mut Report) -> bool {
             ),
         );
     }
-    let reserved_flags = h.file_flags.reserved();
-    report.check(reserved_flags == 0, &HF_HDR_FLAGS, ho::FILE_FLAGS, || {
-        format!(
-            "reserved file flag bits are {:#x}, expected 0",
-            reserved_flags << 3
-        )
-    });
     check_header_fields(h, report)
 }
 
@@ -652,12 +653,9 @@ fn check_index(
             )
         });
         let after_name = at + 2 + u64::from(e.name.len);
-        report.check(
-            e.flags == 0 || newer_minor(h),
-            &HF_IDX_FLAGS,
-            after_name + 28,
-            || format!("index entry {i} flags are {:#x}, expected 0", e.flags),
-        );
+        report.check(e.flags == 0, &HF_IDX_FLAGS, after_name + 28, || {
+            format!("index entry {i} flags are {:#x}, expected 0", e.flags)
+        });
         if let (true, Some(prev)) = (sorted, previous) {
             report.check(prev < name, &HF_IDX_SORTED, at + 2, || {
                 format!(

@@ -22,21 +22,15 @@ pub fn check_descriptor(d: &TensorDescriptor, at: u64, report: &mut Report) {
 }
 
 fn check_header(d: &TensorDescriptor, at: u64, report: &mut Report) {
-    // metadata.md § Version Compatibility: flag bits a newer minor version defines
-    // are not interpreted, so not judged either.
+    // versioning.md § Compatibility Matrix: an unknown descriptor flag bit is
+    // rejected at every minor version.
     let reserved = d.flags.reserved();
-    let newer = d.version_minor > 0;
-    report.check(
-        reserved == 0 || newer,
-        &TD_HDR_FLAGS,
-        at + off::FLAGS,
-        || {
-            format!(
-                "reserved descriptor flag bits are {:#x}, expected 0",
-                reserved << 5
-            )
-        },
-    );
+    report.check(reserved == 0, &TD_HDR_FLAGS, at + off::FLAGS, || {
+        format!(
+            "reserved descriptor flag bits are {:#x}, expected 0",
+            reserved << 5
+        )
+    });
     report.check(
         ElementType::from_tag(d.type_tag).is_some(),
         &TD_TYP_TAG,

@@ -16,7 +16,9 @@ use crate::schema::{
 };
 
 use super::input::{Buffers, Window};
-use super::rules::layout::{LY_BP_QUANT_BLOCK, LY_BP_QUANT_CHANNEL, LY_BP_QUANT_SCHEME};
+use super::rules::layout::{
+    LY_BP_QUANT_BLOCK, LY_BP_QUANT_CHANNEL, LY_BP_QUANT_SCHEME, LY_BP_QUANT_UNDEFINED,
+};
 use super::rules::quant::*;
 use super::{Mode, Report, Rule};
 use crate::model::quant::{
@@ -266,15 +268,23 @@ pub(crate) fn check_buffers(
             )
         },
     );
-    if cx.paged.is_some() && matches!(scheme, QuantScheme::Nf4(_) | QuantScheme::Mxfp(_)) {
-        // block-paged.md composes per-tensor, per-channel and per-block affine only;
-        // its parameters are per page slot, which NF4 and MXFP blocks are not.
+    if let (Some(_), QuantScheme::Nf4(b) | QuantScheme::Mxfp(b)) = (cx.paged, &scheme) {
+        // block-paged.md: the paged axis MUST use per-block affine; along axes 1
+        // and 2 it defines no composition for NF4 and MXFP (its parameters are per
+        // page slot), which hrry's policy refuses.
+        let rule = if b.axis == 0 {
+            &LY_BP_QUANT_SCHEME
+        } else {
+            &LY_BP_QUANT_UNDEFINED
+        };
         cx.report.violation(
-            &LY_BP_QUANT_SCHEME,
+            rule,
             cx.base,
             format!(
-                "scheme_tag: {} cannot quantize a block-paged tensor (per-tensor, per-channel or per-block affine)",
-                crate::schema::scheme_name(tag)
+                "scheme_tag: {} along axis {} of a block-paged tensor (the paged axis takes \
+                 per-block affine; the spec composes no other block scheme with the pages)",
+                crate::schema::scheme_name(tag),
+                b.axis
             ),
         );
         return;

@@ -428,3 +428,74 @@ fn a_quantized_tensor_and_its_gguf_blocks_compare_on_dequantized_values() {
     write_twin(&twin, &[], &row_major_tensors(&hr));
     assert_eq!(diff_json(&gguf, &twin, &["--tolerance", "1e-6"]).0, 0);
 }
+
+#[test]
+fn the_hrryfiles_inside_two_archives_compare_like_hrryfiles() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = |name: &str, values: &[f32]| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, crate::report::archive(values)).expect("write");
+        p
+    };
+    let a = path("a.holo", &[1.0, 2.0, 3.0]);
+    let same = path("same.holo", &[1.0, 2.0, 3.0]);
+    let changed = path("changed.holo", &[1.0, 2.0, 4.0]);
+    let (code, doc) = diff_json(&a, &same, &[]);
+    assert_eq!(code, 0, "{doc}");
+    assert_eq!(doc["a"]["format"], "holo");
+    // A Weights body and an Extension value are HRRYFILEs, of one tensor each.
+    assert_eq!(doc["equal_tensors"], 2, "{doc}");
+    let (code, doc) = diff_json(&a, &changed, &[]);
+    assert_eq!(code, 1, "{doc}");
+    let t = &doc["tensors"][0];
+    assert_eq!(t["name"], "Weights[0]/w", "{doc}");
+    assert_eq!(t["values"]["first_index"], 2);
+    assert_eq!(t["values"]["max_abs_diff"], 1.0);
+    assert_eq!(doc["tensors"].as_array().map(Vec::len), Some(1));
+    // The opaque weight is compared by its fingerprint: unchanged.
+    assert_eq!(doc["metadata"], serde_json::json!([]), "{doc}");
+}
+
+#[test]
+fn two_streams_compare_on_their_tensors() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let stream = |name: &str, values: &[f32]| {
+        let file = dir.path().join(format!("{name}.hrry"));
+        std::fs::write(&file, crate::report::hrryfile("w", values)).expect("write");
+        let out = dir.path().join(format!("{name}.hrrys"));
+        let (code, _, err) = hrry(&[
+            "stream",
+            "pack",
+            file.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 0, "{err}");
+        out
+    };
+    let a = stream("a", &[1.0, 2.0, 3.0, 4.0]);
+    let same = stream("same", &[1.0, 2.0, 3.0, 4.0]);
+    let changed = stream("changed", &[1.0, 2.0, 3.0, -4.0]);
+    let (code, doc) = diff_json(&a, &same, &[]);
+    assert_eq!(code, 0, "{doc}");
+    assert_eq!(doc["a"]["format"], "stream");
+    assert_eq!(doc["equal_tensors"], 1);
+    let (code, doc) = diff_json(&a, &changed, &[]);
+    assert_eq!(code, 1, "{doc}");
+    assert_eq!(doc["tensors"][0]["name"], "t0");
+    assert_eq!(doc["tensors"][0]["values"]["first_index"], 3);
+    assert_eq!(doc["tensors"][0]["values"]["max_abs_diff"], 8.0);
+    // A conversation is not compared; a stream breaking a rule cannot be read.
+    let messages =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/messages/valid/composite.hrrymsg");
+    let broken =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/stream/invalid/HF-CMP-002.hrrys");
+    for other in [messages, broken] {
+        let (code, _, err) = hrry(&["diff", a.to_str().unwrap(), other.to_str().unwrap()]);
+        assert_eq!(code, 2, "{err}");
+        assert!(
+            err.contains(other.file_name().unwrap().to_str().unwrap()),
+            "{err}"
+        );
+    }
+}

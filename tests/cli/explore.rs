@@ -40,9 +40,12 @@ fn explore(fault: &str, extra: &[&str]) -> (i32, Value) {
         "--cases",
         CASES,
     ])
-    .args(["--formats", "hrryfile", "--timeout", "5"])
-    .args(extra)
-    .args(["--", HRRY, "conformance-testee"]);
+    .args(["--formats", "hrryfile"])
+    .args(extra);
+    if !extra.contains(&"--timeout") {
+        cmd.args(["--timeout", "5"]);
+    }
+    cmd.args(["--", HRRY, "conformance-testee"]);
     if !fault.is_empty() {
         cmd.args(["--fault", fault]);
     }
@@ -96,12 +99,52 @@ fn finds(fault: &str, kind: &str, rules: &[&str]) -> Value {
     assert!(size <= d["original_size"].as_u64().expect("original size"));
     let file = out.join(d["path"].as_str().expect("path"));
     assert_eq!(std::fs::metadata(&file).expect("the kept file").len(), size);
+    kept_as_in_the_corpus(&out, d);
     rerun(&out, fault, 1);
     if kind != "crash" {
         // The reference agrees with its own verdict on the kept case.
         rerun(&out, "", 0);
     }
     d.clone()
+}
+
+/// The manifest entry of the kept disagreement `d` in `dir` carries, as the
+/// bundled corpus's entries do, the verdict's `level` and `rules`, and the account
+/// `hrry conformance explain` gives of the kept file.
+fn kept_as_in_the_corpus(dir: &Path, d: &Value) {
+    let text = std::fs::read(dir.join("manifest.json")).expect("the manifest");
+    let manifest: Value = serde_json::from_slice(&text).expect("JSON");
+    let entry = manifest["files"]
+        .as_array()
+        .expect("files")
+        .iter()
+        .find(|f| f["path"] == d["path"])
+        .unwrap_or_else(|| panic!("no entry for {} in {manifest:#}", d["path"]));
+    let mut rules: Vec<&str> = d["reference"]["violations"]
+        .as_array()
+        .expect("violations")
+        .iter()
+        .map(|v| v["rule"].as_str().expect("rule"))
+        .collect();
+    rules.sort_unstable();
+    rules.dedup();
+    assert_eq!(entry["rules"], serde_json::json!(rules), "{entry:#}");
+    let valid = d["reference"]["valid"] == true;
+    assert_eq!(entry["valid"], valid);
+    let level = if valid { Value::Null } else { "spec".into() };
+    assert_eq!(entry["level"], level, "{entry:#}");
+    let file = dir.join(d["path"].as_str().expect("path"));
+    let out = Command::new(HRRY)
+        .args(["conformance", "explain"])
+        .arg(&file)
+        .output()
+        .expect("run hrry");
+    assert_eq!(out.status.code(), Some(0));
+    let explained = String::from_utf8(out.stdout).expect("UTF-8");
+    assert_eq!(entry["explain"].as_str(), Some(explained.as_str()));
+    for rule in rules {
+        assert!(explained.contains(rule), "{explained}");
+    }
 }
 
 /// `hrry conformance --corpus DIR -- hrry conformance-testee [--fault FAULT]`
@@ -191,6 +234,54 @@ fn corpus_run(fault: &str) -> (Option<i32>, String) {
 }
 
 #[test]
+fn finds_a_crash_on_a_rank0_tensor_with_statistics_in_a_model_the_writer_made() {
+    // No valid corpus file holds such a tensor: the random models do.
+    let (code, _) = corpus_run("crash-on-rank0-statistics");
+    assert_eq!(code, Some(0), "the static corpus misses it");
+    let d = finds("crash-on-rank0-statistics", "crash", &[]);
+    assert!(
+        d["base"].as_str().is_some_and(|b| b.starts_with("model-")),
+        "{d:#}"
+    );
+    // Shrunk by re-writing the model: tensors or KV entries dropped.
+    assert!(
+        d["rewrites"].as_array().is_some_and(|r| !r.is_empty()),
+        "{d:#}"
+    );
+    let (code, doc) = explore("crash-on-rank0-statistics", &["--models", "0"]);
+    assert_eq!(code, 0, "without models: {doc:#}");
+}
+
+#[test]
+fn a_hanging_testee_is_reported_as_a_hang_and_the_run_goes_on() {
+    let (code, doc) = explore("hang-on-rank0-statistics", &["--timeout", "1"]);
+    assert_eq!(code, 1, "{doc:#}");
+    assert_eq!(doc["cases"].to_string(), CASES, "every case was asked");
+    let hangs: Vec<&Value> = doc["disagreements"]
+        .as_array()
+        .expect("disagreements")
+        .iter()
+        .filter(|d| d["kind"] == "hang")
+        .collect();
+    assert_eq!(hangs.len(), 1, "{doc:#}");
+    // The testee was restarted after each hang and hung again on later cases.
+    assert!(hangs[0]["cases_seen"].as_u64() > Some(1), "{doc:#}");
+    assert!(hangs[0]["testee"]["message"]
+        .as_str()
+        .is_some_and(|m| m.contains("timeout")));
+}
+
+#[test]
+fn jobs_find_the_same_disagreements_in_the_same_order() {
+    let fault = "crash-on-rank0-statistics";
+    let (_, one) = explore(fault, &[]);
+    let (_, three) = explore(fault, &["--jobs", "3"]);
+    assert_eq!(strip_ids(&one), strip_ids(&three));
+    assert_eq!(one["counts"], three["counts"]);
+    assert!(!strip_ids(&one).as_array().expect("list").is_empty());
+}
+
+#[test]
 fn finds_a_zero_point_ignored() {
     finds("ignore-zero-point", "reads-differently", &[]);
 }
@@ -219,17 +310,18 @@ fn the_same_seed_finds_the_same_case() {
     let fault = "ignore-rule=HF-CRC-001";
     let (_, a) = explore(fault, &[]);
     let (_, b) = explore(fault, &[]);
-    let strip = |d: &Value| {
-        let mut d = d["disagreements"].clone();
-        for x in d.as_array_mut().into_iter().flatten() {
-            // The request ids depend on nothing but the run; keep them anyway out
-            // of the comparison of what was found.
-            x["testee"]["answer"]["id"] = Value::Null;
-        }
-        d
-    };
-    assert_eq!(strip(&a), strip(&b));
-    assert!(!strip(&a).as_array().expect("list").is_empty());
+    assert_eq!(strip_ids(&a), strip_ids(&b));
+    assert!(!strip_ids(&a).as_array().expect("list").is_empty());
+}
+
+/// The disagreements of a run, without the request ids of the testee's answers
+/// (they depend on nothing but the run; kept out of the comparison anyway).
+fn strip_ids(doc: &Value) -> Value {
+    let mut d = doc["disagreements"].clone();
+    for x in d.as_array_mut().into_iter().flatten() {
+        x["testee"]["answer"]["id"] = Value::Null;
+    }
+    d
 }
 
 #[test]

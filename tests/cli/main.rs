@@ -14,6 +14,7 @@ mod explore;
 mod export_bounds;
 mod first_use;
 mod inspect_schema;
+mod report;
 mod sarif;
 mod serve;
 mod stream;

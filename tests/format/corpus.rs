@@ -108,23 +108,28 @@ fn a_newer_minor_version_may_use_what_1_0_reserves() {
     at_1_0[9] = 0;
     let report = hrry::Format::HrryFile.validate_bytes(&at_1_0, &spec);
     assert_eq!(report.verdict(), Verdict::Invalid);
-    for rule in ["HF-HDR-003", "HF-HDR-004", "HF-HDR-005", "HF-TRL-002"] {
+    for rule in ["HF-HDR-003", "HF-HDR-004", "HF-TRL-002"] {
         assert!(
             report.rule_ids().contains(&rule),
             "{rule}: {:?}",
             report.rule_ids()
         );
     }
-    // A descriptor: a flag bit 1.0 reserves, in a 1.1 descriptor, is not judged.
+    // Flag bits are not fields: versioning.md § Compatibility Matrix rejects an
+    // unknown file or descriptor flag bit at every minor version.
+    let mut flagged = bytes("valid/container_minor_1.hrry");
+    flagged[12] |= 0x08; // file flag bit 3
+    let report = hrry::Format::HrryFile.validate_bytes(&flagged, &spec);
+    assert_eq!(report.rule_ids(), ["HF-HDR-005"]);
     let grown = bytes("valid/minor_version_growth.hrry");
     let at = hrry_testkit::corpus::patch::descriptor_offset(&grown, "grown") as usize;
     let mut flagged = grown.clone();
-    flagged[at + 10] |= 0x80; // flags bit 7
-    let report = hrry::Format::HrryFile.validate_bytes(&flagged, &spec);
-    assert_eq!(report.verdict(), Verdict::Valid, "{:?}", report.rule_ids());
-    flagged[at + 5] = 0; // version_minor 0: the bit is reserved
-    let report = hrry::Format::HrryFile.validate_bytes(&flagged, &spec);
-    assert_eq!(report.rule_ids(), ["TD-HDR-005"]);
+    flagged[at + 10] |= 0x80; // flags bit 7, in a 1.1 descriptor
+    for minor in [1, 0] {
+        flagged[at + 5] = minor;
+        let report = hrry::Format::HrryFile.validate_bytes(&flagged, &spec);
+        assert_eq!(report.rule_ids(), ["TD-HDR-005"], "version 1.{minor}");
+    }
 }
 
 #[test]
@@ -311,4 +316,38 @@ fn expected_hashes_of_row_major_tensors_are_their_stored_bytes() {
         }
     }
     assert!(checked >= 40, "only {checked} tensors checked");
+}
+
+#[test]
+fn the_spec_examples_are_valid_under_the_spec_policy() {
+    use hrry::validate::{Options, Policy, Verdict};
+    let examples: Vec<_> = all_cases()
+        .into_iter()
+        .chain(hrry_testkit::corpus::spec_examples::large_cases())
+        .filter(|c| c.spec_example.is_some())
+        .collect();
+    let sources: BTreeSet<&str> = examples.iter().filter_map(|c| c.spec_example).collect();
+    // metadata.md's worked example, the layout files' examples (row-major to
+    // block-paged, composite) and per-channel-affine.md's worked example.
+    assert!(sources.len() >= 14, "spec examples: {sources:?}");
+    for case in &examples {
+        let options = Options {
+            policy: Policy::Spec,
+            ..Options::default()
+        };
+        let report = case.format.validate_bytes(&case.bytes, &options);
+        assert_eq!(
+            report.verdict(),
+            Verdict::Valid,
+            "{} ({}): {:?}",
+            case.path,
+            case.spec_example.unwrap_or_default(),
+            report.rule_ids()
+        );
+        // The rules hrry's hardened policy adds are the only thing that may
+        // refuse a spec example; the manifest records any (`level`, `rules`).
+        let options = Options::default();
+        let hardened = case.format.validate_bytes(&case.bytes, &options);
+        assert_eq!(hardened.spec_violations(), 0, "{}", case.path);
+    }
 }

@@ -3,7 +3,8 @@
 # a fresh profile and no background networking. Checks that the page's script
 # runs without console errors, that the page asks for nothing over the network
 # (its Content-Security-Policy blocks every fetch, and a blocked fetch is a
-# console error), that the byte map of an invalid corpus file has one mark per
+# console error), that the byte map of an invalid corpus file (a HRRYFILE, an
+# archive, a stream, a conversation) has one mark per
 # violation, and that a file whose tensor names are markup shows them as text (no
 # script of theirs runs). Keeps a screenshot under target/report-test/.
 set -euo pipefail
@@ -107,10 +108,32 @@ errors=$(console_errors "$out/many.html")
 [ -z "$errors" ] || fail "console: $errors"
 echo "5000 tensors: $(stat -c %s "$out/many.html") bytes of HTML, loaded by headless chromium in ${loaded_ms} ms"
 
+# Archives, streams and conversations: one mark per violation, drawn in the
+# browser without console errors.
+for f in corpus/invalid/HOLO-WGT-002.holo corpus/invalid/HOLO-TBL-006.holo \
+    "$(ls corpus/stream/invalid/*.hrrys | head -1)" "$(ls corpus/messages/invalid/*.hrrymsg | head -1)"; do
+    page="$out/$(basename "$f").html"
+    $hrry report "$f" -o "$page" 2>/dev/null
+    want=$( ($hrry validate --json "$f" || true) | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["files"][0]["violations"]))')
+    browse dump-dom "$page" > "$page.dom"
+    grep -q 'data-ready="1"' "$page.dom" || fail "the script of the page of $f did not run"
+    marks=$(grep -o 'class="violation-mark"' "$page.dom" | wc -l)
+    [ "$marks" -eq "$want" ] && [ "$want" -ge 1 ] || fail "$marks marks for $want violations of $f"
+    errors=$(console_errors "$page")
+    [ -z "$errors" ] || fail "console: $errors"
+done
+# A valid archive: two rows (sections; Weights entries and Extensions inside them).
+$hrry report corpus/valid/full.holo -o "$out/holo.html" 2>/dev/null
+browse dump-dom "$out/holo.html" > "$out/holo.dom"
+grep -q 'weight 0 body' "$out/holo.dom" || fail "the archive's Weights entries are not drawn"
+errors=$(console_errors "$out/holo.html")
+[ -z "$errors" ] || fail "console: $errors"
+
 # A screenshot of a valid file's report, kept.
 $hrry report corpus/valid/quant-per-block-int4-f16.hrry -o "$out/valid.html" 2>/dev/null
 browse "screenshot=$PWD/$out/report.png" "$out/valid.html" --window-size=1280,1100 >/dev/null
 browse "screenshot=$PWD/$out/report-invalid.png" "$out/several.html" --window-size=1280,900 >/dev/null
-[ -s "$out/report.png" ] || fail "no screenshot"
+browse "screenshot=$PWD/$out/report-holo.png" "$out/holo.html" --window-size=1280,900 >/dev/null
+[ -s "$out/report.png" ] && [ -s "$out/report-holo.png" ] || fail "no screenshot"
 echo "report test: ok ($expected mark for $invalid, $several marks for $several violations of $out/several.hrry; hostile names shown as text)"
-echo "screenshots: $PWD/$out/report.png $PWD/$out/report-invalid.png"
+echo "screenshots: $PWD/$out/report.png $PWD/$out/report-invalid.png $PWD/$out/report-holo.png"

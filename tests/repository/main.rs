@@ -10,3 +10,4 @@ mod docs;
 mod features;
 mod module_graph;
 mod module_map;
+mod rule_audit;

@@ -3,8 +3,10 @@
 //! compared in logical order. Exits 0 when equal, 1 when different, 2 on errors.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use hrry::content::{self, ContentDiff, Diff, DiffOptions, MetadataDiff, ModelFile};
+use hrry::source::ReadAt;
 use serde_json::{json, Value};
 
 use crate::text::{self, cut, plural};
@@ -17,11 +19,13 @@ const SHOWN_VALUE_CHARS: usize = 80;
 #[derive(clap::Args)]
 #[command(after_long_help = concat!("\
 Compares the tensors and metadata of two files of any format hrry reads (HRRYFILE,
-safetensors, GGUF), local or by URL. Tensors are matched by name and their values
-compared in logical row-major order, so a tensor stored in another layout, format
-or element type compares equal when its values are equal; a quantized tensor is
-compared on its dequantized values (use --tolerance). Each file is read once, a
-few megabytes at a time.
+safetensors, GGUF; the HRRYFILEs inside a .holo archive; a bare stream's tensors),
+local or by URL. Tensors are matched by name (an archive's as LABEL/NAME,
+Weights[0]/w; a stream's as `stream unpack` names them, t0, t1.0) and their
+values compared in logical row-major order, so a tensor stored in another layout,
+format or element type compares equal when its values are equal; a quantized
+tensor is compared on its dequantized values (use --tolerance). Each file is
+read once, a few megabytes at a time.
 
 Exit codes: 0 the files hold the same tensors (values within the tolerance, same
 shapes) and metadata; 1 they differ; 2 an error (a file that cannot be read).
@@ -44,23 +48,56 @@ pub struct Args {
     /// Detail at most N changed tensors in text output (JSON lists all).
     #[arg(long, value_name = "N", default_value_t = 20)]
     max_shown: usize,
+    #[command(flatten)]
+    pub net: crate::remote::NetArgs,
 }
 
-/// Opens a model file named by a path or URL.
+/// The name an input's format is recognised by: its path, or a URL's path
+/// without query or fragment.
+fn input_name(path: &Path, url: Option<&str>) -> PathBuf {
+    url.map_or_else(
+        || path.to_path_buf(),
+        |u| PathBuf::from(u.split(['?', '#']).next().unwrap_or(u)),
+    )
+}
+
+/// Opens the input named by a path or URL for positioned reads (a regular file,
+/// or a remote object read with range requests) and recognises its format as
+/// `hrry validate` does (by its magic, else its name's extension).
+pub fn open_input(path: &Path) -> Result<(Arc<dyn ReadAt + Send>, hrry::Format), Failure> {
+    let shown = text::path(path);
+    let url = crate::remote::url(path);
+    let source: Arc<dyn ReadAt + Send> = match url {
+        Some(url) => crate::remote::open_shared(url)?,
+        None => Arc::new(
+            hrry::source::FileSource::open(path)
+                .map_err(|e| Failure(format!("cannot read {shown}: {e}")))?,
+        ),
+    };
+    let format = hrry::Format::detect_source(&*source, Some(&input_name(path, url)))
+        .map_err(|e| Failure(format!("cannot read {shown}: {e}")))?;
+    Ok((source, format))
+}
+
+/// Opens a model file named by a path or URL: a HRRYFILE, safetensors or GGUF
+/// file, or the tensors of a container — the HRRYFILEs inside a `.holo` archive,
+/// a bare stream's tensors (recognised as `hrry validate` recognises them).
 pub fn open_model(path: &Path) -> Result<ModelFile<'static>, Failure> {
     let shown = text::path(path);
-    let result = match crate::remote::url(path) {
-        Some(url) => ModelFile::open_source(crate::remote::open_shared(url)?),
-        None => ModelFile::open(path),
-    };
-    result.map_err(|e| {
-        let message = e.to_string();
+    let named = |message: String| {
         if message.contains(&shown) {
             Failure(message)
         } else {
             Failure(format!("{shown}: {message}"))
         }
-    })
+    };
+    let (source, format) = open_input(path)?;
+    // A local HRRYFILE is mapped; anything else is read through its source.
+    let result = match (format, crate::remote::url(path)) {
+        (hrry::Format::HrryFile, None) => ModelFile::open(path),
+        (_, url) => ModelFile::open_any(source, Some(&input_name(path, url))),
+    };
+    result.map_err(|e| named(e.to_string()))
 }
 
 pub fn run(args: Args) -> Result<Outcome, Failure> {
@@ -91,7 +128,7 @@ fn describe(path: &Path, f: &ModelFile) -> String {
     format!(
         "{} ({}, {}, {})",
         text::path(path),
-        f.format().name(),
+        f.format_name(),
         plural(f.tensors().len() as u64, "tensor", "tensors"),
         plural(
             f.metadata().len() as u64,
@@ -204,7 +241,7 @@ fn diff_json(args: &Args, a: &ModelFile, b: &ModelFile, d: &Diff) -> Value {
     let file = |p: &Path, f: &ModelFile| {
         json!({
             "file": crate::remote::shown(p),
-            "format": f.format().name(),
+            "format": f.format_name(),
             "tensors": f.tensors().len(),
             "metadata": f.metadata().len(),
         })

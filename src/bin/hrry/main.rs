@@ -168,6 +168,8 @@ impl Command {
             Command::Stream(stream::Command::Pack(a)) => Some(&a.net),
             Command::Serve(a) => Some(&a.net),
             Command::Put(a) => Some(&a.net),
+            Command::Diff(a) => Some(&a.net),
+            Command::Report(a) => Some(&a.net),
             _ => None,
         }
     }

@@ -4,12 +4,16 @@
 //! table (sortable), parameter counts per type, per-tensor statistics with small
 //! histograms, and the verdict with the findings grouped by level.
 
+mod regions;
+
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use hrry::content::{self, ModelFile, TensorStats};
-use hrry::file::{HrryFile, OpenOptions};
+use hrry::file::OpenOptions;
 use hrry::validate::{Level, Report};
+
+use regions::Region;
 
 use crate::text::plural;
 use crate::{Failure, Outcome};
@@ -21,7 +25,9 @@ const MAP_WIDTH: f64 = 1000.0;
 #[derive(clap::Args)]
 #[command(after_help = see_exit_codes!())]
 pub struct Args {
-    /// The file to report on (HRRYFILE, safetensors, GGUF).
+    /// The file to report on: a HRRYFILE, safetensors or GGUF file, a .holo
+    /// archive, a bare stream (.hrrys) or a captured conversation (.hrrymsg); a
+    /// path or an http(s):// or s3:// URL.
     file: PathBuf,
     /// Where to write the HTML page.
     #[arg(short, long, value_name = "HTML")]
@@ -29,6 +35,8 @@ pub struct Args {
     /// Leave out the statistics of values (reads no tensor data).
     #[arg(long)]
     no_stats: bool,
+    #[command(flatten)]
+    pub net: crate::remote::NetArgs,
 }
 
 /// Escapes text for HTML content and attribute values.
@@ -50,113 +58,6 @@ fn esc(s: &str) -> String {
     out
 }
 
-/// One region of the file.
-struct Region {
-    kind: &'static str,
-    label: String,
-    start: u64,
-    len: u64,
-}
-
-/// The regions of a HRRYFILE read leniently, padding (gaps) included.
-fn hrry_regions(file: &HrryFile<'_>, len: u64) -> Vec<Region> {
-    let mut r = vec![Region {
-        kind: "header",
-        label: "file header".into(),
-        start: 0,
-        len: 64.min(len),
-    }];
-    for e in file.entries() {
-        let ix = e.index_entry();
-        r.push(Region {
-            kind: "descriptor",
-            label: format!("descriptor of {}", e.name()),
-            start: ix.descriptor_offset,
-            len: u64::from(ix.descriptor_length),
-        });
-        r.push(Region {
-            kind: "data",
-            label: format!("data of {}", e.name()),
-            start: ix.data_offset,
-            len: ix.data_length,
-        });
-    }
-    let t = file.trailer();
-    r.push(Region {
-        kind: "kv",
-        label: "KV metadata".into(),
-        start: t.kv_offset,
-        len: u64::from(t.kv_length),
-    });
-    r.push(Region {
-        kind: "index",
-        label: "tensor index".into(),
-        start: t.index_offset,
-        len: t.index_length,
-    });
-    r.push(Region {
-        kind: "trailer",
-        label: "trailer".into(),
-        start: len.saturating_sub(hrry::schema::TRAILER_LEN),
-        len: hrry::schema::TRAILER_LEN.min(len),
-    });
-    with_padding(r, len)
-}
-
-/// The regions of another format: its header, then each tensor's data.
-fn model_regions(m: &ModelFile<'_>) -> Vec<Region> {
-    let mut r: Vec<Region> = m
-        .tensors()
-        .iter()
-        .map(|t| Region {
-            kind: "data",
-            label: format!("data of {}", t.name),
-            start: t.data_offset,
-            len: t.stored_bytes,
-        })
-        .collect();
-    let first = r.iter().map(|x| x.start).min().unwrap_or(m.len());
-    r.push(Region {
-        kind: "header",
-        label: format!("{} header and metadata", m.format().name()),
-        start: 0,
-        len: first,
-    });
-    with_padding(r, m.len())
-}
-
-/// Sorts `regions`, clipped to the file, and fills the gaps with padding.
-fn with_padding(mut regions: Vec<Region>, len: u64) -> Vec<Region> {
-    regions.retain(|r| r.len > 0 && r.start < len);
-    for r in &mut regions {
-        r.len = r.len.min(len - r.start);
-    }
-    regions.sort_by_key(|r| r.start);
-    let mut out = Vec::with_capacity(regions.len() * 2);
-    let mut at = 0u64;
-    for r in regions {
-        if r.start > at {
-            out.push(Region {
-                kind: "padding",
-                label: "padding".into(),
-                start: at,
-                len: r.start - at,
-            });
-        }
-        at = at.max(r.start.saturating_add(r.len));
-        out.push(r);
-    }
-    if at < len {
-        out.push(Region {
-            kind: "padding",
-            label: "padding / unaccounted".into(),
-            start: at,
-            len: len - at,
-        });
-    }
-    out
-}
-
 /// The verdict of a report: `valid`, `invalid` (a spec violation) or `refused`.
 fn verdict(report: &Report) -> &'static str {
     if report
@@ -172,7 +73,12 @@ fn verdict(report: &Report) -> &'static str {
     }
 }
 
-fn byte_map(regions: &[Region], report: &Report, len: u64) -> String {
+/// Height of one row of the byte map, in SVG units.
+const ROW: f64 = 36.0;
+
+/// The byte map: `rows` of regions drawn to scale (the file's own parts, then
+/// what lies inside them), each violation marked at its offset across all rows.
+fn byte_map(rows: &[Vec<Region>], report: &Report, len: u64) -> String {
     let scale = |x: u64| {
         if len == 0 {
             0.0
@@ -180,49 +86,54 @@ fn byte_map(regions: &[Region], report: &Report, len: u64) -> String {
             x as f64 / len as f64 * MAP_WIDTH
         }
     };
+    let bottom = 8.0 + ROW * rows.len().max(1) as f64;
     let mut s = String::new();
     let _ = write!(
         s,
-        r#"<svg id="bytemap" viewBox="-4 0 {} 64" preserveAspectRatio="none" role="img" aria-label="byte map">"#,
-        MAP_WIDTH + 8.0
+        r#"<svg id="bytemap" viewBox="-4 0 {} {}" preserveAspectRatio="none" role="img" aria-label="byte map" style="height:{}px">"#,
+        MAP_WIDTH + 8.0,
+        bottom + 20.0,
+        (bottom + 20.0) * 80.0 / 64.0,
     );
-    // Regions narrower than a unit are drawn together (the kind with the most
-    // bytes colours them), so that a file of thousands of tensors stays a few
-    // thousand shapes.
-    let mut i = 0;
-    while i < regions.len() {
-        let start = regions[i].start;
-        let mut j = i + 1;
-        while j < regions.len()
-            && scale(regions[j - 1].start + regions[j - 1].len) - scale(start) < 1.0
-        {
-            j += 1;
+    for (row, regions) in rows.iter().enumerate() {
+        let y = 8.0 + ROW * row as f64;
+        // Regions narrower than a unit are drawn together (the kind with the most
+        // bytes colours them), so that a file of thousands of tensors stays a few
+        // thousand shapes.
+        let mut i = 0;
+        while i < regions.len() {
+            let start = regions[i].start;
+            let mut j = i + 1;
+            while j < regions.len() && scale(regions[j].end()) - scale(start) < 1.0 {
+                j += 1;
+            }
+            let group = &regions[i..j];
+            let end = group.last().map_or(start, Region::end);
+            let main = group.iter().max_by_key(|r| r.len).unwrap_or(&regions[i]);
+            let label = if group.len() == 1 {
+                esc(&main.label)
+            } else {
+                format!("{} regions (mostly {})", group.len(), main.kind)
+            };
+            let _ = write!(
+                s,
+                r#"<rect class="region {k}" x="{x:.3}" y="{y}" width="{w:.3}" height="{h}"><title>{label}: bytes {a}..{b} ({n} bytes)</title></rect>"#,
+                k = main.kind,
+                x = scale(start),
+                w = (scale(end) - scale(start)).max(0.3),
+                h = ROW - 2.0,
+                a = start,
+                b = end,
+                n = end - start
+            );
+            i = j;
         }
-        let group = &regions[i..j];
-        let end = group.last().map_or(start, |r| r.start + r.len);
-        let main = group.iter().max_by_key(|r| r.len).unwrap_or(&regions[i]);
-        let label = if group.len() == 1 {
-            esc(&main.label)
-        } else {
-            format!("{} regions (mostly {})", group.len(), main.kind)
-        };
-        let _ = write!(
-            s,
-            r#"<rect class="region {k}" x="{x:.3}" y="8" width="{w:.3}" height="36"><title>{label}: bytes {a}..{b} ({n} bytes)</title></rect>"#,
-            k = main.kind,
-            x = scale(start),
-            w = (scale(end) - scale(start)).max(0.3),
-            a = start,
-            b = end,
-            n = end - start
-        );
-        i = j;
     }
     for v in &report.violations {
         let x = scale(v.offset.min(len));
         let _ = write!(
             s,
-            r##"<a href="#rule-{id}" class="violation-mark" data-rule="{id}" data-offset="{o}"><path d="M{x:.3} 44 l-4 12 h8 z M{x:.3} 4 v40" class="mark {lv}"/><title>{id} at offset {o}: {m}</title></a>"##,
+            r##"<a href="#rule-{id}" class="violation-mark" data-rule="{id}" data-offset="{o}"><path d="M{x:.3} {bottom} l-4 12 h8 z M{x:.3} 4 V{bottom}" class="mark {lv}"/><title>{id} at offset {o}: {m}</title></a>"##,
             id = esc(v.rule.id),
             o = v.offset,
             lv = v.rule.level.name(),
@@ -273,9 +184,10 @@ h1{font-size:20px;margin:0 0 4px} h2{font-size:16px;margin:28px 0 8px;border-bot
 code,td.num,td.mono{font-family:ui-monospace,monospace;font-size:12.5px}
 .verdict{display:inline-block;padding:2px 10px;border-radius:10px;font-weight:600;color:#fff}
 .verdict.valid{background:#2e7d32}.verdict.invalid{background:#c62828}.verdict.refused{background:#ef6c00}
-#bytemap{width:100%;height:80px;background:#fff;border:1px solid #d5dae0}
+#bytemap{width:100%;background:#fff;border:1px solid #d5dae0}
+.region{stroke:#fff;stroke-width:.5;vector-effect:non-scaling-stroke}
 .region.header{fill:#5c6bc0}.region.descriptor{fill:#26a69a}.region.data{fill:#90caf9}
-.region.padding{fill:#e0e0e0}.region.kv{fill:#ab47bc}.region.index{fill:#ffa726}.region.trailer{fill:#8d6e63}
+.region.padding{fill:#e0e0e0}.region.section{fill:#81c784}.region.unread{fill:#bdbdbd}.region.kv{fill:#ab47bc}.region.index{fill:#ffa726}.region.trailer{fill:#8d6e63}
 .mark{stroke:#b71c1c;fill:#b71c1c;stroke-width:1.2}.mark.hardening{stroke:#ef6c00;fill:#ef6c00}.mark.limit{stroke:#6d4c41;fill:#6d4c41}
 .legend span{display:inline-block;margin-right:14px}.legend i{display:inline-block;width:12px;height:12px;margin-right:4px;vertical-align:-2px}
 table{border-collapse:collapse;background:#fff} th,td{border:1px solid #e3e6ea;padding:3px 8px;text-align:left}
@@ -314,24 +226,86 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
     Ok(Outcome::Ok)
 }
 
-/// The whole page for `path`.
+/// The colours of the regions' kinds, in legend order.
+const KINDS: [(&str, &str); 10] = [
+    ("header", "#5c6bc0"),
+    ("descriptor", "#26a69a"),
+    ("data", "#90caf9"),
+    ("section", "#81c784"),
+    ("padding", "#e0e0e0"),
+    ("kv", "#ab47bc"),
+    ("index", "#ffa726"),
+    ("trailer", "#8d6e63"),
+    ("unread", "#bdbdbd"),
+    ("violation", "#b71c1c"),
+];
+
+/// The whole page for `path` (a path or URL).
 fn render(path: &Path, with_stats: bool) -> Result<String, Failure> {
-    let shown = crate::text::path(path);
-    let (_, report) = hrry::validate_path(path, &hrry::validate::Options::default())
-        .map_err(|e| Failure(format!("cannot read {shown}: {e}")))?;
-    let len = std::fs::metadata(path)
-        .map_err(|e| Failure(format!("{shown}: {e}")))?
-        .len();
-    // Leniently, so that a file breaking rules still shows its structure.
-    let lenient = OpenOptions::new().allow_all().open(path).ok();
-    let model: Option<ModelFile<'_>> = match &lenient {
-        Some(f) => Some(ModelFile::of_hrry(f)),
-        None => ModelFile::open(path).ok(),
-    };
-    let regions = match (&lenient, &model) {
-        (Some(f), _) => hrry_regions(f, len),
-        (None, Some(m)) => model_regions(m),
-        (None, None) => with_padding(Vec::new(), len),
+    let shown = crate::remote::shown(path);
+    let (source, format) = crate::diff::open_input(path)?;
+    let len = source.len();
+    let options = hrry::validate::Options::default();
+    let cannot = |e: std::io::Error| Failure(format!("cannot read {shown}: {e}"));
+    // A HRRYFILE is opened leniently, so that one breaking rules still shows its
+    // structure.
+    let lenient;
+    let mut note = None;
+    let (report, rows, model): (Report, Vec<Vec<Region>>, Option<ModelFile<'_>>) = match format {
+        hrry::Format::Holo => {
+            let (report, map) = hrry::holo::map_source(&*source, &options).map_err(cannot)?;
+            let rows = regions::holo_rows(&source, map.as_ref(), len);
+            let model = match map.map(|m| ModelFile::of_archive(source.clone(), &m)) {
+                Some(Ok(m)) if !m.tensors().is_empty() => Some(m),
+                Some(Ok(_)) => {
+                    note = Some(
+                        "The archive holds no HRRYFILE: its sections are shown in the byte map."
+                            .to_string(),
+                    );
+                    None
+                }
+                Some(Err(e)) => {
+                    note = Some(format!(
+                        "The HRRYFILEs inside the archive could not be read: {e}."
+                    ));
+                    None
+                }
+                None => None,
+            };
+            (report, rows, model)
+        }
+        hrry::Format::Stream => {
+            let report = format.validate_source(&*source, &options).map_err(cannot)?;
+            let rows = vec![regions::stream_regions(&*source, len)];
+            let reader = std::io::BufReader::new(hrry::source::Sequential::new(&*source));
+            let model = ModelFile::open_stream(reader, len)
+                .map_err(|e| note = Some(format!("The stream's tensors could not be read: {e}.")))
+                .ok();
+            (report, rows, model)
+        }
+        hrry::Format::Messages => {
+            let report = format.validate_source(&*source, &options).map_err(cannot)?;
+            note =
+                Some("A captured conversation: its frames are shown in the byte map.".to_string());
+            (report, vec![regions::message_regions(&*source, len)], None)
+        }
+        hrry::Format::HrryFile => {
+            let report = format.validate_source(&*source, &options).map_err(cannot)?;
+            lenient = OpenOptions::new()
+                .allow_all()
+                .open_source(source.clone())
+                .ok();
+            let model = match &lenient {
+                Some(f) => Some(ModelFile::of_hrry(f)),
+                None => ModelFile::open_source(source.clone()).ok(),
+            };
+            let rows = match (&lenient, &model) {
+                (Some(f), _) => regions::hrry_regions(f, 0, ""),
+                (None, Some(m)) => regions::model_regions(m),
+                (None, None) => regions::with_padding(Vec::new(), 0, len),
+            };
+            (report, vec![rows], model)
+        }
     };
     let verdict = verdict(&report);
     let mut h = String::new();
@@ -340,28 +314,29 @@ fn render(path: &Path, with_stats: bool) -> Result<String, Failure> {
         r#"<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"><meta name="viewport" content="width=device-width"><title>hrry report: {t}</title><style>{STYLE}</style></head><body>"#,
         t = esc(&shown)
     );
+    let format_name = match (&model, format) {
+        (Some(m), _) => m.format_name(),
+        (None, hrry::Format::HrryFile) => "unreadable",
+        (None, f) => f.name(),
+    };
     let _ = write!(
         h,
         r#"<h1>{t}</h1><p>{f}, {n} bytes &middot; verdict <span id="verdict" class="verdict {verdict}">{verdict}</span> &middot; {v}</p>"#,
         t = esc(&shown),
-        f = model.as_ref().map_or("unreadable", |m| m.format().name()),
+        f = format_name,
         n = len,
         v = plural(report.violations.len() as u64, "violation", "violations"),
     );
     h.push_str("<h2>Byte map</h2>");
-    h.push_str(&byte_map(&regions, &report, len));
+    if rows.len() > 1 {
+        h.push_str("<p>Top row: the file's own parts; below: what lies inside them.</p>");
+    }
+    h.push_str(&byte_map(&rows, &report, len));
     h.push_str(r#"<p class="legend">"#);
-    for (k, c) in [
-        ("header", "#5c6bc0"),
-        ("descriptor", "#26a69a"),
-        ("data", "#90caf9"),
-        ("padding", "#e0e0e0"),
-        ("kv", "#ab47bc"),
-        ("index", "#ffa726"),
-        ("trailer", "#8d6e63"),
-        ("violation", "#b71c1c"),
-    ] {
-        let _ = write!(h, r#"<span><i style="background:{c}"></i>{k}</span>"#);
+    for (k, c) in KINDS {
+        if k == "violation" || rows.iter().flatten().any(|r| r.kind == k) {
+            let _ = write!(h, r#"<span><i style="background:{c}"></i>{k}</span>"#);
+        }
     }
     h.push_str("</p>");
 
@@ -369,16 +344,17 @@ fn render(path: &Path, with_stats: bool) -> Result<String, Failure> {
     let mut stats: Vec<Option<Result<TensorStats, String>>> = Vec::new();
     let mut mismatches = Vec::new();
     if let Some(m) = &model {
-        for (i, info) in m.tensors().iter().enumerate() {
-            if !with_stats {
-                stats.push(None);
-                continue;
+        if with_stats {
+            let extra = std::thread::available_parallelism().map_or(0, |n| n.get() - 1);
+            for (info, s) in m.tensors().iter().zip(content::file_stats(m, extra)) {
+                let s = s.map_err(|e| e.to_string());
+                if let Ok(s) = &s {
+                    mismatches.extend(content::check_statistics(info, s));
+                }
+                stats.push(Some(s));
             }
-            let s = content::tensor_stats(m, i).map_err(|e| e.to_string());
-            if let Ok(s) = &s {
-                mismatches.extend(content::check_statistics(info, s));
-            }
-            stats.push(Some(s));
+        } else {
+            stats.resize_with(m.tensors().len(), || None);
         }
         h.push_str("<h2>Parameters by type</h2><table class=\"sortable\" id=\"params\"><thead><tr><th>type</th><th>tensors</th><th>elements</th><th>stored bytes</th><th>bits/element</th></tr></thead><tbody>");
         for c in content::parameter_counts(m) {
@@ -444,9 +420,10 @@ fn render(path: &Path, with_stats: bool) -> Result<String, Failure> {
         }
         h.push_str("</tbody></table></div>");
     } else {
-        h.push_str(
-            "<p>The file could not be read as a model file: only its validation is shown.</p>",
-        );
+        let why = note
+            .as_deref()
+            .unwrap_or("The file could not be read as a model file: only its validation is shown.");
+        let _ = write!(h, "<p>{}</p>", esc(why));
     }
 
     h.push_str("<h2>Findings</h2>");

@@ -20,13 +20,15 @@ pub struct FileStats {
     pub findings: Vec<StatisticsMismatch>,
 }
 
-/// Computes the statistics of every tensor of `file`. A tensor that cannot be
-/// read for a reason of its own is noted; a failed read of the file is an error.
+/// Computes the statistics of every tensor of `file`, tensors on as many threads
+/// as the machine has cores. A tensor that cannot be read for a reason of its own
+/// is noted; a failed read of the file is an error.
 pub fn compute(file: &ModelFile) -> Result<FileStats, Failure> {
+    let extra = std::thread::available_parallelism().map_or(0, |n| n.get() - 1);
     let mut tensors = Vec::with_capacity(file.tensors().len());
     let mut findings = Vec::new();
-    for (i, info) in file.tensors().iter().enumerate() {
-        match content::tensor_stats(file, i) {
+    for (info, s) in file.tensors().iter().zip(content::file_stats(file, extra)) {
+        match s {
             Ok(s) => {
                 findings.extend(content::check_statistics(info, &s));
                 tensors.push(Ok(s));
@@ -145,7 +147,7 @@ pub fn run(path: &Path, as_json: bool) -> Result<Outcome, Failure> {
         let findings: Vec<Value> = stats.findings.iter().map(finding_json).collect();
         let doc = json!({
             "file": crate::remote::shown(path),
-            "format": file.format().name(),
+            "format": file.format_name(),
             "parameters": rows,
             "total": total,
             "tensors": tensors,
@@ -157,7 +159,7 @@ pub fn run(path: &Path, as_json: bool) -> Result<Outcome, Failure> {
     outln!(
         "{}: {}, {}",
         text::path(path),
-        file.format().name(),
+        file.format_name(),
         plural(file.tensors().len() as u64, "tensor", "tensors")
     );
     outln!("parameters by type:");

@@ -161,6 +161,59 @@ pub fn move_offset(from: &[Region], to: &[Region], at: usize, width: usize) -> O
     (rel + width <= target.len).then_some(target.start + rel)
 }
 
+/// The names of a HRRYFILE's tensors in index order (the ordinals of its
+/// descriptor and data [`regions`]); empty when it does not open.
+pub fn tensor_names(bytes: &[u8]) -> Vec<String> {
+    HrryFile::from_bytes(bytes)
+        .map(|f| f.entries().map(|e| e.name().to_string()).collect())
+        .unwrap_or_default()
+}
+
+/// `edits` of the HRRYFILE `from` moved onto the HRRYFILE `to`, written from the
+/// same model with something left out or changed (as structural shrinking does):
+/// each edit goes to the same place of the same part, a tensor's descriptor and
+/// data found by the tensor's name; edits whose part `to` lacks, or that no longer
+/// fit in it, are dropped.
+pub fn move_edits(from: &[u8], to: &[u8], edits: &[Mutation]) -> Vec<Mutation> {
+    let (from_parts, to_parts) = (regions(from), regions(to));
+    let (from_names, to_names) = (tensor_names(from), tensor_names(to));
+    let moved = |at: usize, width: usize| -> Option<usize> {
+        let r = from_parts
+            .iter()
+            .filter(|r| r.start <= at && at + width <= r.start + r.len)
+            .min_by_key(|r| r.len)?;
+        let ordinal = if matches!(r.kind, "descriptor" | "data") {
+            let name = from_names.get(r.ordinal)?;
+            to_names.iter().position(|n| n == name)?
+        } else {
+            r.ordinal
+        };
+        let t = to_parts
+            .iter()
+            .find(|t| t.kind == r.kind && t.ordinal == ordinal)?;
+        let rel = at - r.start;
+        (rel + width <= t.len).then_some(t.start + rel)
+    };
+    edits
+        .iter()
+        .filter_map(|m| match m {
+            Mutation::Write { at, bytes, what } => Some(Mutation::Write {
+                at: moved(*at, bytes.len())?,
+                bytes: bytes.clone(),
+                what,
+            }),
+            Mutation::Truncate { len } => Some(Mutation::Truncate {
+                len: if *len >= from.len() {
+                    to.len()
+                } else {
+                    moved(*len, 0)?
+                },
+            }),
+            Mutation::ResealIndex => Some(Mutation::ResealIndex),
+        })
+        .collect()
+}
+
 /// Places inside every buffer of every tensor a HRRYFILE holds (its first bytes,
 /// its middle, its last bytes) and the padding byte after it: the sparse indices,
 /// quantization scales and zero points, codes and padding the data rules and the

@@ -1,9 +1,15 @@
 //! Shrinking a case that shows a disagreement, while it keeps showing it (the
 //! caller's `keeps` says whether bytes still have the case's signature): first on
-//! a smaller base file, then with fewer edits, then with byte ranges zeroed, so
-//! that what is handed back is small and reads easily in a hex dump.
+//! a smaller base file, then with fewer edits, then by re-writing the base file
+//! smaller (a HRRYFILE: tensors and KV entries dropped, shapes shrunk, the writer's
+//! default options; the edits moved to the same places of the re-written file),
+//! then with the tail cut and byte ranges zeroed, so that what is handed back is
+//! small and reads easily in a hex dump.
 
+use super::model::Model;
+use super::mutation;
 use super::{Case, Explorer};
+use crate::Format;
 
 /// How many random attempts each smaller base file gets (after the case's own
 /// edits moved onto it).
@@ -18,9 +24,14 @@ const MIN_ZERO_RANGE: usize = 8;
 /// What shrinking gave.
 #[derive(Clone, Debug)]
 pub struct Shrunk {
-    /// The case after the smaller-base and fewer-edits steps.
+    /// The case after the smaller-base and fewer-edits steps (its edits are those
+    /// of `base` when the base was re-written).
     pub case: Case,
-    /// The final bytes (the case's bytes with ranges zeroed).
+    /// The base file the edits apply to: the case's base, or that base re-written.
+    pub base: Vec<u8>,
+    /// The re-writing steps taken, in order (e.g. `tensor "t2" dropped`).
+    pub rewrites: Vec<String>,
+    /// The final bytes (the edited base, cut and with ranges zeroed).
     pub bytes: Vec<u8>,
     /// How many times `keeps` was asked.
     pub attempts: usize,
@@ -79,8 +90,43 @@ pub fn shrink(
             }
         }
     }
-    // 3. Byte ranges zeroed, halving the range down to MIN_ZERO_RANGE.
-    let mut bytes = explorer.bytes(&case);
+    // 3. The base re-written smaller, the edits moved along.
+    let mut base = explorer.bases()[case.base].bytes.clone();
+    let mut rewrites = Vec::new();
+    if explorer.bases()[case.base].format == Format::HrryFile {
+        let mut model = Model::of_file(&base);
+        'rewrite: while let Some(m) = model.take() {
+            for (what, smaller) in m.smaller() {
+                if attempts >= budget {
+                    break 'rewrite;
+                }
+                let Some(new_base) = smaller.write_valid() else {
+                    continue;
+                };
+                let edits = mutation::move_edits(&base, &new_base, &case.mutations);
+                if ask(&mutation::apply(&new_base, &edits), &mut attempts) {
+                    base = new_base;
+                    case.mutations = edits;
+                    rewrites.push(what);
+                    model = Some(smaller);
+                    continue 'rewrite;
+                }
+            }
+        }
+    }
+    let mut bytes = mutation::apply(&base, &case.mutations);
+    // 4. The tail cut: halving the cut down to one byte.
+    let mut cut = bytes.len() / 2;
+    while cut > 0 && attempts < budget {
+        let shorter = &bytes[..bytes.len() - cut];
+        if ask(shorter, &mut attempts) {
+            bytes.truncate(bytes.len() - cut);
+            cut = cut.min(bytes.len() / 2);
+        } else {
+            cut /= 2;
+        }
+    }
+    // 5. Byte ranges zeroed, halving the range down to MIN_ZERO_RANGE.
     let mut range = (bytes.len() / 2).max(MIN_ZERO_RANGE);
     while range >= MIN_ZERO_RANGE && attempts < budget {
         let mut at = 0;
@@ -99,6 +145,8 @@ pub fn shrink(
     }
     Shrunk {
         case,
+        base,
+        rewrites,
         bytes,
         attempts,
     }

@@ -10,7 +10,7 @@ crate::declare_rules! {
         "file-format.md § File Header";
     HF_HDR_VERSION: "HF-HDR-002", Spec,
         "container_version_major is 1 (0 is undefined, above 1 unsupported)",
-        "file-format.md § File Header";
+        "file-format.md § File Header (a reader MUST reject a major version above its own); versioning.md § Compatibility Matrix (an older major MUST be rejected too: no migration path)";
     HF_HDR_RESERVED: "HF-HDR-003", Spec,
         "reserved header bytes 10-11 are zero",
         "file-format.md § File Header";
@@ -18,8 +18,8 @@ crate::declare_rules! {
         "reserved header bytes 36-63 are zero",
         "file-format.md § File Header";
     HF_HDR_FLAGS: "HF-HDR-005", Spec,
-        "reserved file flag bits 3-31 are zero",
-        "file-format.md § File Flags";
+        "reserved file flag bits 3-31 are zero (at every minor version)",
+        "file-format.md § File Flags (MUST be 0, a reader MUST reject); versioning.md § Compatibility Matrix (an unknown file flag bit: MUST reject)";
     HF_HDR_ALIGN_POW2: "HF-HDR-006", Spec,
         "data_buffer_alignment is a power of two",
         "file-format.md § File Header";
@@ -76,10 +76,10 @@ crate::declare_rules! {
         "file-format.md § Index Encoding";
     HF_IDX_NAME_UNIQUE: "HF-IDX-004", Spec,
         "index names are unique (byte-exact)",
-        "file-format.md § Index Section";
+        "file-format.md § Index Encoding (names MUST be unique)";
     HF_IDX_FLAGS: "HF-IDX-005", Spec,
-        "index entry flags are zero",
-        "file-format.md § Index Encoding";
+        "index entry flags are zero (at every minor version)",
+        "file-format.md § Index Encoding (flags MUST be 0); versioning.md § Compatibility Direction (CD2: a flag bit not defined at the reader's minor MUST be rejected)";
     HF_IDX_SORTED: "HF-IDX-006", Spec,
         "with SORTED_INDEX entries are in strictly ascending name byte order",
         "file-format.md § File Flags";
@@ -117,7 +117,7 @@ crate::declare_rules! {
         "bool values are 0x00 or 0x01",
         "file-format.md § KV Value Types";
     HF_KV_TAG_RESERVED: "HF-KV-006", Spec,
-        "value tags are not reserved (0x00, 0x08-0xEF, 0xFF)",
+        "value tags are defined (0x00 has no encoding; 0x08-0xEF are reserved, 0xFF invalid)",
         "file-format.md § KV Value Types";
     HF_KV_ARRAY_TAG: "HF-KV-007", Spec,
         "array element tags are 0x01-0x06, an empty array's included",
@@ -126,8 +126,8 @@ crate::declare_rules! {
         "string values are valid UTF-8",
         "file-format.md § KV Value Types";
     HF_KV_TAG_PRIVATE: "HF-KV-009", Spec,
-        "private value tags 0xF0-0xFE do not appear in exchanged files",
-        "file-format.md § KV Value Types";
+        "private value tags 0xF0-0xFE do not appear in exchanged files (strict mode: a private tag is an unknown tag)",
+        "file-format.md § KV Value Types; versioning.md § Compatibility Matrix (an unknown KV value tag: MUST reject), § Out of Scope (a private value from an unknown source MUST be treated as an unknown tag)";
     HF_KV_TRAILING: "HF-KV-010", Hardening,
         "no bytes follow the last KV entry inside kv_length",
         "docs/interpretations.md § Rules and levels";
@@ -157,7 +157,7 @@ crate::declare_rules! {
         "file-format.md § File Layout";
     HF_PLC_TAIL_PADDING: "HF-PLC-009", Spec,
         "after a tensor's last buffer the next item follows at the next 8-byte (or data_buffer_alignment) boundary",
-        "file-format.md § Tensor Region";
+        "file-format.md § Descriptor Placement (each descriptor MUST begin at a multiple of 8, at the next one after the previous tensor), § Sequential Reader (No Seek)";
     HF_PLC_KV_GAP: "HF-PLC-010", Hardening,
         "only padding to the next 8-byte boundary lies between the KV section and the index",
         "docs/interpretations.md § Container";
@@ -172,7 +172,7 @@ crate::declare_rules! {
         "layouts/composite.md § Binding";
     HF_CMP_HEAD_INDEX: "HF-CMP-003", Spec,
         "a composite head's index entry has data_length 0 and data_offset at the end of its descriptor",
-        "docs/interpretations.md § Container";
+        "file-format.md § Composite Tensors (data_length 0; a writer MUST NOT pad after a head), § Writer Protocol (data_offset is the offset reached after the descriptor and its padding)";
     HF_CMP_MEMBER_SECTION: "HF-CMP-004", Spec,
         "only overlay members carry a composite member section; the head never does",
         "layouts/composite.md § Members";
@@ -184,7 +184,7 @@ crate::declare_rules! {
         "metadata.md § Fixed Header";
     TD_HDR_VERSION: "TD-HDR-002", Spec,
         "descriptor version_major is 1 (0 is undefined, above 1 unsupported)",
-        "metadata.md § Fixed Header";
+        "metadata.md § Fixed Header (a reader MUST reject a major version above its own); versioning.md § Compatibility Matrix (an older major MUST be rejected too: no migration path)";
     TD_HDR_LENGTH: "TD-HDR-003", Spec,
         "descriptor_length is at least 20",
         "metadata.md § Fixed Header";
@@ -192,8 +192,8 @@ crate::declare_rules! {
         "every field lies within descriptor_length",
         "metadata.md § Fixed Header";
     TD_HDR_FLAGS: "TD-HDR-005", Spec,
-        "reserved descriptor flag bits 5-31 are zero",
-        "metadata.md § Flags";
+        "reserved descriptor flag bits 5-31 are zero (at every minor version)",
+        "metadata.md § Flags (MUST be 0, a reader MUST reject); versioning.md § Compatibility Matrix (an unknown descriptor flag bit: MUST reject, at 1.x > 0 too)";
     TD_SHP_RANK: "TD-SHP-001", Spec,
         "rank is at most 64",
         "data-model.md § Rank";
@@ -208,7 +208,7 @@ crate::declare_rules! {
         "element-types.md § Float8 Variants";
     TD_LAY_TAG: "TD-LAY-001", Spec,
         "layout_tag is an assigned layout",
-        "memory-layout.md § Named Layout Tags";
+        "memory-layout.md § Layout Taxonomy (a reader MUST reject a tag it does not recognise, unless permissive)";
     TD_LAY_SCALAR: "TD-LAY-002", Spec,
         "a rank-0 tensor is row-major",
         "data-model.md § Scalar Tensors";

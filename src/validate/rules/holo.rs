@@ -26,7 +26,7 @@ crate::declare_rules! {
         "archive-format § Sections";
     HOLO_KIND_VERSION: "HOLO-TBL-004", Spec,
         "kinds 15 (AppManifest) and 16 (ContentBlob) appear only in a version-3 archive",
-        "docs/interpretations.md § .holo";
+        "archive-format § Sections (15 and 16 are version 3's); docs/interpretations.md § .holo";
     HOLO_SECTION_BOUNDS: "HOLO-TBL-005", Spec,
         "a section lies inside the payload region (after the table, before the footer)",
         "archive-format § Binary layout";

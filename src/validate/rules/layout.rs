@@ -19,12 +19,12 @@ crate::declare_rules! {
     LY_TIL_RESERVED: "LY-TIL-004", Spec,
         "tiled reserved bytes are zero at every level",
         "layouts/tiled.md § Additional Descriptor Fields";
-    LY_TIL_DEPTH: "LY-TIL-005", Spec,
-        "nested tiled descriptors are at most 8 levels deep",
-        "metadata.md § Tiled / Blocked";
+    LY_TIL_DEPTH: "LY-TIL-005", Limit,
+        "nested tiled descriptors are within the reader's recursion limit (8 levels, the spec's RECOMMENDED value)",
+        "metadata.md § Tiled / Blocked; layouts/tiled.md § Additional Descriptor Fields (a reader MUST reject beyond its configured limit, RECOMMENDED 8)";
     LY_TIL_LOW: "LY-TIL-006", Spec,
         "every element a tiled layout addresses lies at or after the start of buffer 0 (negative outer or inner strides)",
-        "layouts/tiled.md § Element Address";
+        "layouts/tiled.md § Element Address, § Boundary Padding (the buffer MUST contain storage for full tiles); layouts/strided.md § Element Address (every valid element MUST lie within the buffer)";
     LY_TIL_INSIDE: "LY-TIL-007", Hardening,
         "within a tile the inner layout addresses only the tile's product(tile_shape) positions, so tiles do not overlap",
         "layouts/tiled.md § Description";
@@ -57,7 +57,7 @@ crate::declare_rules! {
         "memory-layout.md § byte_offset";
     LY_SPR_STATS_NNZ: "LY-SPR-002", Spec,
         "a valid statistics nnz equals the sparse layout's nnz",
-        "layouts/coo.md § Interaction with Statistics Section";
+        "layouts/coo.md, csr.md, csc.md, csf.md § Interaction with Statistics Section (MUST match the descriptor's nnz)";
     LY_COO_BUFFERS: "LY-COO-001", Spec,
         "a COO tensor has 2 buffers (more only for quantization parameters)",
         "layouts/coo.md § Buffer Table";
@@ -203,14 +203,17 @@ crate::declare_rules! {
         "a pool of more than 0xFFFFFFFF pages uses a uint64 block table (block_table_index_type 0x01)",
         "layouts/block-paged.md § Additional Descriptor Fields";
     LY_BP_QUANT_SCHEME: "LY-BP-015", Spec,
-        "a quantized block-paged tensor uses per-tensor, per-channel or per-block affine (paged-axis quantization is per-block affine)",
-        "layouts/block-paged.md § Per-scheme composition";
+        "the paged axis (0) of a block-paged tensor is quantized only with per-block affine (not NF4 or MXFP)",
+        "layouts/block-paged.md § Per-scheme composition (paged-axis quantization MUST use per-block-affine)";
     LY_BP_QUANT_BLOCK: "LY-BP-016", Spec,
         "per-block affine on a block-paged tensor has axis 0 and block_size = page_size",
         "layouts/block-paged.md § Per-scheme composition";
     LY_BP_QUANT_CHANNEL: "LY-BP-017", Spec,
         "per-channel affine on a block-paged tensor does not quantize axis 0",
         "layouts/block-paged.md § Per-scheme composition";
+    LY_BP_QUANT_UNDEFINED: "LY-BP-019", Hardening,
+        "a block-paged tensor is not NF4- or MXFP-quantized along axis 1 or 2, a composition the spec does not define (its per-page-slot parameters are per-block affine's)",
+        "layouts/block-paged.md § Per-scheme composition, § Scale-buffer size; docs/interpretations.md § Layouts";
     LY_CMP_SHARD: "LY-CMP-001", Spec,
         "every partition and overlay member carries a shard section",
         "layouts/composite.md § Members";

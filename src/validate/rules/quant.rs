@@ -59,7 +59,7 @@ crate::declare_rules! {
         "quantization/per-tensor-affine.md § Validity Constraints";
     QT_BUFFERS: "QT-BUF-001", Spec,
         "a per-tensor affine tensor has no parameter buffer (exactly one buffer when dense, the layout's own buffers otherwise)",
-        "quantization/per-tensor-affine.md § Description";
+        "quantization/per-tensor-affine.md § Description (no additional buffer table entries); metadata.md § Buffer Table (buffer_count MUST be 1 plus the scheme's parameter buffers)";
 
     QC_STORAGE: "QC-TYP-001", Spec,
         "per-channel affine storage is int8/16/32, uint8/16/32, int4, uint4, int2 or uint2",
@@ -137,7 +137,7 @@ crate::declare_rules! {
         "quantization/nf4.md § Validity Constraints";
     QN_AXIS_DYNAMIC: "QN-AXS-002", Spec,
         "NF4 shape[axis] is not the dynamic dimension sentinel (blocks need its size)",
-        "data-model.md § Dynamic Dimensions";
+        "quantization/nf4.md § Validity Constraints; data-model.md § Dynamic Dimensions";
     QN_BLOCK_SIZE: "QN-BSZ-001", Spec,
         "NF4 block_size is a power of two >= 8",
         "quantization/nf4.md § Validity Constraints";
@@ -165,7 +165,7 @@ crate::declare_rules! {
         "quantization/mxfp.md § Validity Constraints";
     QM_AXIS_DYNAMIC: "QM-AXS-002", Spec,
         "MXFP shape[axis] is not the dynamic dimension sentinel (blocks need its size)",
-        "data-model.md § Dynamic Dimensions";
+        "quantization/mxfp.md § Validity Constraints; data-model.md § Dynamic Dimensions";
     QM_BLOCK_SIZE: "QM-BSZ-001", Spec,
         "MXFP block_size is a power of two in [16, 2048]",
         "quantization/mxfp.md § Validity Constraints";

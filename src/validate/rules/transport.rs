@@ -28,7 +28,7 @@ crate::declare_rules! {
         "docs/interpretations.md § Rules and levels";
     TR_MSG_EMPTY: "TR-MSG-006", Spec,
         "TENSOR_DATA_END, TENSOR_PUT_ACK and RDMA_READY have payload_length 0",
-        "interchange.md § TENSOR_DATA_END Payload";
+        "interchange.md § TENSOR_DATA_END Payload, § TENSOR_PUT_ACK Payload, § RDMA_READY Payload (an empty payload)";
     TR_MSG_UTF8: "TR-MSG-007", Spec,
         "tensor keys and error messages are valid UTF-8",
         "interchange.md § TENSOR_REQUEST Payload";
@@ -52,7 +52,7 @@ crate::declare_rules! {
         "interchange.md § Session Establishment";
     TR_DEV_RESERVED: "TR-DEV-001", Spec,
         "device tags and memory classes on the wire are not reserved values (device 0x09-0xEF, 0xFF; class 0x04-0xEF, 0xFF)",
-        "buffer-protocol.md § Memory Class Values";
+        "buffer-protocol.md § Device Tags, § Memory Class Values";
     TR_LAY_TAG: "TR-LAY-001", Hardening,
         "a non-extension layout entry names an assigned layout tag",
         "interchange.md § Layout Entry Encoding";
@@ -88,7 +88,7 @@ crate::declare_rules! {
         "interchange.md § Ordering Invariant";
     TR_DSC_TOTAL: "TR-DSC-001", Spec,
         "total_data_bytes is the sum of the descriptor's buffer sizes",
-        "docs/interpretations.md § Streams and the transport";
+        "interchange.md § TENSOR_DESCRIPTOR Payload (the bytes that will follow for this tensor); docs/interpretations.md § Streams and the transport";
     TR_DSC_LENGTH: "TR-DSC-002", Spec,
         "a TENSOR_PUT's descriptor field holds exactly descriptor_length bytes",
         "interchange.md § TENSOR_PUT Payload";
@@ -118,7 +118,7 @@ crate::declare_rules! {
         "interchange.md § Shard Consistency";
     TR_RDM_ORDER: "TR-RDM-001", Spec,
         "RDMA_REGISTER and RDMA_READY follow the handshake: both peers advertised RDMA_DATA_PLANE, after the tensor's descriptor and before its TENSOR_DATA_END, READY after a REGISTER, no TENSOR_DATA frames",
-        "interchange.md § RDMA Data Plane";
+        "interchange.md § RDMA Data Plane, § Handshake Flow, § Completion";
     TR_RDM_LENGTH: "TR-RDM-002", Spec,
         "RDMA_REGISTER's length equals total_data_bytes",
         "interchange.md § RDMA_REGISTER Payload";

@@ -24,6 +24,10 @@ pub struct Case {
     pub description: String,
     /// The file's bytes.
     pub bytes: Vec<u8>,
+    /// The spec's worked example the file is built from (`file.md § Section`),
+    /// when it is one: valid under the spec policy whatever `expect` says of the
+    /// hardened one.
+    pub spec_example: Option<&'static str>,
 }
 
 impl Case {
@@ -36,6 +40,7 @@ impl Case {
             expect: Expect::Valid,
             description: description.to_string(),
             bytes,
+            spec_example: None,
         }
     }
 
@@ -64,7 +69,16 @@ impl Case {
             expect: Expect::Invalid(rule),
             description: description.to_string(),
             bytes,
+            spec_example: None,
         }
+    }
+}
+
+impl Case {
+    /// This case marked as built from the spec's worked example at `source`.
+    pub fn spec_example(mut self, source: &'static str) -> Self {
+        self.spec_example = Some(source);
+        self
     }
 }
 

@@ -210,12 +210,12 @@ fn buffer_protocol() -> Vec<Item> {
 }
 
 /// `bytes` with `container_version_minor` set to `minor` and non-zero bytes in
-/// every header and trailer field 1.0 reserves (the index CRC still matches).
+/// every header and trailer byte 1.0 reserves (the index CRC still matches). Flag
+/// bits are left alone: an unknown one is rejected at every minor version.
 fn newer_minor_fields(mut bytes: Vec<u8>, minor: u8) -> Vec<u8> {
     bytes[9] = minor;
     bytes[10..12].copy_from_slice(&[0x11, 0x12]);
     bytes[36..64].fill(0x5A);
-    bytes[12] |= 0x08;
     let ta = bytes.len() - 40;
     let at = ta + to::RESERVED as usize;
     bytes[at..at + 4].copy_from_slice(&[1, 2, 3, 4]);
@@ -410,8 +410,8 @@ fn valid_cases() -> Vec<Case> {
             F,
             "container_minor_1.hrry",
             "container_version_minor 1 with non-zero bytes where 1.0 reserves them (header \
-             bytes 10-11 and 36-63, file flag bit 3, the trailer's reserved bytes): fields \
-             of a newer minor version, not judged (versioning.md)",
+             bytes 10-11 and 36-63, the trailer's reserved bytes): fields of a newer minor \
+             version, not judged (versioning.md)",
             newer_minor_fields(base(), 1),
         ),
         Case::valid(
@@ -557,6 +557,17 @@ fn header_cases() -> Vec<Case> {
             "HF-HDR-005",
             "reserved file flag bit 3 set",
             with(b.clone(), |x| x[12] |= 0x08),
+        ),
+        Case::invalid(
+            F,
+            "HF-HDR-005",
+            "minor-1",
+            "container_version_minor 1 with file flag bit 3 set: an unknown flag bit is \
+             rejected at every minor version (versioning.md § Compatibility Matrix)",
+            with(b.clone(), |x| {
+                x[9] = 1;
+                x[12] |= 0x08;
+            }),
         ),
         inv(
             "HF-HDR-006",
@@ -1084,6 +1095,19 @@ fn descriptor_cases() -> Vec<Case> {
             "reserved descriptor flag bit 7",
             patch_desc(one(), "t", doff::FLAGS, &[0x80]),
         ),
+        Case::invalid(
+            F,
+            "TD-HDR-005",
+            "minor-1",
+            "a version 1.1 descriptor with flag bit 7 set: an unknown flag bit is rejected \
+             at every minor version (versioning.md § Compatibility Matrix)",
+            patch_desc(
+                patch_desc(one(), "t", doff::VERSION_MINOR, &[1]),
+                "t",
+                doff::FLAGS,
+                &[0x80],
+            ),
+        ),
         inv(
             "TD-SHP-001",
             "rank 65",
@@ -1226,7 +1250,8 @@ fn descriptor_cases() -> Vec<Case> {
                 "worked_example",
                 with(f32d(&[3, 4]), |d| d.buffers[0].byte_size = 192),
             )]),
-        ),
+        )
+        .spec_example("metadata.md § Worked Example"),
         inv(
             "TD-BUF-014",
             "a bool [2, 3, 4] tensor stored one byte per element (24 bytes of 0 and 1, \

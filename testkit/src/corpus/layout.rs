@@ -273,7 +273,25 @@ fn valid_cases() -> Vec<Case> {
     let v = |name: &str, description: &str, (d, b): (TensorDescriptor, Vec<Vec<u8>>)| {
         Case::valid(F, name, description, one(d, b))
     };
-    vec![
+    let examples = [
+        ("layout-coo.hrry", "layouts/coo.md § Example"),
+        ("layout-csr.hrry", "layouts/csr.md § Example"),
+        ("layout-csc.hrry", "layouts/csc.md § Example"),
+        ("layout-csf.hrry", "layouts/csf.md § Example"),
+        (
+            "layout-block-paged.hrry",
+            "layouts/block-paged.md § Example",
+        ),
+        (
+            "layout-strided-reversed.hrry",
+            "layouts/strided.md § Example",
+        ),
+        (
+            "layout-hilbert.hrry",
+            "layouts/hilbert.md § Conformance Check",
+        ),
+    ];
+    let cases = vec![
         v(
             "layout-column-major-int4.hrry",
             "column-major int4 [3, 5]",
@@ -387,7 +405,19 @@ fn valid_cases() -> Vec<Case> {
                 member(&[1, 4], &[2, 0], &[4, 4], Some(0)),
             ]),
         ),
-    ]
+    ];
+    cases
+        .into_iter()
+        .map(|c| {
+            match examples
+                .iter()
+                .find(|(n, _)| c.path == format!("valid/{n}"))
+            {
+                Some((_, source)) => c.spec_example(source),
+                None => c,
+            }
+        })
+        .collect()
 }
 
 fn csc_pair() -> (TensorDescriptor, Vec<Vec<u8>>) {

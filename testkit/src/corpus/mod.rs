@@ -13,6 +13,7 @@ mod messages;
 pub mod patch;
 mod quant;
 pub mod quant_layouts;
+pub mod spec_examples;
 mod stream;
 
 use std::io;
@@ -40,6 +41,7 @@ pub fn all_cases() -> Vec<Case> {
     cases.extend(holo::cases());
     cases.extend(quant::cases());
     cases.extend(quant_layouts::cases());
+    cases.extend(spec_examples::cases());
     let streams = stream::cases(&cases);
     cases.extend(streams);
     cases.extend(messages::cases());
@@ -69,6 +71,9 @@ pub fn manifest(cases: &[Case]) -> serde_json::Value {
             });
             if let Some((_, alternatives)) = ALTERNATIVES.iter().find(|(p, _)| *p == c.path) {
                 entry["rule_alternatives"] = serde_json::json!(alternatives);
+            }
+            if let Some(source) = c.spec_example {
+                entry["spec_example"] = serde_json::json!(source);
             }
             if let Some(tensors) = expected_tensors(c) {
                 entry["tensors"] = tensors;

@@ -321,6 +321,20 @@ pub fn cases() -> Vec<Case> {
             ),
         ),
         inv(
+            "LY-BP-019",
+            "",
+            "block-paged uint4 quantized with NF4 along axis 2 (head_dim), a composition \
+             block-paged.md does not define",
+            Quantized::new(
+                paged_layout(UINT4, 4),
+                QuantScheme::Nf4(BlockScaled {
+                    scale_buffer_index: 3,
+                    ..BlockScaled::version1(SCHEME_NF4, 2, 8)
+                }),
+                vec![slot_scales()],
+            ),
+        ),
+        inv(
             "LY-BP-016",
             "",
             "block-paged per-block affine along axis 2",

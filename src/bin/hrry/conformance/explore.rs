@@ -22,19 +22,22 @@ use crate::{Failure, Outcome};
 /// Arguments of `hrry conformance explore`.
 #[derive(clap::Args)]
 #[command(after_long_help = "\
-Generates cases from the valid files of the built-in corpus by structure-aware
-mutation (fields, counts, offsets, flags and lengths, with and without the index
+Generates cases from the valid files of the built-in corpus and from random
+models the writer makes (--models) by structure-aware mutation (fields, counts, offsets, flags and lengths, with and without the index
 CRC recomputed; data bytes; cuts; splices from other files), judges each with
 hrry (the spec verdict and its rules; for a valid HRRYFILE the read tier's
 readings) and compares the testee's answers: accepts-invalid, rejects-valid,
 wrong-rule (testees that name rules), reads-differently, crash, hang, protocol,
 error. Files only hrry's hardening or limits refuse are counted apart, never
 compared. Each disagreement is shrunk while its signature (kind, spec rules,
-answer) holds and kept once; --out DIR writes them as a corpus folder that
-`hrry conformance --corpus DIR -- CMD` runs again.
+answer) holds: onto a smaller valid file, with fewer edits, by re-writing its
+file smaller (tensors and KV entries dropped, shapes shrunk), with its tail cut
+and byte ranges zeroed. Each is kept once; --out DIR writes them as a corpus
+folder that `hrry conformance --corpus DIR -- CMD` runs again, each manifest
+entry with the verdict's level and rules and `explain`'s account.
 
-The same --seed, bases and testee give the same cases. Without --cases or
---time the run lasts 60 seconds.
+The same --seed, bases, --models and testee give the same cases and findings,
+whatever --jobs is. Without --cases or --time the run lasts 60 seconds.
 
 Exit codes: 0 no disagreement, 1 a disagreement was found, 2 usage or I/O
 error.")]
@@ -77,6 +80,14 @@ pub struct Args {
     /// Most testee calls spent shrinking one disagreement.
     #[arg(long, value_name = "N", default_value_t = 400)]
     shrink_budget: usize,
+    /// Random models the writer makes from the seed, used as starting files
+    /// beside the corpus's valid files (HRRYFILE; 0: the corpus's files only).
+    #[arg(long, value_name = "N", default_value_t = 32)]
+    models: usize,
+    /// Testee instances asking about cases side by side (the findings and their
+    /// order do not depend on it).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    jobs: usize,
     /// Append the testee's standard error to this file (default: hrry's own).
     #[arg(long, value_name = "FILE")]
     log: Option<PathBuf>,
@@ -110,6 +121,8 @@ struct Observed {
 struct Found {
     signature: Signature,
     case: Case,
+    /// How the base file was re-written smaller (empty: the base as it is).
+    rewrites: Vec<String>,
     original_size: usize,
     bytes: Vec<u8>,
     judgement: Judgement,
@@ -208,8 +221,16 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
             formats.push(f);
         }
     }
+    if args.jobs == 0 {
+        return Err(Failure("--jobs must be at least 1".into()));
+    }
     let corpus = Corpus::built_in()?;
-    let explorer = Explorer::new(args.seed, bases(&corpus, &formats)?);
+    let models = if formats.contains(&Format::HrryFile) {
+        args.models
+    } else {
+        0
+    };
+    let explorer = Explorer::with_models(args.seed, bases(&corpus, &formats)?, models);
     if explorer.bases().is_empty() {
         testee.finish();
         return Err(Failure(
@@ -217,86 +238,77 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
         ));
     }
     let scratch = tempfile::Builder::new().prefix("hrry-explore-").tempdir()?;
-    let mut probe = Probe {
-        testee: testee.as_mut(),
-        scratch: scratch.path().to_path_buf(),
-        next_id: 1,
-    };
+    let mut probe = Probe::new(testee.as_mut(), scratch.path().join("main"))?;
     let started = Instant::now();
     let mut counts = Counts::default();
     let mut found: Vec<Found> = Vec::new();
     let mut index = 0u64;
-    loop {
-        if args.cases.is_some_and(|n| index >= n) || time.is_some_and(|t| started.elapsed() >= t) {
+    let limit = args.cases.unwrap_or(u64::MAX);
+    let workers = Workers::start(&args, timeout, &explorer, scratch.path())?;
+    // Cases are asked about in batches (side by side with --jobs), then taken in
+    // the order of their numbers: what is found, and in which order, depends on
+    // the seed alone.
+    let batch = if args.jobs == 1 {
+        1
+    } else {
+        8 * args.jobs as u64
+    };
+    'run: loop {
+        if index >= limit || time.is_some_and(|t| started.elapsed() >= t) {
             break;
         }
-        let Some(case) = explorer.case(index) else {
-            break;
+        let end = index.saturating_add(batch).min(limit);
+        let asked = match &workers {
+            Some(w) => w.ask(index..end)?,
+            None => (index..end)
+                .map(|i| asked_about(&explorer, &mut probe, i))
+                .collect(),
         };
-        index += 1;
-        let format = explorer.format(&case);
-        let bytes = explorer.bytes(&case);
-        let judgement = Judgement::of(format, &bytes);
-        if !judgement.decided() {
-            counts.policy += 1;
-            continue;
-        }
-        if judgement.valid() {
-            counts.valid += 1;
-        } else {
-            counts.invalid += 1;
-        }
-        let Some(seen) = probe.observe(format, &bytes, &judgement) else {
-            continue;
-        };
-        counts.disagreeing += 1;
-        if let Some(f) = found.iter_mut().find(|f| f.signature == seen.signature) {
-            f.seen += 1;
-            continue;
-        }
-        if found.len() >= MAX_KEPT {
-            counts.not_kept += 1;
-            continue;
-        }
-        let signature = seen.signature.clone();
-        let budget = if matches!(signature.kind, "hang") {
-            args.shrink_budget.min(8)
-        } else {
-            args.shrink_budget
-        };
-        let mut last: Option<(Observed, Judgement)> = None;
-        let shrunk = shrink::shrink(&explorer, &case, budget, &mut |b: &[u8]| {
-            let j = Judgement::of(format, b);
-            if !j.decided() {
-                return false;
-            }
-            match probe.observe(format, b, &j) {
-                Some(o) if o.signature == signature => {
-                    last = Some((o, j));
-                    true
+        for a in asked {
+            let Some(a) = a else {
+                break 'run; // No bases.
+            };
+            index = a.index + 1;
+            let seen = match a.outcome {
+                Answered::Policy => {
+                    counts.policy += 1;
+                    continue;
                 }
-                _ => false,
+                Answered::Judged { valid, observed } => {
+                    if valid {
+                        counts.valid += 1;
+                    } else {
+                        counts.invalid += 1;
+                    }
+                    match observed {
+                        Some(o) => o,
+                        None => continue,
+                    }
+                }
+            };
+            counts.disagreeing += 1;
+            if let Some(f) = found.iter_mut().find(|f| f.signature == seen.signature) {
+                f.seen += 1;
+                continue;
             }
-        });
-        // The bytes kept are the last that showed the signature (or the case
-        // itself when no attempt did); the observation is that of those bytes.
-        let (observed, bytes) = match last {
-            Some((o, _)) if probe_keeps(&mut probe, format, &shrunk.bytes, &signature) => {
-                (o, shrunk.bytes)
+            if found.len() >= MAX_KEPT {
+                counts.not_kept += 1;
+                continue;
             }
-            _ => (seen, bytes),
-        };
-        found.push(Found {
-            signature,
-            case: shrunk.case,
-            original_size: explorer.bytes(&case).len(),
-            judgement: Judgement::of(format, &bytes),
-            bytes,
-            answer: observed.answer,
-            message: observed.message,
-            shrink_attempts: shrunk.attempts,
-            seen: 1,
-        });
+            let Some(case) = explorer.case(a.index) else {
+                break 'run;
+            };
+            found.push(shrunk(
+                &explorer,
+                &mut probe,
+                &case,
+                seen,
+                args.shrink_budget,
+            ));
+        }
+    }
+    if let Some(w) = workers {
+        w.finish();
     }
     let elapsed = started.elapsed();
     testee.finish();
@@ -309,6 +321,7 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
         found: &found,
         explorer: &explorer,
         out: args.out.as_deref(),
+        corpus: &corpus,
     };
     if let Some(dir) = &args.out {
         summary.write_corpus(dir)?;
@@ -344,6 +357,192 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
     })
 }
 
+/// What the testee made of one case.
+enum Answered {
+    /// Only hrry's hardening or limits refuse the file: not compared.
+    Policy,
+    /// The spec decides: the verdict, and the disagreement if there is one.
+    Judged {
+        valid: bool,
+        observed: Option<Observed>,
+    },
+}
+
+/// Case `index`, judged and asked about (`None` when there are no bases).
+struct Asked {
+    index: u64,
+    outcome: Answered,
+}
+
+fn asked_about(explorer: &Explorer, probe: &mut Probe<'_>, index: u64) -> Option<Asked> {
+    let case = explorer.case(index)?;
+    let format = explorer.format(&case);
+    let bytes = explorer.bytes(&case);
+    let judgement = Judgement::of(format, &bytes);
+    let outcome = if judgement.decided() {
+        Answered::Judged {
+            valid: judgement.valid(),
+            observed: probe.observe(format, &bytes, &judgement),
+        }
+    } else {
+        Answered::Policy
+    };
+    Some(Asked { index, outcome })
+}
+
+/// `case`, which showed `seen`, shrunk while it keeps its signature.
+fn shrunk(
+    explorer: &Explorer,
+    probe: &mut Probe<'_>,
+    case: &Case,
+    seen: Observed,
+    shrink_budget: usize,
+) -> Found {
+    let format = explorer.format(case);
+    let signature = seen.signature.clone();
+    let budget = if matches!(signature.kind, "hang") {
+        shrink_budget.min(8)
+    } else {
+        shrink_budget
+    };
+    let mut last: Option<Observed> = None;
+    let shrunk = shrink::shrink(explorer, case, budget, &mut |b: &[u8]| {
+        let j = Judgement::of(format, b);
+        if !j.decided() {
+            return false;
+        }
+        match probe.observe(format, b, &j) {
+            Some(o) if o.signature == signature => {
+                last = Some(o);
+                true
+            }
+            _ => false,
+        }
+    });
+    // The bytes kept are the last that showed the signature (or the case itself
+    // when no attempt did); the observation is that of those bytes.
+    let original = explorer.bytes(case);
+    let (observed, bytes, kept) = match last {
+        Some(o) if probe_keeps(probe, format, &shrunk.bytes, &signature) => {
+            (o, shrunk.bytes, (shrunk.case, shrunk.rewrites))
+        }
+        _ => (seen, original.clone(), (case.clone(), Vec::new())),
+    };
+    Found {
+        signature,
+        case: kept.0,
+        rewrites: kept.1,
+        original_size: original.len(),
+        judgement: Judgement::of(format, &bytes),
+        bytes,
+        answer: observed.answer,
+        message: observed.message,
+        shrink_attempts: shrunk.attempts,
+        seen: 1,
+    }
+}
+
+/// The testees that ask about cases side by side (`--jobs` above 1): one thread
+/// each, with its own testee, taking case numbers from a shared queue.
+struct Workers {
+    queue: std::sync::mpsc::Sender<u64>,
+    answers: std::sync::mpsc::Receiver<Result<Option<Asked>, String>>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl Workers {
+    /// `args.jobs` testees on threads of their own; `None` for one job (the run
+    /// asks on its own thread).
+    fn start(
+        args: &Args,
+        timeout: Duration,
+        explorer: &Explorer,
+        scratch: &Path,
+    ) -> Result<Option<Workers>, Failure> {
+        if args.jobs <= 1 {
+            return Ok(None);
+        }
+        let explorer = std::sync::Arc::new(explorer.clone());
+        let (queue, jobs) = std::sync::mpsc::channel::<u64>();
+        let jobs = std::sync::Arc::new(std::sync::Mutex::new(jobs));
+        let (answer, answers) = std::sync::mpsc::channel();
+        let mut threads = Vec::new();
+        for n in 0..args.jobs {
+            let (explorer, jobs, answer) = (explorer.clone(), jobs.clone(), answer.clone());
+            let dir = scratch.join(format!("job-{n}"));
+            let (own, oneshot, command, log) = (
+                args.self_testee,
+                args.oneshot.clone(),
+                args.testee.clone(),
+                args.log.clone(),
+            );
+            threads.push(std::thread::spawn(move || {
+                let started = testee::start(own, oneshot.as_deref(), &command, timeout, log);
+                let mut testee = match started {
+                    Ok(t) => t,
+                    Err(e) => {
+                        let _ = answer.send(Err(e.0));
+                        return;
+                    }
+                };
+                let mut probe = match Probe::new(testee.as_mut(), dir) {
+                    Ok(p) => p,
+                    Err(e) => {
+                        let _ = answer.send(Err(e.0));
+                        return;
+                    }
+                };
+                loop {
+                    let next = jobs
+                        .lock()
+                        .map_err(|_| ())
+                        .and_then(|q| q.recv().map_err(|_| ()));
+                    let Ok(index) = next else { break };
+                    if answer
+                        .send(Ok(asked_about(&explorer, &mut probe, index)))
+                        .is_err()
+                    {
+                        break;
+                    }
+                }
+                testee.finish();
+            }));
+        }
+        Ok(Some(Workers {
+            queue,
+            answers,
+            threads,
+        }))
+    }
+
+    /// Cases `range`, asked about side by side, in the order of their numbers.
+    fn ask(&self, range: std::ops::Range<u64>) -> Result<Vec<Option<Asked>>, Failure> {
+        let n = range.end - range.start;
+        for i in range {
+            self.queue
+                .send(i)
+                .map_err(|_| Failure("the explore workers stopped".into()))?;
+        }
+        let mut out = Vec::new();
+        for _ in 0..n {
+            match self.answers.recv() {
+                Ok(Ok(a)) => out.push(a),
+                Ok(Err(e)) => return Err(Failure(e)),
+                Err(_) => return Err(Failure("the explore workers stopped".into())),
+            }
+        }
+        out.sort_by_key(|a| a.as_ref().map_or(u64::MAX, |a| a.index));
+        Ok(out)
+    }
+
+    fn finish(self) {
+        drop(self.queue);
+        for t in self.threads {
+            let _ = t.join();
+        }
+    }
+}
+
 /// Whether `bytes` still show `signature` (asked once more of the final bytes).
 fn probe_keeps(probe: &mut Probe<'_>, format: Format, bytes: &[u8], signature: &Signature) -> bool {
     let j = Judgement::of(format, bytes);
@@ -371,7 +570,17 @@ struct Probe<'a> {
     next_id: u64,
 }
 
-impl Probe<'_> {
+impl<'a> Probe<'a> {
+    /// A probe writing its cases into `scratch` (created).
+    fn new(testee: &'a mut dyn Testee, scratch: PathBuf) -> Result<Probe<'a>, Failure> {
+        std::fs::create_dir_all(&scratch)?;
+        Ok(Probe {
+            testee,
+            scratch,
+            next_id: 1,
+        })
+    }
+
     fn call(&mut self, request: Value) -> Reply {
         let id = self.next_id;
         self.next_id += 1;
@@ -476,12 +685,34 @@ impl Probe<'_> {
             observed(
                 "reads-differently",
                 judgement,
-                "read".into(),
+                read_class(&detail),
                 Value::Object(answer),
                 detail,
             )
         })
     }
+}
+
+/// The class of a reading that differs: what differs (`read:dtype+sha256`), so
+/// that a wrong type and a wrong hash are two disagreements.
+fn read_class(detail: &str) -> String {
+    const WHAT: [(&str, &str); 9] = [
+        ("no \"tensors\"", "no-tensors"),
+        (" tensors, expected ", "tensor-count"),
+        ("no tensor ", "missing-tensor"),
+        ("unexpected tensor ", "unexpected-tensor"),
+        (": dtype ", "dtype"),
+        (": shape ", "shape"),
+        (": sha256 ", "sha256"),
+        (": dequantized_sha256 ", "dequantized-sha256"),
+        ("metadata ", "metadata"),
+    ];
+    let what: Vec<&str> = WHAT
+        .iter()
+        .filter(|(needle, _)| detail.contains(needle))
+        .map(|(_, label)| *label)
+        .collect();
+    format!("read:{}", what.join("+"))
 }
 
 /// An observation; a testee that gave no verdict (crash, hang, protocol, error)
@@ -517,7 +748,23 @@ fn failed(reply: Reply, j: &Judgement) -> Option<Observed> {
         Reply::OutOfProtocol(why) => ("protocol", why),
         Reply::Error(why) => ("error", why),
     };
-    Some(observed(kind, j, kind.into(), json!({ kind: why }), why))
+    let class = match kind {
+        "crash" => crash_class(&why),
+        _ => kind.into(),
+    };
+    Some(observed(kind, j, class, json!({ kind: why }), why))
+}
+
+/// The class of a crash: how the testee ended (`crash:signal: 6`, `crash:exit
+/// status: 134`), so that an abort and a panic's exit are two disagreements.
+fn crash_class(why: &str) -> String {
+    let how = why
+        .split_once("exited (")
+        .map_or("", |(_, rest)| rest.split([')', '(']).next().unwrap_or(""));
+    match how.trim() {
+        "" => "crash".into(),
+        how => format!("crash:{how}"),
+    }
 }
 
 /// The results of a run.
@@ -529,6 +776,8 @@ struct Summary<'a> {
     found: &'a [Found],
     explorer: &'a Explorer,
     out: Option<&'a Path>,
+    /// The built-in corpus (`explain` compares a kept file with its valid files).
+    corpus: &'a Corpus,
 }
 
 impl Summary<'_> {
@@ -569,6 +818,7 @@ impl Summary<'_> {
             "original_size": f.original_size,
             "base": base.name,
             "case": f.case.index,
+            "rewrites": f.rewrites,
             "mutations": f.case.mutations.iter().map(|m| m.describe()).collect::<Vec<_>>(),
             "shrink_attempts": f.shrink_attempts,
             "cases_seen": f.seen,
@@ -713,10 +963,14 @@ impl Summary<'_> {
                 "blake3": blake3::hash(&f.bytes).to_hex().to_string(),
                 "explore": self.found_json(i, f),
             });
-            if let Some((first, rest)) = rules.split_first() {
-                entry["rule"] = json!(first);
-                entry["rule_alternatives"] = json!(rest);
-            }
+            // As the bundled corpus's manifest: the first rule, its level (`spec`:
+            // only spec violations are compared) and every spec rule broken.
+            entry["rule"] = json!(rules.first());
+            entry["level"] = json!((!valid).then_some("spec"));
+            entry["rules"] = json!(rules);
+            // What `hrry conformance explain DIR/PATH` says of the kept file.
+            let shown = path.to_string_lossy();
+            entry["explain"] = json!(super::explain::explain(self.corpus, &shown)?);
             if let Some(readings) = f.judgement.readings.as_ref().filter(|_| valid) {
                 entry["tensors"] = json!(readings.iter().map(|t| t.to_json()).collect::<Vec<_>>());
             }

@@ -242,6 +242,12 @@ pub enum Fault {
     /// Read each descriptor's 32-bit flags as 16 bits, so that reserved flag bits
     /// 16-31 go unseen (the corpus sets bit 7).
     FlagsAsU16,
+    /// Abort on a HRRYFILE holding a rank-0 tensor with a statistics section, as a
+    /// reader that sizes its statistics by the tensor's last dimension.
+    CrashOnRank0Statistics,
+    /// Never answer about a HRRYFILE holding a rank-0 tensor with a statistics
+    /// section, as a reader whose loop over the tensor's last dimension never ends.
+    HangOnRank0Statistics,
 }
 
 impl std::str::FromStr for Fault {
@@ -265,6 +271,8 @@ impl std::str::FromStr for Fault {
             "crash-on-huge-index" => Fault::CrashOnHugeIndex,
             "ignore-zero-point" => Fault::IgnoreZeroPoint,
             "flags-as-u16" => Fault::FlagsAsU16,
+            "crash-on-rank0-statistics" => Fault::CrashOnRank0Statistics,
+            "hang-on-rank0-statistics" => Fault::HangOnRank0Statistics,
             _ => return Err(format!("unknown fault {kind:?}")),
         })
     }
@@ -363,6 +371,20 @@ fn faulty_answer(request: &Value, fault: &Fault) -> String {
         {
             std::process::abort()
         }
+        Fault::HangOnRank0Statistics
+            if request["format"].as_str().unwrap_or("hrryfile") == "hrryfile"
+                && holds_rank0_statistics(Path::new(target)) =>
+        {
+            loop {
+                std::thread::sleep(std::time::Duration::from_secs(3600));
+            }
+        }
+        Fault::CrashOnRank0Statistics
+            if request["format"].as_str().unwrap_or("hrryfile") == "hrryfile"
+                && holds_rank0_statistics(Path::new(target)) =>
+        {
+            std::process::abort()
+        }
         _ => {}
     }
     v.to_string()
@@ -436,6 +458,22 @@ fn without_zero_points(path: &Path) -> Option<Vec<Value>> {
             Some(conformance::reading_of(entry.name(), &desc, &t.buffers).to_json())
         })
         .collect()
+}
+
+/// Whether the HRRYFILE at `path` opens and holds a rank-0 tensor whose
+/// descriptor has a statistics section.
+fn holds_rank0_statistics(path: &Path) -> bool {
+    let Ok(bytes) = std::fs::read(path) else {
+        return false;
+    };
+    let Ok(file) = HrryFile::from_bytes(&bytes) else {
+        return false;
+    };
+    let found = file.entries().any(|e| {
+        file.tensor_at(e)
+            .is_ok_and(|t| t.descriptor.shape.is_empty() && t.descriptor.statistics.is_some())
+    });
+    found
 }
 
 /// The entry count the index of the HRRYFILE at `path` declares (the first eight
