@@ -18,9 +18,15 @@ pub enum Error {
     /// rule says the refusal is the policy's, not the spec's.
     #[error("{}", refusal(.0))]
     Invalid(Violation),
-    /// A writer was used in a way that would produce invalid output.
-    #[error("cannot write: {0}")]
+    /// A reader was called in a way it cannot serve: an index entry of another
+    /// file, an option the file cannot honour.
+    #[error("invalid use: {0}")]
     Usage(String),
+    /// A writer was asked for output it cannot write: a tensor or value that would
+    /// break a rule of the format (a duplicate name, a shape too large, a buffer
+    /// of the wrong size), or calls out of order.
+    #[error("cannot write: {0}")]
+    Write(String),
 }
 
 /// The text of a violation as a reader's error: a rule of hrry's policy is named
@@ -66,5 +72,19 @@ impl Error {
 impl From<Violation> for Error {
     fn from(v: Violation) -> Self {
         Error::Invalid(v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Error;
+
+    #[test]
+    fn reader_misuse_and_write_failures_say_what_they_are() {
+        let misuse = Error::Usage("tensor_count_hint is unknown".into()).to_string();
+        assert!(!misuse.contains("write"), "{misuse}");
+        assert_eq!(misuse, "invalid use: tensor_count_hint is unknown");
+        let write = Error::Write("duplicate tensor name \"t\"".into()).to_string();
+        assert_eq!(write, "cannot write: duplicate tensor name \"t\"");
     }
 }

@@ -142,12 +142,13 @@
 //! Beside them: [`limits`] (caps on what a file may ask for), [`source`]
 //! (positioned reads of a file in bounded pieces), [`diagnose`] (what bytes that
 //! are not a HRRYFILE most likely are), [`export`] and [`npy`] (a tensor as a NumPy
-//! array), and behind features `convert` (safetensors and GGUF), `remote` (files
-//! read over HTTP(S) range requests), `content` (any model file's tensors and
-//! metadata compared and summarised: `hrry diff`, statistics; with `convert`),
-//! `serve` (the tensor server and its client),
-//! `report` (the CLI's JSON renderings) and `conformance` (the expected reading of
-//! a file that `hrry conformance` scores a testee against). The test support (the
+//! array), and, each behind the feature of the same name unless another is said,
+//! `convert` (safetensors and GGUF), `remote` (files read over HTTP(S) range
+//! requests and from S3), `content` (any model file's tensors and metadata
+//! compared and summarised: `hrry diff`, statistics; behind `convert`), `serve`
+//! (the tensor server and its client), `report` (the CLI's JSON renderings;
+//! behind the json feature) and `conformance` (the expected reading of a file that
+//! `hrry conformance` scores a testee against). The test support (the
 //! conformance corpus generator, random models, the fuzz target bodies) is not
 //! here: it is the unpublished `hrry-testkit` crate (`testkit/`).
 //!
@@ -155,12 +156,13 @@
 //!
 //! | feature   | default | what it adds |
 //! |-----------|---------|--------------|
-//! | `cli`     | yes     | the `hrry` binary (clap, indicatif); implies `conformance`, `convert` and `json` |
+//! | `cli`     | yes     | the `hrry` binary (clap, indicatif, signal-hook); implies `conformance`, `convert`, `json`, `remote` and `serve` |
 //! | `conformance` | yes (via `cli`) | `hrry::conformance`: each tensor's expected reading (name, type, shape, SHA-256 of its content) under the conformance protocol (serde_json, sha2) |
 //! | `convert` | yes     | `hrry::convert`: safetensors ↔ HRRYFILE, GGUF ↔ HRRYFILE, whole checkpoints in (safetensors, serde_json) |
-//! | `json`    | no      | JSON summaries of `.holo` archives (`holo::inspect_json`) and of the CLI's output |
+//! | `json`    | yes (via `cli`) | JSON summaries of `.holo` archives (`holo::inspect_json`) and of the CLI's output |
 //! | `kappa`   | no      | `holo::kappa`: κ-labels of archives (uor-addr) |
-//! | `remote`  | yes (via `cli`) | `hrry::remote`: a [`source::ReadAt`] over HTTP(S) range requests (ureq, rustls) |
+//! | `remote`  | yes (via `cli`) | `hrry::remote`: a [`source::ReadAt`] over HTTP(S) range requests and S3 (ureq, rustls, rusty-s3) |
+//! | `serve`   | yes (via `cli`) | `hrry::serve`: the tensor server of the network transport and its blocking client (tokio) |
 //!
 //! A library that only reads, validates, dequantizes or writes files depends on
 //! `hrry` with `default-features = false`, which builds the core alone: binrw,
@@ -237,14 +239,12 @@ impl Format {
         }
     }
 
-    /// Recognises a container by its magic, else by the file name's extension
-    /// (`.holo`; `.hrrys` a bare stream, `.hrrymsg` a captured conversation, as in
-    /// `corpus/`), else assumes a HRRYFILE (whose validator then explains what the
-    /// bytes look like). Streams and conversations are never guessed from their
-    /// bytes: a bare descriptor without its extension is diagnosed as not being a
-    /// HRRYFILE (`hrry stream validate` reads it as a stream).
+    /// Recognises a format by its magic, else by the file name's extension, else
+    /// says it is a HRRYFILE (whose validator then explains what the bytes look
+    /// like): [`Format::recognise`], with a HRRYFILE for `None`. The one detector
+    /// of `hrry` (the CLI, Python and C ask it).
     pub fn detect(bytes: &[u8], path: Option<&std::path::Path>) -> Format {
-        Self::detect_head(bytes, path)
+        Self::recognise(bytes, path).unwrap_or(Format::HrryFile)
     }
 
     /// [`Format::detect`] for a source, reading its first bytes.
@@ -252,28 +252,51 @@ impl Format {
         source: &dyn source::ReadAt,
         path: Option<&std::path::Path>,
     ) -> std::io::Result<Format> {
+        Ok(Self::recognise_source(source, path)?.unwrap_or(Format::HrryFile))
+    }
+
+    /// The format `head` (the first bytes of an input, 8 are enough) and `path`'s
+    /// name say, or `None` when neither says one:
+    ///
+    /// 1. by magic: `HRRYFILE` a HRRYFILE; `HOLO` a `.holo` archive; a tensor
+    ///    descriptor's magic `HRRY` followed by `version_major` 1 a bare stream
+    ///    (which starts with a descriptor). The three cannot be confused: a
+    ///    HRRYFILE has `F` where a stream's descriptor has its version, so even a
+    ///    HRRYFILE whose magic is damaged past its fourth byte is not a stream.
+    /// 2. by extension (any case): `.hrry` and `.hrryfile` a HRRYFILE, `.holo` an
+    ///    archive, `.hrrys` a bare stream (an empty stream has no bytes at all),
+    ///    `.hrrymsg` a captured conversation (messages carry no magic).
+    pub fn recognise(head: &[u8], path: Option<&std::path::Path>) -> Option<Format> {
+        if head.starts_with(&schema::FILE_MAGIC) {
+            return Some(Format::HrryFile);
+        }
+        if holo::is_holo(head) {
+            return Some(Format::Holo);
+        }
+        if head.starts_with(&schema::DESCRIPTOR_MAGIC) && head.get(4) == Some(&1) {
+            return Some(Format::Stream);
+        }
+        let extension = path?.extension()?.to_str()?.to_ascii_lowercase();
+        match extension.as_str() {
+            "hrry" | "hrryfile" => Some(Format::HrryFile),
+            "holo" => Some(Format::Holo),
+            "hrrys" => Some(Format::Stream),
+            "hrrymsg" => Some(Format::Messages),
+            _ => None,
+        }
+    }
+
+    /// [`Format::recognise`] for a source, reading its first bytes.
+    pub fn recognise_source(
+        source: &dyn source::ReadAt,
+        path: Option<&std::path::Path>,
+    ) -> std::io::Result<Option<Format>> {
         let mut head = [0u8; 8];
         let n = head
             .len()
             .min(usize::try_from(source.len()).unwrap_or(usize::MAX));
         source.read_at(0, &mut head[..n])?;
-        Ok(Self::detect_head(&head[..n], path))
-    }
-
-    /// Recognition from the first bytes (8 are enough).
-    fn detect_head(bytes: &[u8], path: Option<&std::path::Path>) -> Format {
-        let extension = |ext: &str| path.is_some_and(|p| p.extension().is_some_and(|e| e == ext));
-        if bytes.starts_with(&schema::FILE_MAGIC) {
-            Format::HrryFile
-        } else if holo::is_holo(bytes) || extension("holo") {
-            Format::Holo
-        } else if extension("hrrys") {
-            Format::Stream
-        } else if extension("hrrymsg") {
-            Format::Messages
-        } else {
-            Format::HrryFile
-        }
+        Ok(Self::recognise(&head[..n], path))
     }
 }
 

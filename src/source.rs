@@ -300,11 +300,6 @@ impl std::fmt::Display for Changed {
 
 impl std::error::Error for Changed {}
 
-/// True when `e` is (or wraps) a [`Changed`] error.
-pub fn is_changed(e: &io::Error) -> bool {
-    e.get_ref().is_some_and(|inner| inner.is::<Changed>())
-}
-
 /// The error for a path that is not a regular file: a directory, a device
 /// (`/dev/zero`), a FIFO, a socket, or a file whose size the system does not
 /// give (`/proc/self/status`). One message for all, saying which it is; its

@@ -79,9 +79,9 @@
 #define HRRY_NOT_FOUND 3
 
 /**
- * Valid, but not something this call handles (e.g. dequantizing a tensor that is
- * not quantized, an element type with no row-major export, a `.holo` archive
- * given to `hrry_open`).
+ * Not something this call handles (e.g. dequantizing a tensor that is not
+ * quantized, an element type with no row-major export, a `.holo` archive or a
+ * bare stream given to `hrry_open`).
  */
 #define HRRY_UNSUPPORTED 4
 
@@ -227,7 +227,8 @@ const char *hrry_status_name(int status);
  *
  * Returns `HRRY_INVALID` when the file breaks a rule (the message starts with the
  * first rule ID and its offset, e.g. `"... HF-HDR-001 at offset 0: ..."`),
- * `HRRY_IO` when it cannot be read, `HRRY_UNSUPPORTED` for a valid `.holo` archive,
+ * `HRRY_IO` when it cannot be read, `HRRY_UNSUPPORTED` for input of another format
+ * (a `.holo` archive, a bare stream or a capture, by magic or extension),
  * `HRRY_ARGUMENT` when `path` or `out` is NULL or `path` is empty.
  *
  * # Safety

@@ -43,7 +43,7 @@ impl From<hrry::file::Error> for Failure {
     fn from(e: hrry::file::Error) -> Self {
         let status = match e {
             hrry::file::Error::Io(_) => HRRY_IO,
-            hrry::file::Error::Usage(_) => HRRY_ARGUMENT,
+            hrry::file::Error::Usage(_) | hrry::file::Error::Write(_) => HRRY_ARGUMENT,
             _ => HRRY_INVALID,
         };
         Failure::new(status, e.to_string())

@@ -15,7 +15,6 @@ use hrry::Format;
 
 use crate::error::{call, call_value, Failure};
 use crate::ptr;
-use crate::report::validate;
 use crate::{HRRY_INTERNAL, HRRY_INVALID, HRRY_UNSUPPORTED};
 
 /// An opened HRRYFILE that passed strict validation. Read-only: one `hrry_file` may
@@ -23,7 +22,7 @@ use crate::{HRRY_INTERNAL, HRRY_INVALID, HRRY_UNSUPPORTED};
 pub struct hrry_file {
     pub(crate) file: HrryFile<'static>,
     /// The KV keys and values as handed to C.
-    pub(crate) kv: crate::kv::KvTable,
+    pub(crate) kv: crate::kv_table::KvTable,
     /// Every tensor name followed by a NUL, in index order, so that names can be
     /// handed to C as NUL-terminated strings that live as long as the file.
     names: Box<[u8]>,
@@ -73,7 +72,7 @@ impl hrry_file {
         }
         let shapes = (0..file.len()).map(|_| OnceLock::new()).collect();
         hrry_file {
-            kv: crate::kv::KvTable::new(&file),
+            kv: crate::kv_table::KvTable::new(&file),
             file,
             names: names.into_boxed_slice(),
             name_starts: name_starts.into_boxed_slice(),
@@ -112,25 +111,20 @@ fn strict(limits: Limits) -> OpenOptions {
 }
 
 /// For input of another format (a `.holo` archive, a bare stream, a captured
-/// conversation, recognised by magic or `path`'s extension), which `hrry_open`
-/// does not read: `HRRY_INVALID` with the first violation of that format's rules;
-/// for a valid archive `HRRY_UNSUPPORTED`; a valid stream or conversation is left
-/// to the HRRYFILE decoder, which refuses it as not a HRRYFILE (`HF-HDR-001`).
+/// conversation), recognised as everywhere in `hrry` by its magic or `path`'s
+/// extension (`Format::recognise`): `HRRY_UNSUPPORTED`, naming the format and
+/// where to check it, without reading it further. Bytes of no recognised format
+/// are left to the HRRYFILE decoder, which says what they most likely are.
 fn refuse_other_formats(bytes: &[u8], path: Option<&Path>) -> Result<(), Failure> {
-    let format = Format::detect(bytes, path);
-    if format == Format::HrryFile {
-        return Ok(());
-    }
-    let (_, report) = validate(bytes, path, false);
-    if let Some(first) = report.violations.first() {
-        return Err(Failure::new(HRRY_INVALID, first.to_string()));
-    }
-    if format != Format::Holo {
-        return Ok(());
-    }
+    let what = match Format::recognise(bytes, path) {
+        None | Some(Format::HrryFile) => return Ok(()),
+        Some(Format::Holo) => "a .holo archive",
+        Some(Format::Stream) => "a bare Hurray stream",
+        Some(Format::Messages) => "a captured transport conversation",
+    };
     Err(Failure::new(
         HRRY_UNSUPPORTED,
-        "a .holo archive, not a HRRYFILE: hrry_open reads tensor files; check archives with hrry_validate_path",
+        format!("{what}, not a HRRYFILE: hrry_open reads tensor files; check it with hrry_validate_path"),
     ))
 }
 
@@ -169,7 +163,8 @@ fn prefix(failure: Failure, path: &impl std::fmt::Display) -> Failure {
 ///
 /// Returns `HRRY_INVALID` when the file breaks a rule (the message starts with the
 /// first rule ID and its offset, e.g. `"... HF-HDR-001 at offset 0: ..."`),
-/// `HRRY_IO` when it cannot be read, `HRRY_UNSUPPORTED` for a valid `.holo` archive,
+/// `HRRY_IO` when it cannot be read, `HRRY_UNSUPPORTED` for input of another format
+/// (a `.holo` archive, a bare stream or a capture, by magic or extension),
 /// `HRRY_ARGUMENT` when `path` or `out` is NULL or `path` is empty.
 ///
 /// # Safety

@@ -4,43 +4,13 @@
 use std::ffi::{c_char, c_int, CStr};
 use std::fmt::Write as _;
 use std::ptr::null;
-use std::sync::OnceLock;
 
-use hrry::file::HrryFile;
 use hrry::schema::{KvEntry, KvScalar, KvValue};
 
 use crate::error::{call, call_value, Failure};
 use crate::file::hrry_file;
 use crate::ptr;
 use crate::HRRY_UNSUPPORTED;
-
-/// The KV keys as NUL-terminated strings and the text renderings made so far, kept
-/// so that what C is handed lives as long as the file.
-pub(crate) struct KvTable {
-    /// Every key followed by a NUL, in file order.
-    keys: Box<[u8]>,
-    /// Where each key starts in `keys`.
-    key_starts: Box<[usize]>,
-    /// Each value as text, NUL-terminated, made when first asked for.
-    texts: Box<[OnceLock<Box<[u8]>>]>,
-}
-
-impl KvTable {
-    pub(crate) fn new(file: &HrryFile<'_>) -> Self {
-        let mut keys = Vec::new();
-        let mut key_starts = Vec::with_capacity(file.kv().len());
-        for entry in file.kv() {
-            key_starts.push(keys.len());
-            keys.extend_from_slice(&entry.key);
-            keys.push(0);
-        }
-        KvTable {
-            keys: keys.into_boxed_slice(),
-            key_starts: key_starts.into_boxed_slice(),
-            texts: file.kv().iter().map(|_| OnceLock::new()).collect(),
-        }
-    }
-}
 
 /// KV entry `i` of the file, or `HRRY_NOT_FOUND`.
 fn entry(handle: &hrry_file, i: usize) -> Result<&KvEntry, Failure> {
@@ -156,7 +126,7 @@ pub unsafe extern "C" fn hrry_kv_key(
         // SAFETY: the caller's contract above.
         let handle = unsafe { ptr::arg(f, "f") }?;
         let e = entry(handle, i)?;
-        *key = handle.kv.keys[handle.kv.key_starts[i]..].as_ptr().cast();
+        *key = handle.kv.key(i).as_ptr().cast();
         // SAFETY: the caller's contract above.
         unsafe { ptr::write_opt(len, e.key.len()) };
         Ok(())
@@ -321,11 +291,7 @@ pub unsafe extern "C" fn hrry_kv_text(
         // SAFETY: the caller's contract above.
         let handle = unsafe { ptr::arg(f, "f") }?;
         let e = entry(handle, i)?;
-        let rendered = handle.kv.texts[i].get_or_init(|| {
-            let mut bytes = render(&e.value).into_bytes();
-            bytes.push(0);
-            bytes.into_boxed_slice()
-        });
+        let rendered = handle.kv.text(i, || render(&e.value));
         *text = rendered.as_ptr().cast();
         // SAFETY: the caller's contract above.
         unsafe { ptr::write_opt(len, rendered.len() - 1) };

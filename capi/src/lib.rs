@@ -13,6 +13,7 @@
 mod error;
 mod file;
 mod kv;
+mod kv_table;
 mod limits;
 mod names;
 mod ptr;
@@ -70,9 +71,9 @@ pub const HRRY_INVALID: i32 = 1;
 pub const HRRY_IO: i32 = 2;
 /// No tensor, buffer or violation has that index or name.
 pub const HRRY_NOT_FOUND: i32 = 3;
-/// Valid, but not something this call handles (e.g. dequantizing a tensor that is
-/// not quantized, an element type with no row-major export, a `.holo` archive
-/// given to `hrry_open`).
+/// Not something this call handles (e.g. dequantizing a tensor that is not
+/// quantized, an element type with no row-major export, a `.holo` archive or a
+/// bare stream given to `hrry_open`).
 pub const HRRY_UNSUPPORTED: i32 = 4;
 /// A bad argument: a NULL or misaligned required pointer, a zero or wrong length.
 pub const HRRY_ARGUMENT: i32 = 5;

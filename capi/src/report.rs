@@ -90,20 +90,6 @@ fn default_policy(permissive: c_int) -> c_int {
     }
 }
 
-/// Validates `bytes` as the format their magic (or `path`'s extension) says.
-pub(crate) fn validate(bytes: &[u8], path: Option<&Path>, permissive: bool) -> (Format, Report) {
-    let format = Format::detect(bytes, path);
-    let options = Options {
-        mode: if permissive {
-            Mode::Permissive
-        } else {
-            Mode::Strict
-        },
-        ..Options::default()
-    };
-    (format, format.validate_bytes(bytes, &options))
-}
-
 /// A new report on `bytes`.
 pub(crate) fn produce(
     bytes: &[u8],

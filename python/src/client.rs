@@ -18,7 +18,8 @@ use pyo3::types::{PyBytes, PyList, PyTuple};
 
 use crate::array::owned_array;
 use crate::errors::{detached, os_error, HrryError};
-use crate::file::{descriptor_info, tensor_error, File};
+use crate::file::{descriptor_info, File};
+use crate::mapping::tensor_error;
 
 pyo3::create_exception!(
     hrry,

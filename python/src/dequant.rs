@@ -9,7 +9,7 @@ use pyo3::prelude::*;
 use crate::array::pooled_array;
 use crate::errors::{detached, invalid_file, HrryError, InternalError};
 use crate::pool;
-use crate::report::Violation;
+use crate::violation::Violation;
 
 /// A dequantization error of tensor `name` of `what` as a Python exception:
 /// `InvalidFileError` for a broken rule, `HrryError` otherwise.

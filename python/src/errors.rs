@@ -12,7 +12,7 @@ use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyList;
 
-use crate::report::Violation;
+use crate::violation::Violation;
 
 pyo3::create_exception!(
     hrry,

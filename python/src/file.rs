@@ -6,8 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use hrry::export::{self, ExportError, ExportOptions};
-use hrry::file::{Check, HrryFile, OpenOptions, Tensor};
+use hrry::file::{Check, OpenOptions, Tensor};
 use hrry::quant::Dequantizer;
 use hrry::schema::{
     layout_name, scheme_name, QuantScheme, TensorDescriptor, FLAG_SYMMETRIC, NO_ZERO_POINT_BUFFER,
@@ -16,27 +15,16 @@ use pyo3::exceptions::{PyKeyError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
-use crate::array::{mapped_array, owned_array, shape_tuple, strided_array};
+use crate::array::shape_tuple;
 use crate::dequant::{dequantize_to, quant_error, threads_arg};
-use crate::errors::{detached, file_error, guard, io_error, HrryError};
-use crate::input::{Fetched, Input, Net, Remote};
+use crate::errors::{detached, file_error, io_error, HrryError};
+use crate::input::{Input, Net, Remote};
 use crate::kv;
+use crate::mapping::{tensor_array, Mapping};
 use crate::memory::{self, Access};
 use crate::report::Judge;
 use crate::slot::Slot;
 use crate::stored::{stored_array, unwidened};
-
-/// The mapped, validated file. Arrays viewing the mapping hold a reference to this
-/// object as their NumPy base, so the mapping outlives `File.close()` while any of
-/// them is alive.
-#[pyclass(module = "hrry", frozen)]
-pub struct Mapping {
-    file: HrryFile<'static>,
-    access: Access,
-    /// The URL or file object the file is read from (its bytes fetched into a
-    /// mapped mirror as they are asked for), or `None` for a local file or bytes.
-    remote: Option<Arc<Remote>>,
-}
 
 /// An open HRRYFILE (from `hrry.open`): tensor names, metadata, descriptors, and
 /// tensors as NumPy arrays. A context manager; closing it while arrays still view it
@@ -77,11 +65,7 @@ fn open_mapping(
     let options = judge.open_options(check);
     let file = detached(py, || options.open_mmap_read(map, &source))?
         .map_err(|e| file_error(py, &path.display().to_string(), e))?;
-    Ok(Mapping {
-        file,
-        access,
-        remote: None,
-    })
+    Ok(Mapping::new(file, access, None))
 }
 
 /// Reads the regular file at `path` whole into private, writeable memory (one
@@ -126,11 +110,7 @@ fn decode(
 ) -> PyResult<Mapping> {
     let options = judge.open_options(check);
     let file = detached(py, || options.open_mmap(map))?.map_err(|e| file_error(py, what, e))?;
-    Ok(Mapping {
-        file,
-        access,
-        remote: None,
-    })
+    Ok(Mapping::new(file, access, None))
 }
 
 /// Opens the HRRYFILE `remote` (a URL or a file object) as [`open_mapping`] does:
@@ -145,11 +125,7 @@ fn open_remote(py: Python<'_>, remote: Remote, judge: Judge, check: Check) -> Py
         return Err(raised);
     }
     let file = opened.map_err(|e| file_error(py, remote.shown(), e))?;
-    Ok(Mapping {
-        file,
-        access: Access::ReadOnly,
-        remote: Some(remote),
-    })
+    Ok(Mapping::new(file, Access::ReadOnly, Some(remote)))
 }
 
 /// Opens the file `source` names (a path, a URL or a file object).
@@ -187,115 +163,6 @@ fn open_input(
     };
     let shown = remote.shown().to_string();
     Ok((shown, open_remote(py, remote, judge, check)?))
-}
-
-/// The error for a tensor that cannot be exported or dequantized.
-pub(crate) fn tensor_error(py: Python<'_>, what: &str, name: &str, e: ExportError) -> PyErr {
-    match e {
-        ExportError::File(e) => file_error(py, what, e),
-        ExportError::NotFound(_) => PyKeyError::new_err(name.to_string()),
-        other => HrryError::new_err(format!("{what}: tensor {name:?}: {other}")),
-    }
-}
-
-impl Mapping {
-    /// The opened file.
-    pub(crate) fn file(&self) -> &HrryFile<'static> {
-        &self.file
-    }
-
-    /// True when arrays over this mapping may be written (a private mapping).
-    pub(crate) fn writeable(&self) -> bool {
-        memory::writeable(self.access)
-    }
-
-    /// The tensor `name`, or `KeyError`. Its bytes are fetched first when the file
-    /// is read from a URL or a file object, with the interpreter released (always
-    /// released: a file object's reads take their lock before the interpreter).
-    pub(crate) fn tensor(&self, py: Python<'_>, what: &str, name: &str) -> PyResult<Tensor<'_>> {
-        match detached(py, || self.file.tensor(name))? {
-            Ok(Some(t)) => Ok(t),
-            Ok(None) => Err(PyKeyError::new_err(name.to_string())),
-            Err(e) => Err(self.raised().unwrap_or_else(|| file_error(py, what, e))),
-        }
-    }
-
-    /// The exception a file object raised while being read (or its misbehaviour),
-    /// which a failure of the core stands for.
-    pub(crate) fn raised(&self) -> Option<PyErr> {
-        self.remote.as_ref().and_then(|r| r.take_error())
-    }
-
-    /// What reading the URL or file object has cost so far (`None` for local
-    /// files and bytes).
-    fn fetched(&self) -> Option<Fetched> {
-        self.remote.as_ref().map(|r| r.fetched())
-    }
-}
-
-/// `get_tensor` on the mapping `this`: a view when the stored bytes are the array,
-/// else the exported array.
-pub(crate) fn tensor_array<'py>(
-    this: &Bound<'py, Mapping>,
-    what: &str,
-    name: &str,
-) -> PyResult<Bound<'py, PyAny>> {
-    let py = this.py();
-    let mapping = this.get();
-    let tensor = mapping.tensor(py, what, name)?;
-    if let Some((dtype, bytes)) = guard(|| export::stored_row_major(&tensor))? {
-        // SAFETY: `bytes` is the data of a dense row-major tensor inside the mapping
-        // `this` owns, which lives as long as `this`, the array's base object; it is
-        // writeable only when private (see `crate::memory`).
-        return unsafe {
-            mapped_array(
-                this.clone().into_any(),
-                dtype.descr,
-                &tensor.descriptor.shape,
-                bytes,
-                mapping.writeable(),
-            )
-        };
-    }
-    if let Some(r) = guard(|| export::repeated_bytes(&tensor))? {
-        // SAFETY: `repeated_bytes` checked that every element the strides address
-        // lies inside `r.buffer`, which the mapping `this` owns (the array's base
-        // object); the array is read-only.
-        return unsafe {
-            strided_array(
-                this.clone().into_any(),
-                r.dtype.descr,
-                &tensor.descriptor.shape,
-                &r.byte_strides,
-                r.buffer.as_ptr().add(r.origin),
-            )
-        };
-    }
-    let file = &mapping.file;
-    let desc = &tensor.descriptor;
-    let dtype = export::export_dtype(desc).map_err(|e| tensor_error(py, what, name, e))?;
-    let options = ExportOptions {
-        max_bytes: copy_budget(file.size()),
-        ..ExportOptions::default()
-    };
-    let data = detached(py, || export::row_major_bytes(file, name, &options))?.map_err(|e| {
-        mapping
-            .raised()
-            .unwrap_or_else(|| tensor_error(py, what, name, e))
-    })?;
-    owned_array(py, data, dtype.descr, &desc.shape)
-}
-
-/// The most one tensor's array may take when it must be assembled (a layout
-/// other than row-major, a sparse or composite tensor): 64 MiB plus 8 times the
-/// file's size (the widest conversion, 4-bit codes to float32, is 8 times its
-/// bytes), at most the export default. A tensor that would take more raises
-/// `HrryError` ("exceeds the limit") instead of allocating it.
-pub(crate) fn copy_budget(file_size: u64) -> u64 {
-    const ALLOWANCE: u64 = 64 << 20;
-    ALLOWANCE
-        .saturating_add(file_size.saturating_mul(8))
-        .min(ExportOptions::default().max_bytes)
 }
 
 /// A `zero_point_buffer_index` as `File.info` gives it: `None` for the "no zero
@@ -420,20 +287,20 @@ impl File {
     fn keys(&self, py: Python<'_>) -> PyResult<Vec<String>> {
         let m = self.mapping(py)?;
         Ok(m.get()
-            .file
+            .file()
             .entries()
             .map(|e| e.name().to_string())
             .collect())
     }
 
     fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
-        Ok(self.mapping(py)?.get().file.len())
+        Ok(self.mapping(py)?.get().file().len())
     }
 
     fn __contains__(&self, py: Python<'_>, name: &Bound<'_, PyAny>) -> PyResult<bool> {
         let m = self.mapping(py)?;
         Ok(match name.extract::<String>() {
-            Ok(n) => m.get().file.find(&n).is_some(),
+            Ok(n) => m.get().file().find(&n).is_some(),
             Err(_) => false,
         })
     }
@@ -453,7 +320,7 @@ impl File {
     fn metadata<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let m = self.mapping(py)?;
         let d = PyDict::new(py);
-        for e in m.get().file.kv() {
+        for e in m.get().file().kv() {
             d.set_item(
                 String::from_utf8_lossy(&e.key).as_ref(),
                 kv::to_python(py, &e.value)?,
@@ -495,7 +362,7 @@ impl File {
     /// tensor.
     fn info<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyDict>> {
         let m = self.mapping(py)?;
-        let file = &m.get().file;
+        let file = m.get().file();
         let entry = file
             .find(name)
             .ok_or_else(|| PyKeyError::new_err(name.to_string()))?;
@@ -591,7 +458,7 @@ impl File {
     /// parameter counts per element type, as plain data: see ``hrry.stats``.
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let m = self.mapping(py)?;
-        let file = hrry::content::ModelFile::of_hrry(&m.get().file);
+        let file = hrry::content::ModelFile::of_hrry(m.get().file());
         crate::content::stats_of(py, &file)
     }
 
@@ -616,7 +483,7 @@ impl File {
             Ok(m) => format!(
                 "<hrry.File {:?}, {} tensor(s)>",
                 self.what(),
-                m.get().file.len()
+                m.get().file().len()
             ),
             Err(_) => format!("<hrry.File {:?}, closed>", self.what()),
         }
@@ -786,7 +653,7 @@ pub fn load_file<'py>(
     let mapping = Bound::new(py, mapping)?;
     let writeable = mapping.get().writeable();
     let out = PyDict::new(py);
-    for entry in mapping.get().file.entries() {
+    for entry in mapping.get().file().entries() {
         let name = entry.name();
         let mut array = if widen {
             tensor_array(&mapping, &what, name)?
@@ -797,7 +664,7 @@ pub fn load_file<'py>(
         // A view of a read-only mirror becomes an array of its own, unless it is
         // a view of repeated bytes (larger than the file: see
         // `export::repeated_bytes`), which stays a read-only view.
-        let repeated = array.getattr("nbytes")?.extract::<u64>()? > mapping.get().file.size();
+        let repeated = array.getattr("nbytes")?.extract::<u64>()? > mapping.get().file().size();
         if !writeable && !repeated && !array.getattr("flags")?.getattr("writeable")?.is_truthy()? {
             array = array.call_method0("copy")?;
         }

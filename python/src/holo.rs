@@ -4,9 +4,9 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use hrry::file::Mmap;
 use hrry::holo::{hex, HoloError, HoloLoader, PortDescriptor};
 use hrry::Format;
+use memmap2::Mmap;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyMemoryView};
 

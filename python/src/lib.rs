@@ -16,12 +16,14 @@ mod fileobj;
 mod holo;
 mod input;
 mod kv;
+mod mapping;
 mod memory;
 mod pool;
 mod report;
 mod slot;
 mod stored;
 mod stream;
+mod violation;
 mod write;
 
 use pyo3::prelude::*;
@@ -40,7 +42,7 @@ fn _hrry(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("InternalError", py.get_type::<errors::InternalError>())?;
     m.add_class::<file::File>()?;
     m.add_class::<report::Report>()?;
-    m.add_class::<report::Violation>()?;
+    m.add_class::<violation::Violation>()?;
     m.add_class::<report::Rule>()?;
     m.add_class::<write::Quantized>()?;
     m.add_class::<holo::Archive>()?;

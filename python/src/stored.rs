@@ -20,7 +20,7 @@ use pyo3::prelude::*;
 
 use crate::array::{mapped_array, owned_array};
 use crate::errors::{detached, HrryError};
-use crate::file::{tensor_array, tensor_error, Mapping};
+use crate::mapping::{copy_budget, tensor_array, tensor_error, Mapping};
 
 /// How the codes of an element type NumPy lacks are carried.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -135,7 +135,7 @@ fn carried_codes(
             what: "element count",
         })?;
     let width = element_bits(desc)?;
-    let limit = crate::file::copy_budget(file.size());
+    let limit = copy_budget(file.size());
     let needed = u128::from(count) * (carrier.item_size as u128);
     if needed > u128::from(limit) {
         return Err(LayoutError::TooLarge { needed, limit }.into());

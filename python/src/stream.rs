@@ -252,7 +252,9 @@ fn stream_error(
             0,
         ),
         Error::Io(e) => raised.unwrap_or_else(|| PyOSError::new_err(format!("{what}: {e}"))),
-        Error::Usage(m) => raised.unwrap_or_else(|| HrryError::new_err(format!("{what}: {m}"))),
+        Error::Usage(m) | Error::Write(m) => {
+            raised.unwrap_or_else(|| HrryError::new_err(format!("{what}: {m}")))
+        }
     }
 }
 
@@ -782,7 +784,7 @@ pub fn unpack(
     result.map_err(|e| {
         let raised = reader.get_mut().take_error();
         match e {
-            hrry::stream::Error::Usage(m) if raised.is_none() => {
+            hrry::stream::Error::Usage(m) | hrry::stream::Error::Write(m) if raised.is_none() => {
                 PyValueError::new_err(format!("{}: {m}", path.display()))
             }
             other => stream_error(py, &what, other, raised),

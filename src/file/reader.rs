@@ -203,9 +203,6 @@ impl Tensor<'_> {
     }
 }
 
-/// A boxed iterator over index entries, in index order.
-pub type IndexView<'f> = Box<dyn ExactSizeIterator<Item = TensorEntry<'f>> + 'f>;
-
 impl<'a> HrryFile<'a> {
     /// Runs the decode pass over `source` to `depth`, in `mode` under `policy`,
     /// refusing the file at the first violation recorded. The pass reads through

@@ -153,18 +153,18 @@ impl<W: Write> HrryWriter<W> {
     pub fn new(sink: W, options: WriterOptions) -> Result<Self, Error> {
         let a = options.data_buffer_alignment;
         if !options.unchecked && (!a.is_power_of_two() || !(4096..=2 << 20).contains(&a)) {
-            return Err(Error::Usage(format!(
+            return Err(Error::Write(format!(
                 "data_buffer_alignment must be a power of two from 4096 to 2097152, got {a}"
             )));
         }
         let first = options.first_descriptor_offset;
         if !options.unchecked && (first < 64 || !first.is_multiple_of(8)) {
-            return Err(Error::Usage(format!(
+            return Err(Error::Write(format!(
                 "first_descriptor_offset must be a multiple of 8 of at least 64, got {first}"
             )));
         }
         if !a.is_power_of_two() {
-            return Err(Error::Usage(format!(
+            return Err(Error::Write(format!(
                 "data_buffer_alignment {a} is not a power of two, so buffers cannot be placed"
             )));
         }
@@ -195,13 +195,13 @@ impl<W: Write> HrryWriter<W> {
             return Ok(());
         }
         if key.is_empty() || key.len() > u16::MAX as usize {
-            return Err(Error::Usage(format!(
+            return Err(Error::Write(format!(
                 "KV keys must be 1 to 65535 bytes, got {}",
                 key.len()
             )));
         }
         if !self.kv_keys.insert(key.clone()) {
-            return Err(Error::Usage(format!(
+            return Err(Error::Write(format!(
                 "duplicate KV key {:?}",
                 String::from_utf8_lossy(&key)
             )));
@@ -222,7 +222,7 @@ impl<W: Write> HrryWriter<W> {
         buffers: &[&[u8]],
     ) -> Result<(), Error> {
         if descriptor.buffers.len() != buffers.len() {
-            return Err(Error::Usage(format!(
+            return Err(Error::Write(format!(
                 "tensor {name:?}: descriptor declares {} buffers, {} given",
                 descriptor.buffers.len(),
                 buffers.len()
@@ -230,7 +230,7 @@ impl<W: Write> HrryWriter<W> {
         }
         for (i, (h, b)) in descriptor.buffers.iter().zip(buffers).enumerate() {
             if h.byte_size != b.len() as u64 {
-                return Err(Error::Usage(format!(
+                return Err(Error::Write(format!(
                     "tensor {name:?}: buffer {i} declares {} bytes, {} given",
                     h.byte_size,
                     b.len()
@@ -263,7 +263,7 @@ impl<W: Write> HrryWriter<W> {
     ) -> Result<(), Error> {
         let count = element_count(shape);
         if count != Some(data.len() as u64) {
-            return Err(Error::Usage(match count {
+            return Err(Error::Write(match count {
                 Some(n) => format!(
                     "tensor {name:?}: shape {shape:?} holds {n} elements, {} given",
                     data.len()
@@ -272,7 +272,7 @@ impl<W: Write> HrryWriter<W> {
             }));
         }
         let descriptor = dense(T::TYPE, shape).ok_or_else(|| {
-            Error::Usage(format!("tensor {name:?}: shape {shape:?} is too large"))
+            Error::Write(format!("tensor {name:?}: shape {shape:?} is too large"))
         })?;
         self.write_tensor(name, &descriptor, &[&le_bytes(data)])
     }
@@ -291,23 +291,23 @@ impl<W: Write> HrryWriter<W> {
         let name_bytes = name.as_bytes();
         let checked = !self.options.unchecked;
         if name_bytes.len() > u16::MAX as usize || (checked && name_bytes.is_empty()) {
-            return Err(Error::Usage(format!(
+            return Err(Error::Write(format!(
                 "tensor names must be 1 to 65535 bytes, got {}",
                 name_bytes.len()
             )));
         }
         if checked && self.names.contains(name_bytes) {
-            return Err(Error::Usage(format!("duplicate tensor name {name:?}")));
+            return Err(Error::Write(format!("duplicate tensor name {name:?}")));
         }
         if descriptor.buffers.len() > 255 {
-            return Err(Error::Usage(format!(
+            return Err(Error::Write(format!(
                 "tensor {name:?}: {} buffers, at most 255",
                 descriptor.buffers.len()
             )));
         }
         let encoded = to_bytes(descriptor);
         if checked && encoded.len() as u64 != u64::from(descriptor.descriptor_length) {
-            return Err(Error::Usage(format!(
+            return Err(Error::Write(format!(
                 "tensor {name:?}: descriptor_length is {} but the descriptor encodes to {} bytes",
                 descriptor.descriptor_length,
                 encoded.len()
@@ -319,7 +319,7 @@ impl<W: Write> HrryWriter<W> {
         let placement = descriptor_offset
             .checked_add(encoded.len() as u64)
             .and_then(|start| place_buffers(start, &descriptor.buffers, alignment))
-            .ok_or_else(|| Error::Usage("tensor data overflows a 64-bit offset".into()))?;
+            .ok_or_else(|| Error::Write("tensor data overflows a 64-bit offset".into()))?;
         self.emit(&encoded)?;
         self.open = Some(OpenTensor {
             name: name_bytes.to_vec(),
@@ -364,13 +364,13 @@ impl<W: Write> HrryWriter<W> {
         let open = self
             .open
             .take()
-            .ok_or_else(|| Error::Usage("no tensor is open".into()))?;
+            .ok_or_else(|| Error::Write("no tensor is open".into()))?;
         let name = String::from_utf8_lossy(&open.name).into_owned();
         let given: u64 = open.sizes[..open.buffer].iter().sum::<u64>() + open.written;
         let declared: u64 = open.sizes.iter().sum();
         if given != declared {
             self.poisoned = true;
-            return Err(Error::Usage(format!(
+            return Err(Error::Write(format!(
                 "tensor {name:?}: its buffers declare {declared} bytes, {given} given"
             )));
         }
@@ -390,7 +390,7 @@ impl<W: Write> HrryWriter<W> {
             self.pad_to(last)?;
         }
         let end = align_up(self.position, tail)
-            .ok_or_else(|| Error::Usage("file overflows a 64-bit offset".into()))?;
+            .ok_or_else(|| Error::Write("file overflows a 64-bit offset".into()))?;
         self.pad_to(end)?;
         self.names.insert(open.name);
         self.entries.push(open.entry);
@@ -403,7 +403,7 @@ impl<W: Write> HrryWriter<W> {
     fn next_piece(&mut self, wanted: u64) -> Result<u64, Error> {
         self.usable()?;
         let Some(open) = self.open.as_mut() else {
-            return Err(Error::Usage(
+            return Err(Error::Write(
                 "no tensor is open: call begin_tensor first".into(),
             ));
         };
@@ -414,7 +414,7 @@ impl<W: Write> HrryWriter<W> {
         let Some(&size) = open.sizes.get(open.buffer) else {
             let name = String::from_utf8_lossy(&open.name).into_owned();
             self.poisoned = true;
-            return Err(Error::Usage(format!(
+            return Err(Error::Write(format!(
                 "tensor {name:?}: more bytes given than its buffers declare"
             )));
         };
@@ -447,7 +447,7 @@ impl<W: Write> HrryWriter<W> {
     /// Fails once a streamed tensor went wrong: the output is then unusable.
     fn usable(&self) -> Result<(), Error> {
         if self.poisoned {
-            return Err(Error::Usage(
+            return Err(Error::Write(
                 "an earlier tensor failed part-way; this output is unusable".into(),
             ));
         }
@@ -459,13 +459,13 @@ impl<W: Write> HrryWriter<W> {
     pub fn finish(mut self) -> Result<W, Error> {
         self.usable()?;
         if let Some(open) = &self.open {
-            return Err(Error::Usage(format!(
+            return Err(Error::Write(format!(
                 "tensor {:?} was begun but not ended",
                 String::from_utf8_lossy(&open.name)
             )));
         }
         if let (Some(left), false) = (self.open_composites.last(), self.options.unchecked) {
-            return Err(Error::Usage(format!(
+            return Err(Error::Write(format!(
                 "a composite still expects {left} more member(s)"
             )));
         }
@@ -480,7 +480,7 @@ impl<W: Write> HrryWriter<W> {
             });
             trailer.kv_offset = self.position;
             trailer.kv_length = u32::try_from(kv.len())
-                .map_err(|_| Error::Usage("KV section exceeds 4 GiB".into()))?;
+                .map_err(|_| Error::Write("KV section exceeds 4 GiB".into()))?;
             self.emit(&kv)?;
             let end = align_up(self.position, 8).unwrap_or(self.position);
             self.pad_to(end)?;
@@ -567,7 +567,7 @@ impl<W: CopyFrom> HrryWriter<W> {
             let n = self.next_piece(len - done)?;
             let at = offset
                 .checked_add(done)
-                .ok_or_else(|| Error::Usage("source offset overflows".into()))?;
+                .ok_or_else(|| Error::Write("source offset overflows".into()))?;
             // The packing-tail window (at most 3 bytes) is read, the rest copied.
             let window = self.open.as_ref().and_then(|o| match (o.buffer, o.tail) {
                 (0, Some(w)) => Some(window_overlap(w, o.written, n)),
@@ -621,7 +621,7 @@ fn window_overlap(w: TailWindow, written: u64, len: u64) -> (usize, usize) {
 /// The error for a tensor whose bits after its last packed element are not zero:
 /// the file would break `TD-BUF-006`.
 fn tail_error(name: &str, tail: UnusedTail) -> Error {
-    Error::Usage(format!(
+    Error::Write(format!(
         "tensor {name:?}, byte {} of buffer 0: {tail} (TD-BUF-006)",
         tail.byte_index
     ))

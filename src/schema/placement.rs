@@ -59,16 +59,6 @@ pub fn place_buffers(
     })
 }
 
-/// The two places the next descriptor may start after a tensor whose data ends at
-/// `data_end`: the next 8-byte boundary (what our writer emits) and, per
-/// docs/interpretations.md § Container, the next `data_buffer_alignment` boundary.
-pub fn next_descriptor_candidates(data_end: u64, data_buffer_alignment: u64) -> [Option<u64>; 2] {
-    [
-        align_up(data_end, 8),
-        align_up(data_end, data_buffer_alignment),
-    ]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -286,7 +286,7 @@ impl Frame {
     pub fn new(stream_id: u32, payload: &Payload) -> Result<Frame, Error> {
         let bytes = payload.encode();
         let payload_length = u32::try_from(bytes.len()).map_err(|_| {
-            Error::Usage(format!(
+            Error::Write(format!(
                 "a payload of {} bytes does not fit payload_length",
                 bytes.len()
             ))
@@ -388,7 +388,7 @@ pub fn write_message<W: Write>(
 ) -> Result<u64, Error> {
     let frame = Frame::new(stream_id, payload)?;
     if frame.header.payload_length > max_payload {
-        return Err(Error::Usage(format!(
+        return Err(Error::Write(format!(
             "a {} payload of {} bytes exceeds the peer's max_message_size {max_payload}",
             MessageType::from_tag(frame.header.message_type).map_or("private", |t| t.name()),
             frame.header.payload_length
@@ -413,7 +413,7 @@ pub fn write_data_frame<W: Write>(
         .ok()
         .filter(|&n| n <= max_payload)
         .ok_or_else(|| {
-            Error::Usage(format!(
+            Error::Write(format!(
                 "a TENSOR_DATA payload of {length} bytes exceeds the peer's max_message_size {max_payload}"
             ))
         })?;

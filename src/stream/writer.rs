@@ -73,7 +73,7 @@ impl<W: Write> StreamWriter<W> {
                 .zip(buffers)
                 .all(|(h, b)| h.byte_size == b.len() as u64);
         if !sizes_match {
-            return Err(Error::Usage(format!(
+            return Err(Error::Write(format!(
                 "the descriptor declares buffers of {:?} bytes, {:?} given",
                 descriptor
                     .buffers
@@ -96,14 +96,14 @@ impl<W: Write> StreamWriter<W> {
     pub fn begin_tensor(&mut self, descriptor: &TensorDescriptor) -> Result<(), Error> {
         self.check_tensor_complete()?;
         if descriptor.buffers.len() > usize::from(u8::MAX) {
-            return Err(Error::Usage(format!(
+            return Err(Error::Write(format!(
                 "{} buffers; at most 255 fit the buffer table",
                 descriptor.buffers.len()
             )));
         }
         let encoded = to_bytes(descriptor);
         if encoded.len() as u64 != u64::from(descriptor.descriptor_length) {
-            return Err(Error::Usage(format!(
+            return Err(Error::Write(format!(
                 "descriptor_length is {} but the descriptor encodes to {} bytes",
                 descriptor.descriptor_length,
                 encoded.len()
@@ -113,7 +113,7 @@ impl<W: Write> StreamWriter<W> {
             .buffers
             .iter()
             .try_fold(0u64, |sum, b| sum.checked_add(b.byte_size))
-            .ok_or_else(|| Error::Usage("the buffer sizes add up past 2^64 bytes".into()))?;
+            .ok_or_else(|| Error::Write("the buffer sizes add up past 2^64 bytes".into()))?;
         let at = self.position;
         self.emit(&encoded)?;
         self.binder.bind((), descriptor, at);
@@ -125,7 +125,7 @@ impl<W: Write> StreamWriter<W> {
     /// Writes the next bytes of the current tensor's data.
     pub fn write_data(&mut self, bytes: &[u8]) -> Result<(), Error> {
         if bytes.len() as u64 > self.remaining {
-            return Err(Error::Usage(format!(
+            return Err(Error::Write(format!(
                 "{} data bytes given, the tensor needs {} more",
                 bytes.len(),
                 self.remaining
@@ -141,7 +141,7 @@ impl<W: Write> StreamWriter<W> {
     /// ends are files, pipes or sockets (on Linux).
     pub fn copy_data_from<S: Read>(&mut self, source: S, len: u64) -> Result<(), Error> {
         if len > self.remaining {
-            return Err(Error::Usage(format!(
+            return Err(Error::Write(format!(
                 "{len} data bytes to copy, the tensor needs {} more",
                 self.remaining
             )));
@@ -163,7 +163,7 @@ impl<W: Write> StreamWriter<W> {
     pub fn finish(mut self) -> Result<W, Error> {
         self.check_tensor_complete()?;
         if let Some(open) = self.binder.outermost_open() {
-            return Err(Error::Usage(format!(
+            return Err(Error::Write(format!(
                 "the composite head at offset {} still waits for {} member(s)",
                 open.head_offset, open.remaining
             )));
@@ -174,7 +174,7 @@ impl<W: Write> StreamWriter<W> {
 
     fn check_tensor_complete(&self) -> Result<(), Error> {
         if self.remaining != 0 {
-            return Err(Error::Usage(format!(
+            return Err(Error::Write(format!(
                 "the current tensor still needs {} data bytes",
                 self.remaining
             )));

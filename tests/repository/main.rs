@@ -1,4 +1,5 @@
-//! The repository agrees with itself: the docs with the code, the module graph with
+//! The repository agrees with itself: the docs with the code (the feature table
+//! with Cargo.toml, the module map with the tree), the module graph with
 //! the layers `src/lib.rs` states, `docs/conformance.md` with the rule table.
 //!
 //! One test binary per area, so that the library is linked once for it; one
@@ -6,5 +7,7 @@
 
 mod conformance_doc;
 mod docs;
+mod features;
 mod module_graph;
+mod module_map;
 mod rule_audit;

@@ -1,15 +1,18 @@
-//! No import cycles between the library's modules.
+//! No import cycles between the modules of each crate the repository builds from
+//! its own sources: the library (`src/`), the `hrry` binary (`src/bin/hrry/`), the
+//! Python extension (`python/src/`) and the C ABI (`capi/src/`).
 //!
-//! Reads every file under `src/` (the `hrry` binary aside, it is its own crate) and
-//! builds the graph of file modules: an edge `a → b` when code in `a.rs` (its unit
-//! tests included) names an item that `b.rs` defines. Paths are found in `use`
-//! trees and in code (`crate::…`, `super::…`, `self::…`, `child::…`) and resolved
-//! through `pub use` re-exports to the module that defines the item, so a parent
-//! that only re-exports its children is not part of their cycles, but a parent
-//! whose items its children use (an error type, a helper) and which calls them
-//! back is. A re-export is an edge only when the re-exporting file also uses the
-//! name itself. Any cycle fails the test: without one, the modules can be ordered
-//! so that each only calls the ones below it.
+//! Reads every file of a crate and builds the graph of file modules: an edge
+//! `a → b` when code in `a.rs` (its unit tests included) names an item that `b.rs`
+//! defines. Paths are found in `use` trees and in code (`crate::…`, `super::…`,
+//! `self::…`, `child::…`) and resolved through `pub use` re-exports to the module
+//! that defines the item, so a parent that only re-exports its children is not
+//! part of their cycles, but a parent whose items its children use (an error type,
+//! a helper) and which calls them back is. A re-export is an edge only when the
+//! re-exporting file also uses the name itself. Any cycle fails the test: without
+//! one, the modules can be ordered so that each only calls the ones below it.
+//! Paths into other crates (`hrry::…` from the binary and the bindings) are not
+//! edges: those crates are checked on their own.
 //!
 //! Comments and string literals are skipped, so doc links and messages do not count.
 
@@ -271,16 +274,18 @@ fn absolute(here: &[String], segments: &[String]) -> Option<Vec<String>> {
     Some(base)
 }
 
-/// The library's file modules: module path → source text.
-fn module_files(src: &Path) -> BTreeMap<Vec<String>, String> {
+/// The file modules of the crate whose root file (`lib.rs` or `main.rs`) is in
+/// `src`: module path → source text. Folders named in `skip` (relative to `src`)
+/// are other crates and left out.
+fn module_files(src: &Path, skip: &[&str]) -> BTreeMap<Vec<String>, String> {
     let mut out = BTreeMap::new();
     let mut stack = vec![src.to_path_buf()];
     while let Some(dir) = stack.pop() {
         for entry in std::fs::read_dir(&dir).unwrap() {
             let path = entry.unwrap().path();
             let rel = path.strip_prefix(src).unwrap();
-            if rel.starts_with("bin") {
-                continue; // the binary is its own crate
+            if skip.iter().any(|s| rel.starts_with(s)) {
+                continue;
             }
             if path.is_dir() {
                 stack.push(path);
@@ -294,13 +299,30 @@ fn module_files(src: &Path) -> BTreeMap<Vec<String>, String> {
                 .iter()
                 .map(|c| c.to_string_lossy().into_owned())
                 .collect();
-            if matches!(module.last().map(String::as_str), Some("mod" | "lib")) {
-                module.pop();
+            let root = module.len() == 1;
+            match module.last().map(String::as_str) {
+                Some("mod") => {
+                    module.pop();
+                }
+                Some("lib" | "main") if root => {
+                    module.pop();
+                }
+                _ => {}
             }
             out.insert(module, std::fs::read_to_string(&path).unwrap());
         }
     }
     out
+}
+
+/// The library's file modules (the binary under `src/bin/` is its own crate).
+fn library_files() -> BTreeMap<Vec<String>, String> {
+    module_files(&repository().join("src"), &["bin"])
+}
+
+/// The repository's root folder.
+fn repository() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf()
 }
 
 /// A path into the crate named in a source file.
@@ -688,13 +710,11 @@ fn strongly_connected<'a>(adjacency: &BTreeMap<&'a str, Vec<&'a str>>) -> Vec<Ve
 
 #[test]
 fn library_modules_have_no_import_cycles() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let sources = module_files(&src);
+    let sources = library_files();
     assert!(
         sources.len() > 20,
-        "found only {} modules under {}",
-        sources.len(),
-        src.display()
+        "found only {} modules under src/",
+        sources.len()
     );
     let krate = parse(&sources);
     // The reader must see the edges the layering relies on, else it could pass by
@@ -713,6 +733,52 @@ fn library_modules_have_no_import_cycles() {
     }
     let cycles = krate.cycles();
     assert!(cycles.is_empty(), "import cycles:\n{}", cycles.join("\n"));
+}
+
+/// Checks the crate rooted at `src` (relative to the repository) for cycles, after
+/// making sure the scan found at least `min_modules` files and the edges `expected`
+/// (so that it cannot pass by finding nothing).
+fn assert_no_cycles(src: &str, skip: &[&str], min_modules: usize, expected: &[(&str, &str)]) {
+    let sources = module_files(&repository().join(src), skip);
+    assert!(
+        sources.len() >= min_modules,
+        "found only {} modules under {src}",
+        sources.len()
+    );
+    let krate = parse(&sources);
+    let edges = krate.edges();
+    for (a, b) in expected {
+        assert!(
+            edges.contains_key(&(a.to_string(), b.to_string())),
+            "no edge {a} -> {b} under {src} in {edges:#?}"
+        );
+    }
+    let cycles = krate.cycles();
+    assert!(
+        cycles.is_empty(),
+        "import cycles under {src}:\n{}",
+        cycles.join("\n")
+    );
+}
+
+#[test]
+fn cli_modules_have_no_import_cycles() {
+    assert_no_cycles(
+        "src/bin/hrry",
+        &[],
+        15,
+        &[("inspect", "render"), ("holo", "outcome")],
+    );
+}
+
+#[test]
+fn python_extension_modules_have_no_import_cycles() {
+    assert_no_cycles("python/src", &[], 10, &[("file", "errors")]);
+}
+
+#[test]
+fn c_abi_modules_have_no_import_cycles() {
+    assert_no_cycles("capi/src", &[], 5, &[("file", "error")]);
 }
 
 /// The only cycle among `files`; fails when there is none or more than one.
@@ -853,7 +919,7 @@ fn each_layer_imports_only_the_layers_lib_rs_lists_before_it() {
         let top = module.split("::").next().unwrap_or_default();
         layers.iter().position(|l| l == top)
     };
-    let edges = parse(&module_files(&src)).edges();
+    let edges = parse(&library_files()).edges();
     // Unit tests that build their fixtures with a later layer (the graph counts
     // test code too); each must still exist, so the list cannot go stale.
     let fixtures = [

@@ -1,11 +1,11 @@
 //! `.holo` archives on the command line: `hrry inspect` of an archive, and
 //! `hrry holo extract`.
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use hrry::file::{Output, OutputError};
-use hrry::holo::{describe, is_holo, HoloError, HoloLoader, SectionKind};
+use hrry::holo::{describe, HoloError, HoloLoader, SectionKind};
 use serde_json::Value;
 
 use crate::{text, Failure, Outcome};
@@ -37,22 +37,6 @@ pub struct ExtractArgs {
     output: PathBuf,
     #[command(flatten)]
     pub net: crate::remote::NetArgs,
-}
-
-/// Whether the file at `path` starts with the `.holo` magic.
-pub fn is_holo_file(path: &Path) -> Result<bool, Failure> {
-    let mut head = [0u8; 4];
-    let mut file = hrry::source::open_regular(path)
-        .map_err(|e| Failure(format!("cannot read {}: {e}", text::path(path))))?;
-    let mut filled = 0;
-    while filled < head.len() {
-        match file.read(&mut head[filled..]) {
-            Ok(0) => break,
-            Ok(n) => filled += n,
-            Err(e) => return Err(Failure(format!("cannot read {}: {e}", text::path(path)))),
-        }
-    }
-    Ok(is_holo(&head[..filled]))
 }
 
 /// Maps and verifies an archive. An invalid archive is reported on standard error
@@ -105,7 +89,7 @@ pub fn inspect(path: &Path, bytes: Option<&[u8]>, json: bool) -> Result<Outcome,
                 };
                 let name = path.to_string_lossy();
                 let v =
-                    crate::inspect::error_json(&name, Some("holo"), &e.to_string(), rule, offset);
+                    crate::render::error_json(&name, Some("holo"), &e.to_string(), rule, offset);
                 outln!("{}", serde_json::to_string_pretty(&v)?);
             }
             return Ok(Outcome::Invalid);

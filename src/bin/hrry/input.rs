@@ -17,8 +17,6 @@ use std::path::Path;
 
 use hrry::source::{FileSource, ReadAt};
 
-use crate::is_dash;
-
 /// The bytes of a whole input.
 pub enum Input {
     /// A mapped file: the input itself, or its copy in a temporary file.
@@ -151,4 +149,9 @@ fn stdin_file() -> io::Result<File> {
     io::copy(&mut io::stdin().lock(), &mut spool)?;
     spool.rewind()?;
     Ok(spool)
+}
+
+/// Whether a path argument means standard input or output.
+pub fn is_dash(path: &Path) -> bool {
+    path.as_os_str() == "-"
 }

@@ -7,13 +7,14 @@ use std::path::PathBuf;
 use hrry::file::{Check, HrryFile, OpenOptions};
 use hrry::report::{
     element_json, inspect_head_json, kv_json_limited, kv_type_name, tensors_json, Summary,
-    INSPECT_FORMAT_VERSION,
 };
 use hrry::schema::KvValue;
+use hrry::{Format, Report};
 use serde_json::{json, Map, Value};
 
 use crate::json_stream::PrettyWriter;
-use crate::text::{self, cut, plural, safe, width};
+use crate::render::{error_json, print_kv_entries, print_tensor_table, summary_line};
+use crate::text::{self, plural, safe};
 use crate::{is_dash, Failure, Outcome};
 
 /// KV array elements shown by default in human output.
@@ -21,11 +22,6 @@ const SHOWN_ARRAY_ELEMENTS: usize = 8;
 /// KV array elements shown by default in JSON output (then `"truncated": true`;
 /// `--full` shows them all).
 const JSON_ARRAY_ELEMENTS: usize = 1 << 20;
-/// Characters of a string value shown by default in human output.
-const SHOWN_STRING_CHARS: usize = 80;
-/// Widest name column; longer names go on a line of their own.
-const NAME_COLUMN_MAX: usize = 48;
-
 /// Arguments of `hrry inspect`.
 #[derive(clap::Args)]
 #[command(after_long_help = concat!("\
@@ -115,33 +111,32 @@ fn show(args: Args) -> Result<Outcome, Failure> {
         Some(url) => Some(crate::remote::open_shared(url).map_err(Failure)?),
         None => None,
     };
-    let whole = if is_dash(&args.file) {
-        Some(crate::read_input(&args.file).map_err(Failure)?)
+    // The format, recognised as everywhere else (hrry::Format::recognise).
+    let (whole, format) = if is_dash(&args.file) {
+        let bytes = crate::read_input(&args.file).map_err(Failure)?;
+        let format = Format::recognise(&bytes, None);
+        (Some(bytes), format)
     } else if let Some(source) = &remote {
         let head = crate::remote::head(&**source, 8).map_err(Failure)?;
-        if hrry::holo::is_holo(&head) || crate::stream::is_stream(&head) {
-            Some(crate::remote::download(source).map_err(Failure)?)
-        } else {
-            None
+        match Format::recognise(&head, Some(&args.file)) {
+            Some(format @ (Format::Holo | Format::Stream)) => (
+                Some(crate::remote::download(source).map_err(Failure)?),
+                Some(format),
+            ),
+            _ => (None, None),
         }
     } else {
-        None
+        (None, crate::open::recognise(&args.file)?)
     };
-    let holo = match (&whole, &remote) {
-        (Some(bytes), _) => hrry::holo::is_holo(bytes),
-        (None, Some(_)) => false,
-        (None, None) => crate::holo::is_holo_file(&args.file)?,
-    };
-    if holo {
-        return crate::holo::inspect(&args.file, whole.as_deref(), args.json);
-    }
-    let stream = match (&whole, &remote) {
-        (Some(bytes), _) => crate::stream::is_stream(bytes),
-        (None, Some(_)) => false,
-        (None, None) => crate::stream::is_stream_file(&args.file)?,
-    };
-    if stream {
-        return crate::stream::inspect(&args.file, whole.as_deref(), args.json);
+    match format {
+        Some(Format::Holo) => return crate::holo::inspect(&args.file, whole.as_deref(), args.json),
+        Some(Format::Stream) => {
+            return crate::stream::inspect(&args.file, whole.as_deref(), args.json)
+        }
+        Some(Format::Messages) if whole.is_none() => {
+            return crate::stream::inspect_messages(&args.file, args.json)
+        }
+        _ => {}
     }
     // A safetensors or GGUF file: shown as `hrry convert` reads it.
     if whole.is_none() && remote.is_none() && crate::listing::model_format(&args.file).is_some() {
@@ -187,7 +182,7 @@ fn show(args: Args) -> Result<Outcome, Failure> {
     };
     let name = crate::remote::shown(&args.file);
     // With --permissive, say what is wrong: every violation of strict validation.
-    let violations = if args.permissive {
+    let checked = if args.permissive {
         // The mapped file (or the file itself, read where the rules look), not a
         // copy of it.
         let options = hrry::validate::Options {
@@ -205,7 +200,7 @@ fn show(args: Args) -> Result<Outcome, Failure> {
                 .and_then(|f| hrry::Format::HrryFile.validate_source(&f, &options))
                 .map_err(cannot_read)?,
         };
-        Some(hrry::report::validate_json(&name, "hrryfile", &report)["violations"].clone())
+        Some(report)
     } else {
         None
     };
@@ -217,7 +212,7 @@ fn show(args: Args) -> Result<Outcome, Failure> {
                 text::path(&args.file)
             )))
         }
-        Err(e) => return unreadable(&args, &name, &e, violations),
+        Err(e) => return unreadable(&args, &name, &e, checked.as_ref()),
     };
     let max_array = match (args.max_array, args.full) {
         (Some(n), _) => Some(n),
@@ -226,16 +221,13 @@ fn show(args: Args) -> Result<Outcome, Failure> {
         (None, false) => Some(SHOWN_ARRAY_ELEMENTS),
     };
     // With --permissive, a file that breaks rules is still an invalid input.
-    let broken = violations
-        .as_ref()
-        .and_then(Value::as_array)
-        .is_some_and(|list| !list.is_empty());
+    let broken = checked.as_ref().is_some_and(|r| !r.violations.is_empty());
     // Both renderings write as they walk the file: one tensor, one KV value at a
     // time, never the whole document.
     if args.json {
-        write_json(&file, &args, &name, max_array, violations.as_ref());
+        write_json(&file, &args, &name, max_array, checked.as_ref());
     } else {
-        print_human(&file, &args, max_array, violations.as_ref());
+        print_human(&file, &args, max_array, checked.as_ref());
     }
     if let Some(source) = &local {
         source
@@ -274,7 +266,7 @@ fn write_json(
     args: &Args,
     name: &str,
     max_array: Option<usize>,
-    violations: Option<&Value>,
+    checked: Option<&Report>,
 ) {
     let mut w = PrettyWriter::stdout();
     w.open(None, '{');
@@ -307,8 +299,8 @@ fn write_json(
     }
     w.field("summary", &summary.json());
     w.field("file", &json!(name));
-    if let Some(violations) = violations {
-        w.field("violations", violations);
+    if let Some(report) = checked {
+        w.field("violations", &violations_json(report));
     }
     w.close();
 }
@@ -342,7 +334,7 @@ fn unreadable(
     args: &Args,
     name: &str,
     e: &hrry::file::Error,
-    violations: Option<Value>,
+    checked: Option<&Report>,
 ) -> Result<Outcome, Failure> {
     let offset = e.violation().map(|v| v.offset);
     crate::report_invalid(&args.file, e);
@@ -354,50 +346,31 @@ fn unreadable(
             _ => Some("hrryfile"),
         };
         let mut v = error_json(name, format, &e.to_string(), e.rule().map(|r| r.id), offset);
-        if let Some(violations) = &violations {
-            v["violations"] = violations.clone();
+        if let Some(report) = checked {
+            v["violations"] = violations_json(report);
         }
         outln!("{}", serde_json::to_string_pretty(&v)?);
-    } else if let Some(violations) = &violations {
-        print_violations(violations);
+    } else if let Some(report) = checked {
+        print_violations(report);
     }
     // A hint where one helps: bytes that are not a HRRYFILE were described
     // already, and what a truncated file lacks no option can show.
     let not_hrryfile = e.rule().is_some_and(|r| r.id == "HF-HDR-001");
     let truncated =
         e.to_string().contains("truncated") || e.rule().is_some_and(|r| r.id == "HF-FIL-001");
-    if violations.is_none() && truncated && !not_hrryfile {
+    if checked.is_none() && truncated && !not_hrryfile {
         eprintln!(
             "hrry: {} looks cut short (an interrupted download or copy?): fetch or copy it \
              again; `hrry validate` lists every rule it breaks",
             text::path(&args.file)
         );
-    } else if violations.is_none() && e.rule().is_some() && !not_hrryfile {
+    } else if checked.is_none() && e.rule().is_some() && !not_hrryfile {
         eprintln!(
             "hrry: --permissive shows what can be read of {} and every rule it breaks",
             text::path(&args.file)
         );
     }
     Ok(Outcome::Invalid)
-}
-
-/// The `--json` document for a file that cannot be opened (exit 1) or read (exit
-/// 2): why, the format recognised, the rule it breaks and where, when known.
-pub fn error_json(
-    name: &str,
-    format: Option<&str>,
-    error: &str,
-    rule: Option<&str>,
-    offset: Option<u64>,
-) -> Value {
-    json!({
-        "format_version": INSPECT_FORMAT_VERSION,
-        "file": name,
-        "format": format,
-        "error": error,
-        "rule": rule,
-        "offset": offset,
-    })
 }
 
 /// Whether `name` matches `glob`: `*` matches any run of characters (none
@@ -436,7 +409,7 @@ fn print_human(
     file: &HrryFile<'_>,
     args: &Args,
     max_array: Option<usize>,
-    violations: Option<&Value>,
+    checked: Option<&Report>,
 ) {
     let head = inspect_head_json(file);
     let h = &head["header"];
@@ -469,8 +442,8 @@ fn print_human(
     }
     let summary = summary.json();
     outln!("  {}", summary_line(&summary));
-    if let Some(violations) = violations {
-        print_violations(violations);
+    if let Some(report) = checked {
+        print_violations(report);
     }
     if !args.tensors_only {
         print_kv(file, args, max_array);
@@ -484,57 +457,33 @@ fn print_human(
     }
 }
 
-fn print_violations(violations: &Value) {
-    let list = violations.as_array().map(Vec::as_slice).unwrap_or_default();
-    if list.is_empty() {
+/// The violations `--permissive` found, for people.
+fn print_violations(report: &Report) {
+    if report.violations.is_empty() {
         outln!("  no rule is broken");
         return;
     }
     outln!(
         "  {}:",
-        plural(list.len() as u64, "rule violation", "rule violations")
+        plural(
+            report.violations.len() as u64,
+            "rule violation",
+            "rule violations"
+        )
     );
-    for x in list {
+    for v in &report.violations {
         outln!(
             "    {} at offset {}: {}",
-            x["rule"].as_str().unwrap_or("?"),
-            x["offset"],
-            safe(x["message"].as_str().unwrap_or_default())
+            v.rule.id,
+            v.offset,
+            safe(&v.message)
         );
     }
 }
 
-/// "3 tensors, 1234 parameters, 4.5 KiB of data: float32 ×2, int4 per-block affine ×1"
-pub fn summary_line(s: &Value) -> String {
-    let types: Vec<String> = s["by_type"]
-        .as_object()
-        .map(|m| m.iter().map(|(k, n)| format!("{} ×{n}", safe(k))).collect())
-        .unwrap_or_default();
-    format!(
-        "{}, {} parameters, {} of data{}{}",
-        plural(s["tensors"].as_u64().unwrap_or(0), "tensor", "tensors"),
-        s["parameters"]
-            .as_u64()
-            .map_or("?".to_string(), |p| p.to_string()),
-        human_bytes(s["data_bytes"].as_u64().unwrap_or(0)),
-        if types.is_empty() { "" } else { ": " },
-        types.join(", ")
-    )
-}
-
-/// Bytes with a binary unit (`4.5 KiB`), exact below 1 KiB.
-fn human_bytes(n: u64) -> String {
-    const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
-    if n < 1024 {
-        return format!("{n} bytes");
-    }
-    let mut value = n as f64 / 1024.0;
-    let mut unit = 0;
-    while value >= 1024.0 && unit + 1 < UNITS.len() {
-        value /= 1024.0;
-        unit += 1;
-    }
-    format!("{value:.1} {}", UNITS[unit])
+/// The violations `--permissive` found, as `hrry validate --json` lists them.
+fn violations_json(report: &Report) -> Value {
+    hrry::report::validate_json("", "hrryfile", report)["violations"].clone()
 }
 
 /// The `-n` globs as shown in headings, `None` without `-n`.
@@ -577,71 +526,6 @@ fn print_kv(file: &HrryFile<'_>, args: &Args, max_array: Option<usize>) {
     );
 }
 
-/// KV entries shown as JSON values (a safetensors or GGUF file's metadata), each
-/// key's type taken from `source_types` when given instead of the stored type.
-pub fn print_kv_typed(
-    kv: &Map<String, Value>,
-    full: bool,
-    heading: bool,
-    source_types: Option<&Map<String, Value>>,
-) {
-    let type_of = |key: &str, e: &Value| {
-        source_types
-            .and_then(|t| t.get(key))
-            .and_then(Value::as_str)
-            .map_or_else(
-                || e["type"].as_str().unwrap_or("?").to_string(),
-                |ty| safe(ty).into_owned(),
-            )
-    };
-    print_kv_entries(
-        |_| kv.iter().map(|(k, v)| (k.clone(), v.clone())),
-        None,
-        full,
-        heading,
-        type_of,
-    );
-}
-
-/// Prints the KV entries `entries(limit)` yields (arrays kept to `limit`
-/// elements), under a `metadata (N entries):` heading when `heading`, in aligned
-/// columns: a first pass measures them, a second prints them.
-fn print_kv_entries<I: Iterator<Item = (String, Value)>>(
-    entries: impl Fn(Option<usize>) -> I,
-    max_array: Option<usize>,
-    full: bool,
-    heading: bool,
-    type_of: impl Fn(&str, &Value) -> String,
-) {
-    let count = entries(Some(0)).count();
-    if count == 0 {
-        outln!("metadata: none");
-        return;
-    }
-    if heading {
-        outln!("metadata ({}):", plural(count as u64, "entry", "entries"));
-    }
-    let (mut type_width, mut key_width) = (0, 0);
-    for (k, e) in entries(Some(0)) {
-        type_width = type_width.max(type_of(&k, &e).chars().count());
-        let w = width(&k);
-        if w <= NAME_COLUMN_MAX {
-            key_width = key_width.max(w);
-        }
-    }
-    for (key, e) in entries(max_array) {
-        let ty = type_of(&key, &e);
-        let value = kv_value(&e, full);
-        let key = safe(&key);
-        if width(&key) > NAME_COLUMN_MAX {
-            outln!("  {key}");
-            outln!("  {:key_width$}  {ty:<type_width$}  {value}", "");
-        } else {
-            outln!("  {key:key_width$}  {ty:<type_width$}  {value}");
-        }
-    }
-}
-
 /// The GGUF type of each key of a file converted from GGUF, from the JSON object
 /// `hrry convert` records under `hrry.gguf.value_types` (a HRRYFILE stores every
 /// GGUF integer as int64 or uint64): empty for other files or a malformed entry.
@@ -654,234 +538,6 @@ fn gguf_value_types(file: &HrryFile<'_>) -> Map<String, Value> {
             _ => None,
         })
         .unwrap_or_default()
-}
-
-/// One KV value for people: strings quoted and cut, arrays as `N × type [a, b, …]`.
-fn kv_value(e: &Value, full: bool) -> String {
-    let limit = if full { usize::MAX } else { SHOWN_STRING_CHARS };
-    let scalar = |x: &Value, limit: usize| match x {
-        Value::String(s) => text::quoted(s, limit),
-        other => safe(&other.to_string()).into_owned(),
-    };
-    match e["type"].as_str() {
-        Some("array") => {
-            let shown = e["value"].as_array().map(Vec::as_slice).unwrap_or_default();
-            let count = e["count"].as_u64().unwrap_or(shown.len() as u64);
-            let element_limit = if full { usize::MAX } else { 40 };
-            let mut items: Vec<String> = shown.iter().map(|x| scalar(x, element_limit)).collect();
-            if (shown.len() as u64) < count {
-                items.push(format!("… {} more", count - shown.len() as u64));
-            }
-            format!(
-                "{count} × {} [{}]",
-                e["element_type"].as_str().unwrap_or("?"),
-                items.join(", ")
-            )
-        }
-        // Bytes are hex text: cut like a string, unquoted.
-        Some("bytes") => cut(e["value"].as_str().unwrap_or_default(), limit),
-        _ => scalar(&e["value"], limit),
-    }
-}
-
-/// The tensor table of an inspect document (files and bare streams alike).
-pub fn print_tensors(tensors: &[Value], total: u64) {
-    print_tensor_table(|| tensors.iter().cloned(), total, None);
-}
-
-/// The tensor table of the tensors `tensors()` yields (out of `total`; `globs`
-/// the `-n` filter they passed), one tensor at a time.
-fn print_tensor_table<I: Iterator<Item = Value>>(
-    tensors: impl Fn() -> I,
-    total: u64,
-    globs: Option<&str>,
-) {
-    let shown = tensors().count() as u64;
-    match globs {
-        Some(globs) if shown < total => outln!(
-            "tensors ({shown} of {total} match -n {globs}){}",
-            if shown == 0 { "" } else { ":" }
-        ),
-        _ if shown == total => outln!("tensors ({total}):"),
-        _ => outln!("tensors ({shown} of {total} shown):"),
-    }
-    print_table_with(
-        &[
-            "NAME", "TYPE", "SHAPE", "ELEMENTS", "LAYOUT", "BYTES", "OFFSET",
-        ],
-        &[3, 5, 6],
-        || tensors().map(|t| (tensor_row(&t).to_vec(), tensor_details(&t))),
-    );
-}
-
-/// Prints an aligned table: `header`, then `rows` (cells already escaped), the
-/// columns numbered in `right` aligned right (numbers), the others left.
-pub fn print_table(header: &[&str], rows: &[Vec<String>], right: &[usize]) {
-    print_table_with(header, right, || {
-        rows.iter().map(|r| (r.clone(), Vec::new()))
-    });
-}
-
-/// [`print_table`] over the rows `rows()` yields, each with the detail lines to
-/// print under it: a first pass measures the columns, a second prints the rows,
-/// one at a time. A first cell wider than [`NAME_COLUMN_MAX`] goes on a line of
-/// its own.
-fn print_table_with<I: Iterator<Item = (Vec<String>, Vec<String>)>>(
-    header: &[&str],
-    right: &[usize],
-    rows: impl Fn() -> I,
-) {
-    let header: Vec<String> = header.iter().map(|h| h.to_string()).collect();
-    let mut widths = vec![0usize; header.len()];
-    let mut measure = |row: &[String]| {
-        for (i, cell) in row.iter().enumerate().take(widths.len()) {
-            let cw = width(cell);
-            // A very long name does not widen the column; it gets its own line.
-            if i > 0 || cw <= NAME_COLUMN_MAX {
-                widths[i] = widths[i].max(cw);
-            }
-        }
-    };
-    measure(&header);
-    let mut any = false;
-    for (row, _) in rows() {
-        measure(&row);
-        any = true;
-    }
-    if !any {
-        return;
-    }
-    let line = |row: &[String]| {
-        let mut s = String::from(" ");
-        for (i, (cell, &w)) in row.iter().zip(&widths).enumerate() {
-            if right.contains(&i) {
-                s.push_str(&format!(" {cell:>w$}"));
-            } else {
-                s.push_str(&format!(" {cell:<w$}"));
-            }
-        }
-        s.trim_end().to_string()
-    };
-    outln!("{}", line(&header));
-    for (mut row, details) in rows() {
-        if row
-            .first()
-            .is_some_and(|name| width(name) > NAME_COLUMN_MAX)
-        {
-            outln!("  {}", row[0]);
-            row[0] = String::new();
-        }
-        outln!("{}", line(&row));
-        for detail in details {
-            outln!("      {detail}");
-        }
-    }
-}
-
-/// The table cells of one tensor (already escaped).
-fn tensor_row(t: &Value) -> [String; 7] {
-    let name = safe(t["name"].as_str().unwrap_or("?")).into_owned();
-    if t.get("error").is_some() {
-        return [
-            name,
-            "?".into(),
-            String::new(),
-            String::new(),
-            String::new(),
-            t["data_length"].to_string(),
-            t["data_offset"].to_string(),
-        ];
-    }
-    let shape = t["shape"]
-        .as_array()
-        .map(|d| {
-            let dims: Vec<String> = d.iter().map(Value::to_string).collect();
-            format!("[{}]", dims.join(", "))
-        })
-        .unwrap_or_default();
-    [
-        name,
-        t["element_type"].as_str().unwrap_or("?").to_string(),
-        shape,
-        t["element_count"]
-            .as_u64()
-            .map_or("?".into(), |n| n.to_string()),
-        t["layout_name"].as_str().unwrap_or("?").to_string(),
-        t["data_length"].to_string(),
-        t["data_offset"].to_string(),
-    ]
-}
-
-/// Lines under a tensor's row: a read error, its quantization, layout fields.
-fn tensor_details(t: &Value) -> Vec<String> {
-    let mut out = Vec::new();
-    if let Some(e) = t["error"].as_str() {
-        out.push(format!("unreadable descriptor: {}", safe(e)));
-        return out;
-    }
-    let q = &t["quantization"];
-    if q.is_object() {
-        out.push(quantization_line(q));
-    }
-    if let Some(fields) = t["layout"].as_object().filter(|m| !m.is_empty()) {
-        out.push(format!(
-            "layout {}",
-            safe(&Value::Object(fields.clone()).to_string())
-        ));
-    }
-    let o = &t["oversized_buffer"];
-    if o.is_object() {
-        let mut line = format!(
-            "! oversized buffer (TD-BUF-014): {} bytes where {} are needed",
-            o["byte_size"], o["needed"]
-        );
-        if o["one_byte_per_element"].as_bool() == Some(true) {
-            line.push_str(
-                "; looks stored one byte per element, but readers unpack it as packed bits",
-            );
-        }
-        out.push(line);
-    }
-    out
-}
-
-/// "per-block affine v1: int4, axis 1, block 32, float16 scales, symmetric; 4.5
-/// bits/weight"
-fn quantization_line(q: &Value) -> String {
-    let mut parts = vec![q["storage_type"].as_str().unwrap_or("?").to_string()];
-    if let Some(axis) = q["axis"].as_u64() {
-        parts.push(format!("axis {axis}"));
-    }
-    if let Some(block) = q["block_size"].as_u64() {
-        parts.push(format!("block {block}"));
-    }
-    if let Some(scale) = q["scale"].as_f64() {
-        parts.push(format!("scale {scale}"));
-    }
-    if let Some(scale_type) = q["scale_type"].as_str() {
-        parts.push(format!("{scale_type} scales"));
-    }
-    match (q["symmetric"].as_bool(), &q["zero_point"]) {
-        (Some(true), _) => parts.push("symmetric".into()),
-        (Some(false), Value::Number(z)) => parts.push(format!("zero point {z}")),
-        (Some(false), _) => parts.push("zero points".into()),
-        (None, _) => {}
-    }
-    let version = q["scheme_version"]
-        .as_u64()
-        .map_or(String::new(), |v| format!(" v{v}"));
-    let bits = q["bits_per_weight"].as_f64().map_or(String::new(), |b| {
-        let b = format!("{b:.3}");
-        format!(
-            "; {} bits/weight",
-            b.trim_end_matches('0').trim_end_matches('.')
-        )
-    });
-    format!(
-        "{}{version}: {}{bits}",
-        q["scheme"].as_str().unwrap_or("?"),
-        parts.join(", ")
-    )
 }
 
 #[cfg(test)]

@@ -43,7 +43,7 @@ pub fn show(
             let message = e.to_string();
             eprintln!("{}: {}", text::path(path), safe(&message));
             if json_output {
-                let v = crate::inspect::error_json(
+                let v = crate::render::error_json(
                     &crate::remote::shown(path),
                     None,
                     &message,
@@ -142,13 +142,13 @@ fn print_human(path: &Path, listing: &Listing, v: &Value, full: bool) {
         "data_bytes": bytes,
         "by_type": by_type.into_iter().map(|(k, n)| (k, json!(n))).collect::<Map<String, Value>>(),
     });
-    outln!("  {}", crate::inspect::summary_line(&summary));
+    outln!("  {}", crate::render::summary_line(&summary));
     if let Some(kv) = v["kv"].as_object() {
         let types = v["kv_source_types"]
             .as_object()
             .cloned()
             .unwrap_or_default();
-        crate::inspect::print_kv_typed(kv, full, true, Some(&types));
+        crate::render::print_kv_typed(kv, full, true, Some(&types));
     }
     let rows: Vec<Vec<String>> = listing
         .tensors
@@ -167,7 +167,7 @@ fn print_human(path: &Path, listing: &Listing, v: &Value, full: bool) {
         })
         .collect();
     outln!("tensors ({}):", listing.tensors.len());
-    crate::inspect::print_table(
+    crate::render::print_table(
         &[
             "NAME",
             "TYPE",

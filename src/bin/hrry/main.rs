@@ -7,7 +7,7 @@
 /// panicking.
 macro_rules! outln {
     ($($arg:tt)*) => {
-        $crate::write_line(format_args!($($arg)*))
+        $crate::stdout::write_line(format_args!($($arg)*))
     };
 }
 
@@ -44,6 +44,7 @@ macro_rules! see_exit_codes {
     };
 }
 
+mod args;
 mod conformance;
 mod conformance_map;
 mod convert;
@@ -56,19 +57,30 @@ mod inspect;
 mod json_stream;
 mod listing;
 mod net;
+mod open;
+mod outcome;
+mod output;
 mod remote;
+mod render;
 mod report;
 mod sarif;
 mod stats;
+mod stdout;
 mod stream;
 mod text;
 mod validate;
 
-use std::io::Write;
-use std::path::Path;
 use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
+
+// The vocabulary every command shares, named from the crate root (`crate::Failure`).
+pub use args::{parse_size, PolicyArg};
+pub use input::is_dash;
+pub use open::{open_hrry, read_input, read_input_or_pipe, report_invalid};
+pub use outcome::{Failure, Outcome};
+pub use output::output_folder;
+pub use stdout::{output_failure, write_stdout, EXIT_BROKEN_PIPE};
 
 /// The table of [`exit_codes!`].
 const EXIT_CODES: &str = exit_codes!();
@@ -161,87 +173,6 @@ impl Command {
             _ => None,
         }
     }
-}
-
-/// The exit code when standard output is closed before the output ends: 128 + 13,
-/// what a shell reports for a program killed by SIGPIPE.
-const EXIT_BROKEN_PIPE: i32 = 141;
-
-/// Writes one line of command output (see `outln!`).
-fn write_line(args: std::fmt::Arguments<'_>) {
-    let mut out = std::io::stdout().lock();
-    let result = out.write_fmt(args).and_then(|()| out.write_all(b"\n"));
-    end_on_write_error(result);
-}
-
-/// A size given on the command line: bytes, or a number with a `K`, `M` or `G`
-/// suffix (KiB, MiB, GiB).
-pub fn parse_size(s: &str) -> Result<u64, String> {
-    let (digits, shift) = match s.as_bytes().last().map(u8::to_ascii_uppercase) {
-        Some(b'K') => (&s[..s.len() - 1], 10),
-        Some(b'M') => (&s[..s.len() - 1], 20),
-        Some(b'G') => (&s[..s.len() - 1], 30),
-        _ => (s, 0),
-    };
-    let n: u64 = digits
-        .parse()
-        .map_err(|_| format!("{s:?} is not a size (bytes, or a number with K, M or G)"))?;
-    n.checked_mul(1 << shift)
-        .ok_or_else(|| format!("{s} is too large"))
-}
-
-/// Writes raw command output, with the error handling of `outln!`.
-pub fn write_stdout(bytes: &[u8]) {
-    let mut out = std::io::stdout().lock();
-    end_on_write_error(out.write_all(bytes).and_then(|()| out.flush()));
-}
-
-/// Ends the process when writing standard output failed: quietly with
-/// [`EXIT_BROKEN_PIPE`] when the reader went away, with a message and code 2
-/// otherwise.
-fn end_on_write_error(result: std::io::Result<()>) {
-    match result {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
-            std::process::exit(EXIT_BROKEN_PIPE)
-        }
-        Err(e) => {
-            eprintln!("hrry: cannot write to standard output: {e}");
-            std::process::exit(2)
-        }
-    }
-}
-
-/// How a command ended.
-pub enum Outcome {
-    /// Success, or every file valid (exit 0).
-    Ok,
-    /// Some input was invalid (exit 1).
-    Invalid,
-    /// No input was invalid per the spec, but some was refused by the policy
-    /// (exit 3).
-    Refused,
-    /// Some input could not be read; each was reported already (exit 2).
-    Error,
-}
-
-/// A usage or I/O failure, printed as `hrry: <message>` with exit code 2.
-pub struct Failure(pub String);
-
-impl<E: std::fmt::Display> From<E> for Failure {
-    fn from(e: E) -> Self {
-        Failure(e.to_string())
-    }
-}
-
-/// A failure writing an output: when it was standard output and its reader went
-/// away, the process ends quietly as for any closed standard output.
-pub fn output_failure(e: impl Into<std::io::Error> + std::fmt::Display) -> Failure {
-    let message = e.to_string();
-    if e.into().kind() == std::io::ErrorKind::BrokenPipe {
-        std::process::exit(EXIT_BROKEN_PIPE);
-    }
-    Failure(message)
 }
 
 /// On SIGHUP (a closing terminal), SIGINT or SIGTERM, removes every temporary
@@ -361,96 +292,4 @@ fn rules(json: bool, markdown: bool) -> Result<Outcome, Failure> {
         );
     }
     Ok(Outcome::Ok)
-}
-
-/// `--policy`: whether hrry's `hardening` rules refuse a file, for `validate` and
-/// the commands that read files.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum PolicyArg {
-    /// The exact spec verdict: only the spec's rules (and resource limits) refuse.
-    Spec,
-    /// The spec plus hrry's hardening rules (the default).
-    Hardened,
-}
-
-impl From<PolicyArg> for hrry::validate::Policy {
-    fn from(p: PolicyArg) -> Self {
-        match p {
-            PolicyArg::Spec => hrry::validate::Policy::Spec,
-            PolicyArg::Hardened => hrry::validate::Policy::Hardened,
-        }
-    }
-}
-
-/// Creates the missing folders of an output file's path (`-o out/x.npy` with no
-/// `out/` yet), as `export --all DIR` creates DIR: every command that writes a file
-/// does this before writing it. The error names the output.
-pub fn output_folder(output: &Path) -> Result<(), Failure> {
-    if is_dash(output) {
-        return Ok(());
-    }
-    match output.parent() {
-        Some(folder) if !folder.as_os_str().is_empty() && !folder.exists() => {
-            std::fs::create_dir_all(folder).map_err(|e| {
-                Failure(format!(
-                    "cannot write {}: cannot create its folder {}: {e}",
-                    text::path(output),
-                    text::path(folder)
-                ))
-            })
-        }
-        _ => Ok(()),
-    }
-}
-
-/// Whether a path argument means standard input or output.
-pub fn is_dash(path: &Path) -> bool {
-    path.as_os_str() == "-"
-}
-
-/// Reads a whole input: `-` (standard input) or a regular file; the error names
-/// the path. See [`input::Input`].
-pub fn read_input(path: &Path) -> Result<input::Input, String> {
-    input::Input::read(path, false).map_err(|e| format!("cannot read {}: {e}", text::path(path)))
-}
-
-/// [`read_input`] that also reads a named pipe (a FIFO, `<(…)`) whole.
-pub fn read_input_or_pipe(path: &Path) -> Result<input::Input, String> {
-    input::Input::read(path, true).map_err(|e| format!("cannot read {}: {e}", text::path(path)))
-}
-
-/// Reports on standard error that `path` is not a readable HRRYFILE (exit 1 follows).
-pub fn report_invalid(path: &Path, e: &hrry::file::Error) {
-    eprintln!("{}: {}", text::path(path), text::safe(&e.to_string()));
-}
-
-/// Opens a HRRYFILE for a command under `policy`. An I/O error is a failure (exit
-/// 2); a file that cannot be read as a HRRYFILE is reported on stderr and gives
-/// `None` (exit 1).
-pub fn open_hrry(
-    path: &Path,
-    policy: PolicyArg,
-) -> Result<Option<hrry::file::HrryFile<'static>>, Failure> {
-    let open = hrry::file::OpenOptions::new().policy(policy.into());
-    if let Some(url) = remote::url(path) {
-        return match remote::open_file(url, &open) {
-            Ok(f) => Ok(Some(f)),
-            Err(remote::OpenFailure::Read(message)) => Err(Failure(message)),
-            Err(remote::OpenFailure::Invalid(e)) => {
-                report_invalid(path, &e);
-                Ok(None)
-            }
-        };
-    }
-    // Read, not mapped: a file changed meanwhile is an error, not a SIGBUS.
-    match open.open_read(path) {
-        Ok(f) => Ok(Some(f)),
-        Err(hrry::file::Error::Io(e)) => {
-            Err(Failure(format!("cannot read {}: {e}", text::path(path))))
-        }
-        Err(e) => {
-            report_invalid(path, &e);
-            Ok(None)
-        }
-    }
 }

@@ -367,26 +367,6 @@ fn validate(args: ValidateArgs) -> Result<Outcome, Failure> {
     crate::validate::conclude(args.json.then_some(files), worst)
 }
 
-/// True when `head` (a file's first bytes) starts a bare stream: a version 1
-/// descriptor header (`HRRY`, then `version_major` 1). A damaged `HRRYFILE` magic
-/// (`HRRYFILX`) is not one, so it is still diagnosed as a broken file.
-pub fn is_stream(head: &[u8]) -> bool {
-    head.starts_with(b"HRRY") && head.get(4) == Some(&1)
-}
-
-/// True when the file at `path` is a bare stream: it starts like one
-/// ([`is_stream`]) or is named `.hrrys` (an empty stream has no magic).
-pub fn is_stream_file(path: &Path) -> Result<bool, Failure> {
-    if path.extension().is_some_and(|e| e == "hrrys") {
-        return Ok(true);
-    }
-    let mut head = Vec::with_capacity(8);
-    hrry::source::open_regular(path)
-        .and_then(|f| f.take(8).read_to_end(&mut head))
-        .map_err(|e| Failure(format!("cannot read {}: {e}", text::path(path))))?;
-    Ok(is_stream(&head))
-}
-
 /// `hrry inspect` of a bare stream: every tensor with the name `unpack` would give
 /// it, its placement in the stream and its descriptor. Reads the stream once,
 /// skipping the data.
@@ -438,13 +418,13 @@ fn print_human(name: &str, v: &Value) {
         .unwrap_or_default();
     outln!("{name}: bare Hurray stream, {} bytes", v["stream_size"]);
     let summary = hrry::report::summary_json(tensors);
-    outln!("  {}", crate::inspect::summary_line(&summary));
-    crate::inspect::print_tensors(tensors, tensors.len() as u64);
+    outln!("  {}", crate::render::summary_line(&summary));
+    crate::render::print_tensors(tensors, tensors.len() as u64);
 }
 
 /// `hrry stream inspect --messages`: every message of a capture, its header and
 /// decoded payload; a capture cut short lists what it holds, then names the rule.
-fn inspect_messages(path: &Path, as_json: bool) -> Result<Outcome, Failure> {
+pub fn inspect_messages(path: &Path, as_json: bool) -> Result<Outcome, Failure> {
     let mut source = open_input(path)?;
     let mut messages = Vec::new();
     let mut at = 0u64;

@@ -55,7 +55,8 @@ reads the list from standard input).
 pub struct Args {
     /// Files, directories or http://, https:// or s3:// URLs to check; `-` reads
     /// standard input. A directory contributes the files in it (its whole tree with
-    /// -r) named *.hrry, *.hrryfile or *.holo or starting with one of their magics.
+    /// -r) named *.hrry, *.hrryfile, *.holo, *.hrrys or *.hrrymsg, or starting with
+    /// the magic of a HRRYFILE, a .holo archive or a bare stream.
     /// Every file named is checked, whatever its name or content.
     #[arg(required_unless_present = "from", value_name = "PATH")]
     paths: Vec<PathBuf>,
@@ -369,23 +370,13 @@ fn walk(dir: &Path, recursive: bool, inputs: &mut Vec<Input>) {
     }
 }
 
-/// Whether a file found in a directory is one to check: named like a HRRYFILE,
-/// `.holo` archive, bare stream or captured conversation, or starting with a
-/// HRRYFILE's or an archive's magic.
+/// Whether a file found in a directory is one to check: one whose first bytes or
+/// name say a format `hrry` validates ([`hrry::Format::recognise`]).
 fn looks_checkable(path: &Path) -> bool {
-    let by_name = path.extension().and_then(|e| e.to_str()).is_some_and(|e| {
-        matches!(
-            e.to_ascii_lowercase().as_str(),
-            "hrry" | "hrryfile" | "holo" | "hrrys" | "hrrymsg"
-        )
-    });
-    by_name || {
-        let mut head = [0u8; 8];
-        std::fs::File::open(path)
-            .and_then(|mut f| f.read_exact(&mut head))
-            .is_ok()
-            && (head == hrry::schema::FILE_MAGIC || hrry::holo::is_holo(&head))
-    }
+    let mut head = Vec::with_capacity(8);
+    // A file that cannot be read is left to its name.
+    let _ = std::fs::File::open(path).and_then(|f| f.take(8).read_to_end(&mut head));
+    hrry::Format::recognise(&head, Some(path)).is_some()
 }
 
 /// Checks every input, `jobs` at a time, handing each result to `done` (on this
