@@ -1,26 +1,13 @@
 //! `hrry diff`: two files compared on their tensors, metadata and logical values,
 //! whatever their layouts and formats.
 
+use crate::hrry;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use hrry::export::{export_dtype, row_major_bytes, ExportOptions};
 use hrry::file::{HrryFile, HrryWriter};
 use hrry::model::build::dense;
 use hrry::schema::KvValue;
-
-fn hrry(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_hrry"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("hrry runs");
-    (
-        out.status.code().expect("exit code"),
-        String::from_utf8(out.stdout).expect("utf-8 stdout"),
-        String::from_utf8(out.stderr).expect("utf-8 stderr"),
-    )
-}
 
 fn diff_json(a: &Path, b: &Path, extra: &[&str]) -> (i32, serde_json::Value) {
     let mut args = vec!["diff", "--json", a.to_str().unwrap(), b.to_str().unwrap()];

@@ -18,3 +18,18 @@ mod report;
 mod sarif;
 mod serve;
 mod stream;
+
+/// Runs the `hrry` binary with `args` in the repository's folder: its exit code,
+/// standard output and standard error.
+fn hrry<S: AsRef<std::ffi::OsStr>>(args: impl IntoIterator<Item = S>) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hrry"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("hrry runs");
+    (
+        out.status.code().expect("exit code"),
+        String::from_utf8(out.stdout).expect("utf-8 stdout"),
+        String::from_utf8(out.stderr).expect("utf-8 stderr"),
+    )
+}

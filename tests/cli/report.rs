@@ -3,34 +3,21 @@
 //! a path or a URL: the byte map's regions and one mark per violation. (The page
 //! in a real browser: tests/report/run.sh.)
 
+use crate::hrry;
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use hrry::file::HrryWriter;
 use hrry::holo::{HoloWriter, WeightStore};
 
-fn hrry(args: &[&std::ffi::OsStr]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_hrry"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("hrry runs");
-    (
-        out.status.code().expect("exit code"),
-        String::from_utf8(out.stdout).expect("utf-8 stdout"),
-        String::from_utf8(out.stderr).expect("utf-8 stderr"),
-    )
-}
-
 /// The page `hrry report INPUT` writes (into `dir`), failing the test on an error.
 fn report(input: &str, dir: &Path) -> String {
     let page = dir.join("page.html");
-    let (code, _, err) = hrry(&[
-        "report".as_ref(),
+    let (code, _, err) = hrry([
+        std::ffi::OsStr::new("report"),
         input.as_ref(),
         "-o".as_ref(),
         page.as_os_str(),
@@ -41,7 +28,7 @@ fn report(input: &str, dir: &Path) -> String {
 
 /// How many violations `hrry validate --json` finds in `input`.
 fn violations(input: &str) -> usize {
-    let (_, out, err) = hrry(&["validate".as_ref(), "--json".as_ref(), input.as_ref()]);
+    let (_, out, err) = hrry(["validate", "--json", input]);
     let doc: serde_json::Value =
         serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out} {err}"));
     doc["files"][0]["violations"]
