@@ -21,7 +21,7 @@ mod stream;
 
 /// Runs the `hrry` binary with `args` in the repository's folder: its exit code,
 /// standard output and standard error.
-fn hrry<S: AsRef<std::ffi::OsStr>>(args: impl IntoIterator<Item = S>) -> (i32, String, String) {
+fn hrry<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> (i32, String, String) {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_hrry"))
         .args(args)
         .current_dir(env!("CARGO_MANIFEST_DIR"))

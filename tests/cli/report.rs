@@ -16,7 +16,7 @@ use hrry::holo::{HoloWriter, WeightStore};
 /// The page `hrry report INPUT` writes (into `dir`), failing the test on an error.
 fn report(input: &str, dir: &Path) -> String {
     let page = dir.join("page.html");
-    let (code, _, err) = hrry([
+    let (code, _, err) = hrry(&[
         std::ffi::OsStr::new("report"),
         input.as_ref(),
         "-o".as_ref(),
@@ -28,7 +28,7 @@ fn report(input: &str, dir: &Path) -> String {
 
 /// How many violations `hrry validate --json` finds in `input`.
 fn violations(input: &str) -> usize {
-    let (_, out, err) = hrry(["validate", "--json", input]);
+    let (_, out, err) = hrry(&["validate", "--json", input]);
     let doc: serde_json::Value =
         serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out} {err}"));
     doc["files"][0]["violations"]
