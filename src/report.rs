@@ -8,7 +8,7 @@ use crate::model::element_type::element_count;
 use crate::model::ElementType;
 use crate::schema::{
     layout_name, scale_type_name, scheme_name, KvElement, KvValue, LayoutFields, QuantScheme,
-    TensorDescriptor, FLAG_SYMMETRIC, LAYOUT_COMPOSITE, NO_ZERO_POINT_BUFFER,
+    QuantizationSection, TensorDescriptor, FLAG_SYMMETRIC, LAYOUT_COMPOSITE, NO_ZERO_POINT_BUFFER,
 };
 use crate::validate::{Report, Rule};
 
@@ -138,7 +138,8 @@ fn tiled_json(t: &crate::schema::TiledFields) -> Value {
 /// element count). Fields a scheme does not have are absent; a descriptor too short
 /// for its scheme (or of an unassigned scheme) has only the raw form, the tag and the
 /// scheme name.
-pub fn quantization_json(d: &TensorDescriptor, raw: &[u8]) -> Value {
+pub fn quantization_json(d: &TensorDescriptor, section: &QuantizationSection) -> Value {
+    let raw = &section.quantization_descriptor[..];
     let tag = raw.first().copied().unwrap_or(0);
     let mut m = Map::new();
     m.insert("descriptor".into(), json!(hex(raw)));
@@ -157,7 +158,7 @@ pub fn quantization_json(d: &TensorDescriptor, raw: &[u8]) -> Value {
         _ => Value::Null,
     };
     m.insert("bits_per_weight".into(), bits);
-    let Some(scheme) = QuantScheme::decode(raw) else {
+    let Some(scheme) = section.scheme() else {
         return Value::Object(m);
     };
     let header = scheme.header();
@@ -234,10 +235,7 @@ pub fn descriptor_json(d: &TensorDescriptor) -> Value {
     });
     let m = v.as_object_mut().expect("object");
     if let Some(q) = &d.quantization {
-        m.insert(
-            "quantization".into(),
-            quantization_json(d, &q.quantization_descriptor),
-        );
+        m.insert("quantization".into(), quantization_json(d, q));
     }
     m.insert("layout_name".into(), json!(layout_name(d.layout_tag)));
     m.insert("element_count".into(), json!(element_count(&d.shape)));

@@ -184,7 +184,7 @@ fn quantization_info<'py>(
     let d = PyDict::new(py);
     let tag = bytes.first().copied().unwrap_or(0);
     d.set_item("scheme", scheme_name(tag))?;
-    let Some(scheme) = QuantScheme::decode(bytes) else {
+    let Some(scheme) = section.scheme() else {
         d.set_item("scheme_tag", tag)?;
         return Ok(Some(d));
     };
