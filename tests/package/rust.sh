@@ -15,6 +15,19 @@ rm -rf "$out"
 mkdir -p "$out"
 version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
 
+# Cargo unpacks each packaged crate into a registry source folder named after the
+# dry run's temporary registry, and reuses a folder it finds there: one left by an
+# earlier run of another commit would be built in place of this commit's package.
+# Cargo never rebuilds a registry crate of a version it has built, so the builds of
+# an earlier run's packages (found by their sources under registry/src) go too.
+cargo_home="${CARGO_HOME:-$HOME/.cargo}"
+rm -rf "$cargo_home"/registry/src/*/hrry-"$version" "$cargo_home"/registry/src/*/hrry-capi-"$version"
+for dep in "$target"/debug/deps/hrry-*.d "$target"/debug/deps/hrry_capi-*.d; do
+    [ -f "$dep" ] && grep -q "/registry/src/" "$dep" || continue
+    hash=${dep##*-}
+    hash=${hash%.d}
+    rm -rf "$target"/debug/.fingerprint/hrry-"$hash" "$target"/debug/.fingerprint/hrry-capi-"$hash"
+done
 # The warnings about tests and benches left out of the package are expected.
 if ! cargo publish --dry-run --quiet -p hrry -p hrry-capi >"$out/publish.log" 2>&1; then
     cat "$out/publish.log" >&2
