@@ -64,16 +64,14 @@ fn open_mapping(
     check: Check,
     access: Access,
 ) -> PyResult<Mapping> {
-    if !matches!(check, Check::Full) {
-        let map = memory::map_path(path, access).map_err(|e| io_error(path, e))?;
-        return decode(py, &path.display().to_string(), map, judge, check, access);
+    let what = path.display().to_string();
+    if matches!(check, Check::Full) {
+        let source = hrry::source::FileSource::open(path).map_err(|e| io_error(path, e))?;
+        let map = memory::map_open(source.file(), access).map_err(|e| io_error(path, e))?;
+        return decode(py, &what, map, Some(&source), judge, check, access);
     }
-    let source = hrry::source::FileSource::open(path).map_err(|e| io_error(path, e))?;
-    let map = memory::map_open(source.file(), access).map_err(|e| io_error(path, e))?;
-    let options = judge.open_options(check);
-    let file = detached(py, || options.open_mmap_read(map, &source))?
-        .map_err(|e| file_error(py, &path.display().to_string(), e))?;
-    Ok(Mapping::new(file, access, None))
+    let map = memory::map_path(path, access).map_err(|e| io_error(path, e))?;
+    decode(py, &what, map, None, judge, check, access)
 }
 
 /// Reads the regular file at `path` whole into private, writeable memory (one
@@ -92,6 +90,7 @@ fn read_private(py: Python<'_>, path: &Path, judge: Judge) -> PyResult<Mapping> 
             py,
             &path.display().to_string(),
             map,
+            None,
             judge,
             Check::Metadata,
             Access::CopyOnWrite,
@@ -107,17 +106,24 @@ fn read_private(py: Python<'_>, path: &Path, judge: Judge) -> PyResult<Mapping> 
     }
 }
 
-/// Opens the HRRYFILE mapped by `map` (of `access`) as [`open_mapping`] does.
+/// Opens the HRRYFILE mapped by `map` (of `access`) as [`open_mapping`] does: its
+/// decode pass reads `read_through` (the mapped file) with positioned reads when
+/// given, else the mapping.
 fn decode(
     py: Python<'_>,
     what: &str,
     map: memmap2::Mmap,
+    read_through: Option<&dyn hrry::source::ReadAt>,
     judge: Judge,
     check: Check,
     access: Access,
 ) -> PyResult<Mapping> {
     let options = judge.open_options(check);
-    let file = detached(py, || options.open_mmap(map))?.map_err(|e| file_error(py, what, e))?;
+    let file = detached(py, || match read_through {
+        Some(source) => options.open_mmap_read(map, source),
+        None => options.open_mmap(map),
+    })?
+    .map_err(|e| file_error(py, what, e))?;
     Ok(Mapping::new(file, access, None))
 }
 
@@ -595,7 +601,7 @@ fn open_bytes(
         };
     }
     let map = memory::map_copy(data, access).map_err(|e| io_error(Path::new(BYTES_NAME), e))?;
-    decode(py, BYTES_NAME, map, judge, check, access)
+    decode(py, BYTES_NAME, map, None, judge, check, access)
 }
 
 /// Opens a HRRYFILE held in ``data`` (bytes-like), copied into private memory, as
