@@ -304,13 +304,9 @@ impl Format {
     /// Validates `bytes` as this format (see [`validate_bytes`], which recognises
     /// the format itself).
     pub fn validate_bytes(self, bytes: &[u8], options: &validate::Options) -> Report {
-        match self {
-            Format::Holo => holo::validate(bytes, options.mode, options.policy),
-            // Reading a slice cannot fail; the error arm is for completeness.
-            _ => self
-                .validate_source(&bytes, options)
-                .unwrap_or_else(|e| decode::unread(options.mode, &e)),
-        }
+        // Reading a slice cannot fail; the error arm is for completeness.
+        self.validate_source(&bytes, options)
+            .unwrap_or_else(|e| decode::unread(options.mode, &e))
     }
 
     /// Validates `source` as this format, reading only what the rules need: a
@@ -327,7 +323,7 @@ impl Format {
     ) -> std::io::Result<Report> {
         match self {
             Format::HrryFile => decode::file::validate_source(source, options),
-            Format::Holo => holo::validate_source(source, options.mode, options.policy),
+            Format::Holo => holo::validate_source(source, options),
             Format::Stream | Format::Messages => self.validate_reader(
                 std::io::BufReader::new(source::Sequential::new(source)),
                 options,

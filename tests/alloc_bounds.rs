@@ -116,6 +116,7 @@ fn open_and_validate(bytes: &[u8], limits: Limits) {
             bytes,
             &hrry::validate::Options {
                 mode,
+                limits,
                 ..Default::default()
             },
         );
@@ -131,11 +132,12 @@ fn open_and_validate(bytes: &[u8], limits: Limits) {
             &Piecemeal(bytes),
             &hrry::validate::Options {
                 mode,
+                limits,
                 ..Default::default()
             },
         );
     }
-    let _ = hrry::holo::HoloLoader::from_bytes(bytes);
+    let _ = hrry::holo::HoloLoader::with_limits(bytes, &limits);
     if let Ok(file) = hrry::file::OpenOptions::new()
         .limits(limits)
         .open_bytes(bytes)
@@ -618,6 +620,75 @@ fn holo_claiming_huge_counts_is_rejected_before_allocating() {
     for kind in [9u8, 10, 2, 12, 4, 3, 11] {
         let archive = holo_archive(1, &[(kind, claim(1 << 31))]);
         assert_holo_rejected_small(&format!("section kind {kind} claiming 2^31"), &archive);
+    }
+}
+
+/// An archive whose sections decode to more than `max_memory` is refused by the
+/// validator (from memory and from a source) and the loader with `HF-LIM-001`
+/// naming `max_memory`, having held no more than the cap: every list is charged
+/// before it grows.
+#[test]
+fn holo_past_max_memory_is_refused_within_the_cap() {
+    // 400 000 empty inline constants: 4 MB on the wire, about 22 MB decoded; and
+    // 400 000 empty Schedule levels: 1.6 MB read whole, about 10 MB decoded.
+    let mut constants = 400_000u32.to_le_bytes().to_vec();
+    for slot in 0..400_000u32 {
+        constants.push(0); // inline
+        constants.extend_from_slice(&slot.to_le_bytes());
+        constants.push(1); // dtype
+        constants.extend_from_slice(&0u32.to_le_bytes()); // body_length
+    }
+    let mut levels = 400_000u32.to_le_bytes().to_vec();
+    levels.extend_from_slice(&[0; 4 * 400_000]);
+    let cap: u64 = 1 << 20;
+    let limits = Limits {
+        max_memory: cap,
+        ..Limits::default()
+    };
+    for (name, kind, payload) in [("Constants", 11u8, constants), ("Schedule", 2, levels)] {
+        let archive = holo_archive(1, &[(kind, payload)]);
+        let options = Options {
+            limits,
+            ..Default::default()
+        };
+        let mut ids = Vec::new();
+        let peak = peak_of(|| {
+            ids = hrry::Format::Holo
+                .validate_bytes(&archive, &options)
+                .rule_ids()
+        });
+        assert_eq!(ids, ["HF-LIM-001"], "{name}");
+        assert!(
+            peak as u64 <= cap + REJECT_CONSTANT as u64,
+            "{name}: validation held {peak} bytes"
+        );
+        let peak = peak_of(|| {
+            ids = hrry::Format::Holo
+                .validate_source(&Piecemeal(&archive), &options)
+                .expect("readable")
+                .rule_ids()
+        });
+        assert_eq!(ids, ["HF-LIM-001"], "{name} from a source");
+        assert!(
+            peak as u64 <= cap + REJECT_CONSTANT as u64,
+            "{name}: validation from a source held {peak} bytes"
+        );
+        let mut refused = None;
+        let peak = peak_of(|| {
+            refused = hrry::holo::HoloLoader::with_limits(&archive[..], &limits)
+                .err()
+                .and_then(|e| e.exceeded_limit())
+        });
+        assert_eq!(refused, Some(hrry::limits::Limit::Memory), "{name}");
+        assert!(
+            peak as u64 <= cap + REJECT_CONSTANT as u64,
+            "{name}: loader held {peak} bytes"
+        );
+        // Within the default budget the same archive loads.
+        assert!(
+            hrry::holo::HoloLoader::from_bytes(&archive).is_ok(),
+            "{name}"
+        );
     }
 }
 

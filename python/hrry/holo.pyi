@@ -55,8 +55,11 @@ def open(
     timeout: Optional[float] = None,
     stall_timeout: Optional[float] = None,
     retries: Optional[int] = None,
+    max_memory: Optional[int] = None,
 ) -> Archive:
     """Map and verify a .holo archive (strict): a path (mapped), an http://,
     https:// or s3:// URL or a binary file object (read whole into private memory:
     the closing hash covers every byte), or bytes. ``timeout``, ``stall_timeout``
-    and ``retries`` as for `hrry.open`."""
+    and ``retries`` as for `hrry.open`. ``max_memory`` (bytes, 2 GiB by default)
+    caps the memory budget for what the sections describe (not the mapping);
+    past it, ``InvalidFileError`` with ``HF-LIM-001``."""

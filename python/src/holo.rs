@@ -4,7 +4,8 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use hrry::holo::{hex, HoloError, HoloLoader, PortDescriptor};
+use hrry::holo::{hex, HoloLoader, PortDescriptor};
+use hrry::limits::Limits;
 use hrry::Format;
 use memmap2::Mmap;
 use pyo3::prelude::*;
@@ -236,17 +237,24 @@ impl Archive {
 /// and verifies every rule (strict), the closing BLAKE3 hash included. Raises
 /// ``InvalidFileError`` (with ``.violations``) for an invalid archive and
 /// ``OSError`` when it cannot be read (a file object's own exception when it
-/// raises).
+/// raises). ``max_memory`` (bytes, 2 GiB by default) caps the memory budget of
+/// what the archive's sections make the loader hold (not the mapping); past it,
+/// ``InvalidFileError`` with ``HF-LIM-001`` naming ``max_memory``.
 #[pyfunction]
-#[pyo3(name = "open", signature = (source, *, timeout = None, stall_timeout = None, retries = None))]
+#[pyo3(name = "open", signature = (source, *, timeout = None, stall_timeout = None, retries = None, max_memory = None))]
 pub fn open_holo(
     py: Python<'_>,
     source: &Bound<'_, PyAny>,
     timeout: Option<f64>,
     stall_timeout: Option<f64>,
     retries: Option<u32>,
+    max_memory: Option<u64>,
 ) -> PyResult<Archive> {
     let net = Net::new(timeout, stall_timeout, retries)?;
+    let mut limits = Limits::default();
+    if let Some(cap) = max_memory {
+        limits.max_memory = cap;
+    }
     let (what, map, len) = match Input::of(source, true)? {
         Input::Path(path) => {
             let map = crate::memory::map_path(&path, crate::memory::Access::ReadOnly)
@@ -265,18 +273,14 @@ pub fn open_holo(
     };
     let storage = Shared(Arc::new(map), len);
     let bytes = storage.clone();
-    match detached(py, || HoloLoader::from_storage(storage))? {
+    match detached(py, || HoloLoader::with_limits(storage, &limits))? {
         Ok(loader) => Ok(Archive {
             path: PathBuf::from(&what),
             mapping: Slot::new(Py::new(py, HoloMapping { loader })?),
         }),
-        Err(HoloError::Invalid { .. }) => {
-            let report = check(
-                py,
-                bytes.as_ref(),
-                Format::Holo,
-                crate::report::Judge::new(false, None)?,
-            )?;
+        Err(hrry::Error::Invalid(_)) => {
+            let judge = crate::report::Judge::new(false, None)?.max_memory(max_memory);
+            let report = check(py, bytes.as_ref(), Format::Holo, judge)?;
             Err(report.into_error(py, &what))
         }
         Err(e) => Err(HrryError::new_err(format!("{what}: {e}"))),

@@ -91,6 +91,7 @@ pub(crate) struct Input<'a> {
 
 impl<'a> Input<'a> {
     /// The input over `source`, with a budget of the default cap.
+    #[cfg(test)]
     pub fn new(source: &'a dyn ReadAt) -> Self {
         Self::with_budget(source, crate::limits::DEFAULT_MAX_MEMORY)
     }

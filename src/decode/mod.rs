@@ -3,7 +3,8 @@
 //! One function per wire structure turns untrusted bytes (through
 //! [`crate::source::ReadAt`]) into what the readers use — the file frame (header,
 //! trailer, index, KV), each descriptor with its fixed header checked first, the
-//! placement of its buffers, the per-tensor rule sequence, composite binding — and
+//! placement of its buffers, the per-tensor rule sequence, composite binding, a
+//! `.holo` archive's header, section table and sections (`holo`) — and
 //! reports every rule it finds broken as a [`Violation`](crate::validate::Violation)
 //! into a [`Report`](crate::validate::Report), whose policy says which rules are
 //! judged and whether data and padding bytes are read. Every reader (`HrryFile`,
@@ -18,6 +19,7 @@ mod container;
 pub mod descriptor;
 pub(crate) mod file;
 pub mod header;
+pub(crate) mod holo;
 pub(crate) mod input;
 pub mod layout;
 pub mod quant;

@@ -4,7 +4,6 @@ use serde_json::{json, Value};
 
 use super::loader::HoloLoader;
 use super::types::{hex, PortDescriptor};
-use super::HoloError;
 
 fn port_json(p: &PortDescriptor) -> Value {
     json!({
@@ -19,7 +18,7 @@ fn port_json(p: &PortDescriptor) -> Value {
 /// Verifies `bytes` and describes the archive: format, version, flags, the
 /// fingerprint as hex, the section table, ports, extension keys, weight and
 /// constant counts (and, with the `kappa` feature, its κ-labels).
-pub fn inspect_json(bytes: &[u8]) -> Result<Value, HoloError> {
+pub fn inspect_json(bytes: &[u8]) -> Result<Value, crate::Error> {
     Ok(describe(&HoloLoader::from_bytes(bytes)?))
 }
 

@@ -21,6 +21,10 @@ use super::types::{hex, Fingerprint};
 pub type Label = KappaLabel<71>;
 
 /// Why a label could not be made.
+///
+/// The one error type of its own in `holo`: it is about computing labels (the
+/// failures of `uor-addr`, behind the `kappa` feature), not about reading or
+/// writing archives, so it is not a case of [`crate::Error`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum KappaError {
     /// The input is not the canonical bytes of a ring element.

@@ -5,23 +5,28 @@ use std::path::Path;
 
 use memmap2::Mmap;
 
+use crate::decode::holo::{decode_archive, ConstantBody, DecodedArchive};
+use crate::limits::Limits;
 use crate::schema::holo::HoloHeader;
-use crate::validate::Mode;
+use crate::validate::Report;
+use crate::Error;
 
 use super::types::{
     ConstantView, Fingerprint, PortDescriptor, SectionKind, SectionRef, ShapeDescriptor,
 };
-use super::walk::{walk, ArchiveIndex, ConstantBody};
-use super::HoloError;
 
 /// A verified `.holo` archive over storage `B` (a borrowed slice, a `Vec<u8>` or a
 /// file mapping). Construction checks every `HOLO-…` rule in strict mode (footer,
-/// section table, payloads); a loader exists only for a valid archive.
+/// section table, payloads) within [`Limits`] (the defaults, or those given to
+/// [`HoloLoader::with_limits`]); a loader exists only for a valid archive. A
+/// broken rule is [`Error::Invalid`] naming the first one found (`HF-LIM-001`,
+/// naming the limit, when the archive asks for more than the limits allow).
 ///
 /// # Examples
 ///
 /// ```
 /// use hrry::holo::{HoloLoader, HoloWriter, PortDescriptor, SectionKind, WeightStore};
+/// use hrry::limits::{Limit, Limits};
 ///
 /// let mut weights = WeightStore::new();
 /// let fingerprint = weights.insert(vec![7u8; 64]);
@@ -44,55 +49,66 @@ use super::HoloError;
 /// // A flipped byte breaks the footer hash: no loader for that archive.
 /// let mut damaged = bytes.clone();
 /// damaged[20] ^= 1;
-/// assert!(HoloLoader::from_bytes(&damaged).is_err());
-/// # Ok::<(), hrry::holo::HoloError>(())
+/// let e = HoloLoader::from_bytes(&damaged).unwrap_err();
+/// assert_eq!(e.rule().map(|r| r.id), Some("HOLO-FTR-001"));
+///
+/// // Names longer than the limits allow are refused, naming the limit.
+/// let limits = Limits { max_name_length: 4, ..Limits::default() };
+/// let e = HoloLoader::with_limits(&bytes[..], &limits).unwrap_err();
+/// assert_eq!(e.exceeded_limit(), Some(Limit::NameLength));
+/// # Ok::<(), hrry::Error>(())
 /// ```
 #[derive(Debug)]
 pub struct HoloLoader<B> {
     storage: B,
-    index: ArchiveIndex,
+    index: DecodedArchive,
 }
 
 impl<'a> HoloLoader<&'a [u8]> {
     /// Verifies `bytes` and returns a loader borrowing them.
-    pub fn from_bytes(bytes: &'a [u8]) -> Result<Self, HoloError> {
+    pub fn from_bytes(bytes: &'a [u8]) -> Result<Self, Error> {
         Self::from_storage(bytes)
     }
 }
 
 impl HoloLoader<Mmap> {
     /// Maps the file at `path` read-only and verifies it.
-    pub fn open(path: impl AsRef<Path>) -> Result<Self, HoloError> {
-        let path = path.as_ref();
-        let io_error = |source| HoloError::Io {
-            path: path.to_path_buf(),
-            source,
-        };
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, Error> {
+        Self::open_with_limits(path, &Limits::default())
+    }
+
+    /// [`HoloLoader::open`] within `limits`.
+    pub fn open_with_limits(path: impl AsRef<Path>, limits: &Limits) -> Result<Self, Error> {
         // The mapping is read-only and lives inside the loader. The file could still
         // be changed by another process while mapped; like every mmap reader we
         // accept that, and the checks done at open time only hold for the bytes then.
-        let map = crate::file::map_file(path).map_err(io_error)?;
-        Self::from_storage(map)
+        let map = crate::file::map_file(path.as_ref())?;
+        Self::with_limits(map, limits)
     }
 }
 
 impl<B: AsRef<[u8]>> HoloLoader<B> {
     /// Verifies the bytes of `storage` and returns a loader owning it.
-    pub fn from_storage(storage: B) -> Result<Self, HoloError> {
-        let (report, index) = walk(storage.as_ref(), Mode::Strict);
-        if let Some(v) = report.violations.first() {
-            return Err(HoloError::Invalid {
-                rule: v.rule,
-                offset: v.offset,
-                message: v.message.clone(),
-                violations: report.violations.len(),
-            });
+    pub fn from_storage(storage: B) -> Result<Self, Error> {
+        Self::with_limits(storage, &Limits::default())
+    }
+
+    /// [`HoloLoader::from_storage`] within `limits`: what the archive makes the
+    /// loader hold is charged to a memory budget capped at `limits.max_memory`,
+    /// and port names and Extension keys may be `limits.max_name_length` bytes
+    /// long.
+    pub fn with_limits(storage: B, limits: &Limits) -> Result<Self, Error> {
+        let mut report = Report::default();
+        let index = decode_archive(&storage.as_ref(), limits, &mut report)?;
+        if let Some(v) = report.violations.into_iter().next() {
+            return Err(Error::Invalid(v));
         }
-        let index = index.ok_or_else(|| HoloError::Invalid {
-            rule: &crate::validate::rules::holo::HOLO_SIZE,
-            offset: 0,
-            message: "structure could not be followed".into(),
-            violations: 0,
+        let index = index.ok_or_else(|| {
+            Error::invalid(
+                &crate::validate::rules::holo::HOLO_SIZE,
+                0,
+                "the archive's structure could not be followed",
+            )
         })?;
         Ok(HoloLoader { storage, index })
     }

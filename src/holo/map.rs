@@ -7,8 +7,9 @@ use std::ops::Range;
 use crate::source::ReadAt;
 use crate::validate::{Options, Report};
 
+use crate::decode::holo::decode_archive;
+
 use super::types::{Fingerprint, SectionRef};
-use super::walk::walk_source;
 
 /// The parts of a `.holo` archive found by one validating pass
 /// ([`map_source`]): the sections the table check accepted, and inside them the
@@ -26,14 +27,15 @@ pub struct ArchiveMap {
 }
 
 /// Validates the archive `source` holds (as [`crate::Format::validate_source`]
-/// does, one pass) and returns the report with the archive's map, `None` when
-/// its header or section table cannot be followed. A failed read is returned
-/// instead.
+/// does, one pass, within `options.limits`) and returns the report with the
+/// archive's map, `None` when its header or section table cannot be followed. A
+/// failed read is returned instead.
 pub fn map_source(
     source: &dyn ReadAt,
     options: &Options,
 ) -> std::io::Result<(Report, Option<ArchiveMap>)> {
-    let (report, index) = walk_source(source, options.mode, options.policy)?;
+    let mut report = options.report();
+    let index = decode_archive(source, &options.limits, &mut report)?;
     let wide = |r: &Range<usize>| r.start as u64..r.end as u64;
     let map = index.map(|index| ArchiveMap {
         sections: index.sections.clone(),

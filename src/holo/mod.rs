@@ -4,7 +4,11 @@
 //! with the `json` feature, `inspect_json` (the summary `hrry inspect` prints).
 //!
 //! The wire structures are in [`crate::schema::holo`]; the rules in
-//! [`crate::validate::rules::holo`]. `docs/holo.md` describes the layout; its API
+//! [`crate::validate::rules::holo`]; the one decoder of archives, which the loader,
+//! the validator and [`map_source`] call, is the decode layer's (`src/decode/holo/`).
+//! Errors are [`crate::Error`]: a broken rule is [`crate::Error::Invalid`] (a limit
+//! exceeded `HF-LIM-001`, naming it), a value the writer cannot encode
+//! [`crate::Error::Write`]. `docs/holo.md` describes the layout; its API
 //! example is compiled and run as a doc test here.
 #![cfg_attr(doctest, doc = include_str!("../../docs/holo.md"))]
 
@@ -13,13 +17,10 @@ mod inspect;
 mod loader;
 mod map;
 mod types;
-mod walk;
 mod writer;
 
 #[cfg(feature = "kappa")]
 pub mod kappa;
-
-use std::path::PathBuf;
 
 pub use crate::schema::holo::HOLO_MAGIC;
 #[cfg(feature = "json")]
@@ -32,65 +33,23 @@ pub use types::{
 };
 pub use writer::{assemble, HoloWriter};
 
+use crate::decode::holo::decode_archive;
 use crate::source::ReadAt;
-use crate::validate::{Mode, Policy, Report, Rule};
-
-/// Errors of the `.holo` layer.
-#[derive(Debug, thiserror::Error)]
-pub enum HoloError {
-    /// The archive breaks a rule; the first violation found is named.
-    #[error("{} at offset {offset}: {message} ({violations} {} in all)", rule.id, if *.violations == 1 { "violation" } else { "violations" })]
-    Invalid {
-        /// The rule broken (`HOLO-…`).
-        rule: &'static Rule,
-        /// Absolute byte offset of the offending field.
-        offset: u64,
-        /// What was expected and what was found.
-        message: String,
-        /// How many violations strict validation found.
-        violations: usize,
-    },
-    /// A value given to the writer does not fit its wire field.
-    #[error("{field}: {message}")]
-    Limit {
-        /// The field.
-        field: String,
-        /// Why it does not fit.
-        message: String,
-    },
-    /// Reading or writing a file failed.
-    #[error("{}: {source}", path.display())]
-    Io {
-        /// The file.
-        path: PathBuf,
-        /// The I/O error.
-        source: std::io::Error,
-    },
-}
+use crate::validate::{Options, Report};
 
 /// Whether `bytes` starts with the `.holo` magic.
 pub fn is_holo(bytes: &[u8]) -> bool {
     bytes.starts_with(&HOLO_MAGIC)
 }
 
-/// Checks an archive held in memory against every `HOLO-…` rule (strict mode:
-/// spec and hardening rules; permissive: spec rules only).
-pub(crate) fn validate(bytes: &[u8], mode: Mode, policy: Policy) -> Report {
-    match walk::walk_source(&bytes, mode, policy) {
-        Ok((report, _)) => report,
-        // Reads inside a slice do not fail.
-        Err(e) => crate::decode::input::unread(mode, &e),
-    }
-}
-
-/// [`validate`] for an archive read through `source` (a file, say): the section
+/// Checks the archive `source` holds against every `HOLO-…` rule (strict mode:
+/// spec and hardening rules; permissive: spec rules only), within
+/// `options.limits`, reading it in pieces (a file, say): the section
 /// table and structured sections are read, weight bodies and the footer's BLAKE3
 /// are streamed in fixed chunks, so memory does not grow with the archive. A
 /// failed read is returned instead.
-pub(crate) fn validate_source(
-    source: &dyn ReadAt,
-    mode: Mode,
-    policy: Policy,
-) -> std::io::Result<Report> {
-    Ok(walk::walk_source(source, mode, policy)?.0)
+pub(crate) fn validate_source(source: &dyn ReadAt, options: &Options) -> std::io::Result<Report> {
+    let mut report = options.report();
+    decode_archive(source, &options.limits, &mut report)?;
+    Ok(report)
 }

@@ -1,42 +1,14 @@
-//! Typed values of a `.holo` archive shared by the loader and the writer.
+//! Typed values of a `.holo` archive shared by the loader and the writer (those the
+//! decoder makes are the decode layer's, re-exported here).
 
 use std::collections::HashMap;
 
+pub use crate::decode::holo::{hex, Fingerprint, PortDescriptor, SectionRef};
 pub use crate::schema::holo::{SectionKind, ShapeEntry as ShapeDescriptor};
-
-/// A 32-byte BLAKE3 content fingerprint.
-pub type Fingerprint = [u8; 32];
 
 /// Constants whose body is longer than this many bytes are stored by reference
 /// into the Weights pool; shorter ones are inlined.
 pub const INLINE_CONSTANT_LIMIT: usize = 4096;
-
-/// One entry of the section table, with a known kind.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SectionRef {
-    /// The section kind.
-    pub kind: SectionKind,
-    /// Absolute offset of the payload.
-    pub offset: u64,
-    /// Payload length in bytes.
-    pub length: u64,
-}
-
-/// A model input or output: which workspace slot it maps to, its name, element
-/// type and shape.
-#[derive(Clone, Debug, PartialEq, Eq, Default)]
-pub struct PortDescriptor {
-    /// Semantic name (`input_ids`, `logits`, …); empty for an unnamed port.
-    pub name: String,
-    /// Workspace slot.
-    pub slot: u32,
-    /// Total element count (the product of `shape` when the shape is known).
-    pub element_count: u64,
-    /// Element type code.
-    pub dtype: u8,
-    /// Row-major dimensions; empty when the rank is unknown.
-    pub shape: Vec<u64>,
-}
 
 /// Weight bodies keyed by their BLAKE3 hash, each stored once, kept in
 /// first-insertion order so equal inputs encode to equal bytes.
@@ -116,18 +88,6 @@ pub struct ConstantView<'a> {
     pub bytes: &'a [u8],
 }
 
-/// Lowercase hexadecimal of `bytes`.
-#[doc(hidden)]
-pub fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        s.push(char::from(DIGITS[usize::from(b >> 4)]));
-        s.push(char::from(DIGITS[usize::from(b & 0xF)]));
-    }
-    s
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -143,10 +103,5 @@ mod tests {
         assert_eq!(order, vec![a, b]);
         assert_eq!(s.get(&b), Some(&b"beta"[..]));
         assert_eq!(a, *blake3::hash(b"alpha").as_bytes());
-    }
-
-    #[test]
-    fn hex_digits() {
-        assert_eq!(hex(&[0x00, 0xAB, 0x7F]), "00ab7f");
     }
 }

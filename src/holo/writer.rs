@@ -21,7 +21,7 @@ use super::types::{
     Constant, Fingerprint, PortDescriptor, SectionKind, ShapeDescriptor, WeightStore,
     INLINE_CONSTANT_LIMIT,
 };
-use super::HoloError;
+use crate::Error;
 
 /// Builder for a `.holo` archive.
 ///
@@ -45,7 +45,7 @@ use super::HoloError;
 /// assert_eq!(archive.constant_for_slot(4).map(|c| c.bytes.len()), Some(16));
 /// // Re-encoding a loaded archive gives its bytes back.
 /// assert_eq!(HoloWriter::from_loader(&archive).finish()?, bytes);
-/// # Ok::<(), hrry::holo::HoloError>(())
+/// # Ok::<(), hrry::Error>(())
 /// ```
 #[derive(Clone, Debug, Default)]
 pub struct HoloWriter {
@@ -65,14 +65,12 @@ pub struct HoloWriter {
     extensions: Vec<(String, Vec<u8>)>,
 }
 
-fn limit(field: &str, what: String) -> HoloError {
-    HoloError::Limit {
-        field: field.to_string(),
-        message: what,
-    }
+/// A value that does not fit its wire field (or another the writer cannot write).
+fn limit(field: &str, what: String) -> Error {
+    Error::Write(format!("{field}: {what}"))
 }
 
-fn fits<T: TryFrom<usize>>(n: usize, field: &str) -> Result<(), HoloError> {
+fn fits<T: TryFrom<usize>>(n: usize, field: &str) -> Result<(), Error> {
     T::try_from(n).map(|_| ()).map_err(|_| {
         limit(
             field,
@@ -216,7 +214,7 @@ impl HoloWriter {
     /// Fails only when a value does not fit its wire field (more than 65535
     /// sections, a name or key over 65535 bytes, a rank over 255, a count over
     /// 2^32 − 1) or when two extensions share a key.
-    pub fn finish(&self) -> Result<Vec<u8>, HoloError> {
+    pub fn finish(&self) -> Result<Vec<u8>, Error> {
         let payloads = self.payloads()?;
         assemble(&payloads)
     }
@@ -224,12 +222,14 @@ impl HoloWriter {
     /// Encodes the archive and writes it to `path` as [`crate::file::Output`] does:
     /// a regular file through a temporary file in the same directory, which is then
     /// renamed over `path`.
-    pub fn write_to_path(&self, path: impl AsRef<Path>) -> Result<(), HoloError> {
+    pub fn write_to_path(&self, path: impl AsRef<Path>) -> Result<(), Error> {
         let path = path.as_ref();
         let bytes = self.finish()?;
-        let io_error = |source| HoloError::Io {
-            path: path.to_path_buf(),
-            source,
+        let io_error = |e: std::io::Error| {
+            Error::Io(std::io::Error::new(
+                e.kind(),
+                format!("{}: {e}", path.display()),
+            ))
         };
         let mut out = crate::file::Output::create(path, &[]).map_err(|e| io_error(e.into()))?;
         out.write_all(&bytes).map_err(io_error)?;
@@ -237,7 +237,7 @@ impl HoloWriter {
     }
 
     /// The `(kind, payload)` list in emission order, as [`assemble`] frames it.
-    pub fn payloads(&self) -> Result<Vec<(SectionKind, Vec<u8>)>, HoloError> {
+    pub fn payloads(&self) -> Result<Vec<(SectionKind, Vec<u8>)>, Error> {
         let mut out = Vec::new();
         out.push((SectionKind::KernelCalls, self.kernel_calls.clone()));
         if let Some(levels) = &self.schedule {
@@ -300,7 +300,7 @@ impl HoloWriter {
 
 /// Frames `(kind, payload)` sections into an archive: header, table, the payloads
 /// back to back in the given order, and the footer.
-pub fn assemble(sections: &[(SectionKind, Vec<u8>)]) -> Result<Vec<u8>, HoloError> {
+pub fn assemble(sections: &[(SectionKind, Vec<u8>)]) -> Result<Vec<u8>, Error> {
     let section_count = u16::try_from(sections.len())
         .map_err(|_| limit("section_count", format!("{} sections", sections.len())))?;
     let table_end = HOLO_HEADER_LEN + u64::from(section_count) * SECTION_ENTRY_LEN;
@@ -330,7 +330,7 @@ pub fn assemble(sections: &[(SectionKind, Vec<u8>)]) -> Result<Vec<u8>, HoloErro
     Ok(out)
 }
 
-fn encode_levels(levels: &[Vec<u32>], what: &str) -> Result<Vec<u8>, HoloError> {
+fn encode_levels(levels: &[Vec<u32>], what: &str) -> Result<Vec<u8>, Error> {
     fits::<u32>(levels.len(), what)?;
     for level in levels {
         fits::<u32>(level.len(), what)?;
@@ -343,7 +343,7 @@ fn encode_levels(levels: &[Vec<u32>], what: &str) -> Result<Vec<u8>, HoloError> 
     }))
 }
 
-fn encode_ports(ports: &[PortDescriptor], what: &str) -> Result<Vec<u8>, HoloError> {
+fn encode_ports(ports: &[PortDescriptor], what: &str) -> Result<Vec<u8>, Error> {
     fits::<u32>(ports.len(), what)?;
     let mut entries = Vec::with_capacity(ports.len());
     for p in ports {
@@ -360,7 +360,7 @@ fn encode_ports(ports: &[PortDescriptor], what: &str) -> Result<Vec<u8>, HoloErr
     Ok(to_bytes(&PortList { ports: entries }))
 }
 
-fn encode_shapes(shapes: &[ShapeDescriptor]) -> Result<Vec<u8>, HoloError> {
+fn encode_shapes(shapes: &[ShapeDescriptor]) -> Result<Vec<u8>, Error> {
     fits::<u32>(shapes.len(), "ShapeRegistry")?;
     for s in shapes {
         fits::<u32>(s.overflow.len(), "ShapeRegistry overflow_count")?;
@@ -370,10 +370,7 @@ fn encode_shapes(shapes: &[ShapeDescriptor]) -> Result<Vec<u8>, HoloError> {
     }))
 }
 
-fn encode_weights(
-    weights: &WeightStore,
-    extra: &[(Fingerprint, &[u8])],
-) -> Result<Vec<u8>, HoloError> {
+fn encode_weights(weights: &WeightStore, extra: &[(Fingerprint, &[u8])]) -> Result<Vec<u8>, Error> {
     let entries = || {
         weights
             .iter()
@@ -403,7 +400,7 @@ fn encode_constants<'a>(
     constants: &'a [Constant],
     pool: &WeightStore,
     extra: &mut Vec<(Fingerprint, &'a [u8])>,
-) -> Result<Vec<u8>, HoloError> {
+) -> Result<Vec<u8>, Error> {
     fits::<u32>(constants.len(), "Constants count")?;
     let mut out = to_bytes(&EntryCount {
         count: constants.len() as u32,

@@ -1,4 +1,4 @@
-//! `.holo` archives: the loader, the writer, the `HOLO-…` rules, the CLI on
+//! `.holo` archives: the loader, the writer, the `HOLO-…` rules, the limits, the CLI on
 //! archives and κ-labels (feature `kappa`).
 //!
 //! One test binary per area, so that the library is linked once for it; one
@@ -7,6 +7,7 @@
 mod api;
 mod cli;
 mod kappa;
+mod limits;
 mod robustness;
 mod roundtrip;
 mod rules;

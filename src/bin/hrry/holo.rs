@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use hrry::file::{Output, OutputError};
-use hrry::holo::{describe, HoloError, HoloLoader, SectionKind};
+use hrry::holo::{describe, HoloLoader, SectionKind};
 use serde_json::Value;
 
 use crate::{text, Failure, Outcome};
@@ -52,7 +52,7 @@ fn open(path: &Path) -> Result<Option<HoloLoader<crate::input::Input>>, Failure>
     };
     match HoloLoader::from_storage(storage) {
         Ok(a) => Ok(Some(a)),
-        Err(hrry::holo::HoloError::Io { source, .. }) => Err(Failure(format!(
+        Err(hrry::Error::Io(source)) => Err(Failure(format!(
             "cannot read {}: {source}",
             text::path(path)
         ))),
@@ -65,16 +65,26 @@ fn open(path: &Path) -> Result<Option<HoloLoader<crate::input::Input>>, Failure>
 
 /// `hrry inspect` of a `.holo` archive, mapped from `path` or, for standard input,
 /// held in `bytes`. An archive that does not load is reported on standard error
-/// (and, with `json`, as an error document on standard output).
-pub fn inspect(path: &Path, bytes: Option<&[u8]>, json: bool) -> Result<Outcome, Failure> {
+/// (and, with `json`, as an error document on standard output). `max_memory`
+/// caps the memory budget of loading it (`--max-memory`).
+pub fn inspect(
+    path: &Path,
+    bytes: Option<&[u8]>,
+    json: bool,
+    max_memory: Option<u64>,
+) -> Result<Outcome, Failure> {
+    let mut limits = hrry::limits::Limits::default();
+    if let Some(n) = max_memory {
+        limits.max_memory = n;
+    }
     let loaded = match bytes {
-        Some(bytes) => HoloLoader::from_bytes(bytes).map(|a| describe(&a)),
-        None => HoloLoader::open(path).map(|a| describe(&a)),
+        Some(bytes) => HoloLoader::with_limits(bytes, &limits).map(|a| describe(&a)),
+        None => HoloLoader::open_with_limits(path, &limits).map(|a| describe(&a)),
     };
     // The library's summary as is: its `format_version` is the archive's.
     let v = match loaded {
         Ok(v) => v,
-        Err(HoloError::Io { source, .. }) => {
+        Err(hrry::Error::Io(source)) => {
             return Err(Failure(format!(
                 "cannot read {}: {source}",
                 text::path(path)
@@ -83,9 +93,9 @@ pub fn inspect(path: &Path, bytes: Option<&[u8]>, json: bool) -> Result<Outcome,
         Err(e) => {
             eprintln!("{}: {}", text::path(path), text::safe(&e.to_string()));
             if json {
-                let (rule, offset) = match &e {
-                    HoloError::Invalid { rule, offset, .. } => (Some(rule.id), Some(*offset)),
-                    _ => (None, None),
+                let (rule, offset) = match e.violation() {
+                    Some(v) => (Some(v.rule.id), Some(v.offset)),
+                    None => (None, None),
                 };
                 let name = path.to_string_lossy();
                 let v =

@@ -129,7 +129,9 @@ fn show(args: Args) -> Result<Outcome, Failure> {
         (None, crate::open::recognise(&args.file)?)
     };
     match format {
-        Some(Format::Holo) => return crate::holo::inspect(&args.file, whole.as_deref(), args.json),
+        Some(Format::Holo) => {
+            return crate::holo::inspect(&args.file, whole.as_deref(), args.json, args.max_memory)
+        }
         Some(Format::Stream) => {
             return crate::stream::inspect(&args.file, whole.as_deref(), args.json)
         }
