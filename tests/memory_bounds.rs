@@ -144,3 +144,64 @@ fn a_file_past_the_cap_is_refused_naming_max_memory() {
     }
     assert!(Path::new(&path).exists());
 }
+
+/// A `.holo` archive of 2 000 000 empty inline constants (20 MB, about 110 MB
+/// decoded): `hrry validate` and `hrry inspect` read it within the default
+/// budget, and with `--max-memory` refuse it as a limit violation naming
+/// `max_memory`, within the bound of the hostile set.
+#[test]
+fn a_holo_archive_is_held_to_the_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("constants.holo");
+    let constants = (0..2_000_000u32)
+        .map(|slot| hrry::holo::Constant {
+            slot,
+            dtype: 1,
+            bytes: Vec::new(),
+        })
+        .collect();
+    hrry::holo::HoloWriter::new()
+        .set_constants(constants)
+        .write_to_path(&path)
+        .unwrap();
+    let disk = bytes_on_disk(&path).unwrap();
+    let apparent = std::fs::metadata(&path).unwrap().len();
+    let file = path.to_str().unwrap();
+    for command in [&["validate", file][..], &["inspect", file]] {
+        // Within the default budget: 16 MiB + 16 x the archive's bytes.
+        let ran = run(command);
+        assert_eq!(ran.code, Some(0), "{command:?}");
+        let budget = 16 * MIB + 16 * apparent;
+        assert!(
+            ran.peak <= 64 * MIB + 2 * disk + budget,
+            "{command:?}: peak {} bytes",
+            ran.peak
+        );
+        let mut capped = command.to_vec();
+        capped.extend(["--max-memory", "4M"]);
+        let ran = run(&capped);
+        assert!(
+            matches!(ran.code, Some(1 | 3)),
+            "{capped:?}: {:?}",
+            ran.code
+        );
+        let bound = 64 * MIB + 2 * disk;
+        assert!(
+            ran.peak <= bound,
+            "{capped:?}: peak {} bytes, bound {bound}",
+            ran.peak
+        );
+        let o = Command::new(env!("CARGO_BIN_EXE_hrry"))
+            .args(&capped)
+            .output()
+            .unwrap();
+        let text =
+            String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr);
+        assert!(
+            text.contains("HF-LIM-001")
+                && text.contains("max_memory")
+                && text.contains("Constants"),
+            "{capped:?}: {text}"
+        );
+    }
+}

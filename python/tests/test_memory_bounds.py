@@ -132,3 +132,23 @@ def test_max_memory_caps_open_load_file_and_validate(kv_file):
     # Not a size.
     with pytest.raises((OverflowError, TypeError)):
         hrry.validate(kv_file, max_memory=-1)
+
+
+def test_max_memory_caps_holo_open():
+    """`hrry.holo.open(max_memory=)` caps the budget of what the sections make the
+    loader hold: past it, InvalidFileError naming HF-LIM-001 and max_memory."""
+    path = os.path.join(ROOT, "corpus", "valid", "full.holo")
+    with hrry.holo.open(path) as archive:
+        assert archive.sections
+    with hrry.holo.open(path, max_memory=1 << 30) as archive:
+        assert archive.sections
+    with open(path, "rb") as f:
+        data = f.read()
+    # 64 bytes: less than its first structured section.
+    for source in (path, data):
+        with pytest.raises(hrry.InvalidFileError) as raised:
+            hrry.holo.open(source, max_memory=64)
+        assert "HF-LIM-001" in str(raised.value) and "max_memory" in str(raised.value)
+        assert [v.rule for v in raised.value.violations] == ["HF-LIM-001"]
+    with pytest.raises((OverflowError, TypeError)):
+        hrry.holo.open(path, max_memory=-1)
