@@ -6,20 +6,19 @@ use std::mem::size_of;
 use std::ops::Range;
 
 use crate::limits::{Limit, Limits};
-use crate::schema::holo::SectionKind;
 use crate::schema::holo::{
     ConstantEntryHead, EntryCount, ExtensionHead, IndexLevel, LevelList, PortEntry, PortList,
     ShapeRegistryList, WeightEntryHead, CONSTANT_TAG_INLINE, CONSTANT_TAG_REFERENCE,
     MIN_CONSTANT_ENTRY_LEN, MIN_PORT_LEN, MIN_SHAPE_ENTRY_LEN, WEIGHT_ENTRY_HEAD_LEN,
 };
+use crate::schema::holo::{SectionKind, ShapeEntry as ShapeDescriptor};
 use crate::schema::read_from;
 use crate::validate::rules::holo as r;
 use crate::validate::{Report, Rule};
 
 use super::super::input::{Input, Window};
-use super::{
-    grow, hex, ConstantBody, ConstantEntry, DecodedArchive, Fingerprint, PortDescriptor,
-    SectionRef, ShapeDescriptor,
+use super::archive::{
+    grow, hex, ConstantBody, ConstantEntry, DecodedArchive, Fingerprint, PortDescriptor, SectionRef,
 };
 
 /// Longest constant entry head: tag, slot, dtype and a fingerprint.

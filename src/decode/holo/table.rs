@@ -11,7 +11,7 @@ use crate::validate::rules::holo as r;
 use crate::validate::Report;
 
 use super::super::input::Input;
-use super::{grow, SectionRef};
+use super::archive::{grow, SectionRef};
 
 /// Decodes the table of an archive with `header` whose footer starts at
 /// `footer_start`: the sections whose entries passed the table checks, in table
