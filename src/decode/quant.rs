@@ -248,7 +248,7 @@ pub(crate) fn check_buffers(
             format!(
                 "quantization_length: {} needs at least {need} bytes, found {}",
                 crate::schema::scheme_name(tag),
-                section.quantization_descriptor.len()
+                section.bytes().len()
             ),
         );
         return;
