@@ -91,7 +91,7 @@ fn tensor(scheme: Scheme, storage: ElementType, rows: u64, cols: u64) -> Tensor 
     buffers.extend(params);
     let sizes: Vec<u64> = buffers.iter().map(|b| b.len() as u64).collect();
     Tensor {
-        desc: quantized_descriptor(storage.tag(), &[rows, cols], &sizes, q.encode()),
+        desc: quantized_descriptor(storage.tag(), &[rows, cols], &sizes, q),
         buffers,
     }
 }

@@ -113,11 +113,7 @@ mod unix {
             &PerBlockOptions::default(), // int4, blocks of 32, float16 scales
         )
         .expect("template");
-        let quantization = template
-            .descriptor
-            .quantization
-            .expect("quantized")
-            .quantization_descriptor;
+        let quantization = template.descriptor.quantization.expect("quantized");
         let count: u64 = shape.iter().product();
         quantized_descriptor(
             ElementType::Int4.tag(),

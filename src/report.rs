@@ -139,7 +139,7 @@ fn tiled_json(t: &crate::schema::TiledFields) -> Value {
 /// for its scheme (or of an unassigned scheme) has only the raw form, the tag and the
 /// scheme name.
 pub fn quantization_json(d: &TensorDescriptor, section: &QuantizationSection) -> Value {
-    let raw = &section.quantization_descriptor[..];
+    let raw = section.bytes();
     let tag = raw.first().copied().unwrap_or(0);
     let mut m = Map::new();
     m.insert("descriptor".into(), json!(hex(raw)));

@@ -113,7 +113,7 @@ fn pair(kind: Kind, rows: usize, cols: usize) -> Pair {
         storage.tag(),
         &[rows as u64, cols as u64],
         &sizes,
-        scheme.encode(),
+        scheme,
     );
     Pair {
         gguf,

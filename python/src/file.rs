@@ -194,7 +194,7 @@ fn quantization_info<'py>(
     let Some(section) = &desc.quantization else {
         return Ok(None);
     };
-    let bytes = &section.quantization_descriptor;
+    let bytes = section.bytes();
     let d = PyDict::new(py);
     let tag = bytes.first().copied().unwrap_or(0);
     d.set_item("scheme", scheme_name(tag))?;

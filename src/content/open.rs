@@ -363,7 +363,7 @@ fn hrry_tensors(file: &HrryFile<'_>) -> (Vec<TensorInfo>, Vec<(String, KvValue)>
                 shape: desc.shape.clone(),
                 layout: layout_name(desc.layout_tag).to_string(),
                 quantization: desc.quantization.as_ref().map(|q| {
-                    q.quantization_descriptor
+                    q.bytes()
                         .first()
                         .map_or("unassigned", |&t| scheme_name(t))
                         .to_string()

@@ -903,7 +903,7 @@ fn per_block(kind: qblocks::Kind, shape: &[u64], blocks: u64) -> Option<TensorDe
         storage.tag(),
         shape,
         &[codes, blocks.checked_mul(2)?],
-        scheme.encode(),
+        scheme,
     ))
 }
 

@@ -229,7 +229,7 @@ impl SlabPlan {
         if d.layout_tag != LAYOUT_ROW_MAJOR || t.offsets.is_empty() {
             return None;
         }
-        let scheme = d.quantization.as_ref()?.scheme()?;
+        let scheme = *d.quantization.as_ref()?.scheme()?;
         let width = u64::from(ElementType::from_tag(d.type_tag)?.bit_width()?);
         let n = element_count(&d.shape)?;
         let axis = match scheme.axis() {
@@ -479,7 +479,7 @@ impl SlabPlan {
             _ => return None,
         };
         let sizes: Vec<u64> = ranges.iter().map(|r| r.1).collect();
-        let desc = quantized_descriptor(self.storage_tag, shape, &sizes, scheme.encode());
+        let desc = quantized_descriptor(self.storage_tag, shape, &sizes, scheme);
         Some((desc, ranges))
     }
 }
@@ -882,7 +882,7 @@ mod tests {
             ElementType::Uint8.tag(),
             &[3, 40, 2],
             &[240, params.len() as u64],
-            scheme.encode(),
+            scheme,
         );
         w.write_tensor("channels", &desc, &[&data, &params])
             .unwrap();

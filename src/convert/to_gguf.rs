@@ -125,11 +125,11 @@ fn plan(input: &HrryInput, index: usize, options: &Options) -> Result<Plan, Erro
         let scheme = section
             .scheme()
             .ok_or_else(|| bad("unknown or truncated quantization descriptor".into()))?;
-        if let Some(kind) = exact_blocks(d, &scheme, ty) {
+        if let Some(kind) = exact_blocks(d, scheme, ty) {
             return blocks_plan(t, kind, n, dimensions);
         }
         if !options.dequantize_unsupported {
-            return Ok(Plan::NeedsFlag(describe(&scheme, ty, &d.shape)));
+            return Ok(Plan::NeedsFlag(describe(scheme, ty, &d.shape)));
         }
         return dequantized(Render::Dequantize {
             tensor: index,

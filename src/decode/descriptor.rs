@@ -228,13 +228,13 @@ pub(crate) fn minimum_buffer_size(d: &TensorDescriptor) -> Option<u64> {
 fn check_sections(d: &TensorDescriptor, at: u64, report: &mut Report) {
     if let Some(q) = &d.quantization {
         report.check(
-            q.quantization_descriptor.len() >= 4,
+            q.bytes().len() >= 4,
             &TD_QNT_HEADER,
             at + d.quantization_pos(),
             || {
                 format!(
                     "quantization_length is {}, shorter than the 4-byte scheme header",
-                    q.quantization_descriptor.len()
+                    q.bytes().len()
                 )
             },
         );

@@ -248,7 +248,7 @@ pub(crate) fn check_buffers(
             format!(
                 "quantization_length: {} needs at least {need} bytes, found {}",
                 crate::schema::scheme_name(tag),
-                section.quantization_descriptor.len()
+                section.bytes().len()
             ),
         );
         return;
@@ -268,7 +268,7 @@ pub(crate) fn check_buffers(
             )
         },
     );
-    if let (Some(_), QuantScheme::Nf4(b) | QuantScheme::Mxfp(b)) = (cx.paged, &scheme) {
+    if let (Some(_), QuantScheme::Nf4(b) | QuantScheme::Mxfp(b)) = (cx.paged, scheme) {
         // block-paged.md: the paged axis MUST use per-block affine; along axes 1
         // and 2 it defines no composition for NF4 and MXFP (its parameters are per
         // page slot), which hrry's policy refuses.
@@ -290,11 +290,11 @@ pub(crate) fn check_buffers(
         return;
     }
     match scheme {
-        QuantScheme::PerTensorAffine(d) => cx.per_tensor(&d),
-        QuantScheme::PerChannelAffine(d) => cx.per_channel(&d),
-        QuantScheme::PerBlockAffine(d) => cx.per_block(&d),
-        QuantScheme::Nf4(d) => cx.nf4(&d),
-        QuantScheme::Mxfp(d) => cx.mxfp(&d),
+        QuantScheme::PerTensorAffine(d) => cx.per_tensor(d),
+        QuantScheme::PerChannelAffine(d) => cx.per_channel(d),
+        QuantScheme::PerBlockAffine(d) => cx.per_block(d),
+        QuantScheme::Nf4(d) => cx.nf4(d),
+        QuantScheme::Mxfp(d) => cx.mxfp(d),
     }
 }
 

@@ -648,8 +648,7 @@ mod tests {
                 32,
                 ElementType::Float16.tag(),
                 true,
-            ))
-            .encode(),
+            )),
         );
         vec![
             (

@@ -347,7 +347,7 @@ impl<'a> Dequantizer<'a> {
             }
             QuantScheme::PerBlockAffine(d) if paged.is_some() => {
                 // Validation held axis 0 and block_size = page_size: a block is a slot.
-                let (scales, zero_points) = block_params(buffers, &d, shape[0], symmetric)?;
+                let (scales, zero_points) = block_params(buffers, d, shape[0], symmetric)?;
                 let params = Params::PerSlot {
                     scale_type: d.scale_type_tag,
                     scales,
@@ -358,7 +358,7 @@ impl<'a> Dequantizer<'a> {
             QuantScheme::PerBlockAffine(d) => {
                 let g = BlockGeometry::new(&shape, d.axis as usize, d.block_size.into())
                     .ok_or_else(|| unsupported("block geometry"))?;
-                let (scales, zero_points) = block_params(buffers, &d, g.num_blocks, symmetric)?;
+                let (scales, zero_points) = block_params(buffers, d, g.num_blocks, symmetric)?;
                 let kind = BlockKind::Affine {
                     storage,
                     scale_type: d.scale_type_tag,

@@ -72,13 +72,14 @@ pub enum QuantizeError {
 }
 
 /// A row-major descriptor of `type_tag` and `shape` with buffers of `buffer_sizes`
-/// bytes (64-byte aligned, CPU) and the quantization descriptor `quantization`;
-/// flags and `descriptor_length` are set.
+/// bytes (64-byte aligned, CPU) and the quantization section `quantization` (a
+/// [`QuantScheme`], or a [`QuantizationSection`] built from bytes); flags and
+/// `descriptor_length` are set.
 pub fn quantized_descriptor(
     type_tag: u8,
     shape: &[u64],
     buffer_sizes: &[u64],
-    quantization: Vec<u8>,
+    quantization: impl Into<QuantizationSection>,
 ) -> TensorDescriptor {
     let mut desc = build::descriptor(
         type_tag,
@@ -87,9 +88,7 @@ pub fn quantized_descriptor(
         LayoutFields::Implicit,
         buffer_sizes,
     );
-    desc.quantization = Some(QuantizationSection {
-        quantization_descriptor: quantization,
-    });
+    desc.quantization = Some(quantization.into());
     desc.sync_sections();
     desc
 }
@@ -221,7 +220,7 @@ pub fn quantize_per_block(
         buffers.push(zero_points);
     }
     let sizes: Vec<u64> = buffers.iter().map(|b| b.len() as u64).collect();
-    let descriptor = quantized_descriptor(opts.storage.tag(), shape, &sizes, scheme.encode());
+    let descriptor = quantized_descriptor(opts.storage.tag(), shape, &sizes, scheme);
     Ok(Quantized {
         descriptor,
         buffers,

@@ -176,7 +176,7 @@ impl TensorDescriptor {
             + self
                 .quantization
                 .as_ref()
-                .map_or(0, |q| 4 + q.quantization_descriptor.len() as u64)
+                .map_or(0, |q| 4 + q.bytes().len() as u64)
     }
 
     /// Offset of the statistics section.

@@ -1,13 +1,123 @@
-//! Quantization descriptor payloads (quantization.md and quantization/*.md).
+//! The quantization section and the quantization descriptors it holds
+//! (metadata.md "Quantization Section", quantization.md and quantization/*.md).
 //!
-//! The tensor descriptor keeps the raw descriptor bytes in
-//! [`QuantizationSection`]; the structs here decode them.
-//! Each struct mirrors the "Binary Encoding" table of its scheme file, header
+//! [`QuantizationSection`] keeps the descriptor both as stored and decoded: the
+//! bytes round-trip exactly (validation judges them, however broken), and the
+//! scheme is decoded once, when the section is read or built.
+//! Each scheme struct mirrors the "Binary Encoding" table of its scheme file, header
 //! included, so offsets in the table are offsets in the struct.
 
 use binrw::binrw;
 
-use super::{QuantizationHeader, QuantizationSection};
+use super::counted;
+
+/// The quantization section (metadata.md "Quantization Section"): a length and the
+/// quantization descriptor, whose first four bytes are [`QuantizationHeader`].
+///
+/// The fields are private so that the two forms always agree: the descriptor bytes
+/// as stored (header, scheme fields, writer padding; validation judges them, and an
+/// invalid file is written back byte for byte) and the [`QuantScheme`] they decode
+/// to, decoded once when the section is read (the binrw read below) or built
+/// ([`QuantizationSection::new`], [`QuantizationSection::from_bytes`]). Its users
+/// take the scheme from [`QuantizationSection::scheme`] and never decode again.
+#[binrw]
+#[brw(little)]
+#[derive(Clone, Debug, Default)]
+pub struct QuantizationSection {
+    /// `quantization_length`.
+    #[br(temp)]
+    #[bw(calc = bytes.len() as u32)]
+    quantization_length: u32,
+    /// The quantization descriptor bytes (header + scheme fields + writer padding).
+    #[br(parse_with = counted(quantization_length as u64, 1))]
+    bytes: Vec<u8>,
+    /// `bytes` decoded; not on the wire.
+    #[br(calc = decode_scheme(&bytes))]
+    #[bw(ignore)]
+    scheme: Option<QuantScheme>,
+}
+
+impl QuantizationSection {
+    /// The section holding `scheme`'s descriptor (its fixed fields, no padding): what
+    /// a writer stores.
+    pub fn new(scheme: QuantScheme) -> Self {
+        QuantizationSection {
+            bytes: scheme.encode(),
+            scheme: Some(scheme),
+        }
+    }
+
+    /// The section holding exactly `bytes` as its descriptor, decoded as a read
+    /// would: for descriptors with writer padding, and for deliberately broken ones
+    /// (too short, an unassigned scheme, bad field values) in tests and the corpus.
+    pub fn from_bytes(bytes: Vec<u8>) -> Self {
+        let scheme = decode_scheme(&bytes);
+        QuantizationSection { bytes, scheme }
+    }
+
+    /// The quantization descriptor bytes as stored (`quantization_length` of them).
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// The decoded scheme fields: `None` when the scheme tag is not assigned or the
+    /// descriptor is shorter than the scheme's fixed fields. Every reader of scheme
+    /// fields (validation, dequantization, export, conversion) takes them from here.
+    pub fn scheme(&self) -> Option<&QuantScheme> {
+        self.scheme.as_ref()
+    }
+
+    /// The scheme header, when the descriptor holds at least four bytes (also for an
+    /// unassigned scheme or a descriptor too short for its scheme's fields).
+    pub fn header(&self) -> Option<QuantizationHeader> {
+        match &self.scheme {
+            Some(scheme) => Some(scheme.header()),
+            None => super::read_from::<QuantizationHeader>(&self.bytes)
+                .ok()
+                .map(|(h, _)| h),
+        }
+    }
+}
+
+impl From<QuantScheme> for QuantizationSection {
+    fn from(scheme: QuantScheme) -> Self {
+        QuantizationSection::new(scheme)
+    }
+}
+
+/// Two sections are equal when they hold the same bytes (the scheme is decoded
+/// from them).
+impl PartialEq for QuantizationSection {
+    fn eq(&self, other: &Self) -> bool {
+        self.bytes == other.bytes
+    }
+}
+
+impl Eq for QuantizationSection {}
+
+/// The 4-byte header every quantization descriptor starts with (quantization.md).
+#[binrw]
+#[brw(little)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct QuantizationHeader {
+    /// Scheme identifier.
+    pub scheme_tag: u8,
+    /// Scheme encoding version.
+    pub scheme_version: u8,
+    /// Scheme-specific flags.
+    pub flags: u16,
+}
+
+impl QuantizationHeader {
+    /// The header of a version-1 descriptor of scheme `scheme_tag`.
+    pub const fn version1(scheme_tag: u8, flags: u16) -> Self {
+        QuantizationHeader {
+            scheme_tag,
+            scheme_version: 1,
+            flags,
+        }
+    }
+}
 
 /// `scheme_tag` of per-tensor affine.
 pub const SCHEME_PER_TENSOR_AFFINE: u8 = 0x01;
@@ -234,37 +344,25 @@ pub fn scale_type_name(tag: u8) -> Option<&'static str> {
     }
 }
 
-impl QuantizationSection {
-    /// The decoded scheme fields: `None` when the scheme tag is not assigned or the
-    /// descriptor is shorter than the scheme's fixed fields. Every reader of scheme
-    /// fields (validation, dequantization, export, conversion) takes them from here.
-    pub fn scheme(&self) -> Option<QuantScheme> {
-        QuantScheme::decode(&self.quantization_descriptor)
-    }
+/// Decodes `bytes` (a whole quantization descriptor): `None` when the scheme tag is
+/// not assigned or the bytes are shorter than the scheme's fixed fields; trailing
+/// writer padding is ignored. The one decoder of scheme fields, run only when a
+/// [`QuantizationSection`] is read or built.
+fn decode_scheme(bytes: &[u8]) -> Option<QuantScheme> {
+    let tag = *bytes.first()?;
+    let len = usize::try_from(scheme_fixed_len(tag)?).ok()?;
+    let fixed = bytes.get(..len)?;
+    let scheme = match tag {
+        SCHEME_PER_TENSOR_AFFINE => QuantScheme::PerTensorAffine(super::read_from(fixed).ok()?.0),
+        SCHEME_PER_CHANNEL_AFFINE => QuantScheme::PerChannelAffine(super::read_from(fixed).ok()?.0),
+        SCHEME_PER_BLOCK_AFFINE => QuantScheme::PerBlockAffine(super::read_from(fixed).ok()?.0),
+        SCHEME_NF4 => QuantScheme::Nf4(super::read_from(fixed).ok()?.0),
+        _ => QuantScheme::Mxfp(super::read_from(fixed).ok()?.0),
+    };
+    Some(scheme)
 }
 
 impl QuantScheme {
-    /// Decodes `bytes` (a whole quantization descriptor). `None` when the scheme tag is
-    /// not assigned or the bytes are shorter than the scheme's fixed fields; trailing
-    /// writer padding is ignored.
-    pub fn decode(bytes: &[u8]) -> Option<Self> {
-        let tag = *bytes.first()?;
-        let len = usize::try_from(scheme_fixed_len(tag)?).ok()?;
-        let fixed = bytes.get(..len)?;
-        let scheme = match tag {
-            SCHEME_PER_TENSOR_AFFINE => {
-                QuantScheme::PerTensorAffine(super::read_from(fixed).ok()?.0)
-            }
-            SCHEME_PER_CHANNEL_AFFINE => {
-                QuantScheme::PerChannelAffine(super::read_from(fixed).ok()?.0)
-            }
-            SCHEME_PER_BLOCK_AFFINE => QuantScheme::PerBlockAffine(super::read_from(fixed).ok()?.0),
-            SCHEME_NF4 => QuantScheme::Nf4(super::read_from(fixed).ok()?.0),
-            _ => QuantScheme::Mxfp(super::read_from(fixed).ok()?.0),
-        };
-        Some(scheme)
-    }
-
     /// The quantization axis; `None` for per-tensor affine, which has none.
     pub fn axis(&self) -> Option<u32> {
         match self {
@@ -326,21 +424,33 @@ impl QuantScheme {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::schema::{read_from, to_bytes};
 
     #[test]
     fn per_channel_worked_example_round_trips() {
-        // quantization/per-channel-affine.md "Worked Example".
-        let bytes = [
+        // quantization/per-channel-affine.md "Worked Example", after its
+        // quantization_length.
+        let descriptor = [
             0x02, 0x01, 0x00, 0x00, 0, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 0x03, 0, 0, 0,
         ];
-        let Some(QuantScheme::PerChannelAffine(d)) = QuantScheme::decode(&bytes) else {
+        let mut wire = 20u32.to_le_bytes().to_vec();
+        wire.extend_from_slice(&descriptor);
+        let (section, used) = read_from::<QuantizationSection>(&wire).unwrap();
+        assert_eq!(used, wire.len() as u64);
+        let Some(&QuantScheme::PerChannelAffine(d)) = section.scheme() else {
             panic!("not per-channel");
         };
         assert_eq!(d.axis, 0);
         assert_eq!(d.scale_buffer_index, 1);
         assert_eq!(d.zero_point_buffer_index, 2);
         assert_eq!(d.scale_type_tag, 3);
-        assert_eq!(QuantScheme::PerChannelAffine(d).encode(), bytes);
+        assert_eq!(section.bytes(), descriptor);
+        assert_eq!(to_bytes(&section), wire);
+        assert_eq!(QuantScheme::PerChannelAffine(d).encode(), descriptor);
+        assert_eq!(
+            QuantizationSection::new(QuantScheme::PerChannelAffine(d)),
+            section
+        );
     }
 
     #[test]
@@ -348,13 +458,30 @@ mod tests {
         let d = PerBlockAffine::version1(1, 32, 1, true);
         let mut bytes = crate::schema::to_bytes(&d);
         assert_eq!(bytes.len() as u64, PerBlockAffine::LEN);
-        assert_eq!(QuantScheme::decode(&bytes[..23]), None);
+        let short = QuantizationSection::from_bytes(bytes[..23].to_vec());
+        assert_eq!(short.scheme(), None);
+        assert_eq!(short.header(), Some(d.header));
         bytes.extend_from_slice(&[0xAA; 8]);
-        assert_eq!(
-            QuantScheme::decode(&bytes),
-            Some(QuantScheme::PerBlockAffine(d))
-        );
-        assert_eq!(QuantScheme::decode(&[0x06, 1, 0, 0]), None);
-        assert_eq!(QuantScheme::decode(&[]), None);
+        let padded = QuantizationSection::from_bytes(bytes.clone());
+        assert_eq!(padded.scheme(), Some(&QuantScheme::PerBlockAffine(d)));
+        assert_eq!(padded.bytes(), bytes);
+        let unassigned = QuantizationSection::from_bytes(vec![0x06, 1, 0, 0]);
+        assert_eq!(unassigned.scheme(), None);
+        assert_eq!(unassigned.header().map(|h| h.scheme_tag), Some(0x06));
+        let empty = QuantizationSection::from_bytes(Vec::new());
+        assert_eq!((empty.scheme(), empty.header()), (None, None));
+        assert_eq!(empty, QuantizationSection::default());
+    }
+
+    #[test]
+    fn a_read_decodes_what_from_bytes_decodes() {
+        // A descriptor too short for its scheme reads (the bytes are kept) but has
+        // no scheme; the same bytes built by hand give the same section.
+        let wire = [3u8, 0, 0, 0, 0x01, 0x01, 0x00];
+        let (section, _) = read_from::<QuantizationSection>(&wire).unwrap();
+        assert_eq!(section.bytes(), &wire[4..]);
+        assert_eq!(section.scheme(), None);
+        assert_eq!(section, QuantizationSection::from_bytes(wire[4..].to_vec()));
+        assert_eq!(to_bytes(&section), wire);
     }
 }

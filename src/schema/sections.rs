@@ -1,5 +1,6 @@
 //! Descriptor sections after the layout fields (metadata.md): buffer table,
-//! quantization framing, shard, statistics, extension type, composite member.
+//! shard, statistics, extension type, composite member. The quantization section
+//! is in [`super::quant`], with the descriptors it holds.
 
 use binrw::binrw;
 
@@ -78,55 +79,6 @@ pub const fn device_memory_pair_valid(device_tag: u8, memory_class: u8) -> bool 
         // PEER: CUDA, ROCm, Vulkan, Level Zero.
         (0x01 | 0x02 | 0x04 | 0x07, MEMORY_PEER) => true,
         _ => false,
-    }
-}
-
-/// The quantization section framing (metadata.md "Quantization Section"): a length
-/// and the raw quantization descriptor, whose first four bytes are
-/// [`QuantizationHeader`]. Scheme payloads are decoded by [`crate::quant`].
-#[binrw]
-#[brw(little)]
-#[derive(Clone, Debug, PartialEq, Eq, Default)]
-pub struct QuantizationSection {
-    /// `quantization_length`.
-    #[br(temp)]
-    #[bw(calc = quantization_descriptor.len() as u32)]
-    quantization_length: u32,
-    /// The quantization descriptor bytes (header + scheme fields + writer padding).
-    #[br(parse_with = counted(quantization_length as u64, 1))]
-    pub quantization_descriptor: Vec<u8>,
-}
-
-/// The 4-byte header every quantization descriptor starts with (quantization.md).
-#[binrw]
-#[brw(little)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub struct QuantizationHeader {
-    /// Scheme identifier.
-    pub scheme_tag: u8,
-    /// Scheme encoding version.
-    pub scheme_version: u8,
-    /// Scheme-specific flags.
-    pub flags: u16,
-}
-
-impl QuantizationHeader {
-    /// The header of a version-1 descriptor of scheme `scheme_tag`.
-    pub const fn version1(scheme_tag: u8, flags: u16) -> Self {
-        QuantizationHeader {
-            scheme_tag,
-            scheme_version: 1,
-            flags,
-        }
-    }
-}
-
-impl QuantizationSection {
-    /// The scheme header, when the descriptor holds at least four bytes.
-    pub fn header(&self) -> Option<QuantizationHeader> {
-        super::read_from::<QuantizationHeader>(&self.quantization_descriptor)
-            .ok()
-            .map(|(h, _)| h)
     }
 }
 

@@ -503,8 +503,7 @@ fn arbitrary_block_tensor(
         u.fill_buffer(&mut b)?;
         buffers.push(b);
     }
-    let desc =
-        hrry::quant::quantize::quantized_descriptor(storage.tag(), &shape, &sizes, quant.encode());
+    let desc = hrry::quant::quantize::quantized_descriptor(storage.tag(), &shape, &sizes, quant);
     Ok((desc, buffers))
 }
 

@@ -318,9 +318,7 @@ enum QuantizedScheme {
 
 impl QuantizedScheme {
     fn of(d: &TensorDescriptor) -> Self {
-        match hrry::schema::QuantScheme::decode(
-            &d.quantization.as_ref().unwrap().quantization_descriptor,
-        ) {
+        match d.quantization.as_ref().unwrap().scheme() {
             Some(hrry::schema::QuantScheme::PerBlockAffine(_)) => QuantizedScheme::PerSlot,
             Some(hrry::schema::QuantScheme::PerChannelAffine(_)) => QuantizedScheme::HeadDim,
             Some(hrry::schema::QuantScheme::PerTensorAffine(p)) => {
@@ -401,11 +399,9 @@ fn codes_composite_heads_shards_hilbert_kv_arrays_and_buffer_counts() {
             broken: group(
                 {
                     let mut h = plain_head();
-                    h.quantization = Some(QuantizationSection {
-                        quantization_descriptor: vec![
-                            1, 1, 0, 0, 0, 0, 0x80, 0x3F, 0, 0, 0, 0, 0, 0, 0, 0,
-                        ],
-                    });
+                    h.quantization = Some(QuantizationSection::from_bytes(vec![
+                        1, 1, 0, 0, 0, 0, 0x80, 0x3F, 0, 0, 0, 0, 0, 0, 0, 0,
+                    ]));
                     h.sync_sections();
                     h
                 },
@@ -462,7 +458,7 @@ fn per_tensor(buffers: usize) -> Vec<u8> {
         ElementType::Int8.tag(),
         &[4],
         &vec![4; buffers],
-        scheme.encode(),
+        scheme,
     );
     write(&[], vec![(d, vec![vec![1, 2, 3, 4]; buffers])])
 }

@@ -195,7 +195,7 @@ pub fn block_tensor(
     let mut buffers = vec![data];
     buffers.extend(params);
     let sizes: Vec<u64> = buffers.iter().map(|b| b.len() as u64).collect();
-    let desc = quantized_descriptor(storage.tag(), shape, &sizes, scheme.encode());
+    let desc = quantized_descriptor(storage.tag(), shape, &sizes, scheme);
     (desc, buffers)
 }
 

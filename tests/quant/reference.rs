@@ -38,7 +38,7 @@ fn per_block_int4_partial_block_with_zero_points() {
     let scales = f32s(&[0.5, 2.0, 0.25, -1.5]);
     let zero_points = i32s(&[1, -2, 0, 3]);
     let q = QuantScheme::PerBlockAffine(PerBlockAffine::version1(1, 4, 0x03, false));
-    let desc = quantized_descriptor(0x48, &[2, 5], &[8, 16, 16], q.encode());
+    let desc = quantized_descriptor(0x48, &[2, 5], &[8, 16, 16], q);
     // s * (q - z): 0.5*(1-1), 0.5*(-2-1), 0.5*(7-1), 0.5*(-8-1), 2*(3+2);
     // 0.25*0, 0.25*5, 0.25*-1, 0.25*2, -1.5*(-3-3).
     let want = [0.0, -1.5, 3.0, -4.5, 10.0, 0.0, 1.25, -0.25, 0.5, 9.0];
@@ -55,7 +55,7 @@ fn per_block_along_axis_zero_with_float16_scales() {
         .flat_map(|&v| half::f16::from_f32(v).to_bits().to_le_bytes())
         .collect();
     let q = QuantScheme::PerBlockAffine(PerBlockAffine::version1(0, 2, 0x01, true));
-    let desc = quantized_descriptor(0x11, &[3, 2], &[8, 8], q.encode());
+    let desc = quantized_descriptor(0x11, &[3, 2], &[8, 8], q);
     let want = [10.0, 40.0, 30.0, 80.0, 25.0, -15.0];
     assert_dequantizes(&desc, &[data, scales], &want);
 }
@@ -68,7 +68,7 @@ fn per_block_bfloat16_scales_and_int2() {
     // bfloat16 3.0 = 0x4040, -0.5 = 0xBF00.
     let scales = vec![0x40, 0x40, 0x00, 0xBF];
     let q = QuantScheme::PerBlockAffine(PerBlockAffine::version1(1, 4, 0x02, true));
-    let desc = quantized_descriptor(0x4A, &[1, 8], &[2, 4], q.encode());
+    let desc = quantized_descriptor(0x4A, &[1, 8], &[2, 4], q);
     let want = [3.0, -6.0, -3.0, 0.0, -0.5, -0.5, 1.0, 1.0];
     assert_dequantizes(&desc, &[data, scales], &want);
 }
@@ -81,7 +81,7 @@ fn per_tensor_uint8() {
         zero_point: 128,
         reserved: [0; 4],
     });
-    let desc = quantized_descriptor(0x11, &[4], &[4], q.encode());
+    let desc = quantized_descriptor(0x11, &[4], &[4], q);
     assert_dequantizes(&desc, &[vec![0, 128, 255, 130]], &[-64.0, 0.0, 63.5, 1.0]);
 }
 
@@ -94,7 +94,7 @@ fn per_tensor_uint32_difference_is_exact_before_conversion() {
         zero_point: i32::MAX,
         reserved: [0; 4],
     });
-    let desc = quantized_descriptor(0x15, &[1], &[4], q.encode());
+    let desc = quantized_descriptor(0x15, &[1], &[4], q);
     assert_dequantizes(&desc, &[u32::MAX.to_le_bytes().to_vec()], &[2147483648.0]);
 }
 
@@ -113,7 +113,7 @@ fn per_channel_int4_with_shared_parameter_buffer() {
         scale_type_tag: 0x03,
         reserved: [0; 3],
     });
-    let desc = quantized_descriptor(0x48, &[2, 3], &[3, 16], q.encode());
+    let desc = quantized_descriptor(0x48, &[2, 3], &[3, 16], q);
     // 0.5*(3-1), 0.5*(-1-1), 0.5*(0-1); 4*(-8+1), 4*(7+1), 4*(2+1).
     let want = [1.0, -1.0, -0.5, -28.0, 32.0, 12.0];
     assert_dequantizes(&desc, &[data, params], &want);
@@ -124,7 +124,7 @@ fn nf4_levels_times_absmax() {
     // shape [1, 8], K = 8, absmax 2.0: codes 0..7 (two per byte, low nibble first).
     let data = vec![0x10, 0x32, 0x54, 0x76];
     let q = QuantScheme::Nf4(BlockScaled::version1(0x04, 1, 8));
-    let desc = quantized_descriptor(0x49, &[1, 8], &[4, 4], q.encode());
+    let desc = quantized_descriptor(0x49, &[1, 8], &[4, 4], q);
     // Doubling is exact: twice the spec's levels.
     let want = [
         -2.0f64,
@@ -145,7 +145,7 @@ fn mxfp4_values_times_power_of_two() {
     // float4_e2m1 codes 0..15, one block of 16, scale 2^(128 - 127) = 2.
     let data = vec![0x10, 0x32, 0x54, 0x76, 0x98, 0xBA, 0xDC, 0xFE];
     let q = QuantScheme::Mxfp(BlockScaled::version1(0x05, 0, 16));
-    let desc = quantized_descriptor(0x43, &[16], &[8, 1], q.encode());
+    let desc = quantized_descriptor(0x43, &[16], &[8, 1], q);
     let want = [
         0.0, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, -0.0, -1.0, -2.0, -3.0, -4.0, -6.0, -8.0, -12.0,
     ];
@@ -159,7 +159,7 @@ fn mxfp6_packing_example_from_element_types() {
     let mut data = vec![0x81, 0x40, 0x20];
     data.resize(12, 0);
     let q = QuantScheme::Mxfp(BlockScaled::version1(0x05, 0, 16));
-    let desc = quantized_descriptor(0x44, &[16], &[12, 1], q.encode());
+    let desc = quantized_descriptor(0x44, &[16], &[12, 1], q);
     let mut want = vec![0.0625, 0.125, 0.25, 0.5];
     want.resize(16, 0.0);
     assert_dequantizes(&desc, &[data, vec![126]], &want);
@@ -171,7 +171,7 @@ fn mxfp8_e4m3_nan_and_max() {
     let mut data = vec![0x7E, 0x7F, 0x38, 0xB8];
     data.resize(16, 0);
     let q = QuantScheme::Mxfp(BlockScaled::version1(0x05, 0, 16));
-    let desc = quantized_descriptor(0x40, &[16], &[16, 1], q.encode());
+    let desc = quantized_descriptor(0x40, &[16], &[16, 1], q);
     let slices: Vec<&[u8]> = vec![&data, &[130]];
     let out = dequantize(&desc, &slices).unwrap();
     assert_eq!(out[0], 3584.0);
@@ -192,7 +192,7 @@ fn column_major_per_block() {
         }
     }
     let q = QuantScheme::PerBlockAffine(PerBlockAffine::version1(1, 2, 0x03, true));
-    let mut desc = quantized_descriptor(0x10, &[2, 4], &[8, 16], q.encode());
+    let mut desc = quantized_descriptor(0x10, &[2, 4], &[8, 16], q);
     desc.layout_tag = LAYOUT_COLUMN_MAJOR;
     desc.layout = LayoutFields::Implicit;
     let want = [1.0, 2.0, 30.0, 40.0, -100.0, -200.0, -3000.0, -4000.0];
@@ -208,7 +208,7 @@ fn strided_layout_with_negative_stride() {
         zero_point: 0,
         reserved: [0; 4],
     });
-    let mut desc = quantized_descriptor(0x10, &[3], &[3], q.encode());
+    let mut desc = quantized_descriptor(0x10, &[3], &[3], q);
     desc.layout_tag = hrry::schema::LAYOUT_STRIDED;
     desc.layout = LayoutFields::Strided { strides: vec![-1] };
     desc.byte_offset = 2;
@@ -308,7 +308,7 @@ fn upstream_per_block_vector_decodes_to_its_manifest_entry() {
     assert_eq!(desc.flags.has_shard(), expect["has_shard"]);
 
     let section = desc.quantization.as_ref().unwrap();
-    let scheme = QuantScheme::decode(&section.quantization_descriptor).unwrap();
+    let scheme = *section.scheme().unwrap();
     let QuantScheme::PerBlockAffine(d) = scheme else {
         panic!("not per-block affine: {scheme:?}");
     };
@@ -345,7 +345,7 @@ fn broadcasting_strides_are_refused_whole_but_served_by_rows() {
         zero_point: 0,
         reserved: [0; 4],
     });
-    let mut desc = quantized_descriptor(0x10, &[1 << 30, 4], &[4], q.encode());
+    let mut desc = quantized_descriptor(0x10, &[1 << 30, 4], &[4], q);
     desc.layout_tag = hrry::schema::LAYOUT_STRIDED;
     desc.layout = LayoutFields::Strided {
         strides: vec![0, 1],
@@ -380,14 +380,13 @@ fn shared_parameter_buffer_dequantizes_like_separate_buffers() {
     let separate = dequantize(&q.descriptor, &q.buffer_slices()).unwrap();
     let mut shared = q.buffers[1].clone();
     shared.extend_from_slice(&q.buffers[2]);
-    let mut scheme = QuantScheme::decode(
-        &q.descriptor
-            .quantization
-            .as_ref()
-            .unwrap()
-            .quantization_descriptor,
-    )
-    .unwrap();
+    let mut scheme = *q
+        .descriptor
+        .quantization
+        .as_ref()
+        .unwrap()
+        .scheme()
+        .unwrap();
     if let QuantScheme::PerBlockAffine(d) = &mut scheme {
         d.zero_point_buffer_index = 1;
     }
@@ -395,7 +394,7 @@ fn shared_parameter_buffer_dequantizes_like_separate_buffers() {
         0x49,
         &[3, 20],
         &[q.buffers[0].len() as u64, shared.len() as u64],
-        scheme.encode(),
+        scheme,
     );
     let slices: Vec<&[u8]> = vec![&q.buffers[0], &shared];
     assert_bits_eq(&dequantize(&desc, &slices).unwrap(), &separate, "shared");

@@ -5,6 +5,7 @@
 use crate::common::*;
 use hrry::model::element_type::ElementType::*;
 use hrry::quant::{Dequantizer, Kernel};
+use hrry::schema::QuantizationSection;
 use hrry::validate::{Mode, Report};
 
 #[test]
@@ -47,17 +48,21 @@ fn random_edits_never_panic_and_kernels_agree() {
         for _ in 0..1 + rng.below(3) {
             match rng.below(6) {
                 0 => {
-                    let q = &mut desc.quantization.as_mut().unwrap().quantization_descriptor;
+                    let section = desc.quantization.as_mut().unwrap();
+                    let mut q = section.bytes().to_vec();
                     if q.is_empty() {
                         continue;
                     }
                     let i = rng.below(q.len() as u64) as usize;
                     q[i] = rng.next() as u8;
+                    *section = QuantizationSection::from_bytes(q);
                 }
                 1 => {
-                    let q = &mut desc.quantization.as_mut().unwrap().quantization_descriptor;
+                    let section = desc.quantization.as_mut().unwrap();
+                    let mut q = section.bytes().to_vec();
                     let i = rng.below(q.len() as u64 + 1) as usize;
                     q.truncate(i);
+                    *section = QuantizationSection::from_bytes(q);
                 }
                 2 => {
                     let d = rng.below(desc.shape.len() as u64) as usize;
@@ -151,7 +156,7 @@ fn a_huge_channel_count_with_shared_parameters_does_not_overflow() {
         });
         let mut sizes = vec![8u64; index as usize];
         sizes.push(16);
-        let mut desc = quantized_descriptor(0x48, &[1 << 62, 1], &sizes, q.encode());
+        let mut desc = quantized_descriptor(0x48, &[1 << 62, 1], &sizes, q);
         desc.layout_tag = layout_tag;
         let buffers: Vec<Vec<u8>> = sizes.iter().map(|&n| vec![0u8; n as usize]).collect();
         let mut report = Report::new(Mode::Strict);

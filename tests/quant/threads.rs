@@ -10,7 +10,7 @@
 use crate::common::*;
 use hrry::model::element_type::ElementType::{self, *};
 use hrry::quant::{Dequantizer, Kernel, QuantError, MIN_VALUES_PER_THREAD};
-use hrry::schema::QuantScheme;
+use hrry::schema::{QuantScheme, QuantizationSection};
 
 /// Thread settings tried: one per core (0), and counts that divide the parts
 /// unevenly.
@@ -222,13 +222,11 @@ fn prevalidated_still_checks_descriptors_and_bounds() {
     // A descriptor rule: the axis outside the shape.
     let mut bad_axis = desc.clone();
     let section = bad_axis.quantization.as_mut().unwrap();
-    let Some(QuantScheme::PerBlockAffine(mut d)) =
-        QuantScheme::decode(&section.quantization_descriptor)
-    else {
+    let Some(&QuantScheme::PerBlockAffine(mut d)) = section.scheme() else {
         panic!("per-block affine descriptor expected")
     };
     d.axis = 2;
-    section.quantization_descriptor = QuantScheme::PerBlockAffine(d).encode();
+    *section = QuantizationSection::new(QuantScheme::PerBlockAffine(d));
     bad_axis.sync_sections();
     match Dequantizer::prevalidated(&bad_axis, &slices(&buffers)) {
         Err(QuantError::Invalid(_)) => {}

@@ -1064,9 +1064,7 @@ fn descriptor_cases() -> Vec<Case> {
     let inv = |rule, what: &str, bytes| Case::invalid(F, rule, "", what, bytes);
     let one = || single(f32d(&[2, 3]));
     let quant_short = with(f32d(&[2, 3]), |d| {
-        d.quantization = Some(QuantizationSection {
-            quantization_descriptor: vec![3, 1],
-        });
+        d.quantization = Some(QuantizationSection::from_bytes(vec![3, 1]));
         d.sync_sections();
     });
     vec![
@@ -1433,11 +1431,9 @@ fn descriptor_cases() -> Vec<Case> {
             "a group head with a per-tensor quantization section",
             {
                 let h = with(composite_head(ElementType::Float32, &[2], 3, 0, 1), |d| {
-                    d.quantization = Some(QuantizationSection {
-                        quantization_descriptor: vec![
-                            1, 1, 0, 0, 0, 0, 0x80, 0x3F, 0, 0, 0, 0, 0, 0, 0, 0,
-                        ],
-                    });
+                    d.quantization = Some(QuantizationSection::from_bytes(vec![
+                        1, 1, 0, 0, 0, 0, 0x80, 0x3F, 0, 0, 0, 0, 0, 0, 0, 0,
+                    ]));
                     d.sync_sections();
                 });
                 items(vec![

@@ -5,7 +5,8 @@
 use hrry::file::{HrryFile, HrryWriter, WriterOptions};
 use hrry::layout::dense::clear_unused_tail;
 use hrry::schema::{
-    read_from, to_bytes, IndexEntry, IndexSection, TensorDescriptor, Trailer, TRAILER_LEN,
+    read_from, to_bytes, IndexEntry, IndexSection, QuantizationSection, TensorDescriptor, Trailer,
+    TRAILER_LEN,
 };
 
 /// One tensor to write: name, descriptor and buffers.
@@ -79,8 +80,16 @@ pub fn write_one(name: &str, descriptor: TensorDescriptor, buffers: Vec<Vec<u8>>
 
 /// Overwrites bytes of `d`'s quantization descriptor at `offset` (it must have one).
 pub fn put_quantization(d: &mut TensorDescriptor, offset: u64, data: &[u8]) {
+    edit_quantization(d, |bytes| put(bytes, offset, data));
+}
+
+/// Edits the bytes of `d`'s quantization descriptor (it must have one; their length
+/// may change) and decodes the section again from the result, as a reader would.
+pub fn edit_quantization(d: &mut TensorDescriptor, edit: impl FnOnce(&mut Vec<u8>)) {
     let q = d.quantization.as_mut().expect("quantized");
-    put(&mut q.quantization_descriptor, offset, data);
+    let mut bytes = q.bytes().to_vec();
+    edit(&mut bytes);
+    *q = QuantizationSection::from_bytes(bytes);
 }
 
 /// Little-endian bytes of `values`.

@@ -31,7 +31,7 @@ impl Tensor {
     ) -> Self {
         let sizes: Vec<u64> = buffers.iter().map(|b| b.len() as u64).collect();
         Tensor {
-            desc: quantized_descriptor(storage.tag(), shape, &sizes, scheme.encode()),
+            desc: quantized_descriptor(storage.tag(), shape, &sizes, scheme),
             buffers,
         }
     }
@@ -44,14 +44,7 @@ impl Tensor {
 
     /// Edits the quantization descriptor bytes (their length may change).
     fn q_bytes(mut self, edit: impl FnOnce(&mut Vec<u8>)) -> Self {
-        edit(
-            &mut self
-                .desc
-                .quantization
-                .as_mut()
-                .expect("quantized")
-                .quantization_descriptor,
-        );
+        patch::edit_quantization(&mut self.desc, edit);
         self
     }
 

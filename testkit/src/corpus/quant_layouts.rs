@@ -39,9 +39,7 @@ impl Quantized {
         let (mut desc, mut buffers) = layout;
         buffers.extend(params);
         desc.buffers.resize(buffers.len(), desc.buffers[0]);
-        desc.quantization = Some(QuantizationSection {
-            quantization_descriptor: scheme.encode(),
-        });
+        desc.quantization = Some(QuantizationSection::new(scheme));
         Quantized { desc, buffers }
     }
 

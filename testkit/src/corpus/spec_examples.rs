@@ -87,9 +87,7 @@ fn per_channel_worked_example() -> Vec<u8> {
         LayoutFields::Implicit,
         &buffers.iter().map(|b| b.len() as u64).collect::<Vec<_>>(),
     );
-    d.quantization = Some(QuantizationSection {
-        quantization_descriptor: scheme.encode(),
-    });
+    d.quantization = Some(QuantizationSection::new(scheme));
     d.sync_sections();
     patch::write_one("weight", d, buffers)
 }

@@ -496,7 +496,7 @@ fn main() {
         0x10,
         &[2, 3],
         &[6],
-        hrry::schema::to_bytes(&q),
+        hrry::schema::QuantScheme::PerTensorAffine(q),
     );
     let expected: Vec<Elem> = codes
         .iter()

@@ -390,9 +390,9 @@ fn sections(dir: &Path) {
         .with_has_extension_type(true)
         .with_has_statistics(true)
         .with_has_composite_member(true);
-    everything.quantization = Some(QuantizationSection {
-        quantization_descriptor: vec![0xF2, 1, 0, 0, 9, 8, 7],
-    });
+    everything.quantization = Some(QuantizationSection::from_bytes(vec![
+        0xF2, 1, 0, 0, 9, 8, 7,
+    ]));
     everything.shard = Some(ShardSection {
         parent_shape: vec![12, 2],
         shard_offset: vec![6, 0],
@@ -454,9 +454,7 @@ fn quantized(dir: &Path) {
             sizes,
         );
         d.flags.set_has_quantization(true);
-        d.quantization = Some(QuantizationSection {
-            quantization_descriptor: qd,
-        });
+        d.quantization = Some(QuantizationSection::from_bytes(qd));
         d
     }
     let le32 = |v: u32| v.to_le_bytes();

@@ -10,7 +10,7 @@ use base64::Engine as _;
 use hrry::conformance;
 use hrry::file::{HrryFile, HrryWriter, WriterOptions};
 use hrry::model::ElementType;
-use hrry::schema::{KvArray, KvScalar, KvValue, LenBytes};
+use hrry::schema::{KvArray, KvScalar, KvValue, LenBytes, QuantizationSection};
 use hrry::validate::{Mode, Options, Policy};
 use serde_json::{json, Map, Value};
 
@@ -449,10 +449,12 @@ fn without_zero_points(path: &Path) -> Option<Vec<Value>> {
             let t = file.tensor_at(entry).ok()?;
             let mut desc = t.descriptor.clone();
             if let Some(q) = desc.quantization.as_mut() {
-                if q.quantization_descriptor.first() == Some(&PER_TENSOR_AFFINE) {
-                    if let Some(zp) = q.quantization_descriptor.get_mut(ZERO_POINT) {
+                if q.bytes().first() == Some(&PER_TENSOR_AFFINE) {
+                    let mut bytes = q.bytes().to_vec();
+                    if let Some(zp) = bytes.get_mut(ZERO_POINT) {
                         zp.fill(0);
                     }
+                    *q = QuantizationSection::from_bytes(bytes);
                 }
             }
             Some(conformance::reading_of(entry.name(), &desc, &t.buffers).to_json())
