@@ -4,10 +4,10 @@
 
 use std::path::PathBuf;
 
-use hrry::file::{Check, HrryFile, OpenOptions};
-use hrry::report::{
+use crate::json::{
     element_json, inspect_head_json, kv_json_limited, kv_type_name, tensors_json, Summary,
 };
+use hrry::file::{Check, HrryFile, OpenOptions};
 use hrry::schema::KvValue;
 use hrry::{Format, Report};
 use serde_json::{json, Map, Value};
@@ -483,7 +483,7 @@ fn print_violations(report: &Report) {
 
 /// The violations `--permissive` found, as `hrry validate --json` lists them.
 fn violations_json(report: &Report) -> Value {
-    hrry::report::validate_json("", "hrryfile", report)["violations"].clone()
+    crate::json::validate_json("", "hrryfile", report)["violations"].clone()
 }
 
 /// The `-n` globs as shown in headings, `None` without `-n`.

@@ -4,9 +4,9 @@
 
 use std::path::Path;
 
+use crate::json::INSPECT_FORMAT_VERSION;
 use hrry::convert::listing::Listing;
 use hrry::convert::{list, ModelFormat};
-use hrry::report::INSPECT_FORMAT_VERSION;
 use serde_json::{json, Map, Value};
 
 use crate::text::{self, safe};
@@ -71,7 +71,7 @@ fn document(path: &Path, listing: &Listing, max_array: Option<usize>) -> Value {
     for e in &listing.metadata {
         kv.insert(
             e.key.clone(),
-            hrry::report::kv_json_limited(&e.value, max_array),
+            crate::json::kv_json_limited(&e.value, max_array),
         );
         source_types.insert(e.key.clone(), json!(e.source_type));
     }

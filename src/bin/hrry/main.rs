@@ -54,6 +54,7 @@ mod export;
 mod holo;
 mod input;
 mod inspect;
+mod json;
 mod json_stream;
 mod listing;
 mod net;
@@ -261,7 +262,7 @@ fn rules(json: bool, markdown: bool) -> Result<Outcome, Failure> {
     if markdown {
         write_stdout(conformance_map::markdown().as_bytes());
     } else if json {
-        let list: Vec<_> = rules.iter().map(|r| hrry::report::rule_json(r)).collect();
+        let list: Vec<_> = rules.iter().map(|r| crate::json::rule_json(r)).collect();
         outln!(
             "{}",
             serde_json::to_string_pretty(&serde_json::json!({ "rules": list }))?

@@ -5,7 +5,7 @@
 
 use serde_json::{json, Map, Value};
 
-use hrry::report::INSPECT_FORMAT_VERSION;
+use crate::json::INSPECT_FORMAT_VERSION;
 
 use crate::text::{self, cut, plural, safe, width};
 

@@ -348,7 +348,7 @@ fn validate(args: ValidateArgs) -> Result<Outcome, Failure> {
                 if !args.json && !args.jsonl {
                     crate::validate::print_report(&text::safe(&name), &report);
                 }
-                hrry::report::validate_json(&name, format.name(), &report)
+                crate::json::validate_json(&name, format.name(), &report)
             }
             Err(Failure(message)) => {
                 worst.add_unreadable();
@@ -383,7 +383,7 @@ pub fn inspect(path: &Path, bytes: Option<&[u8]>, as_json: bool) -> Result<Outco
         match reader.next_tensor() {
             Ok(Some(t)) => {
                 let name = names.next(&t.descriptor);
-                tensors.push(hrry::report::stream_tensor_json(&t, &name));
+                tensors.push(crate::json::stream_tensor_json(&t, &name));
             }
             Ok(None) => break,
             Err(e) => {
@@ -417,7 +417,7 @@ fn print_human(name: &str, v: &Value) {
         .map(Vec::as_slice)
         .unwrap_or_default();
     outln!("{name}: bare Hurray stream, {} bytes", v["stream_size"]);
-    let summary = hrry::report::summary_json(tensors);
+    let summary = crate::json::summary_json(tensors);
     outln!("  {}", crate::render::summary_line(&summary));
     crate::render::print_tensors(tensors, tensors.len() as u64);
 }
@@ -431,7 +431,7 @@ pub fn inspect_messages(path: &Path, as_json: bool) -> Result<Outcome, Failure> 
     let error = loop {
         match read_frame(&mut source, at, u32::MAX) {
             Ok(Some(frame)) => {
-                messages.push(hrry::report::message_json(&frame, at));
+                messages.push(crate::json::message_json(&frame, at));
                 at += frame.encoded_len();
             }
             Ok(None) => break None,
