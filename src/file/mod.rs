@@ -5,6 +5,7 @@
 mod atomic;
 mod copy;
 mod error;
+mod mapping;
 mod mirror;
 mod open;
 mod output;
@@ -15,6 +16,7 @@ mod writer;
 pub use atomic::{remove_temporaries, AtomicFile};
 pub use copy::{copy_through_buffer, CopyFrom};
 pub use error::Error;
+pub use mapping::Mapping;
 pub use open::{map_file, Check, OpenOptions};
 pub use output::{Output, OutputError};
 pub(crate) use reader::slice_at;

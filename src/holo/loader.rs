@@ -3,8 +3,6 @@
 
 use std::path::Path;
 
-use memmap2::Mmap;
-
 use crate::schema::holo::HoloHeader;
 use crate::validate::Mode;
 
@@ -60,7 +58,7 @@ impl<'a> HoloLoader<&'a [u8]> {
     }
 }
 
-impl HoloLoader<Mmap> {
+impl HoloLoader<crate::file::Mapping> {
     /// Maps the file at `path` read-only and verifies it.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, HoloError> {
         let path = path.as_ref();
