@@ -14,6 +14,17 @@ pub struct Mapping(Box<dyn AsRef<[u8]> + Send + Sync>);
 impl Mapping {
     /// Takes `owner`, whose bytes must not move nor change while it is held (a
     /// memory map of the caller's own, a `Vec<u8>`, a `Box<[u8]>`).
+    ///
+    /// ```
+    /// use hrry::file::{HrryWriter, Mapping, OpenOptions, WriterOptions};
+    ///
+    /// let mut w = HrryWriter::new(Vec::new(), WriterOptions::default())?;
+    /// w.write_row_major::<f32>("w", &[2], &[1.0, 2.0])?;
+    /// let bytes: Vec<u8> = w.finish()?;
+    /// let file = OpenOptions::new().open_mmap(Mapping::new(bytes))?;
+    /// assert_eq!(file.tensor("w")?.unwrap().as_slice::<f32>()?, [1.0, 2.0]);
+    /// # Ok::<(), hrry::Error>(())
+    /// ```
     pub fn new<B: AsRef<[u8]> + Send + Sync + 'static>(owner: B) -> Self {
         Mapping(Box::new(owner))
     }

@@ -13,7 +13,7 @@ mod reader;
 mod sequential;
 mod writer;
 
-pub use atomic::{remove_temporaries, AtomicFile};
+pub use atomic::{watch_temporaries, AtomicFile, Temporaries};
 pub use copy::{copy_through_buffer, CopyFrom};
 pub use error::Error;
 pub use mapping::Mapping;

@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use hrry::file::{Output, OutputError};
+use hrry::file::OutputError;
 use hrry::holo::{describe, HoloError, HoloLoader, SectionKind};
 use serde_json::Value;
 
@@ -201,7 +201,8 @@ fn extract(args: ExtractArgs) -> Result<Outcome, Failure> {
         (None, None) => return Err(Failure("give --extension KEY or --section KIND".into())),
     };
     crate::output_folder(&args.output)?;
-    let mut out = Output::create(&args.output, &[&args.file]).map_err(crate::output_failure)?;
+    let mut out =
+        crate::output::create(&args.output, &[&args.file]).map_err(crate::output_failure)?;
     out.write_all(bytes).map_err(|e| {
         crate::output_failure(OutputError::Io {
             path: args.output.clone(),

@@ -68,6 +68,7 @@ mod sarif;
 mod stats;
 mod stdout;
 mod stream;
+mod temporaries;
 mod text;
 mod validate;
 
@@ -187,9 +188,10 @@ fn handle_signals() {
         // temporary-file cleanup is lost.
         return;
     };
+    temporaries::install();
     std::thread::spawn(move || {
         if let Some(signal) = signals.forever().next() {
-            hrry::file::remove_temporaries();
+            temporaries::remove_all();
             std::process::exit(128 + signal);
         }
     });

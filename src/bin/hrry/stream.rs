@@ -4,7 +4,7 @@
 use std::io::{IsTerminal, Read};
 use std::path::{Path, PathBuf};
 
-use hrry::file::{HrryWriter, Output, WriterOptions};
+use hrry::file::{HrryWriter, WriterOptions};
 use hrry::limits::Limits;
 use hrry::stream::message::read_frame;
 use hrry::stream::{StreamReader, StreamWriter, TensorNames, UnpackOptions};
@@ -191,7 +191,7 @@ fn pack(args: PackArgs) -> Result<Outcome, Failure> {
             &[&args.file]
         };
         crate::output_folder(&args.output)?;
-        let out = Output::create(&args.output, inputs).map_err(crate::output_failure)?;
+        let out = crate::output::create(&args.output, inputs).map_err(crate::output_failure)?;
         let mut w = StreamWriter::new(out);
         pack_into(&args.file, piped.as_deref(), &mut w)
             .and_then(|_| w.finish())
@@ -285,7 +285,10 @@ fn unpack(args: UnpackArgs) -> Result<Outcome, Failure> {
             &[&args.input]
         };
         crate::output_folder(&args.output)?;
-        let mut w = HrryWriter::create_from(&args.output, inputs, options)?;
+        let mut w = HrryWriter::new(
+            crate::output::create(&args.output, inputs).map_err(crate::output_failure)?,
+            options,
+        )?;
         hrry::stream::unpack(&mut reader, &mut w, &checks)
             .and_then(|done| w.finish_file().map(|()| done))
     };
