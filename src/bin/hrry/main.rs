@@ -56,6 +56,7 @@ mod input;
 mod inspect;
 mod json;
 mod json_stream;
+mod listed;
 mod listing;
 mod net;
 mod open;

@@ -92,16 +92,19 @@ pub fn payload_json(p: &hrry::stream::message::Payload) -> Value {
     }
 }
 
-/// One framed message for `hrry stream inspect --messages --json`, at offset `at`:
-/// header fields, the type's name and the decoded payload (or why it does not
-/// decode).
-pub fn message_json(frame: &hrry::stream::message::Frame, at: u64) -> Value {
-    let h = frame.header;
-    let name = hrry::stream::message::MessageType::from_tag(h.message_type).map(|t| t.name());
-    let payload = match frame.decode(at) {
+/// A framed message's decoded payload, or why it does not decode, for `hrry
+/// stream inspect --messages` (`at`: the frame's offset).
+pub fn frame_payload_json(frame: &hrry::stream::message::Frame, at: u64) -> Value {
+    match frame.decode(at) {
         Ok((p, _)) => payload_json(&p),
         Err(e) => json!({"error": e.to_string()}),
-    };
+    }
+}
+
+/// One framed message for `hrry stream inspect --messages --json`, at offset `at`:
+/// header fields, the type's name and the payload ([`frame_payload_json`]).
+pub fn message_json(h: &hrry::schema::transport::MessageHeader, at: u64, payload: Value) -> Value {
+    let name = hrry::stream::message::MessageType::from_tag(h.message_type).map(|t| t.name());
     json!({
         "offset": at,
         "message_type": h.message_type,
