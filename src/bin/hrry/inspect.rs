@@ -4,7 +4,9 @@
 
 use std::path::PathBuf;
 
-use crate::json::{element_json, inspect_head_json, kv_json_limited, kv_type_name, tensor_json};
+use crate::json::{
+    element_json, inspect_head_json, kv_json_limited, kv_type_name, tensor_json, violations_json,
+};
 use crate::listed::{Listed, Totals};
 use hrry::file::{Check, HrryFile, OpenOptions, TensorEntry};
 use hrry::schema::{KvValue, TensorDescriptor};
@@ -491,11 +493,6 @@ fn print_violations(report: &Report) {
             safe(&v.message)
         );
     }
-}
-
-/// The violations `--permissive` found, as `hrry validate --json` lists them.
-fn violations_json(report: &Report) -> Value {
-    crate::json::validate_json("", "hrryfile", report)["violations"].clone()
 }
 
 /// The `-n` globs as shown in headings, `None` without `-n`.

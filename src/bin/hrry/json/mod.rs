@@ -99,14 +99,25 @@ pub fn validate_json(file: &str, format: &str, report: &Report) -> Value {
         "format": format,
         "mode": match report.mode { hrry::validate::Mode::Strict => "strict", hrry::validate::Mode::Permissive => "permissive" },
         "policy": report.policy.name(),
-        "violations": report.violations.iter().map(|v| json!({
-            "rule": v.rule.id,
-            "level": v.rule.level.name(),
-            "offset": v.offset,
-            "message": v.message,
-        })).collect::<Vec<_>>(),
+        "violations": violations_json(report),
         "notes": report.notes,
     })
+}
+
+/// The violations of `report`, as `hrry validate --json` lists them.
+pub fn violations_json(report: &Report) -> Value {
+    report
+        .violations
+        .iter()
+        .map(|v| {
+            json!({
+                "rule": v.rule.id,
+                "level": v.rule.level.name(),
+                "offset": v.offset,
+                "message": v.message,
+            })
+        })
+        .collect()
 }
 
 /// One rule as JSON.
