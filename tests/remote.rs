@@ -1415,12 +1415,13 @@ fn validate_reads_its_urls_from_a_list_and_reports_what_they_cost() {
     let dir = tempfile::tempdir().expect("temp dir");
     let local = dir.path().join("basic.hrry");
     std::fs::write(&local, &bytes).expect("write");
+    // The local file's object, as `--jsonl` prints it.
     let local_run = hrry_run(
-        &[a(["validate", "--json"]).as_slice(), &[local.as_os_str()]].concat(),
+        &[a(["validate", "--jsonl"]).as_slice(), &[local.as_os_str()]].concat(),
         &[],
     );
     let expected: serde_json::Value =
-        serde_json::from_slice(&local_run.stdout).expect("the local document");
+        serde_json::from_slice(&local_run.stdout).expect("the local object");
     let good = fault_server(bytes.clone(), |_| Answer::Right);
     let missing = fault_server(bytes, |_| Answer::Status(404));
     let list = dir.path().join("urls.txt");

@@ -23,7 +23,7 @@ impl Mapping {
     /// let bytes: Vec<u8> = w.finish()?;
     /// let file = OpenOptions::new().open_mmap(Mapping::new(bytes))?;
     /// assert_eq!(file.tensor("w")?.unwrap().as_slice::<f32>()?, [1.0, 2.0]);
-    /// # Ok::<(), hrry::Error>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn new<B: AsRef<[u8]> + Send + Sync + 'static>(owner: B) -> Self {
         Mapping(Box::new(owner))
