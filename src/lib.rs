@@ -146,9 +146,8 @@
 //! `convert` (safetensors and GGUF), `remote` (files read over HTTP(S) range
 //! requests and from S3), `content` (any model file's tensors and metadata
 //! compared and summarised: `hrry diff`, statistics; behind `convert`), `serve`
-//! (the tensor server and its client), `report` (the CLI's JSON renderings;
-//! behind the json feature) and `conformance` (the expected reading of a file that
-//! `hrry conformance` scores a testee against). The test support (the
+//! (the tensor server and its client) and `conformance` (the expected reading of a
+//! file that `hrry conformance` scores a testee against). The test support (the
 //! conformance corpus generator, random models, the fuzz target bodies) is not
 //! here: it is the unpublished `hrry-testkit` crate (`testkit/`).
 //!
@@ -159,7 +158,7 @@
 //! | `cli`     | yes     | the `hrry` binary (clap, indicatif, signal-hook); implies `conformance`, `convert`, `json`, `remote` and `serve` |
 //! | `conformance` | yes (via `cli`) | `hrry::conformance`: each tensor's expected reading (name, type, shape, SHA-256 of its content) under the conformance protocol (serde_json, sha2) |
 //! | `convert` | yes     | `hrry::convert`: safetensors ↔ HRRYFILE, GGUF ↔ HRRYFILE, whole checkpoints in (safetensors, serde_json) |
-//! | `json`    | yes (via `cli`) | JSON summaries of `.holo` archives (`holo::inspect_json`) and of the CLI's output |
+//! | `json`    | yes (via `cli`) | the JSON summary of a `.holo` archive (`holo::inspect_json`, with its κ-label under `kappa`) (serde_json) |
 //! | `kappa`   | no      | `holo::kappa`: κ-labels of archives (uor-addr) |
 //! | `remote`  | yes (via `cli`) | `hrry::remote`: a [`source::ReadAt`] over HTTP(S) range requests and S3 (ureq, rustls, rusty-s3) |
 //! | `serve`   | yes (via `cli`) | `hrry::serve`: the tensor server of the network transport and its blocking client (tokio) |
@@ -193,10 +192,6 @@ pub mod npy;
 pub mod quant;
 #[cfg(feature = "remote")]
 pub mod remote;
-// The CLI's `--json` renderings; their format is documented by the CLI.
-#[cfg(feature = "json")]
-#[doc(hidden)]
-pub mod report;
 pub mod schema;
 #[cfg(feature = "serve")]
 pub mod serve;

@@ -190,11 +190,8 @@ impl FileSource {
     /// and a page past a truncation is `SIGBUS`. With
     /// [`OpenOptions::open_mmap_read`](crate::file::OpenOptions::open_mmap_read),
     /// a file opened whose decode pass reads this source, not the mapping.
-    pub fn map(&self) -> io::Result<memmap2::Mmap> {
-        // SAFETY: the map is read-only; another process truncating or rewriting
-        // the file while it is mapped is the documented hazard above
-        // (docs/security.md).
-        unsafe { memmap2::Mmap::map(&self.file) }
+    pub fn map(&self) -> io::Result<crate::file::Mapping> {
+        crate::file::Mapping::map(&self.file)
     }
 }
 

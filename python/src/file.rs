@@ -120,8 +120,8 @@ fn decode(
 ) -> PyResult<Mapping> {
     let options = judge.open_options(check);
     let file = detached(py, || match read_through {
-        Some(source) => options.open_mmap_read(map, source),
-        None => options.open_mmap(map),
+        Some(source) => options.open_mmap_read(hrry::file::Mapping::new(map), source),
+        None => options.open_mmap(hrry::file::Mapping::new(map)),
     })?
     .map_err(|e| file_error(py, what, e))?;
     Ok(Mapping::new(file, access, None))

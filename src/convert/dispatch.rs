@@ -2,7 +2,10 @@
 
 use std::path::Path;
 
+use crate::file::Output;
+
 use super::listing::Listing;
+use super::output::Target;
 use super::source::FileSource;
 use super::{
     checkpoint, gguf, safetensors, to_gguf, Error, ModelFormat, Options, Progress, Summary,
@@ -51,6 +54,29 @@ pub fn convert(
     options: &Options,
     progress: &mut dyn Progress,
 ) -> Result<Summary, Error> {
+    convert_into(input, Target::Path(output), options, progress)
+}
+
+/// [`convert`] into an output the caller opened, such as standard output
+/// ([`Output::through`]); the output format is `options.to`, else the extension of
+/// the output's name.
+pub fn convert_to_output(
+    input: &Path,
+    output: Output,
+    options: &Options,
+    progress: &mut dyn Progress,
+) -> Result<Summary, Error> {
+    convert_into(input, Target::Open(output), options, progress)
+}
+
+fn convert_into(
+    input: &Path,
+    target: Target<'_>,
+    options: &Options,
+    progress: &mut dyn Progress,
+) -> Result<Summary, Error> {
+    let name = target.name();
+    let output = name.as_path();
     let resolved;
     let input = if input.is_dir() {
         resolved = checkpoint::resolve_directory(input)?;
@@ -70,15 +96,15 @@ pub fn convert(
     };
     match (from, to) {
         (ModelFormat::Safetensors, ModelFormat::Hrry) => {
-            safetensors::to_hrry(input, output, options, progress)
+            safetensors::to_hrry_into(input, target, options, progress)
         }
-        (ModelFormat::Gguf, ModelFormat::Hrry) => gguf::to_hrry(input, output, options, progress),
+        (ModelFormat::Gguf, ModelFormat::Hrry) => gguf::to_hrry_into(input, target, options, progress),
         (ModelFormat::Hrry, ModelFormat::Safetensors) => {
-            safetensors::from_hrry(input, output, options, progress)
+            safetensors::from_hrry_into(input, target, options, progress)
         }
-        (ModelFormat::Hrry, ModelFormat::Gguf) => to_gguf::from_hrry(input, output, options, progress),
+        (ModelFormat::Hrry, ModelFormat::Gguf) => to_gguf::from_hrry_into(input, target, options, progress),
         (ModelFormat::Safetensors, ModelFormat::Gguf) | (ModelFormat::Gguf, ModelFormat::Safetensors) => {
-            through_hrry(input, from, output, to, options, progress)
+            through_hrry(input, from, target, to, options, progress)
         }
         (from, to) => Err(Error::Unsupported(format!(
             "conversion from {} to {} is not supported (supported: safetensors, gguf and hrryfile to one another)",
@@ -95,15 +121,13 @@ pub fn convert(
 fn through_hrry(
     input: &Path,
     from: ModelFormat,
-    output: &Path,
+    target: Target<'_>,
     to: ModelFormat,
     options: &Options,
     progress: &mut dyn Progress,
 ) -> Result<Summary, Error> {
-    let folder = match output.parent() {
-        Some(p) if !p.as_os_str().is_empty() && output.as_os_str() != "-" => p,
-        _ => Path::new("."),
-    };
+    let folder = target.folder().to_path_buf();
+    let folder = folder.as_path();
     let staged = tempfile::Builder::new()
         .prefix(".hrry-convert-")
         .suffix(".hrry")
@@ -121,8 +145,8 @@ fn through_hrry(
         _ => safetensors::to_hrry(input, staged.path(), &first_pass, progress)?,
     };
     let second = match to {
-        ModelFormat::Gguf => to_gguf::from_hrry(staged.path(), output, options, progress)?,
-        _ => safetensors::from_hrry(staged.path(), output, options, progress)?,
+        ModelFormat::Gguf => to_gguf::from_hrry_into(staged.path(), target, options, progress)?,
+        _ => safetensors::from_hrry_into(staged.path(), target, options, progress)?,
     };
     let mut notes = first.notes;
     notes.extend(second.notes);

@@ -29,6 +29,7 @@ use binrw::BinRead;
 
 use super::checkpoint::{self, Provenance};
 use super::listing::{ListedKv, ListedTensor, Listing};
+use super::output::Target;
 use super::{
     ggml, output, qblocks, Error, FileSource, FloatType, ModelFormat, Options, Progress, Summary,
     CHUNK,
@@ -578,6 +579,18 @@ pub fn to_hrry(
     options: &Options,
     progress: &mut dyn Progress,
 ) -> Result<Summary, Error> {
+    to_hrry_into(input, Target::Path(output), options, progress)
+}
+
+/// [`to_hrry`] into `target`.
+pub(crate) fn to_hrry_into(
+    input: &Path,
+    target: Target<'_>,
+    options: &Options,
+    progress: &mut dyn Progress,
+) -> Result<Summary, Error> {
+    let name = target.name();
+    let output = name.as_path();
     let (mut inputs, split_paths) = open_inputs(input)?;
     let mut plans = Vec::new();
     for (i, f) in inputs.iter().enumerate() {
@@ -604,7 +617,7 @@ pub fn to_hrry(
         None => vec![input],
     };
     let mut writer = output::hrry_writer(
-        output,
+        target,
         &read,
         WriterOptions {
             tensor_count_hint: Some(plans.len() as u64),
@@ -794,7 +807,7 @@ fn write_blocks<W: CopyFrom>(
     };
     let mut spill = match blocks * 2 <= store.budget {
         true => None,
-        // Beside the output when that directory takes files (not for `-` or a
+        // Beside the output when that directory takes files (not for standard output or a
         // device, say), else in the temporary directory.
         false => Some(
             tempfile::tempfile_in(store.spill_dir)

@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 use crate::file::WriterOptions;
 use crate::model::ElementType;
 
-pub use dispatch::{convert, detect, list};
+pub use dispatch::{convert, convert_to_output, detect, list};
 pub(crate) use source::{FileSource, CHUNK};
 
 /// A file format `convert` knows.

@@ -1,9 +1,9 @@
 //! Where a conversion writes: every output is created, fed and committed through
 //! this module, on top of [`crate::file::Output`] (a temporary file renamed into
-//! place for a regular file, written through for a device or FIFO, `-` for standard
-//! output, never one of the inputs).
+//! place for a regular file, written through for a device or FIFO, never one of the
+//! inputs; or an output the caller opened, such as standard output).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::{Error, FileSource, Progress, CHUNK};
 use crate::file::{CopyFrom, HrryWriter, WriterOptions};
@@ -21,10 +21,41 @@ fn io_error(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
     }
 }
 
-/// Opens the output `path` of a conversion reading `inputs` (which it must not be);
-/// a regular file appears under that name only on [`commit`].
-pub(crate) fn create(path: &Path, inputs: &[&Path]) -> Result<Output, Error> {
-    Output::create(path, inputs).map_err(|e| Error::File(e.into()))
+/// Where a conversion writes: a path, opened as [`Output::create`] does, or an
+/// output the caller opened ([`Output::through`]).
+pub(crate) enum Target<'a> {
+    /// A path.
+    Path(&'a Path),
+    /// An output already open.
+    Open(Output),
+}
+
+impl Target<'_> {
+    /// The path, or what messages call the open output.
+    pub(crate) fn name(&self) -> PathBuf {
+        match self {
+            Target::Path(p) => p.to_path_buf(),
+            Target::Open(o) => o.path().to_path_buf(),
+        }
+    }
+
+    /// The folder beside the output, for files a conversion stages on the disk
+    /// that will hold the output anyway; `.` for an open output.
+    pub(crate) fn folder(&self) -> &Path {
+        match self {
+            Target::Path(p) => super::checkpoint::parent_dir(p),
+            Target::Open(_) => Path::new("."),
+        }
+    }
+
+    /// Opens the output of a conversion reading `inputs` (which a path must not
+    /// be); a regular file appears under its name only on [`commit`].
+    pub(crate) fn create(self, inputs: &[&Path]) -> Result<Output, Error> {
+        match self {
+            Target::Path(path) => Output::create(path, inputs).map_err(|e| Error::File(e.into())),
+            Target::Open(out) => Ok(out),
+        }
+    }
 }
 
 /// Finishes the output.
@@ -32,13 +63,13 @@ pub(crate) fn commit(out: Output) -> Result<(), Error> {
     out.commit().map_err(|e| Error::File(e.into()))
 }
 
-/// A HRRYFILE writer over a new output `path` (see [`create`]).
+/// A HRRYFILE writer over a new output (see [`Target::create`]).
 pub(crate) fn hrry_writer(
-    path: &Path,
+    target: Target<'_>,
     inputs: &[&Path],
     options: WriterOptions,
 ) -> Result<HrryWriter<Output>, Error> {
-    Ok(HrryWriter::new(create(path, inputs)?, options)?)
+    Ok(HrryWriter::new(target.create(inputs)?, options)?)
 }
 
 /// Finishes a HRRYFILE and its output.

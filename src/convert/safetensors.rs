@@ -21,6 +21,7 @@ use safetensors::Dtype;
 use super::checkpoint::{self, Provenance, SafetensorsIndex};
 use super::hrry_source::{self, render, HrryInput, Render, RenderScratch};
 use super::listing::{ListedKv, ListedTensor, Listing};
+use super::output::Target;
 use super::{output, Summary};
 use super::{
     pack_bools, Error, FileSource, FloatType, ModelFormat, NoProgress, Options, Progress, CHUNK,
@@ -371,6 +372,16 @@ pub fn to_hrry(
     options: &Options,
     progress: &mut dyn Progress,
 ) -> Result<Summary, Error> {
+    to_hrry_into(input, Target::Path(output), options, progress)
+}
+
+/// [`to_hrry`] into `target`.
+pub(crate) fn to_hrry_into(
+    input: &Path,
+    target: Target<'_>,
+    options: &Options,
+    progress: &mut dyn Progress,
+) -> Result<Summary, Error> {
     let Shards {
         paths,
         mut sources,
@@ -389,7 +400,7 @@ pub fn to_hrry(
     }
     let inputs: Vec<&Path> = paths.iter().map(|p| p.as_path()).collect();
     let mut writer = output::hrry_writer(
-        output,
+        target,
         &inputs,
         WriterOptions {
             tensor_count_hint: Some(tensors.len() as u64),
@@ -616,6 +627,18 @@ pub fn from_hrry(
     options: &Options,
     progress: &mut dyn Progress,
 ) -> Result<Summary, Error> {
+    from_hrry_into(input_path, Target::Path(output), options, progress)
+}
+
+/// [`from_hrry`] into `target`.
+pub(crate) fn from_hrry_into(
+    input_path: &Path,
+    target: Target<'_>,
+    options: &Options,
+    progress: &mut dyn Progress,
+) -> Result<Summary, Error> {
+    let name = target.name();
+    let output = name.as_path();
     let mut input = hrry_source::open(input_path, options.permissive)?;
     let mut notes = std::mem::take(&mut input.notes);
     let mut planned = (0..input.tensors.len())
@@ -676,7 +699,7 @@ pub fn from_hrry(
         )));
     }
 
-    let mut out = output::create(output, &[input_path])?;
+    let mut out = target.create(&[input_path])?;
     let io = |e| Error::Io {
         path: output.to_path_buf(),
         source: e,

@@ -19,6 +19,7 @@ use std::path::Path;
 
 use super::gguf::GGUF_VALUE_TYPES_KEY;
 use super::hrry_source::{self, converts_to_float, render, HrryInput, Render, RenderScratch};
+use super::output::Target;
 use super::qblocks::{self, Kind};
 use super::{output, Error, FloatType, ModelFormat, Options, Progress, Summary};
 use crate::convert::gguf_schema::{
@@ -411,13 +412,15 @@ fn gguf_value(v: &KvValue, recorded: Option<&str>) -> Option<GgufValue> {
     }
 }
 
-/// Converts the HRRYFILE `input` into the GGUF file `output`.
-pub fn from_hrry(
+/// Converts the HRRYFILE `input` into the GGUF file `target`.
+pub(crate) fn from_hrry_into(
     input_path: &Path,
-    output: &Path,
+    target: Target<'_>,
     options: &Options,
     progress: &mut dyn Progress,
 ) -> Result<Summary, Error> {
+    let name = target.name();
+    let output = name.as_path();
     let mut input = hrry_source::open(input_path, options.permissive)?;
     let mut notes = std::mem::take(&mut input.notes);
     let mut planned = Vec::with_capacity(input.tensors.len());
@@ -553,7 +556,7 @@ pub fn from_hrry(
         tensors: infos,
     });
 
-    let mut out = output::create(output, &[input_path])?;
+    let mut out = target.create(&[input_path])?;
     let io = |e| Error::Io {
         path: output.to_path_buf(),
         source: e,

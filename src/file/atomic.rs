@@ -1,51 +1,39 @@
 //! Writing a file so that a failure never leaves a partial file under its name.
 //!
-//! Every temporary file made here is listed in a process-wide registry, so a signal
-//! handler (the CLI's Ctrl-C handling) can remove them with
-//! [`remove_temporaries`] before the process exits: `process::exit` runs no
-//! destructors, and without the registry an interrupted conversion would leave its
-//! hidden temporary file behind.
+//! A program that exits on a signal can be told of every temporary file made here
+//! ([`Temporaries`]), to remove the ones left.
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::OnceLock;
 
 use tempfile::TempPath;
 
 use super::copy::CopyFrom;
 
-/// Temporary files of uncommitted [`AtomicFile`]s, and whether the process is
-/// shutting down (then no new temporary file is made).
-struct Registry {
-    paths: Vec<PathBuf>,
-    closing: bool,
+/// Told of the temporary file of every [`AtomicFile`] the process makes, and of its
+/// end, so that a program can remove the ones still there when it exits on a signal
+/// (`process::exit` runs no destructors: without this, an interrupted conversion
+/// would leave its hidden temporary file behind). Install one with
+/// [`watch_temporaries`]; the `hrry` CLI's Ctrl-C handling does.
+pub trait Temporaries: Send + Sync {
+    /// Makes a temporary file by calling `make`, which creates it and returns its
+    /// path, and keeps the path; or refuses with an error (such as when the process
+    /// is exiting) without calling `make`. Calling `make` and keeping its path in one
+    /// step (under one lock) lets no file be made unseen.
+    fn create(&self, make: &mut dyn FnMut() -> io::Result<PathBuf>) -> io::Result<()>;
+
+    /// Forgets `path`: its file was renamed into place or removed.
+    fn forget(&self, path: &Path);
 }
 
-static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
-    paths: Vec::new(),
-    closing: false,
-});
+static WATCH: OnceLock<&'static dyn Temporaries> = OnceLock::new();
 
-fn registry() -> std::sync::MutexGuard<'static, Registry> {
-    // A panic while holding the lock leaves the list intact; keep using it.
-    REGISTRY.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// Removes the temporary file of every uncommitted [`AtomicFile`] of this process and
-/// refuses to make new ones, for a process about to exit on a signal. Returns how many
-/// files were removed. Call it from an ordinary thread (such as a signal-handling
-/// thread), not from inside a signal handler: it takes a lock.
-pub fn remove_temporaries() -> usize {
-    let mut r = registry();
-    r.closing = true;
-    let mut removed = 0;
-    for path in r.paths.drain(..) {
-        if std::fs::remove_file(&path).is_ok() {
-            removed += 1;
-        }
-    }
-    removed
+/// Installs `watch` for every [`AtomicFile`] the process makes from now on. One
+/// only: returns `false` (and changes nothing) when one is installed already.
+pub fn watch_temporaries(watch: &'static dyn Temporaries) -> bool {
+    WATCH.set(watch).is_ok()
 }
 
 /// `e` without the temporary file's name, which `tempfile` appends (" at path …"):
@@ -70,7 +58,7 @@ const WRITEBACK_STEP: u64 = 32 << 20;
 /// memory.
 ///
 /// Prefer [`super::Output`], which adds what a command-line user expects of an
-/// output path (devices, symlinks, `-`, kept modes, refusing to overwrite inputs).
+/// output path (devices, symlinks, kept modes, refusing to overwrite inputs).
 pub struct AtomicFile {
     target: PathBuf,
     /// A plain `BufWriter<File>`, so that `std::io::copy` into it can use
@@ -100,20 +88,25 @@ impl AtomicFile {
             use std::os::unix::fs::PermissionsExt;
             builder.permissions(std::fs::Permissions::from_mode(0o666));
         }
-        // Created under the lock, so a concurrent `remove_temporaries` either sees
-        // this file or makes us refuse to create it.
-        let mut r = registry();
-        if r.closing {
-            return Err(io::Error::new(
-                io::ErrorKind::Interrupted,
-                "the process is exiting",
-            ));
+        let mut made = None;
+        let mut make = || {
+            let (file, path) = builder
+                .tempfile_in(dir)
+                .map_err(without_temporary_name)?
+                .into_parts();
+            let shown = path.to_path_buf();
+            made = Some((file, path));
+            Ok(shown)
+        };
+        match WATCH.get() {
+            Some(watch) => watch.create(&mut make)?,
+            None => {
+                make()?;
+            }
         }
-        let (file, path) = builder
-            .tempfile_in(dir)
-            .map_err(without_temporary_name)?
-            .into_parts();
-        r.paths.push(path.to_path_buf());
+        let Some((file, path)) = made else {
+            return Err(io::Error::other("no temporary file was made"));
+        };
         Ok(AtomicFile {
             target: target.to_path_buf(),
             temp: BufWriter::with_capacity(1 << 20, file),
@@ -165,12 +158,18 @@ impl AtomicFile {
             return Ok(());
         };
         let temp_path = path.to_path_buf();
-        // Renamed under the lock: a signal's cleanup runs before (and the rename then
-        // fails, as the process is exiting anyway) or after (nothing left to remove).
-        let mut r = registry();
+        // A signal's cleanup removing the file first makes the rename fail (the
+        // process is exiting anyway); removing it after finds nothing.
         let result = path.persist(&self.target).map_err(|e| e.error);
-        r.paths.retain(|p| *p != temp_path);
+        forget(&temp_path);
         result
+    }
+}
+
+/// Tells the installed [`Temporaries`] that `path` is gone.
+fn forget(path: &Path) {
+    if let Some(watch) = WATCH.get() {
+        watch.forget(path);
     }
 }
 
@@ -178,10 +177,9 @@ impl Drop for AtomicFile {
     fn drop(&mut self) {
         if let Some(path) = self.path.take() {
             let temp_path = path.to_path_buf();
-            let mut r = registry();
             // Dropping the `TempPath` removes the file.
             drop(path);
-            r.paths.retain(|p| *p != temp_path);
+            forget(&temp_path);
         }
     }
 }
@@ -257,25 +255,6 @@ mod tests {
         // error abandons the file, so only what came before matters here.
         let got = std::fs::read(&target).unwrap();
         assert_eq!(&got[..want.len()], &want[..]);
-    }
-
-    #[test]
-    fn registry_lists_uncommitted_files_only() {
-        let dir = tempfile::tempdir().unwrap();
-        let listed = |p: &Path| registry().paths.iter().any(|q| q.starts_with(p));
-        let a = AtomicFile::create(&dir.path().join("a")).unwrap();
-        assert!(listed(dir.path()));
-        a.commit().unwrap();
-        assert!(!listed(dir.path()));
-        let b = AtomicFile::create(&dir.path().join("b")).unwrap();
-        assert!(listed(dir.path()));
-        drop(b);
-        assert!(!listed(dir.path()));
-        let names: Vec<_> = std::fs::read_dir(dir.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name())
-            .collect();
-        assert_eq!(names, vec![std::ffi::OsString::from("a")]);
     }
 
     #[test]

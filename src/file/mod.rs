@@ -5,6 +5,7 @@
 mod atomic;
 mod copy;
 mod error;
+mod mapping;
 mod mirror;
 mod open;
 mod output;
@@ -12,9 +13,10 @@ mod reader;
 mod sequential;
 mod writer;
 
-pub use atomic::{remove_temporaries, AtomicFile};
+pub use atomic::{watch_temporaries, AtomicFile, Temporaries};
 pub use copy::{copy_through_buffer, CopyFrom};
 pub use error::Error;
+pub use mapping::Mapping;
 pub use open::{map_file, Check, OpenOptions};
 pub use output::{Output, OutputError};
 pub(crate) use reader::slice_at;

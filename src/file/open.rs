@@ -2,15 +2,13 @@
 
 use std::path::Path;
 
-use memmap2::Mmap;
-
 use crate::limits::Limits;
 use crate::validate::rules::container as rules;
 use crate::validate::{Mode, Pass, Policy, Rule};
 
 use super::mirror::Mirror;
 use super::reader::{Depth, Source};
-use super::{Error, HrryFile};
+use super::{Error, HrryFile, Mapping};
 use crate::source::ReadAt;
 
 /// How much of a file opening checks. Every mode refuses what it checks at the
@@ -159,7 +157,7 @@ impl OpenOptions {
     /// the mapping: the pages it reads (the metadata's; with [`Check::Full`],
     /// every page) stay resident in this process until the system reclaims them.
     /// [`OpenOptions::open_mmap_read`] decodes without touching them.
-    pub fn open_mmap(&self, map: Mmap) -> Result<HrryFile<'static>, Error> {
+    pub fn open_mmap(&self, map: Mapping) -> Result<HrryFile<'static>, Error> {
         self.decode(Source::Mapped(map), None)
     }
 
@@ -188,7 +186,11 @@ impl OpenOptions {
     /// # std::fs::remove_file(&path)?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn open_mmap_read(&self, map: Mmap, file: &dyn ReadAt) -> Result<HrryFile<'static>, Error> {
+    pub fn open_mmap_read(
+        &self,
+        map: Mapping,
+        file: &dyn ReadAt,
+    ) -> Result<HrryFile<'static>, Error> {
         if file.len() != map.len() as u64 {
             return Err(Error::Io(std::io::Error::other(format!(
                 "the mapping holds {} bytes but the file {}: not the file mapped, or it changed",
@@ -315,9 +317,6 @@ impl<'a> HrryFile<'a> {
 /// the file, touching a page past the new end kills the process with `SIGBUS`.
 /// Map only files nobody changes while they are open; [`OpenOptions::open_read`]
 /// reads them instead.
-pub fn map_file(path: &Path) -> std::io::Result<Mmap> {
-    let file = crate::source::open_regular(path)?;
-    // SAFETY: the map is read-only; another process truncating or rewriting the
-    // file while it is mapped is the documented hazard above (docs/security.md).
-    unsafe { Mmap::map(&file) }
+pub fn map_file(path: &Path) -> std::io::Result<Mapping> {
+    Mapping::map(&crate::source::open_regular(path)?)
 }

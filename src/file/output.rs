@@ -1,8 +1,7 @@
-//! Where a command's output goes: the one place that decides how a path is written.
+//! Where an output goes: the one place that decides how a path is written.
 //!
 //! [`Output::create`] looks at the path once and picks a way to write it:
 //!
-//! - `-` is standard output;
 //! - a path that exists and is not a regular file (a character device such as
 //!   `/dev/null`, a FIFO, `/dev/stdout`) is opened and written through: replacing a
 //!   device node with a regular file would break the system, and a FIFO's reader
@@ -15,9 +14,11 @@
 //!
 //! Writing onto one of the command's own inputs (the same device and inode, which
 //! catches hard links and symlinks too) is refused before anything is written.
+//!
+//! [`Output::through`] writes through any writer instead (standard output, say).
 
 use std::fs::{File, Metadata, OpenOptions};
-use std::io::{self, BufWriter, Stdout, Write};
+use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use super::{AtomicFile, CopyFrom};
@@ -77,8 +78,8 @@ enum Sink {
     },
     /// An existing device, FIFO or other non-regular file, opened for writing.
     Through(BufWriter<File>),
-    /// Standard output (`-`).
-    Stdout(BufWriter<Stdout>),
+    /// A writer given by the caller ([`Output::through`]).
+    Writer(Box<dyn Write + Send>),
 }
 
 /// An output file being written (see the module documentation). Write to it, then
@@ -100,12 +101,6 @@ impl Output {
             path: path.to_path_buf(),
             source,
         };
-        if path.as_os_str() == "-" {
-            return Ok(Output {
-                path: path.to_path_buf(),
-                sink: Sink::Stdout(BufWriter::with_capacity(1 << 16, io::stdout())),
-            });
-        }
         let existing = match std::fs::metadata(path) {
             Ok(m) => Some(m),
             Err(e) if e.kind() == io::ErrorKind::NotFound => None,
@@ -153,14 +148,19 @@ impl Output {
         })
     }
 
-    /// The path as given to [`Output::create`].
-    pub fn path(&self) -> &Path {
-        &self.path
+    /// An output written through `writer` as the bytes come (standard output,
+    /// say): nothing to rename, and [`Output::commit`] flushes it. `name` is what
+    /// messages call it (as a path given to [`Output::create`]).
+    pub fn through(name: impl Into<PathBuf>, writer: impl Write + Send + 'static) -> Output {
+        Output {
+            path: name.into(),
+            sink: Sink::Writer(Box::new(writer)),
+        }
     }
 
-    /// Whether this output is standard output.
-    pub fn is_stdout(&self) -> bool {
-        matches!(self.sink, Sink::Stdout(_))
+    /// The path given to [`Output::create`] (the name given to [`Output::through`]).
+    pub fn path(&self) -> &Path {
+        &self.path
     }
 
     /// Finishes the output: flushes, and for a regular file syncs it, gives it the
@@ -187,7 +187,7 @@ impl Output {
                 }
                 Ok(())
             }
-            Sink::Stdout(mut w) => w.flush().map_err(io_err),
+            Sink::Writer(mut w) => w.flush().map_err(io_err),
         }
     }
 
@@ -195,7 +195,7 @@ impl Output {
         match &mut self.sink {
             Sink::Atomic { file, .. } => file,
             Sink::Through(w) => w,
-            Sink::Stdout(w) => w,
+            Sink::Writer(w) => w,
         }
     }
 }
@@ -215,13 +215,13 @@ impl Write for Output {
 }
 
 impl CopyFrom for Output {
-    /// Lets the kernel copy into files and devices; standard output goes through a
+    /// Lets the kernel copy into files and devices; a writer's bytes go through a
     /// buffer.
     fn copy_from(&mut self, file: &File, offset: u64, len: u64) -> io::Result<()> {
         match &mut self.sink {
             Sink::Atomic { file: out, .. } => out.copy_from(file, offset, len),
             Sink::Through(w) => super::copy::copy_into_file(file, offset, len, w),
-            Sink::Stdout(w) => super::copy::copy_through_buffer(file, offset, len, w),
+            Sink::Writer(w) => super::copy::copy_through_buffer(file, offset, len, w),
         }
     }
 }
@@ -408,6 +408,32 @@ mod tests {
         let mut null = Output::create(Path::new("/dev/null"), &[]).unwrap();
         null.copy_from(&src, 0, 70_000).unwrap();
         null.commit().unwrap();
+    }
+
+    #[test]
+    fn a_writer_is_written_through() {
+        #[derive(Clone, Default)]
+        struct Shared(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+        impl Write for Shared {
+            fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+                self.0.lock().unwrap().extend_from_slice(buf);
+                Ok(buf.len())
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                Ok(())
+            }
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let src_path = dir.path().join("src");
+        std::fs::write(&src_path, b"0123456789").unwrap();
+        let seen = Shared::default();
+        let mut out = Output::through("-", seen.clone());
+        assert_eq!(out.path(), Path::new("-"));
+        out.write_all(b"head").unwrap();
+        out.copy_from(&File::open(&src_path).unwrap(), 2, 3)
+            .unwrap();
+        out.commit().unwrap();
+        assert_eq!(&*seen.0.lock().unwrap(), b"head234");
     }
 
     #[test]

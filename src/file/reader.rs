@@ -3,8 +3,6 @@
 
 use std::sync::OnceLock;
 
-use memmap2::Mmap;
-
 pub(super) use crate::decode::file::Depth;
 use crate::decode::file::{
     check_entry_data_offset, check_entry_descriptor_length, decode_descriptor, decode_file,
@@ -28,7 +26,7 @@ use crate::source::ReadAt;
 
 pub(super) enum Source<'a> {
     Borrowed(&'a [u8]),
-    Mapped(Mmap),
+    Mapped(super::Mapping),
     /// Any [`crate::source::ReadAt`], mirrored on disk as it is read.
     Mirrored(Box<Mirror>),
 }

@@ -3,8 +3,6 @@
 
 use std::path::Path;
 
-use memmap2::Mmap;
-
 use crate::decode::holo::{decode_archive, ConstantBody, DecodedArchive};
 use crate::limits::Limits;
 use crate::schema::holo::HoloHeader;
@@ -72,7 +70,7 @@ impl<'a> HoloLoader<&'a [u8]> {
     }
 }
 
-impl HoloLoader<Mmap> {
+impl HoloLoader<crate::file::Mapping> {
     /// Maps the file at `path` read-only and verifies it.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, Error> {
         Self::open_with_limits(path, &Limits::default())

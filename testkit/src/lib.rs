@@ -293,7 +293,6 @@ pub fn exercise_file(bytes: &[u8]) -> bool {
                     assert_eq!(found, Some(e.position()), "lookup of {:?}", e.name());
                 }
             }
-            let _ = hrry::report::inspect_json(&file);
             assert_eq!(file.is_empty(), file.entries().next().is_none());
             for e in file.kv() {
                 if let Ok(key) = std::str::from_utf8(&e.key) {

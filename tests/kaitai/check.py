@@ -39,7 +39,7 @@ SKIP_SUFFIXES = (".json", ".md", ".txt")
 
 
 # ---------------------------------------------------------------------------
-# Rendering a parsed file as `hrry inspect --json` does (src/report.rs).
+# Rendering a parsed file as `hrry inspect --json` does (src/bin/hrry/json/).
 # ---------------------------------------------------------------------------
 
 def hex_(b):
@@ -47,7 +47,7 @@ def hex_(b):
 
 
 def float_json(f):
-    """report.rs `float_json`: JSON has no NaN or infinities; Rust prints them as
+    """src/bin/hrry/json/ `float_json`: JSON has no NaN or infinities; Rust prints them as
     "NaN", "inf" and "-inf"."""
     if math.isnan(f):
         return "NaN"
@@ -109,7 +109,7 @@ def tiled_json(t):
 
 
 def layout_json(d):
-    """report.rs `layout_json`."""
+    """src/bin/hrry/json/ `layout_json`."""
     f = getattr(d.body, "layout_fields", None)
     tag = d.layout_tag
     if tag in (0x01, 0x02):
@@ -173,7 +173,7 @@ def element_count(shape):
 
 
 def quantization_json(d):
-    """report.rs `quantization_json`: the raw descriptor and its decoded fields, read
+    """src/bin/hrry/json/ `quantization_json`: the raw descriptor and its decoded fields, read
     from the Kaitai parse of the scheme's binary encoding."""
     b = d.body
     q = b.quantization.quantization_descriptor
@@ -218,7 +218,7 @@ def quantization_json(d):
 
 
 def summary_json(tensors):
-    """report.rs `summary_json`: totals over the rendered tensors."""
+    """src/bin/hrry/json/ `summary_json`: totals over the rendered tensors."""
     parameters, data_bytes, by_type = 0, 0, {}
     for t in tensors:
         data_bytes += t.get("data_length", 0)
@@ -276,7 +276,7 @@ def oversized_buffer_json(d):
 
 
 def descriptor_json(d):
-    """report.rs `descriptor_json`."""
+    """src/bin/hrry/json/ `descriptor_json`."""
     b = d.body
     v = {
         "type_tag": d.type_tag,
@@ -325,7 +325,7 @@ def descriptor_json(d):
 
 
 def hrryfile_json(f, file_size, path):
-    """report.rs `inspect_json`."""
+    """src/bin/hrry/json/ `inspect_json`."""
     h, t = f.header, f.trailer
     tensors = []
     for e in f.index.entries:
@@ -425,7 +425,7 @@ def stream_names(descriptors):
 
 
 def stream_json(s, stream_size):
-    """`hrry inspect --json` of a bare stream (src/report.rs `stream_tensor_json`)."""
+    """`hrry inspect --json` of a bare stream (src/bin/hrry/json/ `stream_tensor_json`)."""
     tensors = []
     named = stream_names([t.descriptor for t in s.tensors])
     for i, (t, (name, depth)) in enumerate(zip(s.tensors, named)):
@@ -449,7 +449,7 @@ def layouts_json(entries):
 
 
 def payload_json(m):
-    """src/report.rs `payload_json` for a parsed message."""
+    """src/bin/hrry/json/ `payload_json` for a parsed message."""
     name = enum_name(m.message_type)
     p = m.payload
     raw = p if isinstance(p, (bytes, bytearray)) else None
@@ -494,7 +494,7 @@ def payload_json(m):
 
 
 def messages_json(c, size):
-    """`hrry stream inspect --messages --json` (src/report.rs `message_json`)."""
+    """`hrry stream inspect --messages --json` (src/bin/hrry/json/ `message_json`)."""
     out = []
     at = 0
     for m in c.messages:
@@ -587,7 +587,7 @@ def quantization_problems(f):
 # (the κ-labels a `kappa` build adds to a .holo's JSON), left out of the comparison.
 DERIVED_KEYS = {"holo": ("kappa",)}
 
-# The version of the inspect document this rendering follows (report.rs
+# The version of the inspect document this rendering follows (src/bin/hrry/json/inspect.rs
 # `INSPECT_FORMAT_VERSION`).
 INSPECT_FORMAT_VERSION = 1
 

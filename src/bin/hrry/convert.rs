@@ -107,7 +107,12 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
     if input.exists() {
         crate::output_folder(&args.output)?;
     }
-    let result = convert::convert(input, &args.output, &options, &mut progress);
+    let result = if crate::is_dash(&args.output) {
+        let out = crate::output::stdout(&args.output);
+        convert::convert_to_output(input, out, &options, &mut progress)
+    } else {
+        convert::convert(input, &args.output, &options, &mut progress)
+    };
     progress.0.finish_and_clear();
     let naming = |message: String| {
         let message = match &fetched {

@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use hrry::file::{Output, OutputError};
+use hrry::file::OutputError;
 use hrry::quant::{Dequantizer, QuantError};
 
 use crate::{text, Failure, Outcome};
@@ -108,7 +108,8 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
     let mut out = match &args.output {
         Some(path) => {
             crate::output_folder(path)?;
-            let mut w = Output::create(path, &[&args.file]).map_err(crate::output_failure)?;
+            let mut w =
+                crate::output::create(path, &[&args.file]).map_err(crate::output_failure)?;
             w.write_all(&hrry::npy::header(hrry::npy::FLOAT32.descr, dq.shape()))
                 .map_err(|e| write_failure(path, e))?;
             Some(w)

@@ -139,7 +139,7 @@ fn describe(path: &Path, f: &ModelFile) -> String {
 }
 
 fn kv_text(v: &hrry::schema::KvValue) -> String {
-    let j = hrry::report::kv_json_limited(v, Some(8));
+    let j = crate::json::kv_json_limited(v, Some(8));
     cut(&j.to_string(), SHOWN_VALUE_CHARS)
 }
 
@@ -286,14 +286,14 @@ fn diff_json(args: &Args, a: &ModelFile, b: &ModelFile, d: &Diff) -> Value {
         .iter()
         .map(|m| match m {
             MetadataDiff::Removed { key, value } => {
-                json!({"key": key, "change": "removed", "a": hrry::report::kv_json(value)})
+                json!({"key": key, "change": "removed", "a": crate::json::kv_json(value)})
             }
             MetadataDiff::Added { key, value } => {
-                json!({"key": key, "change": "added", "b": hrry::report::kv_json(value)})
+                json!({"key": key, "change": "added", "b": crate::json::kv_json(value)})
             }
             MetadataDiff::Changed { key, a, b } => json!({
                 "key": key, "change": "changed",
-                "a": hrry::report::kv_json(a), "b": hrry::report::kv_json(b),
+                "a": crate::json::kv_json(a), "b": crate::json::kv_json(b),
             }),
         })
         .collect();

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use hrry::export::{export_npy, export_raw, ExportError, ExportOptions, RawPart};
-use hrry::file::{HrryFile, Output, OutputError};
+use hrry::file::{HrryFile, OutputError};
 use serde_json::{json, Value};
 
 use crate::{text, Failure, Outcome};
@@ -233,7 +233,7 @@ fn write_values(
     options: &ExportOptions,
 ) -> Result<(), Failed> {
     crate::output_folder(output).map_err(Failed::Folder)?;
-    let out = Output::create(output, &[&args.file])?;
+    let out = crate::output::create(output, &[&args.file])?;
     let out = export_npy(file, name, out, options).map_err(|e| failed(output, e))?;
     Ok(out.commit()?)
 }
@@ -255,7 +255,7 @@ fn write_raw(
         name,
         |part| {
             let path = part_path(output, part);
-            match Output::create(&path, &[&args.file]) {
+            match crate::output::create(&path, &[&args.file]) {
                 Ok(out) => {
                     paths.push((part, path));
                     Ok(out)
@@ -361,7 +361,7 @@ fn export_all(
         "tensors": entries,
     });
     let path = dir.join("index.json");
-    let mut out = Output::create(&path, &[&args.file]).map_err(crate::output_failure)?;
+    let mut out = crate::output::create(&path, &[&args.file]).map_err(crate::output_failure)?;
     serde_json::to_writer_pretty(&mut out, &index).map_err(|e| {
         crate::output_failure(OutputError::Io {
             path: path.clone(),

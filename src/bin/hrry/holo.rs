@@ -4,9 +4,8 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use hrry::file::{Output, OutputError};
-use hrry::holo::{describe, HoloLoader, SectionKind};
-use serde_json::Value;
+use hrry::file::OutputError;
+use hrry::holo::{describe, hex, HoloLoader, SectionKind};
 
 use crate::{text, Failure, Outcome};
 
@@ -78,10 +77,9 @@ pub fn inspect(
         limits.max_memory = n;
     }
     let loaded = match bytes {
-        Some(bytes) => HoloLoader::with_limits(bytes, &limits).map(|a| describe(&a)),
-        None => HoloLoader::open_with_limits(path, &limits).map(|a| describe(&a)),
+        Some(bytes) => HoloLoader::with_limits(bytes, &limits).map(|a| show(path, &a, json)),
+        None => HoloLoader::open_with_limits(path, &limits).map(|a| show(path, &a, json)),
     };
-    // The library's summary as is: its `format_version` is the archive's.
     let v = match loaded {
         Ok(v) => v,
         Err(hrry::Error::Io(source)) => {
@@ -105,64 +103,86 @@ pub fn inspect(
             return Ok(Outcome::Invalid);
         }
     };
-    if json {
+    if let Some(v) = v {
         outln!("{}", serde_json::to_string_pretty(&v)?);
-    } else {
-        print_human(&text::path(path), &v);
     }
     Ok(Outcome::Ok)
 }
 
-fn print_human(name: &str, v: &Value) {
+/// With `json`, the library's summary, to print as is (its `format_version` is
+/// the archive's); else prints the archive for people and gives `None`.
+fn show<B: AsRef<[u8]>>(
+    path: &Path,
+    archive: &HoloLoader<B>,
+    json: bool,
+) -> Option<serde_json::Value> {
+    if json {
+        return Some(describe(archive));
+    }
+    print_human(&text::path(path), archive);
+    None
+}
+
+/// An archive for people. (The numbers after the section kind, the offset, the
+/// slot and the dtype are printed unpadded, as they always were.)
+fn print_human<B: AsRef<[u8]>>(name: &str, archive: &HoloLoader<B>) {
     outln!(
         "{name}: .holo format_version {}, flags {:#06x}, {} bytes",
-        v["format_version"],
-        v["flags"].as_u64().unwrap_or(0),
-        v["size"]
+        archive.format_version(),
+        archive.flags(),
+        archive.bytes().len()
     );
-    outln!("  fingerprint {}", v["fingerprint"].as_str().unwrap_or("?"));
-    let list = |key: &str| v[key].as_array().map(Vec::as_slice).unwrap_or_default();
+    outln!("  fingerprint {}", hex(&archive.fingerprint()));
+    let sections = archive.sections();
     outln!(
         "  {}:",
-        text::plural(list("sections").len() as u64, "section", "sections")
+        text::plural(sections.len() as u64, "section", "sections")
     );
-    for s in list("sections") {
+    for s in sections {
         outln!(
-            "    {:>2} {:<14} offset {:<12} length {}",
-            s["kind"],
-            s["kind_name"].as_str().unwrap_or("?"),
-            s["offset"],
-            s["length"]
+            "    {} {:<14} offset {} length {}",
+            s.kind.number(),
+            s.kind.name(),
+            s.offset,
+            s.length
         );
     }
-    for key in ["inputs", "outputs"] {
+    for (key, ports) in [("inputs", archive.inputs()), ("outputs", archive.outputs())] {
         outln!("  {key}:");
-        for p in list(key) {
+        for p in ports {
+            let dims: Vec<String> = p.shape.iter().map(u64::to_string).collect();
             outln!(
-                "    {:<24} slot {:<5} dtype {:<4} shape {} ({} elements)",
-                text::safe(p["name"].as_str().unwrap_or("?")),
-                p["slot"],
-                p["dtype"],
-                p["shape"],
-                p["element_count"]
+                "    {:<24} slot {} dtype {} shape [{}] ({} elements)",
+                text::safe(&p.name),
+                p.slot,
+                p.dtype,
+                dims.join(","),
+                p.element_count
             );
         }
     }
-    let keys: Vec<String> = list("extension_keys")
-        .iter()
-        .filter_map(Value::as_str)
+    let keys: Vec<String> = archive
+        .extension_keys()
         .map(|k| text::safe(k).into_owned())
         .collect();
     outln!("  extensions: {}", keys.join(", "));
+    let weight_bytes: u64 = archive.weights().map(|(_, b)| b.len() as u64).sum();
+    let constants = archive.constants().count();
+    let by_reference = archive
+        .constants()
+        .filter(|c| c.fingerprint.is_some())
+        .count();
     outln!(
         "  weights: {} bodies, {} bytes; constants: {} ({} inline, {} by reference)",
-        v["weights"]["count"],
-        v["weights"]["bytes"],
-        v["constants"]["count"],
-        v["constants"]["inline"],
-        v["constants"]["by_reference"]
+        archive.weight_count(),
+        weight_bytes,
+        constants,
+        constants - by_reference,
+        by_reference
     );
-    if let Some(k) = v.get("kappa") {
+    #[cfg(feature = "kappa")]
+    {
+        let k = hrry::holo::kappa::archive_labels_json(archive);
         outln!(
             "  kappa: model {}  content {}",
             k["model"].as_str().unwrap_or("?"),
@@ -211,7 +231,8 @@ fn extract(args: ExtractArgs) -> Result<Outcome, Failure> {
         (None, None) => return Err(Failure("give --extension KEY or --section KIND".into())),
     };
     crate::output_folder(&args.output)?;
-    let mut out = Output::create(&args.output, &[&args.file]).map_err(crate::output_failure)?;
+    let mut out =
+        crate::output::create(&args.output, &[&args.file]).map_err(crate::output_failure)?;
     out.write_all(bytes).map_err(|e| {
         crate::output_failure(OutputError::Io {
             path: args.output.clone(),

@@ -4,11 +4,12 @@
 
 use std::path::PathBuf;
 
-use hrry::file::{Check, HrryFile, OpenOptions};
-use hrry::report::{
-    element_json, inspect_head_json, kv_json_limited, kv_type_name, tensors_json, Summary,
+use crate::json::{
+    element_json, inspect_head_json, kv_json_limited, kv_type_name, tensor_json, violations_json,
 };
-use hrry::schema::KvValue;
+use crate::listed::{Listed, Totals};
+use hrry::file::{Check, HrryFile, OpenOptions, TensorEntry};
+use hrry::schema::{KvValue, TensorDescriptor};
 use hrry::{Format, Report};
 use serde_json::{json, Map, Value};
 
@@ -285,21 +286,21 @@ fn write_json(
         }
         w.close();
     }
-    // The summary covers the whole file, whatever is shown.
-    let mut summary = Summary::default();
+    // The totals cover the whole file, whatever is shown.
+    let mut totals = Totals::default();
     if !args.metadata_only {
         w.open(Some("tensors"), '[');
     }
-    for t in tensors_json(file) {
-        summary.add(&t);
-        if !args.metadata_only && shown_name(args, t["name"].as_str().unwrap_or_default()) {
-            w.item(&t);
+    for (entry, descriptor) in file.descriptors() {
+        totals.add(&listed(&entry, &descriptor));
+        if !args.metadata_only && shown_name(args, entry.name()) {
+            w.item(&tensor_json(&entry, &descriptor));
         }
     }
     if !args.metadata_only {
         w.close();
     }
-    w.field("summary", &summary.json());
+    w.field("summary", &totals.json());
     w.field("file", &json!(name));
     if let Some(report) = checked {
         w.field("violations", &violations_json(report));
@@ -413,37 +414,35 @@ fn print_human(
     max_array: Option<usize>,
     checked: Option<&Report>,
 ) {
-    let head = inspect_head_json(file);
-    let h = &head["header"];
+    let h = file.header();
     outln!(
         "{}: HRRYFILE {}.{}, {} bytes",
         text::path(&args.file),
-        h["container_version_major"],
-        h["container_version_minor"],
-        head["file_size"]
+        h.container_version_major,
+        h.container_version_minor,
+        file.size()
     );
     let flags: Vec<&str> = [
-        ("sorted_index", "sorted index"),
-        ("has_index_crc32c", "index CRC-32C"),
-        ("has_kv_metadata", "KV flag"),
+        (h.file_flags.sorted_index(), "sorted index"),
+        (h.file_flags.has_index_crc32c(), "index CRC-32C"),
+        (h.file_flags.has_kv_metadata(), "KV flag"),
     ]
     .iter()
-    .filter(|(k, _)| h[*k] == true)
+    .filter(|(set, _)| *set)
     .map(|(_, s)| *s)
     .collect();
     outln!(
         "  data_buffer_alignment {}{}{}",
-        h["data_buffer_alignment"],
+        h.data_buffer_alignment,
         if flags.is_empty() { "" } else { ", " },
         flags.join(", ")
     );
-    // The summary comes first: one pass over the tensors, each dropped once counted.
-    let mut summary = Summary::default();
-    for t in tensors_json(file) {
-        summary.add(&t);
+    // The totals come first: one pass over the tensors, each dropped once counted.
+    let mut totals = Totals::default();
+    for (entry, descriptor) in file.descriptors() {
+        totals.add(&listed(&entry, &descriptor));
     }
-    let summary = summary.json();
-    outln!("  {}", summary_line(&summary));
+    outln!("  {}", summary_line(&totals));
     if let Some(report) = checked {
         print_violations(report);
     }
@@ -451,11 +450,26 @@ fn print_human(
         print_kv(file, args, max_array);
     }
     if !args.metadata_only {
-        let total = summary["tensors"].as_u64().unwrap_or(0);
         let shown = || {
-            tensors_json(file).filter(|t| shown_name(args, t["name"].as_str().unwrap_or_default()))
+            file.descriptors()
+                .filter(|(entry, _)| shown_name(args, entry.name()))
+                .map(|(entry, descriptor)| listed(&entry, &descriptor))
         };
-        print_tensor_table(shown, total, globs(args).as_deref());
+        print_tensor_table(shown, totals.tensors, globs(args).as_deref());
+    }
+}
+
+/// One tensor of a HRRYFILE as the tensor table and the totals take it.
+fn listed<'f>(
+    entry: &TensorEntry<'f>,
+    descriptor: &Result<&'f TensorDescriptor, hrry::file::Error>,
+) -> Listed<'f> {
+    let e = entry.index_entry();
+    Listed {
+        name: entry.name(),
+        data_offset: e.data_offset,
+        data_length: e.data_length,
+        descriptor: descriptor.as_ref().map(|d| *d).map_err(|e| e.to_string()),
     }
 }
 
@@ -481,11 +495,6 @@ fn print_violations(report: &Report) {
             safe(&v.message)
         );
     }
-}
-
-/// The violations `--permissive` found, as `hrry validate --json` lists them.
-fn violations_json(report: &Report) -> Value {
-    hrry::report::validate_json("", "hrryfile", report)["violations"].clone()
 }
 
 /// The `-n` globs as shown in headings, `None` without `-n`.

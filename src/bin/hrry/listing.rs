@@ -4,9 +4,9 @@
 
 use std::path::Path;
 
+use crate::json::INSPECT_FORMAT_VERSION;
 use hrry::convert::listing::Listing;
 use hrry::convert::{list, ModelFormat};
-use hrry::report::INSPECT_FORMAT_VERSION;
 use serde_json::{json, Map, Value};
 
 use crate::text::{self, safe};
@@ -71,7 +71,7 @@ fn document(path: &Path, listing: &Listing, max_array: Option<usize>) -> Value {
     for e in &listing.metadata {
         kv.insert(
             e.key.clone(),
-            hrry::report::kv_json_limited(&e.value, max_array),
+            crate::json::kv_json_limited(&e.value, max_array),
         );
         source_types.insert(e.key.clone(), json!(e.source_type));
     }
@@ -121,28 +121,22 @@ fn print_human(path: &Path, listing: &Listing, v: &Value, full: bool) {
         "  tensor data from offset {}{alignment}",
         listing.data_start
     );
-    let parameters: Option<u64> = listing.tensors.iter().try_fold(0u64, |acc, t| {
-        acc.checked_add(hrry::model::element_count(&t.shape)?)
-    });
-    let bytes: u64 = listing
-        .tensors
-        .iter()
-        .map(|t| t.bytes.unwrap_or(0))
-        .fold(0, u64::saturating_add);
-    let mut by_type: Vec<(String, u64)> = Vec::new();
+    let mut totals = crate::listed::Totals {
+        tensors: listing.tensors.len() as u64,
+        parameters: listing.tensors.iter().try_fold(0u64, |acc, t| {
+            acc.checked_add(hrry::model::element_count(&t.shape)?)
+        }),
+        data_bytes: listing
+            .tensors
+            .iter()
+            .map(|t| t.bytes.unwrap_or(0))
+            .fold(0, u64::saturating_add),
+        by_type: Vec::new(),
+    };
     for t in &listing.tensors {
-        match by_type.iter_mut().find(|(name, _)| *name == t.dtype) {
-            Some((_, n)) => *n += 1,
-            None => by_type.push((t.dtype.clone(), 1)),
-        }
+        totals.count_type(t.dtype.clone());
     }
-    let summary = json!({
-        "tensors": listing.tensors.len(),
-        "parameters": parameters,
-        "data_bytes": bytes,
-        "by_type": by_type.into_iter().map(|(k, n)| (k, json!(n))).collect::<Map<String, Value>>(),
-    });
-    outln!("  {}", crate::render::summary_line(&summary));
+    outln!("  {}", crate::render::summary_line(&totals));
     if let Some(kv) = v["kv"].as_object() {
         let types = v["kv_source_types"]
             .as_object()

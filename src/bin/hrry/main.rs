@@ -54,7 +54,9 @@ mod export;
 mod holo;
 mod input;
 mod inspect;
+mod json;
 mod json_stream;
+mod listed;
 mod listing;
 mod net;
 mod open;
@@ -67,6 +69,7 @@ mod sarif;
 mod stats;
 mod stdout;
 mod stream;
+mod temporaries;
 mod text;
 mod validate;
 
@@ -186,9 +189,10 @@ fn handle_signals() {
         // temporary-file cleanup is lost.
         return;
     };
+    temporaries::install();
     std::thread::spawn(move || {
         if let Some(signal) = signals.forever().next() {
-            hrry::file::remove_temporaries();
+            temporaries::remove_all();
             std::process::exit(128 + signal);
         }
     });
@@ -261,7 +265,7 @@ fn rules(json: bool, markdown: bool) -> Result<Outcome, Failure> {
     if markdown {
         write_stdout(conformance_map::markdown().as_bytes());
     } else if json {
-        let list: Vec<_> = rules.iter().map(|r| hrry::report::rule_json(r)).collect();
+        let list: Vec<_> = rules.iter().map(|r| crate::json::rule_json(r)).collect();
         outln!(
             "{}",
             serde_json::to_string_pretty(&serde_json::json!({ "rules": list }))?

@@ -265,11 +265,11 @@ pub fn fetch(args: FetchArgs) -> Result<Outcome, Failure> {
         let mut file = Vec::new();
         write_received(&args.key, &tensors, &mut file)?;
         let opened = HrryFile::from_bytes(&file)?;
-        let out = hrry::file::Output::create(&args.output, &[])?;
+        let out = crate::output::create(&args.output, &[])?;
         let out = export_npy(&opened, &args.key, out, &ExportOptions::default())?;
         out.commit()?;
     } else {
-        let out = hrry::file::Output::create(&args.output, &[])?;
+        let out = crate::output::create(&args.output, &[])?;
         let out = write_received(&args.key, &tensors, out)?;
         out.commit()?;
     }

@@ -1,6 +1,9 @@
 //! Where commands write: output paths, `-` meaning standard output.
 
+use std::io::BufWriter;
 use std::path::Path;
+
+use hrry::file::{Output, OutputError};
 
 use crate::input::is_dash;
 use crate::outcome::Failure;
@@ -25,4 +28,18 @@ pub fn output_folder(output: &Path) -> Result<(), Failure> {
         }
         _ => Ok(()),
     }
+}
+
+/// Opens the output `path` of a command reading `inputs` (which it must not be):
+/// `-` is standard output, any other path is written as [`Output::create`] does.
+pub fn create(path: &Path, inputs: &[&Path]) -> Result<Output, OutputError> {
+    if is_dash(path) {
+        return Ok(stdout(path));
+    }
+    Output::create(path, inputs)
+}
+
+/// Standard output as an [`Output`] called `name`.
+pub fn stdout(name: &Path) -> Output {
+    Output::through(name, BufWriter::with_capacity(1 << 16, std::io::stdout()))
 }

@@ -3,10 +3,15 @@
 //! the KV and tensor tables (aligned, long values cut, untrusted text escaped) and
 //! the `--json` document of an input that cannot be read.
 
+use hrry::model::element_type::element_count;
+use hrry::schema::{
+    layout_name, scale_type_name, QuantScheme, QuantizationSection, TensorDescriptor,
+    FLAG_SYMMETRIC,
+};
 use serde_json::{json, Map, Value};
 
-use hrry::report::INSPECT_FORMAT_VERSION;
-
+use crate::json::INSPECT_FORMAT_VERSION;
+use crate::listed::{element_type_name, scheme_of, Listed, Totals};
 use crate::text::{self, cut, plural, safe, width};
 
 /// Characters of a string value shown by default in human output.
@@ -35,18 +40,17 @@ pub fn error_json(
 }
 
 /// "3 tensors, 1234 parameters, 4.5 KiB of data: float32 ×2, int4 per-block affine ×1"
-pub fn summary_line(s: &Value) -> String {
-    let types: Vec<String> = s["by_type"]
-        .as_object()
-        .map(|m| m.iter().map(|(k, n)| format!("{} ×{n}", safe(k))).collect())
-        .unwrap_or_default();
+pub fn summary_line(s: &Totals) -> String {
+    let types: Vec<String> = s
+        .by_type
+        .iter()
+        .map(|(k, n)| format!("{} ×{n}", safe(k)))
+        .collect();
     format!(
         "{}, {} parameters, {} of data{}{}",
-        plural(s["tensors"].as_u64().unwrap_or(0), "tensor", "tensors"),
-        s["parameters"]
-            .as_u64()
-            .map_or("?".to_string(), |p| p.to_string()),
-        human_bytes(s["data_bytes"].as_u64().unwrap_or(0)),
+        plural(s.tensors, "tensor", "tensors"),
+        s.parameters.map_or("?".to_string(), |p| p.to_string()),
+        human_bytes(s.data_bytes),
         if types.is_empty() { "" } else { ": " },
         types.join(", ")
     )
@@ -160,14 +164,9 @@ fn kv_value(e: &Value, full: bool) -> String {
     }
 }
 
-/// The tensor table of an inspect document (files and bare streams alike).
-pub fn print_tensors(tensors: &[Value], total: u64) {
-    print_tensor_table(|| tensors.iter().cloned(), total, None);
-}
-
 /// The tensor table of the tensors `tensors()` yields (out of `total`; `globs`
 /// the `-n` filter they passed), one tensor at a time.
-pub fn print_tensor_table<I: Iterator<Item = Value>>(
+pub fn print_tensor_table<'d, I: Iterator<Item = Listed<'d>>>(
     tensors: impl Fn() -> I,
     total: u64,
     globs: Option<&str>,
@@ -255,63 +254,56 @@ fn print_table_with<I: Iterator<Item = (Vec<String>, Vec<String>)>>(
 }
 
 /// The table cells of one tensor (already escaped).
-fn tensor_row(t: &Value) -> [String; 7] {
-    let name = safe(t["name"].as_str().unwrap_or("?")).into_owned();
-    if t.get("error").is_some() {
+fn tensor_row(t: &Listed<'_>) -> [String; 7] {
+    let name = safe(t.name).into_owned();
+    let Ok(d) = t.descriptor else {
         return [
             name,
             "?".into(),
             String::new(),
             String::new(),
             String::new(),
-            t["data_length"].to_string(),
-            t["data_offset"].to_string(),
+            t.data_length.to_string(),
+            t.data_offset.to_string(),
         ];
-    }
-    let shape = t["shape"]
-        .as_array()
-        .map(|d| {
-            let dims: Vec<String> = d.iter().map(Value::to_string).collect();
-            format!("[{}]", dims.join(", "))
-        })
-        .unwrap_or_default();
+    };
+    let dims: Vec<String> = d.shape.iter().map(u64::to_string).collect();
     [
         name,
-        t["element_type"].as_str().unwrap_or("?").to_string(),
-        shape,
-        t["element_count"]
-            .as_u64()
-            .map_or("?".into(), |n| n.to_string()),
-        t["layout_name"].as_str().unwrap_or("?").to_string(),
-        t["data_length"].to_string(),
-        t["data_offset"].to_string(),
+        element_type_name(d).to_string(),
+        format!("[{}]", dims.join(", ")),
+        element_count(&d.shape).map_or("?".into(), |n| n.to_string()),
+        layout_name(d.layout_tag).to_string(),
+        t.data_length.to_string(),
+        t.data_offset.to_string(),
     ]
 }
 
 /// Lines under a tensor's row: a read error, its quantization, layout fields.
-fn tensor_details(t: &Value) -> Vec<String> {
+fn tensor_details(t: &Listed<'_>) -> Vec<String> {
+    let d = match &t.descriptor {
+        Ok(d) => *d,
+        Err(e) => return vec![format!("unreadable descriptor: {}", safe(e))],
+    };
     let mut out = Vec::new();
-    if let Some(e) = t["error"].as_str() {
-        out.push(format!("unreadable descriptor: {}", safe(e)));
-        return out;
+    if let Some(q) = &d.quantization {
+        out.push(quantization_line(d, q));
     }
-    let q = &t["quantization"];
-    if q.is_object() {
-        out.push(quantization_line(q));
+    // The layout's own fields, shown as their JSON object.
+    if let Value::Object(fields) = crate::json::layout_json(d) {
+        if !fields.is_empty() {
+            out.push(format!(
+                "layout {}",
+                safe(&Value::Object(fields).to_string())
+            ));
+        }
     }
-    if let Some(fields) = t["layout"].as_object().filter(|m| !m.is_empty()) {
-        out.push(format!(
-            "layout {}",
-            safe(&Value::Object(fields.clone()).to_string())
-        ));
-    }
-    let o = &t["oversized_buffer"];
-    if o.is_object() {
+    if let Some(o) = hrry::decode::descriptor::oversized_buffer(d) {
         let mut line = format!(
             "! oversized buffer (TD-BUF-014): {} bytes where {} are needed",
-            o["byte_size"], o["needed"]
+            o.byte_size, o.needed
         );
-        if o["one_byte_per_element"].as_bool() == Some(true) {
+        if o.one_byte_per_element {
             line.push_str(
                 "; looks stored one byte per element, but readers unpack it as packed bits",
             );
@@ -323,39 +315,74 @@ fn tensor_details(t: &Value) -> Vec<String> {
 
 /// "per-block affine v1: int4, axis 1, block 32, float16 scales, symmetric; 4.5
 /// bits/weight"
-fn quantization_line(q: &Value) -> String {
-    let mut parts = vec![q["storage_type"].as_str().unwrap_or("?").to_string()];
-    if let Some(axis) = q["axis"].as_u64() {
-        parts.push(format!("axis {axis}"));
+fn quantization_line(d: &TensorDescriptor, section: &QuantizationSection) -> String {
+    let mut parts = vec![element_type_name(d).to_string()];
+    let mut version = String::new();
+    if let Some(scheme) = section.scheme() {
+        let header = scheme.header();
+        version = format!(" v{}", header.scheme_version);
+        let symmetric = header.flags & FLAG_SYMMETRIC != 0;
+        let symmetry = |symmetric: bool| match symmetric {
+            true => "symmetric".to_string(),
+            false => "zero points".to_string(),
+        };
+        match scheme {
+            QuantScheme::PerTensorAffine(p) => {
+                let scale = f64::from(p.scale);
+                if scale.is_finite() {
+                    parts.push(format!("scale {scale}"));
+                }
+                parts.push(match p.zero_point {
+                    0 => "symmetric".to_string(),
+                    z => format!("zero point {z}"),
+                });
+            }
+            QuantScheme::PerChannelAffine(p) => {
+                parts.push(format!("axis {}", p.axis));
+                if let Some(t) = scale_type_name(p.scale_type_tag) {
+                    parts.push(format!("{t} scales"));
+                }
+                parts.push(symmetry(symmetric));
+            }
+            QuantScheme::PerBlockAffine(p) => {
+                parts.push(format!("axis {}", p.axis));
+                parts.push(format!("block {}", p.block_size));
+                if let Some(t) = scale_type_name(p.scale_type_tag) {
+                    parts.push(format!("{t} scales"));
+                }
+                parts.push(symmetry(symmetric));
+            }
+            QuantScheme::Nf4(b) => {
+                parts.push(format!("axis {}", b.axis));
+                parts.push(format!("block {}", b.block_size));
+                parts.push("float32 scales".into());
+                parts.push(symmetry(true));
+            }
+            QuantScheme::Mxfp(b) => {
+                parts.push(format!("axis {}", b.axis));
+                parts.push(format!("block {}", b.block_size));
+                parts.push("float8_e8m0 scales".into());
+                parts.push(symmetry(true));
+            }
+        }
     }
-    if let Some(block) = q["block_size"].as_u64() {
-        parts.push(format!("block {block}"));
-    }
-    if let Some(scale) = q["scale"].as_f64() {
-        parts.push(format!("scale {scale}"));
-    }
-    if let Some(scale_type) = q["scale_type"].as_str() {
-        parts.push(format!("{scale_type} scales"));
-    }
-    match (q["symmetric"].as_bool(), &q["zero_point"]) {
-        (Some(true), _) => parts.push("symmetric".into()),
-        (Some(false), Value::Number(z)) => parts.push(format!("zero point {z}")),
-        (Some(false), _) => parts.push("zero points".into()),
-        (None, _) => {}
-    }
-    let version = q["scheme_version"]
-        .as_u64()
-        .map_or(String::new(), |v| format!(" v{v}"));
-    let bits = q["bits_per_weight"].as_f64().map_or(String::new(), |b| {
-        let b = format!("{b:.3}");
-        format!(
-            "; {} bits/weight",
-            b.trim_end_matches('0').trim_end_matches('.')
-        )
-    });
+    let bytes: Option<u64> = d
+        .buffers
+        .iter()
+        .try_fold(0u64, |acc, b| acc.checked_add(b.byte_size));
+    let bits = match (bytes, element_count(&d.shape)) {
+        (Some(b), Some(n)) if n > 0 => {
+            let b = format!("{:.3}", b as f64 * 8.0 / n as f64);
+            format!(
+                "; {} bits/weight",
+                b.trim_end_matches('0').trim_end_matches('.')
+            )
+        }
+        _ => String::new(),
+    };
     format!(
         "{}{version}: {}{bits}",
-        q["scheme"].as_str().unwrap_or("?"),
+        scheme_of(d).unwrap_or("?"),
         parts.join(", ")
     )
 }

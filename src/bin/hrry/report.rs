@@ -218,7 +218,7 @@ const SCRIPT: &str = r#"
 
 pub fn run(args: Args) -> Result<Outcome, Failure> {
     let page = render(&args.file, !args.no_stats)?;
-    let mut out = hrry::file::Output::create(&args.output, &[args.file.as_path()])
+    let mut out = crate::output::create(&args.output, &[args.file.as_path()])
         .map_err(|e| Failure(e.to_string()))?;
     std::io::Write::write_all(&mut out, page.as_bytes()).map_err(crate::output_failure)?;
     out.commit().map_err(|e| Failure(e.to_string()))?;

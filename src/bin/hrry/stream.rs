@@ -4,13 +4,14 @@
 use std::io::{IsTerminal, Read};
 use std::path::{Path, PathBuf};
 
-use hrry::file::{HrryWriter, Output, WriterOptions};
+use hrry::file::{HrryWriter, WriterOptions};
 use hrry::limits::Limits;
-use hrry::stream::message::read_frame;
-use hrry::stream::{StreamReader, StreamWriter, TensorNames, UnpackOptions};
+use hrry::stream::message::{read_frame, MessageType};
+use hrry::stream::{StreamReader, StreamTensor, StreamWriter, TensorNames, UnpackOptions};
 use hrry::validate::{Mode, Options};
 use serde_json::{json, Value};
 
+use crate::listed::{Listed, Totals};
 use crate::{is_dash, text, Failure, Outcome};
 
 /// Subcommands of `hrry stream`.
@@ -191,7 +192,7 @@ fn pack(args: PackArgs) -> Result<Outcome, Failure> {
             &[&args.file]
         };
         crate::output_folder(&args.output)?;
-        let out = Output::create(&args.output, inputs).map_err(crate::output_failure)?;
+        let out = crate::output::create(&args.output, inputs).map_err(crate::output_failure)?;
         let mut w = StreamWriter::new(out);
         pack_into(&args.file, piped.as_deref(), &mut w)
             .and_then(|_| w.finish())
@@ -285,7 +286,10 @@ fn unpack(args: UnpackArgs) -> Result<Outcome, Failure> {
             &[&args.input]
         };
         crate::output_folder(&args.output)?;
-        let mut w = HrryWriter::create_from(&args.output, inputs, options)?;
+        let mut w = HrryWriter::new(
+            crate::output::create(&args.output, inputs).map_err(crate::output_failure)?,
+            options,
+        )?;
         hrry::stream::unpack(&mut reader, &mut w, &checks)
             .and_then(|done| w.finish_file().map(|()| done))
     };
@@ -348,7 +352,7 @@ fn validate(args: ValidateArgs) -> Result<Outcome, Failure> {
                 if !args.json && !args.jsonl {
                     crate::validate::print_report(&text::safe(&name), &report);
                 }
-                hrry::report::validate_json(&name, format.name(), &report)
+                crate::json::validate_json(&name, format.name(), &report)
             }
             Err(Failure(message)) => {
                 worst.add_unreadable();
@@ -383,7 +387,7 @@ pub fn inspect(path: &Path, bytes: Option<&[u8]>, as_json: bool) -> Result<Outco
         match reader.next_tensor() {
             Ok(Some(t)) => {
                 let name = names.next(&t.descriptor);
-                tensors.push(hrry::report::stream_tensor_json(&t, &name));
+                tensors.push((name, t));
             }
             Ok(None) => break,
             Err(e) => {
@@ -393,15 +397,18 @@ pub fn inspect(path: &Path, bytes: Option<&[u8]>, as_json: bool) -> Result<Outco
         }
     }
     let size = reader.position();
-    let v = json!({
-        "format": "stream",
-        "stream_size": size,
-        "tensors": tensors,
-    });
     if as_json {
+        let v = json!({
+            "format": "stream",
+            "stream_size": size,
+            "tensors": tensors
+                .iter()
+                .map(|(name, t)| crate::json::stream_tensor_json(t, name))
+                .collect::<Vec<_>>(),
+        });
         outln!("{}", serde_json::to_string_pretty(&v)?);
     } else {
-        print_human(&text::path(path), &v);
+        print_human(&text::path(path), size, &tensors);
     }
     match error {
         None => Ok(Outcome::Ok),
@@ -411,15 +418,22 @@ pub fn inspect(path: &Path, bytes: Option<&[u8]>, as_json: bool) -> Result<Outco
 
 /// The human listing of a stream: its size and totals, then the same tensor table
 /// as `hrry inspect` of a file (names as `hrry stream unpack` gives them).
-fn print_human(name: &str, v: &Value) {
-    let tensors = v["tensors"]
-        .as_array()
-        .map(Vec::as_slice)
-        .unwrap_or_default();
-    outln!("{name}: bare Hurray stream, {} bytes", v["stream_size"]);
-    let summary = hrry::report::summary_json(tensors);
-    outln!("  {}", crate::render::summary_line(&summary));
-    crate::render::print_tensors(tensors, tensors.len() as u64);
+fn print_human(name: &str, size: u64, tensors: &[(String, StreamTensor)]) {
+    let listed = || {
+        tensors.iter().map(|(name, t)| Listed {
+            name,
+            data_offset: t.data_offset,
+            data_length: t.data_length,
+            descriptor: Ok(&t.descriptor),
+        })
+    };
+    outln!("{name}: bare Hurray stream, {size} bytes");
+    let mut totals = Totals::default();
+    for t in listed() {
+        totals.add(&t);
+    }
+    outln!("  {}", crate::render::summary_line(&totals));
+    crate::render::print_tensor_table(listed, totals.tensors, None);
 }
 
 /// `hrry stream inspect --messages`: every message of a capture, its header and
@@ -431,15 +445,20 @@ pub fn inspect_messages(path: &Path, as_json: bool) -> Result<Outcome, Failure> 
     let error = loop {
         match read_frame(&mut source, at, u32::MAX) {
             Ok(Some(frame)) => {
-                messages.push(hrry::report::message_json(&frame, at));
+                let payload = crate::json::frame_payload_json(&frame, at);
+                messages.push((at, frame.header, payload));
                 at += frame.encoded_len();
             }
             Ok(None) => break None,
             Err(e) => break Some(e),
         }
     };
-    let v = json!({"format": "messages", "size": at, "messages": messages});
     if as_json {
+        let messages: Vec<Value> = messages
+            .into_iter()
+            .map(|(at, header, payload)| crate::json::message_json(&header, at, payload))
+            .collect();
+        let v = json!({"format": "messages", "size": at, "messages": messages});
         outln!("{}", serde_json::to_string_pretty(&v)?);
     } else {
         outln!(
@@ -448,19 +467,18 @@ pub fn inspect_messages(path: &Path, as_json: bool) -> Result<Outcome, Failure> 
             text::plural(at, "byte", "bytes"),
             text::plural(messages.len() as u64, "message", "messages")
         );
-        let number = |v: &Value| v.as_u64().unwrap_or(0);
-        for m in &messages {
-            let name = m["type_name"].as_str().map_or_else(
-                || format!("type {:#x}", number(&m["message_type"])),
-                str::to_string,
+        for (at, h, payload) in &messages {
+            let name = MessageType::from_tag(h.message_type).map_or_else(
+                || format!("type {:#x}", h.message_type),
+                |t| t.name().to_string(),
             );
             outln!(
                 "  {:>8}  stream {:<6} {:<18} {:>8} bytes  {}",
-                number(&m["offset"]),
-                number(&m["stream_id"]),
+                at,
+                h.stream_id,
                 name,
-                number(&m["payload_length"]),
-                m["payload"]
+                h.payload_length,
+                payload
             );
         }
     }

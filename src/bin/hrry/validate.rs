@@ -511,7 +511,7 @@ fn file_json(done: &Checked) -> Value {
             report,
             remote,
         } => {
-            let mut v = hrry::report::validate_json(&done.name, format.name(), report);
+            let mut v = crate::json::validate_json(&done.name, format.name(), report);
             if let Some(s) = remote {
                 v["remote"] = json!({
                     "requests": s.requests,

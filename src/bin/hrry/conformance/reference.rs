@@ -108,7 +108,7 @@ pub fn metadata_json(file: &HrryFile<'_>) -> Value {
         .map(|e| {
             (
                 String::from_utf8_lossy(&e.key).into_owned(),
-                hrry::report::kv_json(&e.value),
+                crate::json::kv_json(&e.value),
             )
         })
         .collect();
@@ -151,7 +151,7 @@ fn write(request: &Value) -> Result<Value, String> {
 }
 
 /// A KV value from its `{"type", "value"}` JSON form (the inverse of
-/// `hrry::report::kv_json` for every value it prints in full).
+/// `crate::json::kv_json` for every value it prints in full).
 pub fn kv_from_json(v: &Value) -> Option<KvValue> {
     let ty = v["type"].as_str()?;
     if ty == "array" {
@@ -174,7 +174,7 @@ pub fn kv_from_json(v: &Value) -> Option<KvValue> {
 }
 
 fn kv_tag(name: &str) -> Option<u8> {
-    (0x01..=0x06).find(|&t| hrry::report::kv_type_name(t) == name)
+    (0x01..=0x06).find(|&t| crate::json::kv_type_name(t) == name)
 }
 
 fn scalar_from_json(tag: u8, v: &Value) -> Option<KvScalar> {
