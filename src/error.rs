@@ -1,5 +1,13 @@
-//! The one error type of reading and writing: every way a file, stream or message
-//! can be refused is a [`Violation`] naming its rule.
+//! The one error type of the library: every way a file, stream or message can be
+//! refused is a [`Violation`] naming its rule; besides, a reader called wrongly
+//! ([`Error::Usage`]), a writer refusing ([`Error::Write`]), an operation that does
+//! not handle a valid input ([`Error::Unsupported`]) and I/O.
+//!
+//! Dequantizing, exporting, viewing a tensor as typed values, layout conversion,
+//! reading model files (`content`), `convert` and the server's catalog all return
+//! it. The remaining error types are `serve::client::ClientError` (a network
+//! client's failures: a server's ERROR answer, timeouts, a closed connection) and
+//! the `.holo` reader's.
 
 use std::io;
 
@@ -27,6 +35,12 @@ pub enum Error {
     /// of the wrong size), or calls out of order.
     #[error("cannot write: {0}")]
     Write(String),
+    /// The input is valid, but this operation does not handle it: a layout or
+    /// element type it has no conversion for, a tensor that is not quantized given
+    /// to the dequantizer, an output larger than the caller's bound. Another
+    /// operation (or a row-wise one) may serve it.
+    #[error("unsupported: {0}")]
+    Unsupported(String),
 }
 
 /// The text of a violation as a reader's error: a rule of hrry's policy is named
@@ -69,6 +83,19 @@ impl Error {
     }
 }
 
+impl Error {
+    /// An [`Error::Usage`]: the caller asked for something the input cannot serve.
+    pub fn usage(message: impl Into<String>) -> Self {
+        Error::Usage(message.into())
+    }
+
+    /// An [`Error::Unsupported`]: the input is valid but this operation does not
+    /// handle it.
+    pub fn unsupported(message: impl Into<String>) -> Self {
+        Error::Unsupported(message.into())
+    }
+}
+
 impl From<Violation> for Error {
     fn from(v: Violation) -> Self {
         Error::Invalid(v)
@@ -86,5 +113,7 @@ mod tests {
         assert_eq!(misuse, "invalid use: tensor_count_hint is unknown");
         let write = Error::Write("duplicate tensor name \"t\"".into()).to_string();
         assert_eq!(write, "cannot write: duplicate tensor name \"t\"");
+        let unsupported = Error::Unsupported("layout tag 0x09".into()).to_string();
+        assert_eq!(unsupported, "unsupported: layout tag 0x09");
     }
 }

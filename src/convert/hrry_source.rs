@@ -136,8 +136,7 @@ fn dequantize_with(
     max_values: usize,
     mut f: impl FnMut(&[f32]) -> Result<(), Error>,
 ) -> Result<(), Error> {
-    let bad =
-        |e: crate::quant::QuantError| Error::tensor(&t.name, format!("cannot dequantize: {e}"));
+    let bad = |e: crate::Error| Error::tensor(&t.name, format!("cannot dequantize: {e}"));
     let mut run = |desc: &TensorDescriptor, buffers: &[Vec<u8>], values: &mut Vec<f32>| {
         let slices: Vec<&[u8]> = buffers.iter().map(Vec::as_slice).collect();
         let dq = Dequantizer::new(desc, &slices).map_err(bad)?;

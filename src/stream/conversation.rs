@@ -63,7 +63,9 @@ pub(crate) fn validate_messages<R: Read>(
                 return Ok(report);
             }
             Err(Error::Io(e)) => return Err(e),
-            Err(Error::Usage(m) | Error::Write(m)) => return Err(std::io::Error::other(m)),
+            Err(Error::Usage(m) | Error::Write(m) | Error::Unsupported(m)) => {
+                return Err(std::io::Error::other(m))
+            }
         }
     }
     for v in conversation.finish() {
