@@ -1,7 +1,8 @@
 //! The one error type of the library: every way a file, stream or message can be
 //! refused is a [`Violation`] naming its rule; besides, a reader called wrongly
 //! ([`Error::Usage`]), a writer refusing ([`Error::Write`]), an operation that does
-//! not handle a valid input ([`Error::Unsupported`]) and I/O.
+//! not handle a valid input ([`Error::Unsupported`]), an input of another format or
+//! a malformed foreign one ([`Error::Format`]) and I/O.
 //!
 //! Dequantizing, exporting, viewing a tensor as typed values, layout conversion,
 //! reading model files (`content`), `convert` and the server's catalog all return
@@ -41,6 +42,11 @@ pub enum Error {
     /// operation (or a row-wise one) may serve it.
     #[error("unsupported: {0}")]
     Unsupported(String),
+    /// The input is not in a format this operation reads, or is malformed in a
+    /// format hrry has no rules for (safetensors, GGUF, a sharded checkpoint's
+    /// index): the message names the format, and the file or offset where known.
+    #[error("{0}")]
+    Format(String),
 }
 
 /// The text of a violation as a reader's error: a rule of hrry's policy is named
@@ -77,6 +83,23 @@ impl Error {
         self.violation().map(|v| v.rule)
     }
 
+    /// The error with `path` named in its message, for a caller handling several
+    /// files: an I/O error keeps its kind, a violation its rule and offset.
+    pub fn in_file(self, path: impl AsRef<std::path::Path>) -> Self {
+        let path = path.as_ref().display();
+        match self {
+            Error::Io(e) => io_at(path.to_string(), e),
+            Error::Invalid(mut v) => {
+                v.message = format!("{path}: {}", v.message);
+                Error::Invalid(v)
+            }
+            Error::Usage(m) => Error::Usage(format!("{path}: {m}")),
+            Error::Write(m) => Error::Write(format!("{path}: {m}")),
+            Error::Unsupported(m) => Error::Unsupported(format!("{path}: {m}")),
+            Error::Format(m) => Error::Format(format!("{path}: {m}")),
+        }
+    }
+
     /// The limit exceeded, when the error is a violation of `HF-LIM-001`.
     pub fn exceeded_limit(&self) -> Option<Limit> {
         self.violation().and_then(|v| v.limit)
@@ -94,6 +117,14 @@ impl Error {
     pub fn unsupported(message: impl Into<String>) -> Self {
         Error::Unsupported(message.into())
     }
+}
+
+/// An [`Error::Io`] of `path`: the path in front of the message, the kind kept.
+pub(crate) fn io_at(path: impl AsRef<std::path::Path>, source: io::Error) -> Error {
+    Error::Io(io::Error::new(
+        source.kind(),
+        format!("{}: {source}", path.as_ref().display()),
+    ))
 }
 
 impl From<Violation> for Error {

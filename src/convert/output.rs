@@ -15,21 +15,18 @@ pub(crate) type Output = crate::file::Output;
 const COPY_PIECE: u64 = 8 * CHUNK as u64;
 
 fn io_error(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
-    move |source| Error::Io {
-        path: path.to_path_buf(),
-        source,
-    }
+    move |source| super::io_at(path.to_path_buf(), source)
 }
 
 /// Opens the output `path` of a conversion reading `inputs` (which it must not be);
 /// a regular file appears under that name only on [`commit`].
 pub(crate) fn create(path: &Path, inputs: &[&Path]) -> Result<Output, Error> {
-    Output::create(path, inputs).map_err(|e| Error::File(e.into()))
+    Output::create(path, inputs).map_err(Error::from)
 }
 
 /// Finishes the output.
 pub(crate) fn commit(out: Output) -> Result<(), Error> {
-    out.commit().map_err(|e| Error::File(e.into()))
+    out.commit().map_err(Error::from)
 }
 
 /// A HRRYFILE writer over a new output `path` (see [`create`]).
