@@ -147,4 +147,25 @@ mod tests {
         let unsupported = Error::Unsupported("layout tag 0x09".into()).to_string();
         assert_eq!(unsupported, "unsupported: layout tag 0x09");
     }
+
+    #[test]
+    fn a_path_in_front_keeps_the_kind_and_the_rule() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "gone");
+        match Error::Io(io).in_file("m.hrry") {
+            Error::Io(e) => {
+                assert_eq!(e.kind(), std::io::ErrorKind::NotFound);
+                assert_eq!(e.to_string(), "m.hrry: gone");
+            }
+            other => panic!("{other:?}"),
+        }
+        let rule = crate::validate::rules::container::TD_BUF_SIZE.id;
+        let invalid = Error::invalid(&crate::validate::rules::container::TD_BUF_SIZE, 7, "short");
+        let named = invalid.in_file("m.hrry");
+        assert_eq!(named.rule().map(|r| r.id), Some(rule));
+        assert_eq!(named.violation().map(|v| v.offset), Some(7));
+        assert_eq!(
+            named.to_string(),
+            format!("{rule} at offset 7: m.hrry: short")
+        );
+    }
 }

@@ -38,15 +38,15 @@ impl Failure {
 /// The status of each kind of the core's one error: I/O is `HRRY_IO`; a call the
 /// input cannot serve or output the writer cannot write is `HRRY_ARGUMENT`; a
 /// valid input an operation does not handle (a layout with no logical order, a
-/// tensor that is not quantized, an output over its bound) is `HRRY_UNSUPPORTED`;
-/// a broken rule or an input of another format is `HRRY_INVALID`.
+/// tensor that is not quantized, an output over its bound) or an input of another
+/// format is `HRRY_UNSUPPORTED`; a broken rule is `HRRY_INVALID`.
 impl From<hrry::Error> for Failure {
     fn from(e: hrry::Error) -> Self {
         let status = match e {
             hrry::Error::Io(_) => HRRY_IO,
             hrry::Error::Usage(_) | hrry::Error::Write(_) => HRRY_ARGUMENT,
-            hrry::Error::Unsupported(_) => HRRY_UNSUPPORTED,
-            hrry::Error::Invalid(_) | hrry::Error::Format(_) => HRRY_INVALID,
+            hrry::Error::Unsupported(_) | hrry::Error::Format(_) => HRRY_UNSUPPORTED,
+            hrry::Error::Invalid(_) => HRRY_INVALID,
         };
         Failure::new(status, e.to_string())
     }

@@ -602,3 +602,30 @@ fn unexpected(wanted: &str, got: &Payload) -> ClientError {
         .map_or("a private message", |t| t.name());
     ClientError::Protocol(format!("expected {wanted}, received {name}"))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::ClientError;
+    use std::io::ErrorKind;
+
+    #[test]
+    fn client_errors_convert_both_ways_keeping_what_a_caller_acts_on() {
+        let timed_out: crate::Error = ClientError::TimedOut("no HELLO within 5 s".into()).into();
+        match timed_out {
+            crate::Error::Io(e) => {
+                assert_eq!(e.kind(), ErrorKind::TimedOut);
+                assert_eq!(e.to_string(), "no HELLO within 5 s");
+            }
+            other => panic!("{other:?}"),
+        }
+        let closed: crate::Error = ClientError::Closed("the server closed".into()).into();
+        assert!(matches!(closed, crate::Error::Io(e) if e.kind() == ErrorKind::UnexpectedEof));
+        let back: ClientError = crate::Error::Io(std::io::Error::other("reset")).into();
+        assert!(matches!(back, ClientError::Io(_)));
+        let refused: ClientError = crate::Error::Usage("frame too long".into()).into();
+        assert!(
+            matches!(&refused, ClientError::Protocol(m) if m == "invalid use: frame too long"),
+            "{refused:?}"
+        );
+    }
+}
