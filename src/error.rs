@@ -127,6 +127,117 @@ pub(crate) fn io_at(path: impl AsRef<std::path::Path>, source: io::Error) -> Err
     ))
 }
 
+/// A rule a function of a lower layer (`layout`, `model`) found broken, named by
+/// what it is about: those layers come before the rule table, so the rule itself is
+/// looked up here ([`Broken::rule`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Broken {
+    /// `TD-BUF-001`: the buffer count fits the layout.
+    BufferCount,
+    /// `TD-BUF-005`: a buffer holds what shape, type and layout need.
+    BufferSize,
+    /// `TD-SHD-001`: a shard's box lies inside its parent.
+    ShardBounds,
+    /// `LY-TIL-001`: tile_shape entries are positive.
+    TileShape,
+    /// `LY-TIL-002`: the tiled outer layout is affine.
+    TiledOuter,
+    /// `LY-TIL-003`: the tiled inner layout is affine or tiled.
+    TiledInner,
+    /// `LY-MOR-001`: morton_bits entries are positive.
+    MortonBits,
+    /// `LY-MOR-002`: each dimension fits its Morton bits.
+    MortonShape,
+    /// `LY-HIL-001`: hilbert_order is positive.
+    HilbertOrder,
+    /// `LY-HIL-002`: hilbert_rank is the tensor's rank.
+    HilbertRank,
+    /// `LY-HIL-003`: hilbert_rank is at least 2.
+    HilbertMinRank,
+    /// `LY-HIL-004`: every dimension is 2^hilbert_order.
+    HilbertShape,
+    /// `LY-CMP-001`: a member carries a shard section.
+    MemberShard,
+    /// `LY-CMP-003`: a member decodes to the head's type.
+    MemberType,
+    /// `LY-CSR-001` or `LY-CSC-001` (`by_column`): rank 2.
+    CompressedRank {
+        /// CSC rather than CSR.
+        by_column: bool,
+    },
+    /// `LY-CSF-004`: mode_order is a permutation.
+    CsfModeOrder,
+    /// The buffer size rule of the sparse layout with this tag.
+    SparseSizes(u8),
+    /// The coordinate range rule of the sparse layout with this tag.
+    SparseRange(u8),
+    /// The pointer ends rule of the sparse layout with this tag (COO, which has no
+    /// pointers: its sizes rule).
+    SparseEnds(u8),
+    /// The non-decreasing pointers rule of the sparse layout with this tag (COO:
+    /// its sizes rule).
+    SparseMonotone(u8),
+}
+
+impl Broken {
+    /// The rule.
+    pub(crate) fn rule(self) -> &'static Rule {
+        use crate::schema::{LAYOUT_COO, LAYOUT_CSC, LAYOUT_CSR};
+        use crate::validate::rules::container as c;
+        use crate::validate::rules::layout as l;
+        match self {
+            Broken::BufferCount => &c::TD_BUF_COUNT,
+            Broken::BufferSize => &c::TD_BUF_SIZE,
+            Broken::ShardBounds => &c::TD_SHD_BOUNDS,
+            Broken::TileShape => &l::LY_TIL_TILE_SHAPE,
+            Broken::TiledOuter => &l::LY_TIL_OUTER,
+            Broken::TiledInner => &l::LY_TIL_INNER,
+            Broken::MortonBits => &l::LY_MOR_BITS,
+            Broken::MortonShape => &l::LY_MOR_SHAPE,
+            Broken::HilbertOrder => &l::LY_HIL_ORDER,
+            Broken::HilbertRank => &l::LY_HIL_RANK,
+            Broken::HilbertMinRank => &l::LY_HIL_MIN_RANK,
+            Broken::HilbertShape => &l::LY_HIL_SHAPE,
+            Broken::MemberShard => &l::LY_CMP_SHARD,
+            Broken::MemberType => &l::LY_CMP_TYPE,
+            Broken::CompressedRank { by_column: false } => &l::LY_CSR_RANK,
+            Broken::CompressedRank { by_column: true } => &l::LY_CSC_RANK,
+            Broken::CsfModeOrder => &l::LY_CSF_MODE_ORDER,
+            Broken::SparseSizes(tag) => match tag {
+                LAYOUT_COO => &l::LY_COO_SIZES,
+                LAYOUT_CSR => &l::LY_CSR_SIZES,
+                LAYOUT_CSC => &l::LY_CSC_SIZES,
+                _ => &l::LY_CSF_SIZES,
+            },
+            Broken::SparseRange(tag) => match tag {
+                LAYOUT_COO => &l::LY_COO_RANGE,
+                LAYOUT_CSR => &l::LY_CSR_RANGE,
+                LAYOUT_CSC => &l::LY_CSC_RANGE,
+                _ => &l::LY_CSF_RANGE,
+            },
+            Broken::SparseEnds(tag) => match tag {
+                LAYOUT_COO => &l::LY_COO_SIZES,
+                LAYOUT_CSR => &l::LY_CSR_ENDS,
+                LAYOUT_CSC => &l::LY_CSC_ENDS,
+                _ => &l::LY_CSF_ENDS,
+            },
+            Broken::SparseMonotone(tag) => match tag {
+                LAYOUT_COO => &l::LY_COO_SIZES,
+                LAYOUT_CSR => &l::LY_CSR_MONOTONE,
+                LAYOUT_CSC => &l::LY_CSC_MONOTONE,
+                _ => &l::LY_CSF_MONOTONE,
+            },
+        }
+    }
+}
+
+impl Error {
+    /// An [`Error::Invalid`] for the rule `broken` names, at `offset`.
+    pub(crate) fn broken(broken: Broken, offset: u64, message: impl Into<String>) -> Self {
+        Error::invalid(broken.rule(), offset, message)
+    }
+}
+
 impl From<Violation> for Error {
     fn from(v: Violation) -> Self {
         Error::Invalid(v)

@@ -75,7 +75,7 @@ fn write_packed<W: Write>(
     } else {
         for i in 0..count {
             let raw = read_bits(packed, i * u64::from(width), width)
-                .ok_or(crate::layout::error::overflow("element index"))?;
+                .ok_or_else(|| crate::layout::error::overflow("element index"))?;
             out.push(raw)?;
         }
     }

@@ -291,7 +291,7 @@ pub fn file_stats(file: &ModelFile<'_>, extra_threads: usize) -> Vec<Result<Tens
         .into_inner()
         .unwrap_or_else(|e| e.into_inner())
         .into_iter()
-        .map(|r| r.unwrap_or(Err(super::error::stopped())))
+        .map(|r| r.unwrap_or_else(|| Err(super::error::stopped())))
         .collect()
 }
 

@@ -10,11 +10,8 @@ use crate::schema::{
 };
 
 use super::error;
+use crate::error::Broken;
 use crate::error::Error;
-use crate::validate::rules::layout::{
-    LY_HIL_MIN_RANK, LY_HIL_ORDER, LY_HIL_RANK, LY_HIL_SHAPE, LY_MOR_BITS, LY_MOR_SHAPE,
-    LY_TIL_INNER, LY_TIL_OUTER, LY_TIL_TILE_SHAPE,
-};
 
 /// Highest rank the addressing handles (the spec's cap, and the parser's).
 const MAX_RANK: usize = crate::schema::MAX_RANK as usize;
@@ -83,7 +80,7 @@ fn implicit_strides<'a>(dims: impl Iterator<Item = &'a u64> + Clone) -> Result<V
         out.push(acc);
         acc = acc
             .checked_mul(i128::from(d))
-            .ok_or(error::overflow("implicit strides"))?;
+            .ok_or_else(|| error::overflow("implicit strides"))?;
     }
     Ok(out)
 }
@@ -130,7 +127,7 @@ impl TiledMap {
         }
         if let Some(k) = fields.tile_shape.iter().position(|&t| t == 0) {
             return Err(error::field(
-                &LY_TIL_TILE_SHAPE,
+                Broken::TileShape,
                 "tile_shape",
                 format!("entry {k} is 0"),
             ));
@@ -149,7 +146,7 @@ impl TiledMap {
             )?,
             other => {
                 return Err(error::field(
-                    &LY_TIL_OUTER,
+                    Broken::TiledOuter,
                     "outer_layout",
                     format!("{other:#04x}"),
                 ))
@@ -159,7 +156,7 @@ impl TiledMap {
             .tile_shape
             .iter()
             .try_fold(1i128, |acc, &t| acc.checked_mul(i128::from(t)))
-            .ok_or(error::overflow("product(tile_shape)"))?;
+            .ok_or_else(|| error::overflow("product(tile_shape)"))?;
         let inner = match fields.inner_layout {
             LAYOUT_ROW_MAJOR | LAYOUT_COLUMN_MAJOR | LAYOUT_STRIDED => {
                 DenseMap::Affine(affine_for(
@@ -182,7 +179,7 @@ impl TiledMap {
             },
             other => {
                 return Err(error::field(
-                    &LY_TIL_INNER,
+                    Broken::TiledInner,
                     "inner_layout",
                     format!("{other:#04x}"),
                 ))
@@ -282,14 +279,14 @@ impl DenseMap {
                 for (k, (&b, &n)) in morton_bits.iter().zip(shape).enumerate() {
                     if b == 0 {
                         return Err(error::field(
-                            &LY_MOR_BITS,
+                            Broken::MortonBits,
                             "morton_bits",
                             format!("entry {k} is 0"),
                         ));
                     }
                     if b < 64 && n > 1u64 << b {
                         return Err(error::field(
-                            &LY_MOR_SHAPE,
+                            Broken::MortonShape,
                             "morton_bits",
                             format!("shape[{k}] = {n} exceeds 2^{b}"),
                         ));
@@ -300,9 +297,9 @@ impl DenseMap {
             LayoutFields::Hilbert(h) => {
                 if h.hilbert_rank as usize != rank || rank < 2 {
                     let rule = if rank < 2 {
-                        &LY_HIL_MIN_RANK
+                        Broken::HilbertMinRank
                     } else {
-                        &LY_HIL_RANK
+                        Broken::HilbertRank
                     };
                     return Err(error::field(
                         rule,
@@ -313,7 +310,7 @@ impl DenseMap {
                 let order = h.hilbert_order;
                 if order == 0 || order > 63 || u64::from(order) * rank as u64 > 127 {
                     return Err(if order == 0 {
-                        error::field(&LY_HIL_ORDER, "hilbert_order", "0")
+                        error::field(Broken::HilbertOrder, "hilbert_order", "0")
                     } else {
                         error::overflow(&format!(
                             "2^(hilbert_rank * hilbert_order) for order {order}, rank {rank}"
@@ -322,7 +319,7 @@ impl DenseMap {
                 }
                 if let Some(k) = shape.iter().position(|&n| n > 1u64 << order) {
                     return Err(error::field(
-                        &LY_HIL_SHAPE,
+                        Broken::HilbertShape,
                         "hilbert_order",
                         format!("shape[{k}] = {} exceeds 2^{order}", shape[k]),
                     ));

@@ -8,9 +8,8 @@ use super::dense::row_major_len;
 use super::element::element_bits;
 use super::error;
 use super::logical_row_major;
+use crate::error::Broken;
 use crate::error::Error;
-use crate::validate::rules::container::TD_SHD_BOUNDS;
-use crate::validate::rules::layout::{LY_CMP_SHARD, LY_CMP_TYPE};
 
 /// `composition_rule` partition.
 pub const PARTITION: u8 = 0x01;
@@ -76,7 +75,7 @@ pub fn assemble(head: &TensorDescriptor, members: &[Member], limit: u64) -> Resu
         }
         if desc.type_tag != head.type_tag {
             return Err(bad(
-                &LY_CMP_TYPE,
+                Broken::MemberType,
                 format!(
                     "stored type {:#04x} is not the head's {:#04x}",
                     desc.type_tag, head.type_tag
@@ -86,7 +85,7 @@ pub fn assemble(head: &TensorDescriptor, members: &[Member], limit: u64) -> Resu
         let shard = desc
             .shard
             .as_ref()
-            .ok_or_else(|| bad(&LY_CMP_SHARD, "no shard section".into()))?;
+            .ok_or_else(|| bad(Broken::MemberShard, "no shard section".into()))?;
         if desc.shape.len() != rank
             || shard.shard_offset.len() != rank
             || (0..rank).any(|k| {
@@ -96,7 +95,7 @@ pub fn assemble(head: &TensorDescriptor, members: &[Member], limit: u64) -> Resu
             })
         {
             return Err(bad(
-                &TD_SHD_BOUNDS,
+                Broken::ShardBounds,
                 "box lies outside the head's shape".into(),
             ));
         }
@@ -108,9 +107,10 @@ pub fn assemble(head: &TensorDescriptor, members: &[Member], limit: u64) -> Resu
                 .map(|k| (shard.shard_offset[k] + index[k]) * parent_strides[k])
                 .sum();
             let w = u64::from(width);
-            let value = read_bits(&local, i * w, width).ok_or(error::overflow("member element"))?;
+            let value =
+                read_bits(&local, i * w, width).ok_or_else(|| error::overflow("member element"))?;
             write_bits(&mut out, target * w, width, value)
-                .ok_or(error::overflow("parent element"))?;
+                .ok_or_else(|| error::overflow("parent element"))?;
             for k in (0..rank).rev() {
                 index[k] += 1;
                 if index[k] < desc.shape[k] {

@@ -334,7 +334,7 @@ impl<'a> DenseView<'a> {
             return Err(error::unsupported_layout(desc.layout_tag));
         }
         let width = element_bits(desc)?;
-        let buffer = *buffers.first().ok_or(error::missing_buffer(0))?;
+        let buffer = *buffers.first().ok_or_else(|| error::missing_buffer(0))?;
         let count = checked_count(&desc.shape)?;
         let map = DenseMap::new(desc.layout_tag, &desc.layout, &desc.shape)?;
         Ok(DenseView {
@@ -381,7 +381,7 @@ impl<'a> DenseView<'a> {
         let bit = i128::from(self.byte_offset)
             .checked_mul(8)
             .and_then(|b| b.checked_add(offset.checked_mul(w)?))
-            .ok_or(error::overflow("bit address"))?;
+            .ok_or_else(|| error::overflow("bit address"))?;
         let limit = (self.len as i128) * 8;
         if bit < 0 || bit.checked_add(w).is_none_or(|end| end > limit) {
             return Err(error::out_of_bounds(0, bit, self.width, self.len));
@@ -401,7 +401,7 @@ impl<'a> DenseView<'a> {
         let offset = self
             .map
             .offset(index)
-            .ok_or(error::overflow("element offset"))?;
+            .ok_or_else(|| error::overflow("element offset"))?;
         self.bit_of(offset)
     }
 
@@ -409,7 +409,7 @@ impl<'a> DenseView<'a> {
     pub fn get(&self, index: &[u64]) -> Result<u128, Error> {
         let bit = self.bit_address(index)?;
         // bit_address checked the element lies inside the buffer.
-        read_bits(self.buffer, bit, self.width).ok_or(error::overflow("bit address"))
+        read_bits(self.buffer, bit, self.width).ok_or_else(|| error::overflow("bit address"))
     }
 
     /// The packed row-major bytes when buffer 0 already holds the tensor that way
@@ -443,7 +443,7 @@ impl<'a> DenseView<'a> {
         let (lo, hi) = self
             .map
             .range(&self.shape)
-            .ok_or(error::overflow("offset range"))?;
+            .ok_or_else(|| error::overflow("offset range"))?;
         if let DenseMap::Affine(strides) = &self.map {
             self.bit_of(lo)?;
             self.bit_of(hi)?;
@@ -461,14 +461,14 @@ impl<'a> DenseView<'a> {
                     if index[k] < self.shape[k] {
                         offset = offset
                             .checked_add(strides[k])
-                            .ok_or(error::overflow("element offset"))?;
+                            .ok_or_else(|| error::overflow("element offset"))?;
                         break;
                     }
                     // Back to index 0 along k: undo (shape[k] - 1) steps.
                     let back = strides[k]
                         .checked_mul(i128::from(self.shape[k] - 1))
                         .and_then(|b| offset.checked_sub(b))
-                        .ok_or(error::overflow("element offset"))?;
+                        .ok_or_else(|| error::overflow("element offset"))?;
                     offset = back;
                     index[k] = 0;
                 }
@@ -479,7 +479,7 @@ impl<'a> DenseView<'a> {
             let offset = self
                 .map
                 .offset(&index)
-                .ok_or(error::overflow("element offset"))?;
+                .ok_or_else(|| error::overflow("element offset"))?;
             f(self.bit_of(offset)?)?;
             let mut k = rank;
             loop {
@@ -500,7 +500,7 @@ impl<'a> DenseView<'a> {
     pub fn for_each(&self, mut f: impl FnMut(u128) -> Result<(), Error>) -> Result<(), Error> {
         let (buffer, width) = (self.buffer, self.width);
         self.for_each_address(|bit| {
-            f(read_bits(buffer, bit, width).ok_or(error::overflow("bit address"))?)
+            f(read_bits(buffer, bit, width).ok_or_else(|| error::overflow("bit address"))?)
         })
     }
 
@@ -634,7 +634,7 @@ pub(crate) fn row_major_len(
     limit: u64,
 ) -> Result<usize, Error> {
     let count = checked_count(&desc.shape)?;
-    let bytes = packed_size(width, count).ok_or(error::overflow("output size"))?;
+    let bytes = packed_size(width, count).ok_or_else(|| error::overflow("output size"))?;
     if bytes > limit {
         return Err(error::too_large(u128::from(bytes), limit));
     }
@@ -671,7 +671,8 @@ pub fn from_row_major(
     limit: u64,
 ) -> Result<Vec<u8>, Error> {
     let width = element_bits(desc)?;
-    let size = required_buffer_size(desc).ok_or(error::unsupported_layout(desc.layout_tag))?;
+    let size =
+        required_buffer_size(desc).ok_or_else(|| error::unsupported_layout(desc.layout_tag))?;
     if size > limit {
         return Err(error::too_large(u128::from(size), limit));
     }
@@ -696,8 +697,8 @@ pub fn from_row_major(
     };
     for (i, bit) in addresses.into_iter().enumerate() {
         let value = read_bits(source, i as u64 * u64::from(width), width)
-            .ok_or(error::overflow("source index"))?;
-        write_bits(&mut out, bit, width, value).ok_or(error::overflow("bit address"))?;
+            .ok_or_else(|| error::overflow("source index"))?;
+        write_bits(&mut out, bit, width, value).ok_or_else(|| error::overflow("bit address"))?;
     }
     Ok(out)
 }

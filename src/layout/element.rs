@@ -11,7 +11,7 @@ use crate::error::Error;
 pub fn element_bits(desc: &TensorDescriptor) -> Result<u32, Error> {
     let width = desc
         .element_bits()
-        .ok_or(error::element_width(desc.type_tag))?;
+        .ok_or_else(|| error::element_width(desc.type_tag))?;
     match width {
         1 | 2 | 4 | 6 => Ok(width),
         w if w % 8 == 0 && (8..=128).contains(&w) => Ok(w),
@@ -21,5 +21,5 @@ pub fn element_bits(desc: &TensorDescriptor) -> Result<u32, Error> {
 
 /// Product of `shape` as `u64`, or an overflow error.
 pub(crate) fn checked_count(shape: &[u64]) -> Result<u64, Error> {
-    crate::model::element_count(shape).ok_or(error::overflow("element count"))
+    crate::model::element_count(shape).ok_or_else(|| error::overflow("element count"))
 }

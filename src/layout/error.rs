@@ -5,10 +5,8 @@
 //! field at fault. A descriptor that passed the validator never breaks one of these
 //! rules; the checks are there because the functions take any descriptor.
 
-use crate::error::Error;
+use crate::error::{Broken, Error};
 use crate::limits::Limit;
-use crate::validate::rules::container::{TD_BUF_COUNT, TD_BUF_SIZE};
-use crate::validate::Rule;
 
 /// The layout tag is not one this operation handles.
 pub(crate) fn unsupported_layout(tag: u8) -> Error {
@@ -27,8 +25,8 @@ pub(crate) fn element_width(tag: u8) -> Error {
 
 /// A layout field breaks `rule`: `detail` says which field, what was expected and
 /// what was found.
-pub(crate) fn field(rule: &'static Rule, field: &str, detail: impl std::fmt::Display) -> Error {
-    Error::invalid(rule, 0, format!("layout field {field}: {detail}"))
+pub(crate) fn field(rule: Broken, field: &str, detail: impl std::fmt::Display) -> Error {
+    Error::broken(rule, 0, format!("layout field {field}: {detail}"))
 }
 
 /// A size or offset does not fit the integer types used for addressing: a limit of
@@ -39,21 +37,21 @@ pub(crate) fn overflow(what: &str) -> Error {
 
 /// A buffer the layout needs is missing from the buffer table or the slice list.
 pub(crate) fn missing_buffer(index: usize) -> Error {
-    Error::invalid(&TD_BUF_COUNT, 0, format!("buffer {index} is missing"))
+    Error::broken(Broken::BufferCount, 0, format!("buffer {index} is missing"))
 }
 
 /// An element lies outside its buffer.
 pub(crate) fn out_of_bounds(buffer: usize, bit: i128, width: u32, len: usize) -> Error {
-    Error::invalid(
-        &TD_BUF_SIZE,
+    Error::broken(
+        Broken::BufferSize,
         0,
         format!("buffer {buffer}: bit {bit} (width {width}) lies outside its {len} bytes"),
     )
 }
 
 /// Stored sparse structure breaks `rule` at `entry` of buffer `buffer`.
-pub(crate) fn structure(rule: &'static Rule, buffer: usize, entry: u64, detail: &str) -> Error {
-    Error::invalid(rule, 0, format!("buffer {buffer} entry {entry}: {detail}"))
+pub(crate) fn structure(rule: Broken, buffer: usize, entry: u64, detail: &str) -> Error {
+    Error::broken(rule, 0, format!("buffer {buffer} entry {entry}: {detail}"))
 }
 
 /// The result would exceed the caller's size limit.

@@ -14,13 +14,8 @@ use super::bits::{read_bits, write_bits};
 use super::dense::row_major_len;
 use super::element::element_bits;
 use super::error;
+use crate::error::Broken;
 use crate::error::Error;
-use crate::validate::rules::layout::{
-    LY_COO_RANGE, LY_COO_SIZES, LY_CSC_ENDS, LY_CSC_MONOTONE, LY_CSC_RANGE, LY_CSC_RANK,
-    LY_CSC_SIZES, LY_CSF_ENDS, LY_CSF_MODE_ORDER, LY_CSF_MONOTONE, LY_CSF_RANGE, LY_CSF_SIZES,
-    LY_CSR_ENDS, LY_CSR_MONOTONE, LY_CSR_RANGE, LY_CSR_RANK, LY_CSR_SIZES,
-};
-use crate::validate::Rule;
 
 /// True for the sparse layout tags (COO, CSR, CSC, CSF).
 pub fn is_sparse(layout_tag: u8) -> bool {
@@ -53,7 +48,7 @@ impl<'a> IndexArray<'a> {
         let bytes = buffers
             .get(index)
             .copied()
-            .ok_or(error::missing_buffer(index))?;
+            .ok_or_else(|| error::missing_buffer(index))?;
         Ok(IndexArray {
             bytes,
             entry_size,
@@ -101,43 +96,23 @@ impl<'a> IndexArray<'a> {
 /// The rules of one sparse layout that a walk over its stored structure reports.
 struct Rules {
     /// Buffer sizes (values, indices, pointers hold their counts).
-    sizes: &'static Rule,
+    sizes: Broken,
     /// Coordinates below their dimension's size.
-    range: &'static Rule,
+    range: Broken,
     /// Pointer arrays start at 0 and end at nnz.
-    ends: &'static Rule,
+    ends: Broken,
     /// Pointer arrays do not decrease.
-    monotone: &'static Rule,
+    monotone: Broken,
 }
 
 impl Rules {
     /// The rules of the sparse layout `tag`.
     fn of(tag: u8) -> Rules {
-        match tag {
-            LAYOUT_COO => Rules {
-                sizes: &LY_COO_SIZES,
-                range: &LY_COO_RANGE,
-                ends: &LY_COO_SIZES,
-                monotone: &LY_COO_SIZES,
-            },
-            LAYOUT_CSR => Rules {
-                sizes: &LY_CSR_SIZES,
-                range: &LY_CSR_RANGE,
-                ends: &LY_CSR_ENDS,
-                monotone: &LY_CSR_MONOTONE,
-            },
-            LAYOUT_CSC => Rules {
-                sizes: &LY_CSC_SIZES,
-                range: &LY_CSC_RANGE,
-                ends: &LY_CSC_ENDS,
-                monotone: &LY_CSC_MONOTONE,
-            },
-            _ => Rules {
-                sizes: &LY_CSF_SIZES,
-                range: &LY_CSF_RANGE,
-                ends: &LY_CSF_ENDS,
-                monotone: &LY_CSF_MONOTONE,
-            },
+        Rules {
+            sizes: Broken::SparseSizes(tag),
+            range: Broken::SparseRange(tag),
+            ends: Broken::SparseEnds(tag),
+            monotone: Broken::SparseMonotone(tag),
         }
     }
 }
@@ -156,7 +131,10 @@ impl<'a> Dense<'a> {
     fn new(desc: &'a TensorDescriptor, buffers: &[&'a [u8]], limit: u64) -> Result<Self, Error> {
         let width = element_bits(desc)?;
         let len = row_major_len(desc, width, limit)?;
-        let values = buffers.first().copied().ok_or(error::missing_buffer(0))?;
+        let values = buffers
+            .first()
+            .copied()
+            .ok_or_else(|| error::missing_buffer(0))?;
         // Row-major strides; the element count fits in u64, so they do too.
         let mut strides = vec![1u64; desc.shape.len()];
         for k in (0..desc.shape.len().saturating_sub(1)).rev() {
@@ -210,7 +188,7 @@ impl<'a> Dense<'a> {
             })?;
         // linear < element count, so the bit lies inside the packed output.
         write_bits(&mut self.out, linear * w, self.width, value)
-            .ok_or(error::overflow("output bit address"))
+            .ok_or_else(|| error::overflow("output bit address"))
     }
 }
 
@@ -248,13 +226,8 @@ fn densify_compressed(
     by_column: bool,
 ) -> Result<(), Error> {
     if desc.shape.len() != 2 {
-        let rule = if by_column {
-            &LY_CSC_RANK
-        } else {
-            &LY_CSR_RANK
-        };
         return Err(error::field(
-            rule,
+            Broken::CompressedRank { by_column },
             "rank",
             format!("{} (CSR and CSC need 2)", desc.shape.len()),
         ));
@@ -287,10 +260,12 @@ fn densify_coo(dense: &mut Dense, desc: &TensorDescriptor, buffers: &[&[u8]]) ->
     let nnz = nnz_of(desc)?;
     let rank = desc.shape.len() as u64;
     let indices = IndexArray::u64s(buffers, 1)?;
-    let need = nnz.checked_mul(rank).ok_or(error::overflow("nnz * rank"))?;
+    let need = nnz
+        .checked_mul(rank)
+        .ok_or_else(|| error::overflow("nnz * rank"))?;
     if indices.len() < need {
         return Err(error::structure(
-            &LY_COO_SIZES,
+            Broken::SparseSizes(LAYOUT_COO),
             1,
             indices.len(),
             &format!("indices hold fewer than nnz * rank = {need} entries"),
@@ -318,7 +293,7 @@ fn densify_csf(dense: &mut Dense, desc: &TensorDescriptor, buffers: &[&[u8]]) ->
             .all(|&m| (m as usize) < rank && !std::mem::replace(&mut seen[m as usize], true))
     {
         return Err(error::field(
-            &LY_CSF_MODE_ORDER,
+            Broken::CsfModeOrder,
             "mode_order",
             format!("{mode_order:?} is not a permutation of 0..{rank}"),
         ));
@@ -443,7 +418,7 @@ pub mod encode {
     fn width(type_tag: u8) -> Result<u32, Error> {
         ElementType::from_tag(type_tag)
             .and_then(|t| t.bit_width())
-            .ok_or(error::element_width(type_tag))
+            .ok_or_else(|| error::element_width(type_tag))
     }
 
     /// The stored (non-zero) elements of a dense row-major tensor: logical index
@@ -458,12 +433,9 @@ pub mod encode {
         let mut out = Vec::new();
         let mut index = vec![0u64; shape.len()];
         for i in 0..count {
-            let v = read_bits(dense, i * u64::from(w), w).ok_or(error::out_of_bounds(
-                0,
-                i128::from(i) * i128::from(w),
-                w,
-                dense.len(),
-            ))?;
+            let v = read_bits(dense, i * u64::from(w), w).ok_or_else(|| {
+                error::out_of_bounds(0, i128::from(i) * i128::from(w), w, dense.len())
+            })?;
             if v != 0 {
                 out.push((index.clone(), v));
             }

@@ -14,9 +14,8 @@
 
 use std::mem::{align_of, size_of};
 
-use crate::error::Error;
+use crate::error::{Broken, Error};
 use crate::schema::{TensorDescriptor, LAYOUT_ROW_MAJOR};
-use crate::validate::rules::container::TD_BUF_SIZE;
 
 use super::element_type::{element_count, ElementType};
 
@@ -113,8 +112,8 @@ fn row_major_bytes<'b>(
     })?;
     let needed = u128::from(desc.byte_offset) + u128::from(count) * size as u128;
     let too_short = || {
-        Error::invalid(
-            &TD_BUF_SIZE,
+        Error::broken(
+            Broken::BufferSize,
             0,
             format!(
                 "buffer 0 holds {} bytes; byte_offset {} plus {count} elements need {needed}",
