@@ -110,7 +110,7 @@ pub(crate) fn write_dense<W: Write>(
     };
     match view.stream_row_major(sink) {
         Ok(sink) => sink.inner.finish(),
-        Err(e) => Err(failure.map_or_else(|| e.into(), Error::Io)),
+        Err(e) => Err(failure.map_or(e, Error::Io)),
     }
 }
 
@@ -278,7 +278,7 @@ pub fn assemble_composite(
             )));
         }
     }
-    Ok(assemble_tensors(head.descriptor, &members, limit)?)
+    assemble_tensors(head.descriptor, &members, limit)
 }
 
 /// The logical view of the composite head `head` over its `members` (see
@@ -423,7 +423,10 @@ fn export_lone_npy<W: Write>(
     // of 0) claims far more elements than its buffer holds.
     let len = row_major_len(desc)?;
     if len > options.max_bytes {
-        return Err(crate::layout::error::too_large(u128::from(len), options.max_bytes).into());
+        return Err(crate::layout::error::too_large(
+            u128::from(len),
+            options.max_bytes,
+        ));
     }
     if desc.quantization.is_some() {
         let values = crate::quant::dequantize(desc, buffers)
@@ -466,7 +469,7 @@ pub fn row_major_len(desc: &TensorDescriptor) -> Result<u64, Error> {
     let item = export_dtype(desc)?.item_size as u64;
     count
         .checked_mul(item)
-        .ok_or_else(|| crate::layout::error::overflow("row-major byte length").into())
+        .ok_or_else(|| crate::layout::error::overflow("row-major byte length"))
 }
 
 /// Writes tensor `name` of `file` in logical row-major order to `sink`: exactly the

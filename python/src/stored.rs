@@ -183,10 +183,10 @@ fn packed_row_major(
         return export::assemble_composite(file, tensor, limit);
     }
     if is_dense(desc.layout_tag) {
-        return Ok(DenseView::new(desc, &tensor.buffers)?.stream_row_major(Vec::new())?);
+        return DenseView::new(desc, &tensor.buffers)?.stream_row_major(Vec::new());
     }
     if is_sparse(desc.layout_tag) {
-        return Ok(densify(desc, &tensor.buffers, limit)?);
+        return densify(desc, &tensor.buffers, limit);
     }
     Err(Error::Unsupported(format!(
         "layout {:#04x} has no logical-order export",

@@ -108,7 +108,7 @@ fn through_hrry(
         .prefix(".hrry-convert-")
         .suffix(".hrry")
         .tempfile_in(folder)
-        .map_err(|source| super::io_at(folder.to_path_buf(), source))?;
+        .map_err(|source| super::io_at(folder, source))?;
     let first_pass = Options {
         to: Some(ModelFormat::Hrry),
         ..*options

@@ -437,7 +437,7 @@ fn split_keys(path: &Path, p: &GgufPreamble) -> Result<Option<(u64, u64, Option<
         None => return Ok(None),
         Some(v) => v.as_u64(),
     };
-    let bad = |m: String| super::checkpoint_at(path.to_path_buf(), m);
+    let bad = |m: String| super::checkpoint_at(path, m);
     let count = count.ok_or_else(|| bad(format!("{GGUF_SPLIT_COUNT_KEY} is not an integer")))?;
     if count <= 1 {
         return Ok(None);
@@ -483,7 +483,7 @@ fn open_inputs(input: &Path) -> Result<(Vec<GgufInput>, Option<Vec<PathBuf>>), E
         } else {
             open_gguf(path).map_err(|e| match e {
                 Error::Io(source) => super::checkpoint_at(
-                    path.clone(),
+                    path,
                     format!("split {} of {count} cannot be opened: {source}", i + 1),
                 ),
                 other => other,
@@ -492,7 +492,7 @@ fn open_inputs(input: &Path) -> Result<(Vec<GgufInput>, Option<Vec<PathBuf>>), E
         let keys = split_keys(path, &file.preamble)?;
         if keys.map(|(n, c, _)| (n, c)) != Some((i as u64, count)) {
             return Err(super::checkpoint_at(
-                path.clone(),
+                path,
                 format!(
                     "expected split {} of {count}, its KV says {}",
                     i + 1,
@@ -505,7 +505,7 @@ fn open_inputs(input: &Path) -> Result<(Vec<GgufInput>, Option<Vec<PathBuf>>), E
         }
         if keys.and_then(|k| k.2) != tensors {
             return Err(super::checkpoint_at(
-                path.clone(),
+                path,
                 format!(
                     "{GGUF_SPLIT_TENSORS_COUNT_KEY} differs from {}'s",
                     input.display()
@@ -516,7 +516,7 @@ fn open_inputs(input: &Path) -> Result<(Vec<GgufInput>, Option<Vec<PathBuf>>), E
     }
     let total: u64 = inputs.iter().map(|f| f.preamble.tensors.len() as u64).sum();
     if let Some(expected) = tensors.filter(|&t| t != total) {
-        return Err(super::checkpoint_at(input.to_path_buf(), format!(
+        return Err(super::checkpoint_at(input, format!(
                 "{GGUF_SPLIT_TENSORS_COUNT_KEY} is {expected} but the {count} splits hold {total} tensors"
             )));
     }
@@ -584,7 +584,7 @@ pub fn to_hrry(
         let mut names = HashSet::new();
         if let Some(dup) = plans.iter().find(|p| !names.insert(p.name.as_str())) {
             return Err(super::checkpoint_at(
-                input.to_path_buf(),
+                input,
                 format!("tensor {:?} is in more than one split", dup.name),
             ));
         }
@@ -779,7 +779,7 @@ fn write_blocks<W: CopyFrom>(
             ),
         )
     };
-    let spill_error = |source| super::io_at(store.spill_dir.to_path_buf(), source);
+    let spill_error = |source| super::io_at(store.spill_dir, source);
     let mut spill = match blocks * 2 <= store.budget {
         true => None,
         // Beside the output when that directory takes files (not for `-` or a
@@ -815,7 +815,7 @@ fn write_blocks<W: CopyFrom>(
                 file.write_all(scales).map_err(spill_error)?;
                 scales.clear();
             }
-            Ok(writer.write_data(codes)?)
+            writer.write_data(codes)
         },
     )?;
     match spill {
@@ -867,7 +867,7 @@ fn write_dequantized(
             }
             out.clear();
             dtype.encode(values, out);
-            Ok(writer.write_data(out)?)
+            writer.write_data(out)
         },
     )
 }

@@ -59,7 +59,7 @@ pub(crate) struct HrryInput {
 /// readers read it, with a note.
 pub(crate) fn open(path: &Path, permissive: bool) -> Result<HrryInput, Error> {
     let src = FileSource::open(path)?;
-    let io = |e| super::io_at(path.to_path_buf(), e);
+    let io = |e| super::io_at(path, e);
     let metadata =
         crate::source::FileSource::new(src.file().try_clone().map_err(io)?).map_err(io)?;
     // The spec's rules: the oversized buffers of TD-BUF-014 are judged below, with
@@ -606,7 +606,7 @@ pub(crate) fn render(
     progress: &mut dyn Progress,
 ) -> Result<u64, Error> {
     use std::io::Write;
-    let io = |source| super::io_at(path.to_path_buf(), source);
+    let io = |source| super::io_at(path, source);
     let RenderScratch {
         input: buf,
         scales,

@@ -15,7 +15,7 @@ pub(crate) type Output = crate::file::Output;
 const COPY_PIECE: u64 = 8 * CHUNK as u64;
 
 fn io_error(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
-    move |source| super::io_at(path.to_path_buf(), source)
+    move |source| super::io_at(path, source)
 }
 
 /// Opens the output `path` of a conversion reading `inputs` (which it must not be);
@@ -35,7 +35,7 @@ pub(crate) fn hrry_writer(
     inputs: &[&Path],
     options: WriterOptions,
 ) -> Result<HrryWriter<Output>, Error> {
-    Ok(HrryWriter::new(create(path, inputs)?, options)?)
+    HrryWriter::new(create(path, inputs)?, options)
 }
 
 /// Finishes a HRRYFILE and its output.
@@ -80,7 +80,7 @@ pub(crate) fn copy_into_tensor<W: CopyFrom>(
     in_pieces(offset, len, progress, |at, n| {
         let copied = writer.copy_data(src.file(), at, n);
         src.check_unchanged()?;
-        Ok(copied?)
+        copied
     })
 }
 

@@ -248,7 +248,7 @@ fn open_shards(input: &Path) -> Result<Shards, Error> {
                     .find(|(_, &s)| s == shard)
                     .map_or("", |(t, _)| t.as_str());
                 return Err(super::checkpoint_at(
-                    ix.path.clone(),
+                    &ix.path,
                     format!(
                         "shard {:?} (holding {tensor:?}) cannot be opened: {source}",
                         ix.shard_names[shard]
@@ -283,7 +283,7 @@ fn open_shards(input: &Path) -> Result<Shards, Error> {
                 Some((_, v, _)) if v == value => {}
                 Some((_, v, first)) => {
                     return Err(super::checkpoint_at(
-                        path.clone(),
+                        path,
                         format!(
                             "__metadata__ {key:?} is {value:?} here but {v:?} in {}",
                             paths[*first].display()
@@ -305,7 +305,7 @@ fn open_shards(input: &Path) -> Result<Shards, Error> {
                     .find(|(t, _)| !held.contains(t.as_str()))
                     .map_or(("", 0), |(t, &s)| (t.as_str(), s));
                 return Err(super::checkpoint_at(
-                    ix.path.clone(),
+                    &ix.path,
                     format!(
                         "the index maps tensor {missing:?} to {:?}, which does not hold it",
                         ix.shard_names[shard]
@@ -354,7 +354,7 @@ fn check_placement(ix: &SafetensorsIndex, name: &str, shard: usize) -> Result<()
             ix.shard_names[shard]
         ),
     };
-    Err(super::checkpoint_at(ix.path.clone(), message))
+    Err(super::checkpoint_at(&ix.path, message))
 }
 
 /// Converts the safetensors file, or the sharded checkpoint whose
@@ -410,7 +410,7 @@ pub fn to_hrry(
         if *mapping == Mapping::Bool {
             // Eight input bytes make one output byte: pieces of whole output bytes.
             src.for_each_piece(t.offset, t.len, 8, CHUNK, &mut buf, progress, |piece| {
-                Ok(writer.write_data(&pack_bools(piece))?)
+                writer.write_data(&pack_bools(piece))
             })?;
         } else {
             output::copy_into_tensor(&mut writer, src, t.offset, t.len, progress)?;
@@ -672,7 +672,7 @@ pub fn from_hrry(
     }
 
     let mut out = output::create(output, &[input_path])?;
-    let io = |e| super::io_at(output.to_path_buf(), e);
+    let io = |e| super::io_at(output, e);
     out.write_all(&(header.len() as u64).to_le_bytes())
         .map_err(io)?;
     out.write_all(&header).map_err(io)?;

@@ -554,7 +554,7 @@ pub fn from_hrry(
     });
 
     let mut out = output::create(output, &[input_path])?;
-    let io = |e| super::io_at(output.to_path_buf(), e);
+    let io = |e| super::io_at(output, e);
     let mut position = preamble.len() as u64;
     out.write_all(&preamble).map_err(io)?;
     drop(preamble);

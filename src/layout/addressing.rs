@@ -312,8 +312,8 @@ impl DenseMap {
                     return Err(if order == 0 {
                         error::field(Broken::HilbertOrder, "hilbert_order", "0")
                     } else {
-                        error::overflow(&format!(
-                            "2^(hilbert_rank * hilbert_order) for order {order}, rank {rank}"
+                        Error::Unsupported(format!(
+                            "hilbert_order {order} for rank {rank}: more curve positions than 128-bit addresses reach"
                         ))
                     });
                 }
