@@ -11,34 +11,15 @@
 
 use std::io::Write;
 
+use crate::error::Error;
 use crate::file::{HrryFile, Tensor};
 use crate::layout::composite::{assemble, Member};
 use crate::layout::dense::{is_dense, DenseView};
 use crate::layout::sparse::is_sparse;
-use crate::layout::{bits::read_bits, densify, element_bits, LayoutError};
+use crate::layout::{bits::read_bits, densify, element_bits};
 use crate::model::ElementType;
 use crate::npy::{self, FloatDecoder, NpyWriter};
 use crate::schema::{LayoutFields, TensorDescriptor, LAYOUT_BLOCK_PAGED, LAYOUT_COMPOSITE};
-
-/// Why a tensor could not be exported.
-#[derive(Debug, thiserror::Error)]
-pub enum ExportError {
-    /// No tensor has the name.
-    #[error("no tensor named {0:?}")]
-    NotFound(String),
-    /// The file layer could not read the tensor.
-    #[error("{0}")]
-    File(#[from] crate::file::Error),
-    /// The layout could not be read in logical order.
-    #[error("{0}")]
-    Layout(#[from] LayoutError),
-    /// The tensor's type or layout has no export.
-    #[error("{0}")]
-    Unsupported(String),
-    /// Writing failed.
-    #[error("write failed: {0}")]
-    Io(#[from] std::io::Error),
-}
 
 /// Export settings.
 #[derive(Clone, Copy, Debug)]
@@ -67,11 +48,11 @@ pub(crate) fn narrow_float(ty: ElementType, code: u32) -> Option<f32> {
     crate::quant::element::float_value(ty, code)
 }
 
-fn element_type(desc: &TensorDescriptor) -> Result<ElementType, ExportError> {
+fn element_type(desc: &TensorDescriptor) -> Result<ElementType, Error> {
     ElementType::from_tag(desc.type_tag)
         .filter(|t| npy::dtype(*t).is_some())
         .ok_or_else(|| {
-            ExportError::Unsupported(format!(
+            Error::Unsupported(format!(
                 "element type {:#04x} has no NumPy export",
                 desc.type_tag
             ))
@@ -84,7 +65,7 @@ fn write_packed<W: Write>(
     packed: &[u8],
     sink: W,
     options: &ExportOptions,
-) -> Result<W, ExportError> {
+) -> Result<W, Error> {
     let ty = element_type(desc)?;
     let width = element_bits(desc)?;
     let count = crate::layout::checked_count(&desc.shape)?;
@@ -93,10 +74,8 @@ fn write_packed<W: Write>(
         out.push_native(packed)?;
     } else {
         for i in 0..count {
-            let raw =
-                read_bits(packed, i * u64::from(width), width).ok_or(LayoutError::Overflow {
-                    what: "element index",
-                })?;
+            let raw = read_bits(packed, i * u64::from(width), width)
+                .ok_or_else(|| crate::layout::error::overflow("element index"))?;
             out.push(raw)?;
         }
     }
@@ -109,7 +88,7 @@ pub(crate) fn write_dense<W: Write>(
     buffers: &[&[u8]],
     sink: W,
     options: &ExportOptions,
-) -> Result<W, ExportError> {
+) -> Result<W, Error> {
     let ty = element_type(desc)?;
     let view = DenseView::new(desc, buffers)?;
     let out = NpyWriter::new(sink, ty, &desc.shape, options.decode)?;
@@ -131,7 +110,7 @@ pub(crate) fn write_dense<W: Write>(
     };
     match view.stream_row_major(sink) {
         Ok(sink) => sink.inner.finish(),
-        Err(e) => Err(failure.map_or_else(|| e.into(), ExportError::Io)),
+        Err(e) => Err(failure.map_or(e, Error::Io)),
     }
 }
 
@@ -208,7 +187,7 @@ impl<W: Write> Converter<W> {
         Ok(())
     }
 
-    fn finish(mut self) -> Result<W, ExportError> {
+    fn finish(mut self) -> Result<W, Error> {
         self.drain()?;
         Ok(self.out.finish()?)
     }
@@ -233,21 +212,26 @@ impl<W: Write> Write for Converter<W> {
 pub fn composite_members<'f>(
     file: &'f HrryFile<'_>,
     head: &Tensor<'f>,
-) -> Result<Vec<Tensor<'f>>, ExportError> {
+) -> Result<Vec<Tensor<'f>>, Error> {
     let LayoutFields::Composite(fields) = &head.descriptor.layout else {
-        return Err(ExportError::Unsupported("not a composite head".into()));
+        return Err(Error::Unsupported("not a composite head".into()));
     };
     let mut order: Vec<_> = file.entries().collect();
     order.sort_by_key(|e| e.index_entry().descriptor_offset);
     let start = order
         .iter()
         .position(|e| e.position() == head.entry.position())
-        .ok_or_else(|| ExportError::NotFound(head.entry.name().to_string()))?;
+        .ok_or_else(|| {
+            Error::Usage(format!(
+                "tensor {:?} is not in this file",
+                head.entry.name()
+            ))
+        })?;
     let mut rest = order[start + 1..].iter();
     let mut members = Vec::new();
     for _ in 0..fields.member_count {
         let torn = || {
-            ExportError::Unsupported(
+            Error::Unsupported(
                 "the composite is torn: fewer members follow than member_count".into(),
             )
         };
@@ -278,7 +262,7 @@ pub fn assemble_composite(
     file: &HrryFile<'_>,
     head: &Tensor<'_>,
     limit: u64,
-) -> Result<Vec<u8>, ExportError> {
+) -> Result<Vec<u8>, Error> {
     let members = composite_members(file, head)?;
     if let LayoutFields::Composite(fields) = &head.descriptor.layout {
         if fields.composition_rule == crate::layout::composite::GROUP {
@@ -286,7 +270,7 @@ pub fn assemble_composite(
                 .iter()
                 .map(|m| format!("{:?}", m.entry.name()))
                 .collect();
-            return Err(ExportError::Unsupported(format!(
+            return Err(Error::Unsupported(format!(
                 "tensor {:?} is a group composite: a group binds separate tensors and has \
                  no single value of its own, so its members are read one by one: {}",
                 head.entry.name(),
@@ -294,7 +278,7 @@ pub fn assemble_composite(
             )));
         }
     }
-    Ok(assemble_tensors(head.descriptor, &members, limit)?)
+    assemble_tensors(head.descriptor, &members, limit)
 }
 
 /// The logical view of the composite head `head` over its `members` (see
@@ -303,7 +287,7 @@ pub fn assemble_tensors(
     head: &TensorDescriptor,
     members: &[Tensor<'_>],
     limit: u64,
-) -> Result<Vec<u8>, LayoutError> {
+) -> Result<Vec<u8>, Error> {
     let list: Vec<Member> = members
         .iter()
         .map(|m| Member {
@@ -410,10 +394,10 @@ pub fn export_npy<W: Write>(
     name: &str,
     sink: W,
     options: &ExportOptions,
-) -> Result<W, ExportError> {
+) -> Result<W, Error> {
     let tensor = file
         .tensor(name)?
-        .ok_or_else(|| ExportError::NotFound(name.to_string()))?;
+        .ok_or_else(|| Error::Usage(format!("no tensor named {name:?}")))?;
     let desc = &tensor.descriptor;
     if desc.layout_tag == LAYOUT_COMPOSITE && desc.quantization.is_none() {
         let packed = assemble_composite(file, &tensor, options.max_bytes)?;
@@ -429,7 +413,7 @@ fn export_lone_npy<W: Write>(
     buffers: &[&[u8]],
     sink: W,
     options: &ExportOptions,
-) -> Result<W, ExportError> {
+) -> Result<W, Error> {
     if desc.layout_tag == LAYOUT_BLOCK_PAGED {
         // Token counts are not stored: there is no logical order to write, and a
         // quantized pool dequantizes in pool order (`crate::quant`), not in `shape`.
@@ -439,15 +423,14 @@ fn export_lone_npy<W: Write>(
     // of 0) claims far more elements than its buffer holds.
     let len = row_major_len(desc)?;
     if len > options.max_bytes {
-        return Err(LayoutError::TooLarge {
-            needed: u128::from(len),
-            limit: options.max_bytes,
-        }
-        .into());
+        return Err(crate::layout::error::too_large(
+            u128::from(len),
+            options.max_bytes,
+        ));
     }
     if desc.quantization.is_some() {
         let values = crate::quant::dequantize(desc, buffers)
-            .map_err(|e| ExportError::Unsupported(format!("cannot dequantize: {e}")))?;
+            .map_err(|e| Error::Unsupported(format!("cannot dequantize: {e}")))?;
         return Ok(npy::write_f32(sink, &desc.shape, &values)?);
     }
     if is_dense(desc.layout_tag) {
@@ -460,8 +443,8 @@ fn export_lone_npy<W: Write>(
     Err(no_logical_order(desc))
 }
 
-fn no_logical_order(desc: &TensorDescriptor) -> ExportError {
-    ExportError::Unsupported(format!(
+fn no_logical_order(desc: &TensorDescriptor) -> Error {
+    Error::Unsupported(format!(
         "layout {:#04x} has no logical-order export",
         desc.layout_tag
     ))
@@ -469,27 +452,24 @@ fn no_logical_order(desc: &TensorDescriptor) -> ExportError {
 
 /// The NumPy dtype `hrry export` writes for `desc`: float32 for a quantized tensor
 /// (its dequantized values), else the export dtype of its element type.
-pub fn export_dtype(desc: &TensorDescriptor) -> Result<npy::Dtype, ExportError> {
+pub fn export_dtype(desc: &TensorDescriptor) -> Result<npy::Dtype, Error> {
     if desc.quantization.is_some() {
         return Ok(npy::FLOAT32);
     }
     let ty = element_type(desc)?;
     npy::dtype(ty).ok_or_else(|| {
-        ExportError::Unsupported(format!("element type {} has no NumPy export", ty.name()))
+        Error::Unsupported(format!("element type {} has no NumPy export", ty.name()))
     })
 }
 
 /// Length in bytes of what [`export_row_major`] writes for `desc`: the element count
 /// times the item size of [`export_dtype`].
-pub fn row_major_len(desc: &TensorDescriptor) -> Result<u64, ExportError> {
+pub fn row_major_len(desc: &TensorDescriptor) -> Result<u64, Error> {
     let count = crate::layout::checked_count(&desc.shape)?;
     let item = export_dtype(desc)?.item_size as u64;
-    count.checked_mul(item).ok_or_else(|| {
-        LayoutError::Overflow {
-            what: "row-major byte length",
-        }
-        .into()
-    })
+    count
+        .checked_mul(item)
+        .ok_or_else(|| crate::layout::error::overflow("row-major byte length"))
 }
 
 /// Writes tensor `name` of `file` in logical row-major order to `sink`: exactly the
@@ -500,10 +480,10 @@ pub fn export_row_major<W: Write>(
     name: &str,
     sink: W,
     options: &ExportOptions,
-) -> Result<W, ExportError> {
+) -> Result<W, Error> {
     let tensor = file
         .tensor(name)?
-        .ok_or_else(|| ExportError::NotFound(name.to_string()))?;
+        .ok_or_else(|| Error::Usage(format!("no tensor named {name:?}")))?;
     let desc = &tensor.descriptor;
     // One export path for both outputs: run the `.npy` export and drop its header,
     // whose length follows from the dtype and shape alone.
@@ -517,7 +497,7 @@ pub fn row_major_bytes(
     file: &HrryFile<'_>,
     name: &str,
     options: &ExportOptions,
-) -> Result<Vec<u8>, ExportError> {
+) -> Result<Vec<u8>, Error> {
     export_row_major(file, name, Vec::new(), options)
 }
 
@@ -529,9 +509,9 @@ pub fn row_major_bytes_of(
     desc: &TensorDescriptor,
     buffers: &[&[u8]],
     options: &ExportOptions,
-) -> Result<Vec<u8>, ExportError> {
+) -> Result<Vec<u8>, Error> {
     if desc.layout_tag == LAYOUT_COMPOSITE && desc.quantization.is_none() {
-        return Err(ExportError::Unsupported(
+        return Err(Error::Unsupported(
             "a composite head's values are its members'".into(),
         ));
     }
@@ -598,37 +578,37 @@ impl RawPart {
 pub fn export_raw<W: Write>(
     file: &HrryFile<'_>,
     name: &str,
-    mut sink: impl FnMut(RawPart) -> Result<W, ExportError>,
+    mut sink: impl FnMut(RawPart) -> Result<W, Error>,
     options: &ExportOptions,
-) -> Result<Vec<(RawPart, W)>, ExportError> {
+) -> Result<Vec<(RawPart, W)>, Error> {
     use crate::file::slice_at;
     use crate::model::quant::{block_scale_size, BlockGeometry};
     use crate::schema::{QuantScheme, FLAG_SYMMETRIC};
 
     let tensor = file
         .tensor(name)?
-        .ok_or_else(|| ExportError::NotFound(name.to_string()))?;
+        .ok_or_else(|| Error::Usage(format!("no tensor named {name:?}")))?;
     let desc = &tensor.descriptor;
     let raw = desc
         .quantization
         .as_ref()
-        .ok_or_else(|| ExportError::Unsupported("the tensor is not quantized".into()))?;
+        .ok_or_else(|| Error::Unsupported("the tensor is not quantized".into()))?;
     if !is_dense(desc.layout_tag) {
-        return Err(ExportError::Unsupported(format!(
+        return Err(Error::Unsupported(format!(
             "raw export needs a dense layout, not {}",
             crate::schema::layout_name(desc.layout_tag)
         )));
     }
     crate::quant::Dequantizer::new(desc, &tensor.buffers)
-        .map_err(|e| ExportError::Unsupported(format!("cannot read the quantized tensor: {e}")))?;
+        .map_err(|e| Error::Unsupported(format!("cannot read the quantized tensor: {e}")))?;
     let scheme = raw
         .scheme()
-        .ok_or_else(|| ExportError::Unsupported("unknown quantization scheme".into()))?;
+        .ok_or_else(|| Error::Unsupported("unknown quantization scheme".into()))?;
 
     // (block geometry, scale buffer, scale bytes each, zero-point buffer)
     let blocks = |axis: u32, block_size: u32| {
         BlockGeometry::new(&desc.shape, axis as usize, block_size.into())
-            .ok_or_else(|| ExportError::Unsupported("the block geometry overflows".into()))
+            .ok_or_else(|| Error::Unsupported("the block geometry overflows".into()))
     };
     let symmetric = scheme.header().flags & FLAG_SYMMETRIC != 0;
     let (storage_shape, params) = match scheme {
@@ -677,7 +657,7 @@ pub fn export_raw<W: Write>(
     let Some((count, scale_index, scale_type, zero_point_index)) = params else {
         return Ok(out);
     };
-    let too_short = || ExportError::Unsupported("a parameter buffer is too short".into());
+    let too_short = || Error::Unsupported("a parameter buffer is too short".into());
     let buffer = |index: u32| {
         tensor
             .buffers

@@ -5,10 +5,6 @@ use std::cell::RefCell;
 use std::ffi::{c_char, c_int, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use hrry::export::ExportError;
-use hrry::layout::LayoutError;
-use hrry::quant::QuantError;
-
 use crate::{
     HRRY_ARGUMENT, HRRY_INTERNAL, HRRY_INVALID, HRRY_IO, HRRY_NOT_FOUND, HRRY_OK, HRRY_UNSUPPORTED,
 };
@@ -39,53 +35,18 @@ impl Failure {
     }
 }
 
-impl From<hrry::file::Error> for Failure {
-    fn from(e: hrry::file::Error) -> Self {
+/// The status of each kind of the core's one error: I/O is `HRRY_IO`; a call the
+/// input cannot serve or output the writer cannot write is `HRRY_ARGUMENT`; a
+/// valid input an operation does not handle (a layout with no logical order, a
+/// tensor that is not quantized, an output over its bound) or an input of another
+/// format is `HRRY_UNSUPPORTED`; a broken rule is `HRRY_INVALID`.
+impl From<hrry::Error> for Failure {
+    fn from(e: hrry::Error) -> Self {
         let status = match e {
-            hrry::file::Error::Io(_) => HRRY_IO,
-            hrry::file::Error::Usage(_) | hrry::file::Error::Write(_) => HRRY_ARGUMENT,
-            _ => HRRY_INVALID,
-        };
-        Failure::new(status, e.to_string())
-    }
-}
-
-impl From<LayoutError> for Failure {
-    fn from(e: LayoutError) -> Self {
-        let status = match e {
-            // The file passed validation, so a layout the reader cannot assemble
-            // (e.g. an overlay that is not a plain copy) is a limit of the reader.
-            LayoutError::Unsupported { .. }
-            | LayoutError::ElementWidth { .. }
-            | LayoutError::Field { .. }
-            | LayoutError::TooLarge { .. } => HRRY_UNSUPPORTED,
-            LayoutError::Io(_) => HRRY_IO,
-            _ => HRRY_INVALID,
-        };
-        Failure::new(status, e.to_string())
-    }
-}
-
-impl From<ExportError> for Failure {
-    fn from(e: ExportError) -> Self {
-        match e {
-            ExportError::NotFound(_) => Failure::not_found(e.to_string()),
-            ExportError::File(e) => e.into(),
-            ExportError::Layout(e) => e.into(),
-            ExportError::Unsupported(m) => Failure::new(HRRY_UNSUPPORTED, m),
-            ExportError::Io(e) => Failure::new(HRRY_IO, e.to_string()),
-        }
-    }
-}
-
-impl From<QuantError> for Failure {
-    fn from(e: QuantError) -> Self {
-        let status = match e {
-            QuantError::NotQuantized | QuantError::Unsupported(_) | QuantError::TooLarge { .. } => {
-                HRRY_UNSUPPORTED
-            }
-            QuantError::OutputLength { .. } | QuantError::RowRange { .. } => HRRY_ARGUMENT,
-            _ => HRRY_INVALID,
+            hrry::Error::Io(_) => HRRY_IO,
+            hrry::Error::Usage(_) | hrry::Error::Write(_) => HRRY_ARGUMENT,
+            hrry::Error::Unsupported(_) | hrry::Error::Format(_) => HRRY_UNSUPPORTED,
+            hrry::Error::Invalid(_) => HRRY_INVALID,
         };
         Failure::new(status, e.to_string())
     }

@@ -23,7 +23,7 @@ fn open_model(py: Python<'_>, source: &Bound<'_, PyAny>) -> PyResult<ModelFile<'
         Err(_) => source.extract::<PathBuf>()?.to_string_lossy().into_owned(),
     };
     let opened = detached(py, || {
-        let io = |e: std::io::Error| content::Error::Io(e.to_string());
+        let io = hrry::Error::Io;
         let path = std::path::Path::new(&text);
         let source: Arc<dyn ReadAt + Send> = if hrry::remote::is_url(&text) {
             Arc::new(hrry::remote::RemoteSource::open(&text, &Default::default()).map_err(io)?)
@@ -36,14 +36,14 @@ fn open_model(py: Python<'_>, source: &Bound<'_, PyAny>) -> PyResult<ModelFile<'
         }
     })?;
     opened.map_err(|e| match e {
-        content::Error::Io(m) => PyOSError::new_err(format!("{text}: {m}")),
+        hrry::Error::Io(m) => PyOSError::new_err(format!("{text}: {m}")),
         e => PyValueError::new_err(format!("{text}: {e}")),
     })
 }
 
-fn content_error(e: content::Error) -> PyErr {
+fn content_error(e: hrry::Error) -> PyErr {
     match e {
-        content::Error::Io(m) => PyOSError::new_err(m),
+        hrry::Error::Io(m) => PyOSError::new_err(m.to_string()),
         e => PyValueError::new_err(e.to_string()),
     }
 }
@@ -184,7 +184,7 @@ fn stats_entry<'py>(py: Python<'py>, s: &TensorStats) -> PyResult<Bound<'py, PyD
 /// (statistics sections that disagree with the values).
 pub(crate) fn stats_of<'py>(py: Python<'py>, file: &ModelFile<'_>) -> PyResult<Bound<'py, PyDict>> {
     // Computed with the interpreter released, converted after.
-    let results: Vec<Result<TensorStats, content::Error>> = detached(py, || {
+    let results: Vec<Result<TensorStats, hrry::Error>> = detached(py, || {
         (0..file.tensors().len())
             .map(|i| content::tensor_stats(file, i))
             .collect()
@@ -210,7 +210,7 @@ pub(crate) fn stats_of<'py>(py: Python<'py>, file: &ModelFile<'_>) -> PyResult<B
                 }
                 tensors.set_item(&info.name, stats_entry(py, &s)?)?;
             }
-            Err(content::Error::Tensor { message, .. }) => {
+            Err(hrry::Error::Unsupported(message)) => {
                 let e = PyDict::new(py);
                 e.set_item("error", message)?;
                 tensors.set_item(&info.name, e)?;

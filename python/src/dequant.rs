@@ -1,7 +1,7 @@
 //! The dequantize methods' common part: their `threads` argument, and the output
 //! (a caller's `out=` array, checked, or a new array, large ones over pooled memory).
 
-use hrry::quant::{Dequantizer, QuantError};
+use hrry::quant::Dequantizer;
 use numpy::{PyArrayDyn, PyArrayMethods, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyMemoryError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -13,9 +13,9 @@ use crate::violation::Violation;
 
 /// A dequantization error of tensor `name` of `what` as a Python exception:
 /// `InvalidFileError` for a broken rule, `HrryError` otherwise.
-pub(crate) fn quant_error(py: Python<'_>, what: &str, name: &str, e: QuantError) -> PyErr {
+pub(crate) fn quant_error(py: Python<'_>, what: &str, name: &str, e: hrry::Error) -> PyErr {
     match e {
-        QuantError::Invalid(v) => invalid_file(
+        hrry::Error::Invalid(v) => invalid_file(
             py,
             &format!("{what}: tensor {name:?}"),
             vec![Violation::from(&v)],

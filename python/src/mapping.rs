@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use hrry::export::{self, ExportError, ExportOptions};
+use hrry::export::{self, ExportOptions};
 use hrry::file::{HrryFile, Tensor};
 use pyo3::exceptions::PyKeyError;
 use pyo3::prelude::*;
@@ -73,11 +73,15 @@ impl Mapping {
     }
 }
 
-/// The error for a tensor that cannot be exported or dequantized.
-pub(crate) fn tensor_error(py: Python<'_>, what: &str, name: &str, e: ExportError) -> PyErr {
+/// The error for a tensor that cannot be exported or dequantized: a broken rule is
+/// an `InvalidFileError`, I/O an `OSError`, a name the file does not hold a
+/// `KeyError`, anything else a `HrryError`.
+pub(crate) fn tensor_error(py: Python<'_>, what: &str, name: &str, e: hrry::Error) -> PyErr {
     match e {
-        ExportError::File(e) => file_error(py, what, e),
-        ExportError::NotFound(_) => PyKeyError::new_err(name.to_string()),
+        e @ (hrry::Error::Io(_) | hrry::Error::Invalid(_)) => file_error(py, what, e),
+        hrry::Error::Usage(m) if m == format!("no tensor named {name:?}") => {
+            PyKeyError::new_err(name.to_string())
+        }
         other => HrryError::new_err(format!("{what}: tensor {name:?}: {other}")),
     }
 }

@@ -7,14 +7,16 @@
 //! row-major order, else the codes gathered in logical row-major order), which the
 //! consumer reinterprets without copying.
 
-use hrry::export::{self, ExportError};
+use hrry::export;
 use hrry::file::{HrryFile, Tensor};
 use hrry::layout::bits::read_bits;
 use hrry::layout::dense::{is_dense, DenseView};
 use hrry::layout::sparse::is_sparse;
-use hrry::layout::{densify, element_bits, LayoutError};
+use hrry::layout::{densify, element_bits};
+use hrry::limits::Limit;
 use hrry::model::ElementType;
 use hrry::schema::LAYOUT_COMPOSITE;
+use hrry::Error;
 use pyo3::exceptions::PyImportError;
 use pyo3::prelude::*;
 
@@ -125,30 +127,29 @@ fn carried_codes(
     file: &HrryFile<'_>,
     tensor: &Tensor<'_>,
     carrier: Carrier,
-) -> Result<Vec<u8>, ExportError> {
+) -> Result<Vec<u8>, Error> {
     let desc = tensor.descriptor;
     let count = desc
         .shape
         .iter()
         .try_fold(1u64, |n, &d| n.checked_mul(d))
-        .ok_or(LayoutError::Overflow {
-            what: "element count",
-        })?;
+        .ok_or_else(|| Error::limit(Limit::Allocation, 0, "element count overflows"))?;
     let width = element_bits(desc)?;
     let limit = copy_budget(file.size());
     let needed = u128::from(count) * (carrier.item_size as u128);
     if needed > u128::from(limit) {
-        return Err(LayoutError::TooLarge { needed, limit }.into());
+        return Err(Error::Unsupported(format!(
+            "output of {needed} bytes exceeds the limit of {limit} bytes"
+        )));
     }
     let packed = packed_row_major(file, tensor, limit)?;
     if !carrier.unpacked {
         // `needed` fits the limit checked above.
-        let len = usize::try_from(needed).map_err(|_| LayoutError::Overflow {
-            what: "byte length",
-        })?;
+        let len = usize::try_from(needed)
+            .map_err(|_| Error::limit(Limit::Allocation, 0, "byte length overflows"))?;
         let mut packed = packed;
         if packed.len() < len {
-            return Err(ExportError::Unsupported(format!(
+            return Err(Error::Unsupported(format!(
                 "{} bytes gathered for {count} elements",
                 packed.len()
             )));
@@ -161,7 +162,7 @@ fn carried_codes(
             read_bits(&packed, i * u64::from(width), width)
                 .map(|code| code as u8)
                 .ok_or_else(|| {
-                    ExportError::Unsupported(format!(
+                    Error::Unsupported(format!(
                         "element {i} lies past the {} bytes gathered",
                         packed.len()
                     ))
@@ -176,18 +177,18 @@ fn packed_row_major(
     file: &HrryFile<'_>,
     tensor: &Tensor<'_>,
     limit: u64,
-) -> Result<Vec<u8>, ExportError> {
+) -> Result<Vec<u8>, Error> {
     let desc = tensor.descriptor;
     if desc.layout_tag == LAYOUT_COMPOSITE {
         return export::assemble_composite(file, tensor, limit);
     }
     if is_dense(desc.layout_tag) {
-        return Ok(DenseView::new(desc, &tensor.buffers)?.stream_row_major(Vec::new())?);
+        return DenseView::new(desc, &tensor.buffers)?.stream_row_major(Vec::new());
     }
     if is_sparse(desc.layout_tag) {
-        return Ok(densify(desc, &tensor.buffers, limit)?);
+        return densify(desc, &tensor.buffers, limit);
     }
-    Err(ExportError::Unsupported(format!(
+    Err(Error::Unsupported(format!(
         "layout {:#04x} has no logical-order export",
         desc.layout_tag
     )))

@@ -11,7 +11,7 @@ use std::io::{Cursor, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, TryLockError};
 
-use hrry::export::{self, ExportError, ExportOptions};
+use hrry::export::{self, ExportOptions};
 use hrry::file::{HrryWriter, Output, WriterOptions};
 use hrry::limits::Limits;
 use hrry::model::build::dense;
@@ -252,7 +252,7 @@ fn stream_error(
             0,
         ),
         Error::Io(e) => raised.unwrap_or_else(|| PyOSError::new_err(format!("{what}: {e}"))),
-        Error::Usage(m) | Error::Write(m) => {
+        Error::Usage(m) | Error::Write(m) | Error::Unsupported(m) | Error::Format(m) => {
             raised.unwrap_or_else(|| HrryError::new_err(format!("{what}: {m}")))
         }
     }
@@ -531,7 +531,9 @@ fn tensor_array<'py>(
                 dtype.descr,
                 &desc.shape,
             )?)),
-            Err(ExportError::Unsupported(_)) => Ok(Array::None),
+            // No logical order, no NumPy type: no array. Over the size bound: an
+            // error, as for a file.
+            Err(hrry::Error::Unsupported(m)) if !m.contains("exceeds the limit") => Ok(Array::None),
             Err(e) => Err(HrryError::new_err(format!("{what}: tensor {name:?}: {e}"))),
         },
         Err(_) => Ok(Array::None),

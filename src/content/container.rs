@@ -139,8 +139,7 @@ impl ModelFile<'static> {
         source: Arc<dyn ReadAt + Send>,
         name: Option<&std::path::Path>,
     ) -> Result<ModelFile<'static>, Error> {
-        let format =
-            crate::Format::detect_source(&*source, name).map_err(|e| Error::Io(e.to_string()))?;
+        let format = crate::Format::detect_source(&*source, name).map_err(Error::Io)?;
         match format {
             crate::Format::Holo => ModelFile::open_holo(source),
             crate::Format::Stream => {
@@ -163,7 +162,7 @@ impl ModelFile<'static> {
     /// on the way (its footer hash reads every byte once); an archive whose table
     /// cannot be followed, or an inner HRRYFILE that does not open, is an error.
     pub fn open_holo(source: Arc<dyn ReadAt + Send>) -> Result<ModelFile<'static>, Error> {
-        let io = |e: io::Error| Error::Io(e.to_string());
+        let io = Error::Io;
         let (report, map) = map_source(&*source, &Default::default()).map_err(io)?;
         let map = map.ok_or_else(|| {
             Error::Format(match report.violations.first() {
@@ -182,7 +181,7 @@ impl ModelFile<'static> {
         source: Arc<dyn ReadAt + Send>,
         map: &ArchiveMap,
     ) -> Result<ModelFile<'static>, Error> {
-        let io = |e: io::Error| Error::Io(e.to_string());
+        let io = Error::Io;
         let embedded = embedded_files(&*source, map).map_err(io)?;
         if embedded.len() > MAX_EMBEDDED {
             return Err(Error::Format(format!(
@@ -229,7 +228,7 @@ impl ModelFile<'static> {
     /// tensor's data in memory at a time), which is then read. A stream breaking a
     /// rule is an error. `len` is the stream's length, for [`ModelFile::len`].
     pub fn open_stream(reader: impl Read, len: u64) -> Result<ModelFile<'static>, Error> {
-        let io = |e: io::Error| Error::Io(e.to_string());
+        let io = Error::Io;
         let spool = tempfile::tempfile().map_err(io)?;
         let mut writer = HrryWriter::new(BufWriter::new(spool), Default::default())?;
         let mut stream = StreamReader::new(reader);

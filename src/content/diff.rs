@@ -327,7 +327,7 @@ fn compare_values(
         let reader = scope.spawn(move || {
             b.read_values(ib, &mut |v| {
                 tx.send((v.kind, v.bytes.to_vec()))
-                    .map_err(|_| Error::Stopped)
+                    .map_err(|_| super::error::stopped())
             })
         });
         // The current piece of b's values and how many of them were used.
@@ -350,7 +350,7 @@ fn compare_values(
                         }
                         Err(_) => {
                             short = true;
-                            return Err(Error::Stopped);
+                            return Err(super::error::stopped());
                         }
                     }
                 }
@@ -358,10 +358,9 @@ fn compare_values(
                     continue;
                 };
                 if va.kind.is_numeric() != kb.is_numeric() {
-                    return Err(Error::Tensor {
-                        name: String::new(),
-                        message: "values of an extension type meet numbers".into(),
-                    });
+                    return Err(Error::Unsupported(
+                        "values of an extension type meet numbers".into(),
+                    ));
                 }
                 let n = have.min(total - done);
                 tally.run(sub(va.kind, va.bytes, done, n), sub(*kb, bytes, used, n));
@@ -384,8 +383,9 @@ fn compare_values(
     let (a_result, b_result, count_mismatch) = outcome;
     for r in [a_result, b_result] {
         match r {
-            Ok(()) | Err(Error::Stopped) => {}
-            Err(Error::Tensor { message, .. }) => return Ok(ContentDiff::NotCompared(message)),
+            Ok(()) => {}
+            Err(e) if super::error::is_stopped(&e) => {}
+            Err(Error::Unsupported(message)) => return Ok(ContentDiff::NotCompared(message)),
             Err(e) => return Err(e),
         }
     }

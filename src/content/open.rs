@@ -116,7 +116,7 @@ impl ModelFile<'static> {
     /// HRRYFILE is mapped (and must pass [`OpenOptions`]' default checks); a
     /// safetensors or GGUF file is read with positioned reads.
     pub fn open(path: &Path) -> Result<ModelFile<'static>, Error> {
-        let io = |e| Error::Io(format!("{}: {e}", path.display()));
+        let io = |e| crate::error::io_at(path, e);
         let source = crate::source::FileSource::open(path).map_err(io)?;
         let format = sniff(&source)?;
         if format == ModelFormat::Hrry {
@@ -296,10 +296,7 @@ impl<'a> ModelFile<'a> {
             .tensors
             .get(index)
             .ok_or_else(|| Error::Format(format!("no tensor {index}")))?;
-        let unreadable = |why: &str| Error::Tensor {
-            name: info.name.clone(),
-            message: why.to_string(),
-        };
+        let unreadable = |why: &str| Error::Unsupported(why.to_string());
         match (&info.reading, &self.body) {
             (Reading::Unreadable(why), _) => Err(unreadable(why)),
             (Reading::Export, Body::Hrry(file)) => export_values(file, info, f),
@@ -402,9 +399,7 @@ fn hrry_tensors(file: &HrryFile<'_>) -> (Vec<TensorInfo>, Vec<(String, KvValue)>
 fn sniff(source: &dyn ReadAt) -> Result<ModelFormat, Error> {
     let mut head = [0u8; 16];
     let n = head.len().min(usize::try_from(source.len()).unwrap_or(16));
-    source
-        .read_at(0, &mut head[..n])
-        .map_err(|e| Error::Io(e.to_string()))?;
+    source.read_at(0, &mut head[..n]).map_err(Error::Io)?;
     ModelFormat::sniff(&head[..n], source.len()).ok_or_else(|| {
         Error::Format(format!(
             "not a HRRYFILE, safetensors or GGUF file (first bytes {:02x?})",
@@ -427,8 +422,7 @@ fn pieces(
     while at < len {
         let n = (len - at).min(piece as u64) as usize;
         buf.resize(n, 0);
-        src.read_at(offset + at, buf)
-            .map_err(|e| Error::Io(e.to_string()))?;
+        src.read_at(offset + at, buf).map_err(Error::Io)?;
         f(buf)?;
         at += n as u64;
     }
@@ -441,10 +435,7 @@ fn export_values(
     info: &TensorInfo,
     f: &mut dyn FnMut(Values<'_>) -> Result<(), Error>,
 ) -> Result<(), Error> {
-    let tensor_error = |message: String| Error::Tensor {
-        name: info.name.clone(),
-        message,
-    };
+    let tensor_error = |message: String| Error::Unsupported(message);
     let desc = file
         .find(&info.name)
         .map(|e| file.descriptor(e))
@@ -568,7 +559,7 @@ fn safetensors_tensors(
     src: &dyn ReadAt,
 ) -> Result<(Vec<TensorInfo>, Vec<(String, KvValue)>), Error> {
     let bad = |m: String| Error::Format(format!("safetensors: {m}"));
-    let io = |e: io::Error| Error::Io(e.to_string());
+    let io = Error::Io;
     let mut len8 = [0u8; 8];
     src.read_at(0, &mut len8).map_err(io)?;
     let n = u64::from_le_bytes(len8);

@@ -241,16 +241,14 @@ impl StatsAccumulator {
 
 /// The statistics of tensor `index` of `file`, its values read once, a piece at
 /// a time. A tensor whose values cannot be read, or are not numbers, is an
-/// [`Error::Tensor`].
+/// [`Error::Unsupported`].
 pub fn tensor_stats(file: &ModelFile<'_>, index: usize) -> Result<TensorStats, Error> {
     let mut acc = StatsAccumulator::default();
-    let name = file.tensors().get(index).map(|t| t.name.clone());
     file.read_values(index, &mut |v| {
         if !v.kind.is_numeric() {
-            return Err(Error::Tensor {
-                name: name.clone().unwrap_or_default(),
-                message: "the values of an extension type are not numbers".into(),
-            });
+            return Err(Error::Unsupported(
+                "the values of an extension type are not numbers".into(),
+            ));
         }
         acc.add(v);
         Ok(())
@@ -261,8 +259,9 @@ pub fn tensor_stats(file: &ModelFile<'_>, index: usize) -> Result<TensorStats, E
 /// The statistics of every tensor of `file` ([`tensor_stats`]), in file order,
 /// computed on this thread and up to `extra_threads` more, each taking the next
 /// tensor not yet taken: memory is what reading one tensor holds, once per thread.
-/// After a failed read of the file (an error other than [`Error::Tensor`]) no
-/// further tensor is started; the tensors not computed are [`Error::Stopped`].
+/// After a failed read of the file (an error other than [`Error::Unsupported`]) no
+/// further tensor is started; the tensors not computed are an [`Error::Io`] of kind
+/// `Interrupted`, after the failure in file order.
 pub fn file_stats(file: &ModelFile<'_>, extra_threads: usize) -> Vec<Result<TensorStats, Error>> {
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     use std::sync::Mutex;
@@ -282,7 +281,7 @@ pub fn file_stats(file: &ModelFile<'_>, extra_threads: usize) -> Vec<Result<Tens
             break;
         }
         let r = tensor_stats(file, i);
-        if matches!(r, Err(ref e) if !matches!(e, Error::Tensor { .. })) {
+        if matches!(r, Err(ref e) if !matches!(e, Error::Unsupported(_))) {
             failed.store(true, Ordering::Relaxed);
         }
         let mut all = results.lock().unwrap_or_else(|e| e.into_inner());
@@ -292,7 +291,7 @@ pub fn file_stats(file: &ModelFile<'_>, extra_threads: usize) -> Vec<Result<Tens
         .into_inner()
         .unwrap_or_else(|e| e.into_inner())
         .into_iter()
-        .map(|r| r.unwrap_or(Err(Error::Stopped)))
+        .map(|r| r.unwrap_or_else(|| Err(super::error::stopped())))
         .collect()
 }
 

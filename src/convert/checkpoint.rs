@@ -24,11 +24,8 @@ pub const SOURCE_INDEX_METADATA_KEY: &str = "hrry.source.index_metadata";
 /// Largest `*.index.json` read (the same bound as a safetensors header).
 const MAX_INDEX_BYTES: u64 = 100_000_000;
 
-fn checkpoint_error(path: &Path, message: impl Into<String>) -> Error {
-    Error::Checkpoint {
-        path: path.to_path_buf(),
-        message: message.into(),
-    }
+fn checkpoint_error(path: &Path, message: impl std::fmt::Display) -> Error {
+    super::checkpoint_at(path, message)
 }
 
 /// A string KV value.
@@ -110,20 +107,14 @@ pub(crate) fn is_index(path: &Path) -> Result<bool, Error> {
 pub(crate) fn read_index(path: &Path) -> Result<SafetensorsIndex, Error> {
     let err = |m: String| checkpoint_error(path, m);
     let len = std::fs::metadata(path)
-        .map_err(|source| Error::Io {
-            path: path.to_path_buf(),
-            source,
-        })?
+        .map_err(|source| super::io_at(path, source))?
         .len();
     if len > MAX_INDEX_BYTES {
         return Err(err(format!(
             "the index is {len} bytes, over the {MAX_INDEX_BYTES}-byte limit"
         )));
     }
-    let text = std::fs::read(path).map_err(|source| Error::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let text = std::fs::read(path).map_err(|source| super::io_at(path, source))?;
     let json: serde_json::Value =
         serde_json::from_slice(&text).map_err(|e| err(format!("not valid JSON: {e}")))?;
     let root = json
@@ -196,16 +187,10 @@ pub(crate) fn file_name(path: &Path) -> String {
 /// one `.safetensors` or `.gguf` file, else the first file of its one GGUF split
 /// set. Anything else is ambiguous and refused with what was found.
 pub(crate) fn resolve_directory(dir: &Path) -> Result<PathBuf, Error> {
-    let entries = std::fs::read_dir(dir).map_err(|source| Error::Io {
-        path: dir.to_path_buf(),
-        source,
-    })?;
+    let entries = std::fs::read_dir(dir).map_err(|source| super::io_at(dir, source))?;
     let mut names = Vec::new();
     for entry in entries {
-        let entry = entry.map_err(|source| Error::Io {
-            path: dir.to_path_buf(),
-            source,
-        })?;
+        let entry = entry.map_err(|source| super::io_at(dir, source))?;
         if entry
             .file_type()
             .is_ok_and(|t| t.is_file() || t.is_symlink())
@@ -225,13 +210,13 @@ pub(crate) fn resolve_directory(dir: &Path) -> Result<PathBuf, Error> {
         [one] => return Ok(dir.join(one)),
         [] => {}
         many => {
-            return Err(Error::NoCheckpoint {
-                path: dir.to_path_buf(),
-                message: format!(
+            return Err(super::no_checkpoint(
+                dir,
+                format!(
                     "several index files ({}): name the one to convert",
                     list(many)
                 ),
-            })
+            ))
         }
     }
     let tensors: Vec<&String> = with(".safetensors")
@@ -251,9 +236,9 @@ pub(crate) fn resolve_directory(dir: &Path) -> Result<PathBuf, Error> {
     ) {
         return Ok(dir.join(first));
     }
-    Err(Error::NoCheckpoint {
-        path: dir.to_path_buf(),
-        message: if tensors.is_empty() {
+    Err(super::no_checkpoint(
+        dir,
+        if tensors.is_empty() {
             "no *.index.json, .safetensors or .gguf file in this directory".to_string()
         } else {
             format!(
@@ -261,7 +246,7 @@ pub(crate) fn resolve_directory(dir: &Path) -> Result<PathBuf, Error> {
                 list(&tensors)
             )
         },
-    })
+    ))
 }
 
 fn list(names: &[&String]) -> String {

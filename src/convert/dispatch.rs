@@ -23,7 +23,7 @@ pub fn detect(path: &Path) -> Result<ModelFormat, Error> {
         return Ok(ModelFormat::Safetensors);
     }
     let head = source.read_prefix(crate::diagnose::HEAD_LEN)?;
-    Err(Error::UnknownFormat(format!(
+    Err(Error::Format(format!(
         "{}: not a HRRYFILE, safetensors, safetensors index or GGUF file: {}",
         path.display(),
         crate::diagnose::describe_head(&head, source.len())
@@ -32,12 +32,12 @@ pub fn detect(path: &Path) -> Result<ModelFormat, Error> {
 
 /// Reads the listing of the safetensors or GGUF file `path` (see
 /// [`super::listing`]). A HRRYFILE, a checkpoint index or anything else is refused
-/// with [`Error::UnknownFormat`] (HRRYFILEs have their own reader).
+/// with [`Error::Format`] (HRRYFILEs have their own reader).
 pub fn list(path: &Path) -> Result<Listing, Error> {
     match detect(path)? {
         ModelFormat::Gguf => gguf::listing(path),
         ModelFormat::Safetensors if !checkpoint::is_index(path)? => safetensors::listing(path),
-        _ => Err(Error::UnknownFormat(format!(
+        _ => Err(Error::Format(format!(
             "{}: not a safetensors or GGUF file",
             path.display()
         ))),
@@ -88,7 +88,7 @@ fn convert_into(
     let to = match options.to.or_else(|| ModelFormat::from_extension(output)) {
         Some(f) => f,
         None => {
-            return Err(Error::Unsupported(format!(
+            return Err(Error::Usage(format!(
                 "cannot tell the output format from {:?}: use a .hrry, .safetensors or .gguf extension or --to",
                 output.display().to_string()
             )))
@@ -106,7 +106,7 @@ fn convert_into(
         (ModelFormat::Safetensors, ModelFormat::Gguf) | (ModelFormat::Gguf, ModelFormat::Safetensors) => {
             through_hrry(input, from, target, to, options, progress)
         }
-        (from, to) => Err(Error::Unsupported(format!(
+        (from, to) => Err(Error::Usage(format!(
             "conversion from {} to {} is not supported (supported: safetensors, gguf and hrryfile to one another)",
             from.name(),
             to.name()
@@ -132,10 +132,7 @@ fn through_hrry(
         .prefix(".hrry-convert-")
         .suffix(".hrry")
         .tempfile_in(folder)
-        .map_err(|source| Error::Io {
-            path: folder.to_path_buf(),
-            source,
-        })?;
+        .map_err(|source| super::io_at(folder, source))?;
     let first_pass = Options {
         to: Some(ModelFormat::Hrry),
         ..*options

@@ -55,11 +55,8 @@ pub const GGUF_VALUE_TYPES_KEY: &str = "hrry.gguf.value_types";
 /// Largest `general.alignment` accepted.
 const MAX_ALIGNMENT: u64 = 1 << 30;
 
-fn gguf_error(offset: u64, message: impl Into<String>) -> Error {
-    Error::Gguf {
-        offset,
-        message: message.into(),
-    }
+fn gguf_error(offset: u64, message: impl std::fmt::Display) -> Error {
+    super::gguf_error(offset, message)
 }
 
 /// Turns a binrw failure into an error at the offending offset.
@@ -441,10 +438,7 @@ fn split_keys(path: &Path, p: &GgufPreamble) -> Result<Option<(u64, u64, Option<
         None => return Ok(None),
         Some(v) => v.as_u64(),
     };
-    let bad = |m: String| Error::Checkpoint {
-        path: path.to_path_buf(),
-        message: m,
-    };
+    let bad = |m: String| super::checkpoint_at(path, m);
     let count = count.ok_or_else(|| bad(format!("{GGUF_SPLIT_COUNT_KEY} is not an integer")))?;
     if count <= 1 {
         return Ok(None);
@@ -489,18 +483,18 @@ fn open_inputs(input: &Path) -> Result<(Vec<GgufInput>, Option<Vec<PathBuf>>), E
                 .ok_or_else(|| Error::Unsupported("split listed twice".into()))?
         } else {
             open_gguf(path).map_err(|e| match e {
-                Error::Io { source, .. } => Error::Checkpoint {
-                    path: path.clone(),
-                    message: format!("split {} of {count} cannot be opened: {source}", i + 1),
-                },
+                Error::Io(source) => super::checkpoint_at(
+                    path,
+                    format!("split {} of {count} cannot be opened: {source}", i + 1),
+                ),
                 other => other,
             })?
         };
         let keys = split_keys(path, &file.preamble)?;
         if keys.map(|(n, c, _)| (n, c)) != Some((i as u64, count)) {
-            return Err(Error::Checkpoint {
-                path: path.clone(),
-                message: format!(
+            return Err(super::checkpoint_at(
+                path,
+                format!(
                     "expected split {} of {count}, its KV says {}",
                     i + 1,
                     keys.map_or("it is not a split".to_string(), |(n, c, _)| format!(
@@ -508,27 +502,24 @@ fn open_inputs(input: &Path) -> Result<(Vec<GgufInput>, Option<Vec<PathBuf>>), E
                         n + 1
                     ))
                 ),
-            });
+            ));
         }
         if keys.and_then(|k| k.2) != tensors {
-            return Err(Error::Checkpoint {
-                path: path.clone(),
-                message: format!(
+            return Err(super::checkpoint_at(
+                path,
+                format!(
                     "{GGUF_SPLIT_TENSORS_COUNT_KEY} differs from {}'s",
                     input.display()
                 ),
-            });
+            ));
         }
         inputs.push(file);
     }
     let total: u64 = inputs.iter().map(|f| f.preamble.tensors.len() as u64).sum();
     if let Some(expected) = tensors.filter(|&t| t != total) {
-        return Err(Error::Checkpoint {
-            path: input.to_path_buf(),
-            message: format!(
+        return Err(super::checkpoint_at(input, format!(
                 "{GGUF_SPLIT_TENSORS_COUNT_KEY} is {expected} but the {count} splits hold {total} tensors"
-            ),
-        });
+            )));
     }
     Ok((inputs, Some(paths)))
 }
@@ -556,14 +547,14 @@ fn merged_metadata<'a>(
                 Some(&(at, _)) if merged[at].value == kv.value => {}
                 Some(&(_, first)) => {
                     let path = |j: usize| paths.map_or_else(PathBuf::new, |p| p[j].clone());
-                    return Err(Error::Checkpoint {
-                        path: path(i),
-                        message: format!(
+                    return Err(super::checkpoint_at(
+                        path(i),
+                        format!(
                             "metadata {:?} differs from its value in {}",
                             kv.key.lossy(),
                             path(first).display()
                         ),
-                    });
+                    ));
                 }
             }
         }
@@ -605,10 +596,10 @@ pub(crate) fn to_hrry_into(
     if split_paths.is_some() {
         let mut names = HashSet::new();
         if let Some(dup) = plans.iter().find(|p| !names.insert(p.name.as_str())) {
-            return Err(Error::Checkpoint {
-                path: input.to_path_buf(),
-                message: format!("tensor {:?} is in more than one split", dup.name),
-            });
+            return Err(super::checkpoint_at(
+                input,
+                format!("tensor {:?} is in more than one split", dup.name),
+            ));
         }
     }
 
@@ -801,10 +792,7 @@ fn write_blocks<W: CopyFrom>(
             ),
         )
     };
-    let spill_error = |source| Error::Io {
-        path: store.spill_dir.to_path_buf(),
-        source,
-    };
+    let spill_error = |source| super::io_at(store.spill_dir, source);
     let mut spill = match blocks * 2 <= store.budget {
         true => None,
         // Beside the output when that directory takes files (not for standard output or a
@@ -840,7 +828,7 @@ fn write_blocks<W: CopyFrom>(
                 file.write_all(scales).map_err(spill_error)?;
                 scales.clear();
             }
-            Ok(writer.write_data(codes)?)
+            writer.write_data(codes)
         },
     )?;
     match spill {
@@ -892,7 +880,7 @@ fn write_dequantized(
             }
             out.clear();
             dtype.encode(values, out);
-            Ok(writer.write_data(out)?)
+            writer.write_data(out)
         },
     )
 }

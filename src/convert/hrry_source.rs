@@ -59,10 +59,7 @@ pub(crate) struct HrryInput {
 /// readers read it, with a note.
 pub(crate) fn open(path: &Path, permissive: bool) -> Result<HrryInput, Error> {
     let src = FileSource::open(path)?;
-    let io = |e| Error::Io {
-        path: path.to_path_buf(),
-        source: e,
-    };
+    let io = |e| super::io_at(path, e);
     let metadata =
         crate::source::FileSource::new(src.file().try_clone().map_err(io)?).map_err(io)?;
     // The spec's rules: the oversized buffers of TD-BUF-014 are judged below, with
@@ -72,7 +69,7 @@ pub(crate) fn open(path: &Path, permissive: bool) -> Result<HrryInput, Error> {
         .open_source(metadata)
         .map_err(|e| match e {
             crate::file::Error::Io(e) => io(e),
-            e => e.into(),
+            e => e,
         })?;
     let mut tensors = Vec::with_capacity(file.len());
     let mut notes = Vec::new();
@@ -136,8 +133,7 @@ fn dequantize_with(
     max_values: usize,
     mut f: impl FnMut(&[f32]) -> Result<(), Error>,
 ) -> Result<(), Error> {
-    let bad =
-        |e: crate::quant::QuantError| Error::tensor(&t.name, format!("cannot dequantize: {e}"));
+    let bad = |e: crate::Error| Error::tensor(&t.name, format!("cannot dequantize: {e}"));
     let mut run = |desc: &TensorDescriptor, buffers: &[Vec<u8>], values: &mut Vec<f32>| {
         let slices: Vec<&[u8]> = buffers.iter().map(Vec::as_slice).collect();
         let dq = Dequantizer::new(desc, &slices).map_err(bad)?;
@@ -610,10 +606,7 @@ pub(crate) fn render(
     progress: &mut dyn Progress,
 ) -> Result<u64, Error> {
     use std::io::Write;
-    let io = |source| Error::Io {
-        path: path.to_path_buf(),
-        source,
-    };
+    let io = |source| super::io_at(path, source);
     let RenderScratch {
         input: buf,
         scales,

@@ -20,8 +20,7 @@ pub mod safetensors;
 mod source;
 mod to_gguf;
 
-use std::io;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::file::WriterOptions;
 use crate::model::ElementType;
@@ -209,71 +208,49 @@ pub struct Summary {
     pub notes: Vec<String>,
 }
 
-/// Why a conversion failed. The output file is then left untouched.
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    /// Reading or writing `path` failed.
-    #[error("{}: {source}", path.display())]
-    Io {
-        /// The file.
-        path: PathBuf,
-        /// The I/O error.
-        source: io::Error,
-    },
-    /// The HRRYFILE layer refused (reading the input or writing the output).
-    #[error(transparent)]
-    File(#[from] crate::file::Error),
-    /// The safetensors input is malformed.
-    #[error("safetensors: {0}")]
-    Safetensors(String),
-    /// The GGUF input is malformed.
-    #[error("GGUF at offset {offset}: {message}")]
-    Gguf {
-        /// Absolute offset of the offending field.
-        offset: u64,
-        /// What was expected and found.
-        message: String,
-    },
-    /// One tensor cannot be converted.
-    #[error("tensor {name:?}: {message}")]
-    Tensor {
-        /// The tensor name.
-        name: String,
-        /// Why, and what to do about it.
-        message: String,
-    },
-    /// A sharded checkpoint's index or split files are malformed or inconsistent.
-    #[error("{}: {message}", path.display())]
-    Checkpoint {
-        /// The index, split file or directory at fault.
-        path: PathBuf,
-        /// What was expected and found.
-        message: String,
-    },
-    /// The input is none of the formats `convert` reads (a text file, another
-    /// format): a bad input, like a malformed file.
-    #[error("{0}")]
-    UnknownFormat(String),
-    /// A directory given as the input holds no checkpoint, or several: the user
-    /// must name the file (a usage error, not a malformed input).
-    #[error("{}: {message}", path.display())]
-    NoCheckpoint {
-        /// The directory.
-        path: PathBuf,
-        /// What it holds and what to do.
-        message: String,
-    },
-    /// The formats or options cannot be used together.
-    #[error("{0}")]
-    Unsupported(String),
+pub use crate::error::Error;
+
+// A conversion's failures, as the crate's one [`Error`] (the output file is then
+// left untouched): I/O names the file; a malformed safetensors, GGUF or sharded
+// checkpoint input, or an input of none of these formats, is [`Error::Format`];
+// one tensor that cannot be converted is [`Error::Unsupported`] naming it; a
+// directory holding no checkpoint or several, and formats or options that cannot
+// be used together, are [`Error::Usage`].
+
+pub(crate) use crate::error::io_at;
+
+/// A malformed safetensors input.
+pub(crate) fn safetensors_error(message: impl std::fmt::Display) -> Error {
+    Error::Format(format!("safetensors: {message}"))
+}
+
+/// A malformed GGUF input, at the absolute offset of the offending field.
+pub(crate) fn gguf_error(offset: u64, message: impl std::fmt::Display) -> Error {
+    Error::Format(format!("GGUF at offset {offset}: {message}"))
+}
+
+/// A sharded checkpoint's index or split files, malformed or inconsistent: `path`
+/// is the index, split file or directory at fault.
+pub(crate) fn checkpoint_at(
+    path: impl AsRef<std::path::Path>,
+    message: impl std::fmt::Display,
+) -> Error {
+    Error::Format(format!("{}: {message}", path.as_ref().display()))
+}
+
+/// A directory given as the input holding no checkpoint, or several: the user
+/// must name the file.
+pub(crate) fn no_checkpoint(
+    path: impl AsRef<std::path::Path>,
+    message: impl std::fmt::Display,
+) -> Error {
+    Error::Usage(format!("{}: {message}", path.as_ref().display()))
 }
 
 impl Error {
-    pub(crate) fn tensor(name: &str, message: impl Into<String>) -> Self {
-        Error::Tensor {
-            name: name.to_string(),
-            message: message.into(),
-        }
+    /// One tensor that cannot be converted: why, and what to do about it.
+    pub(crate) fn tensor(name: &str, message: impl std::fmt::Display) -> Self {
+        Error::Unsupported(format!("tensor {name:?}: {message}"))
     }
 }
 

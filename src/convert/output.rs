@@ -15,10 +15,7 @@ pub(crate) type Output = crate::file::Output;
 const COPY_PIECE: u64 = 8 * CHUNK as u64;
 
 fn io_error(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
-    move |source| Error::Io {
-        path: path.to_path_buf(),
-        source,
-    }
+    move |source| super::io_at(path, source)
 }
 
 /// Where a conversion writes: a path, opened as [`Output::create`] does, or an
@@ -52,7 +49,7 @@ impl Target<'_> {
     /// be); a regular file appears under its name only on [`commit`].
     pub(crate) fn create(self, inputs: &[&Path]) -> Result<Output, Error> {
         match self {
-            Target::Path(path) => Output::create(path, inputs).map_err(|e| Error::File(e.into())),
+            Target::Path(path) => Output::create(path, inputs).map_err(Error::from),
             Target::Open(out) => Ok(out),
         }
     }
@@ -60,7 +57,7 @@ impl Target<'_> {
 
 /// Finishes the output.
 pub(crate) fn commit(out: Output) -> Result<(), Error> {
-    out.commit().map_err(|e| Error::File(e.into()))
+    out.commit().map_err(Error::from)
 }
 
 /// A HRRYFILE writer over a new output (see [`Target::create`]).
@@ -69,7 +66,7 @@ pub(crate) fn hrry_writer(
     inputs: &[&Path],
     options: WriterOptions,
 ) -> Result<HrryWriter<Output>, Error> {
-    Ok(HrryWriter::new(target.create(inputs)?, options)?)
+    HrryWriter::new(target.create(inputs)?, options)
 }
 
 /// Finishes a HRRYFILE and its output.
@@ -114,7 +111,7 @@ pub(crate) fn copy_into_tensor<W: CopyFrom>(
     in_pieces(offset, len, progress, |at, n| {
         let copied = writer.copy_data(src.file(), at, n);
         src.check_unchanged()?;
-        Ok(copied?)
+        copied
     })
 }
 

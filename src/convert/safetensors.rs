@@ -123,25 +123,25 @@ fn read_header(src: &mut FileSource) -> Result<(Metadata, u64), Error> {
         .get(..8)
         .and_then(|b| b.try_into().ok())
         .map(u64::from_le_bytes)
-        .ok_or_else(|| Error::Safetensors("file shorter than the 8-byte header length".into()))?;
+        .ok_or_else(|| super::safetensors_error("file shorter than the 8-byte header length"))?;
     if n > MAX_HEADER_SIZE {
-        return Err(Error::Safetensors(format!(
+        return Err(super::safetensors_error(format!(
             "header length {n} exceeds the {MAX_HEADER_SIZE}-byte limit"
         )));
     }
     if n + 8 > src.len() {
-        return Err(Error::Safetensors(format!(
+        return Err(super::safetensors_error(format!(
             "header length {n} runs past the end of the file ({} bytes)",
             src.len()
         )));
     }
     let header = src.read_range(8, n, None)?;
     let metadata: Metadata = serde_json::from_slice(&header)
-        .map_err(|e| Error::Safetensors(format!("invalid header: {e}")))?;
+        .map_err(|e| super::safetensors_error(format!("invalid header: {e}")))?;
     let data_start = 8 + n;
     let expected = data_start + metadata.data_len() as u64;
     if expected != src.len() {
-        return Err(Error::Safetensors(format!(
+        return Err(super::safetensors_error(format!(
             "the header accounts for {expected} bytes but the file holds {}{}",
             src.len(),
             if expected > src.len() {
@@ -237,33 +237,31 @@ fn open_shards(input: &Path) -> Result<Shards, Error> {
     let mut metadata: Vec<(String, String, usize)> = Vec::new();
     for (shard, path) in paths.iter().enumerate() {
         let named = |e: Error| match (&index, e) {
-            (Some(_), Error::Safetensors(m)) => {
-                Error::Safetensors(format!("{}: {m}", path.display()))
-            }
+            (Some(_), Error::Format(m)) => Error::Format(format!("{}: {m}", path.display())),
             (_, e) => e,
         };
         let mut src = match (FileSource::open(path), &index) {
             (Ok(src), _) => src,
-            (Err(Error::Io { source, .. }), Some(ix)) => {
+            (Err(Error::Io(source)), Some(ix)) => {
                 let tensor = ix
                     .weight_map
                     .iter()
                     .find(|(_, &s)| s == shard)
                     .map_or("", |(t, _)| t.as_str());
-                return Err(Error::Checkpoint {
-                    path: ix.path.clone(),
-                    message: format!(
+                return Err(super::checkpoint_at(
+                    &ix.path,
+                    format!(
                         "shard {:?} (holding {tensor:?}) cannot be opened: {source}",
                         ix.shard_names[shard]
                     ),
-                });
+                ));
             }
             (Err(e), _) => return Err(e),
         };
         let (header, data_start) = read_header(&mut src).map_err(named)?;
         for name in header.offset_keys() {
             let info = header.info(&name).ok_or_else(|| {
-                Error::Safetensors(format!("tensor {name:?} vanished from the header"))
+                super::safetensors_error(format!("tensor {name:?} vanished from the header"))
             })?;
             if let Some(ix) = &index {
                 check_placement(ix, &name, shard)?;
@@ -285,13 +283,13 @@ fn open_shards(input: &Path) -> Result<Shards, Error> {
                 None => metadata.push((key.clone(), value.clone(), shard)),
                 Some((_, v, _)) if v == value => {}
                 Some((_, v, first)) => {
-                    return Err(Error::Checkpoint {
-                        path: path.clone(),
-                        message: format!(
+                    return Err(super::checkpoint_at(
+                        path,
+                        format!(
                             "__metadata__ {key:?} is {value:?} here but {v:?} in {}",
                             paths[*first].display()
                         ),
-                    })
+                    ))
                 }
             }
         }
@@ -307,13 +305,13 @@ fn open_shards(input: &Path) -> Result<Shards, Error> {
                     .iter()
                     .find(|(t, _)| !held.contains(t.as_str()))
                     .map_or(("", 0), |(t, &s)| (t.as_str(), s));
-                return Err(Error::Checkpoint {
-                    path: ix.path.clone(),
-                    message: format!(
+                return Err(super::checkpoint_at(
+                    &ix.path,
+                    format!(
                         "the index maps tensor {missing:?} to {:?}, which does not hold it",
                         ix.shard_names[shard]
                     ),
-                });
+                ));
             }
             let mut extra = vec![(
                 checkpoint::SOURCE_INDEX_KEY.to_string(),
@@ -357,10 +355,7 @@ fn check_placement(ix: &SafetensorsIndex, name: &str, shard: usize) -> Result<()
             ix.shard_names[shard]
         ),
     };
-    Err(Error::Checkpoint {
-        path: ix.path.clone(),
-        message,
-    })
+    Err(super::checkpoint_at(&ix.path, message))
 }
 
 /// Converts the safetensors file, or the sharded checkpoint whose
@@ -426,7 +421,7 @@ pub(crate) fn to_hrry_into(
         if *mapping == Mapping::Bool {
             // Eight input bytes make one output byte: pieces of whole output bytes.
             src.for_each_piece(t.offset, t.len, 8, CHUNK, &mut buf, progress, |piece| {
-                Ok(writer.write_data(&pack_bools(piece))?)
+                writer.write_data(&pack_bools(piece))
             })?;
         } else {
             output::copy_into_tensor(&mut writer, src, t.offset, t.len, progress)?;
@@ -451,15 +446,15 @@ fn check_e8m0_codes(src: &mut FileSource, t: &InputTensor, buf: &mut Vec<u8>) ->
     let mut seen = 0u64;
     src.for_each_piece(t.offset, t.len, 1, CHUNK, buf, &mut NoProgress, |piece| {
         if let Some(i) = piece.iter().position(|&b| b == 0x00 || b == 0xFF) {
-            return Err(Error::Tensor {
-                name: t.name.clone(),
-                message: format!(
+            return Err(Error::tensor(
+                &t.name.clone(),
+                format!(
                     "element {} is the float8_e8m0 code 0x{:02X}, which a HRRYFILE may not \
                      store (rule TD-TYP-002 reserves 0x00 and 0xFF)",
                     seen + i as u64,
                     piece[i]
                 ),
-            });
+            ));
         }
         seen += piece.len() as u64;
         Ok(())
@@ -688,22 +683,19 @@ pub(crate) fn from_hrry_into(
         offset = end;
     }
     let metadata = Metadata::new((!strings.is_empty()).then_some(strings), infos)
-        .map_err(|e| Error::Safetensors(format!("cannot build the header: {e}")))?;
+        .map_err(|e| super::safetensors_error(format!("cannot build the header: {e}")))?;
     let mut header = serde_json::to_vec(&metadata)
-        .map_err(|e| Error::Safetensors(format!("cannot encode the header: {e}")))?;
+        .map_err(|e| super::safetensors_error(format!("cannot encode the header: {e}")))?;
     header.resize(header.len().next_multiple_of(8), b' ');
     if header.len() as u64 > MAX_HEADER_SIZE {
-        return Err(Error::Safetensors(format!(
+        return Err(super::safetensors_error(format!(
             "the header would be {} bytes, over the {MAX_HEADER_SIZE}-byte limit",
             header.len()
         )));
     }
 
     let mut out = target.create(&[input_path])?;
-    let io = |e| Error::Io {
-        path: output.to_path_buf(),
-        source: e,
-    };
+    let io = |e| super::io_at(output, e);
     out.write_all(&(header.len() as u64).to_le_bytes())
         .map_err(io)?;
     out.write_all(&header).map_err(io)?;

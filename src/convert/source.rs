@@ -36,20 +36,14 @@ pub(crate) struct FileSource {
 impl FileSource {
     /// Opens the regular file at `path`.
     pub fn open(path: &Path) -> Result<Self, Error> {
-        let io = |source| Error::Io {
-            path: path.to_path_buf(),
-            source,
-        };
+        let io = |source| super::io_at(path, source);
         let file = crate::source::open_regular(path).map_err(io)?;
         Self::from_file(file, path)
     }
 
     /// Reads `file`, named `path` in errors, taking its length and stamp now.
     pub fn from_file(file: File, path: &Path) -> Result<Self, Error> {
-        let stamp = FileStamp::of(&file).map_err(|source| Error::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let stamp = FileStamp::of(&file).map_err(|source| super::io_at(path, source))?;
         Ok(FileSource {
             file,
             path: path.to_path_buf(),
@@ -160,10 +154,7 @@ impl FileSource {
 
     /// Wraps an I/O error with the file name.
     pub fn io_error(&self, source: io::Error) -> Error {
-        Error::Io {
-            path: self.path.clone(),
-            source,
-        }
+        super::io_at(&self.path, source)
     }
 
     /// Up to `n` bytes from the start of the file.
@@ -225,10 +216,7 @@ fn fill(
     len: u64,
     out: &mut Vec<u8>,
 ) -> Result<(), Error> {
-    let io_error = |source| Error::Io {
-        path: path.to_path_buf(),
-        source,
-    };
+    let io_error = |source| super::io_at(path, source);
     let end = offset.checked_add(len).filter(|&e| e <= file_len);
     if end.is_none() {
         return Err(io_error(io::Error::new(

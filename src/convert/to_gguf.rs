@@ -557,10 +557,7 @@ pub(crate) fn from_hrry_into(
     });
 
     let mut out = target.create(&[input_path])?;
-    let io = |e| Error::Io {
-        path: output.to_path_buf(),
-        source: e,
-    };
+    let io = |e| super::io_at(output, e);
     let mut position = preamble.len() as u64;
     out.write_all(&preamble).map_err(io)?;
     drop(preamble);

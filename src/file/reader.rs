@@ -11,7 +11,7 @@ use crate::decode::file::{
 use crate::decode::header::stated_length;
 use crate::decode::input::{touch_first_bytes, TOUCH_BATCH};
 use crate::limits::Limits;
-use crate::model::view::{typed_slice, typed_vec, Element, ViewError};
+use crate::model::view::{typed_slice, typed_vec, Element};
 use crate::model::ElementType;
 use crate::schema::{
     placement::{place_buffers, DataPlacement},
@@ -184,7 +184,7 @@ impl Tensor<'_> {
     /// Fails, saying why, when the tensor holds another element type, uses another
     /// layout, is quantized, or its data is not aligned for `T` (see
     /// [`crate::model::view::typed_slice`]); [`Tensor::to_vec`] copies instead.
-    pub fn as_slice<T: Element>(&self) -> Result<&[T], ViewError> {
+    pub fn as_slice<T: Element>(&self) -> Result<&[T], crate::Error> {
         typed_slice(
             self.descriptor,
             self.buffers.first().copied().unwrap_or_default(),
@@ -193,7 +193,7 @@ impl Tensor<'_> {
 
     /// The values of a row-major, unquantized tensor copied into a vector, at any
     /// alignment and byte order (see [`crate::model::view::typed_vec`]).
-    pub fn to_vec<T: Element>(&self) -> Result<Vec<T>, ViewError> {
+    pub fn to_vec<T: Element>(&self) -> Result<Vec<T>, crate::Error> {
         typed_vec(
             self.descriptor,
             self.buffers.first().copied().unwrap_or_default(),

@@ -8,7 +8,7 @@ use crate::decode::file::{decode_file_header, judge_descriptor, judge_trailer};
 use crate::decode::header::fixed_header;
 use crate::decode::input::first_nonzero_byte;
 use crate::limits::Limits;
-use crate::model::view::{typed_slice, typed_vec, Element, ViewError};
+use crate::model::view::{typed_slice, typed_vec, Element};
 use crate::schema::{
     container::{FILE_HEADER_LEN, TRAILER_LEN},
     placement::{align_up, place_buffers},
@@ -47,7 +47,7 @@ impl SequentialTensor {
     /// [`super::Tensor::as_slice`]. The buffers are plain heap vectors, whose
     /// alignment the allocator chooses; [`SequentialTensor::to_vec`] never depends
     /// on it.
-    pub fn as_slice<T: Element>(&self) -> Result<&[T], ViewError> {
+    pub fn as_slice<T: Element>(&self) -> Result<&[T], crate::Error> {
         typed_slice(
             &self.descriptor,
             self.buffers.first().map_or(&[], Vec::as_slice),
@@ -55,7 +55,7 @@ impl SequentialTensor {
     }
 
     /// The values of a row-major, unquantized tensor copied into a vector.
-    pub fn to_vec<T: Element>(&self) -> Result<Vec<T>, ViewError> {
+    pub fn to_vec<T: Element>(&self) -> Result<Vec<T>, crate::Error> {
         typed_vec(
             &self.descriptor,
             self.buffers.first().map_or(&[], Vec::as_slice),

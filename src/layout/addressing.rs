@@ -9,7 +9,9 @@ use crate::schema::{
     LayoutFields, TiledFields, LAYOUT_COLUMN_MAJOR, LAYOUT_ROW_MAJOR, LAYOUT_STRIDED, LAYOUT_TILED,
 };
 
-use super::error::LayoutError;
+use super::error;
+use crate::error::Broken;
+use crate::error::Error;
 
 /// Highest rank the addressing handles (the spec's cap, and the parser's).
 const MAX_RANK: usize = crate::schema::MAX_RANK as usize;
@@ -47,17 +49,16 @@ pub struct TiledMap {
     pub inner: DenseMap,
 }
 
-fn overflow(what: &'static str) -> LayoutError {
-    LayoutError::Overflow { what }
-}
-
-fn field(field: &'static str, detail: String) -> LayoutError {
-    LayoutError::Field { field, detail }
+/// Layout fields that do not fit the tensor's rank or layout tag: a descriptor
+/// decoded from bytes always has them right, so only a caller's hand-built one
+/// can get here.
+fn inconsistent(field: &str, detail: String) -> Error {
+    Error::Usage(format!("layout field {field}: {detail}"))
 }
 
 /// Implicit row-major strides of `shape` (all zero for an empty shape, whose
 /// elements are never addressed).
-pub fn row_major_strides(shape: &[u64]) -> Result<Vec<i128>, LayoutError> {
+pub fn row_major_strides(shape: &[u64]) -> Result<Vec<i128>, Error> {
     implicit_strides(shape.iter().rev()).map(|mut s| {
         s.reverse();
         s
@@ -65,13 +66,11 @@ pub fn row_major_strides(shape: &[u64]) -> Result<Vec<i128>, LayoutError> {
 }
 
 /// Implicit column-major strides of `shape` (all zero for an empty shape).
-pub fn column_major_strides(shape: &[u64]) -> Result<Vec<i128>, LayoutError> {
+pub fn column_major_strides(shape: &[u64]) -> Result<Vec<i128>, Error> {
     implicit_strides(shape.iter())
 }
 
-fn implicit_strides<'a>(
-    dims: impl Iterator<Item = &'a u64> + Clone,
-) -> Result<Vec<i128>, LayoutError> {
+fn implicit_strides<'a>(dims: impl Iterator<Item = &'a u64> + Clone) -> Result<Vec<i128>, Error> {
     if dims.clone().any(|&d| d == 0) {
         return Ok(dims.map(|_| 0).collect());
     }
@@ -81,18 +80,14 @@ fn implicit_strides<'a>(
         out.push(acc);
         acc = acc
             .checked_mul(i128::from(d))
-            .ok_or(overflow("implicit strides"))?;
+            .ok_or_else(|| error::overflow("implicit strides"))?;
     }
     Ok(out)
 }
 
-fn explicit_strides(
-    strides: &[i64],
-    rank: usize,
-    name: &'static str,
-) -> Result<Vec<i128>, LayoutError> {
+fn explicit_strides(strides: &[i64], rank: usize, name: &'static str) -> Result<Vec<i128>, Error> {
     if strides.len() != rank {
-        return Err(field(
+        return Err(inconsistent(
             name,
             format!("{} entries for rank {rank}", strides.len()),
         ));
@@ -105,15 +100,15 @@ fn affine_for(
     shape: &[u64],
     strides: Option<&Vec<i64>>,
     name: &'static str,
-) -> Result<Vec<i128>, LayoutError> {
+) -> Result<Vec<i128>, Error> {
     match tag {
         LAYOUT_ROW_MAJOR => row_major_strides(shape),
         LAYOUT_COLUMN_MAJOR => column_major_strides(shape),
         LAYOUT_STRIDED => match strides {
             Some(s) => explicit_strides(s, shape.len(), name),
-            None => Err(field(name, "missing".into())),
+            None => Err(inconsistent(name, "missing".into())),
         },
-        other => Err(field(
+        other => Err(inconsistent(
             name,
             format!("layout tag {other:#04x} not allowed here"),
         )),
@@ -122,16 +117,20 @@ fn affine_for(
 
 impl TiledMap {
     /// Builds the tiled addressing of a tensor of `shape` from `fields`.
-    pub fn new(fields: &TiledFields, shape: &[u64]) -> Result<Self, LayoutError> {
+    pub fn new(fields: &TiledFields, shape: &[u64]) -> Result<Self, Error> {
         let rank = shape.len();
         if fields.tile_shape.len() != rank {
-            return Err(field(
+            return Err(inconsistent(
                 "tile_shape",
                 format!("{} entries for rank {rank}", fields.tile_shape.len()),
             ));
         }
         if let Some(k) = fields.tile_shape.iter().position(|&t| t == 0) {
-            return Err(field("tile_shape", format!("entry {k} is 0")));
+            return Err(error::field(
+                Broken::TileShape,
+                "tile_shape",
+                format!("entry {k} is 0"),
+            ));
         }
         let grid: Vec<u64> = shape
             .iter()
@@ -145,13 +144,19 @@ impl TiledMap {
                 fields.outer_strides.as_ref(),
                 "outer_strides",
             )?,
-            other => return Err(field("outer_layout", format!("{other:#04x}"))),
+            other => {
+                return Err(error::field(
+                    Broken::TiledOuter,
+                    "outer_layout",
+                    format!("{other:#04x}"),
+                ))
+            }
         };
         let tile_elements = fields
             .tile_shape
             .iter()
             .try_fold(1i128, |acc, &t| acc.checked_mul(i128::from(t)))
-            .ok_or(overflow("product(tile_shape)"))?;
+            .ok_or_else(|| error::overflow("product(tile_shape)"))?;
         let inner = match fields.inner_layout {
             LAYOUT_ROW_MAJOR | LAYOUT_COLUMN_MAJOR | LAYOUT_STRIDED => {
                 DenseMap::Affine(affine_for(
@@ -165,9 +170,20 @@ impl TiledMap {
                 Some(nested) => {
                     DenseMap::Tiled(Box::new(TiledMap::new(nested, &fields.tile_shape)?))
                 }
-                None => return Err(field("inner_layout", "nested tiled fields missing".into())),
+                None => {
+                    return Err(inconsistent(
+                        "inner_layout",
+                        "nested tiled fields missing".into(),
+                    ))
+                }
             },
-            other => return Err(field("inner_layout", format!("{other:#04x}"))),
+            other => {
+                return Err(error::field(
+                    Broken::TiledInner,
+                    "inner_layout",
+                    format!("{other:#04x}"),
+                ))
+            }
         };
         Ok(TiledMap {
             tile_shape: fields.tile_shape.clone(),
@@ -242,7 +258,7 @@ fn affine_range(strides: &[i128], shape: &[u64]) -> Option<(i128, i128)> {
 impl DenseMap {
     /// The addressing of a tensor with `layout_tag`, `fields` and `shape`, or why
     /// the fields do not define one.
-    pub fn new(layout_tag: u8, fields: &LayoutFields, shape: &[u64]) -> Result<Self, LayoutError> {
+    pub fn new(layout_tag: u8, fields: &LayoutFields, shape: &[u64]) -> Result<Self, Error> {
         let rank = shape.len();
         match fields {
             LayoutFields::Implicit if layout_tag == LAYOUT_COLUMN_MAJOR => {
@@ -255,17 +271,22 @@ impl DenseMap {
             LayoutFields::Tiled(t) => Ok(DenseMap::Tiled(Box::new(TiledMap::new(t, shape)?))),
             LayoutFields::Morton { morton_bits } => {
                 if morton_bits.len() != rank {
-                    return Err(field(
+                    return Err(inconsistent(
                         "morton_bits",
                         format!("{} entries for rank {rank}", morton_bits.len()),
                     ));
                 }
                 for (k, (&b, &n)) in morton_bits.iter().zip(shape).enumerate() {
                     if b == 0 {
-                        return Err(field("morton_bits", format!("entry {k} is 0")));
+                        return Err(error::field(
+                            Broken::MortonBits,
+                            "morton_bits",
+                            format!("entry {k} is 0"),
+                        ));
                     }
                     if b < 64 && n > 1u64 << b {
-                        return Err(field(
+                        return Err(error::field(
+                            Broken::MortonShape,
                             "morton_bits",
                             format!("shape[{k}] = {n} exceeds 2^{b}"),
                         ));
@@ -275,17 +296,30 @@ impl DenseMap {
             }
             LayoutFields::Hilbert(h) => {
                 if h.hilbert_rank as usize != rank || rank < 2 {
-                    return Err(field(
+                    let rule = if rank < 2 {
+                        Broken::HilbertMinRank
+                    } else {
+                        Broken::HilbertRank
+                    };
+                    return Err(error::field(
+                        rule,
                         "hilbert_rank",
                         format!("{} for tensor rank {rank}", h.hilbert_rank),
                     ));
                 }
                 let order = h.hilbert_order;
                 if order == 0 || order > 63 || u64::from(order) * rank as u64 > 127 {
-                    return Err(field("hilbert_order", format!("{order} for rank {rank}")));
+                    return Err(if order == 0 {
+                        error::field(Broken::HilbertOrder, "hilbert_order", "0")
+                    } else {
+                        Error::Unsupported(format!(
+                            "hilbert_order {order} for rank {rank}: more curve positions than 128-bit addresses reach"
+                        ))
+                    });
                 }
                 if let Some(k) = shape.iter().position(|&n| n > 1u64 << order) {
-                    return Err(field(
+                    return Err(error::field(
+                        Broken::HilbertShape,
                         "hilbert_order",
                         format!("shape[{k}] = {} exceeds 2^{order}", shape[k]),
                     ));
@@ -295,7 +329,7 @@ impl DenseMap {
                     rank: h.hilbert_rank,
                 })
             }
-            _ => Err(LayoutError::Unsupported { tag: layout_tag }),
+            _ => Err(error::unsupported_layout(layout_tag)),
         }
     }
 

@@ -6,8 +6,10 @@ use crate::schema::{TensorDescriptor, LAYOUT_COMPOSITE};
 use super::bits::{read_bits, write_bits};
 use super::dense::row_major_len;
 use super::element::element_bits;
-use super::error::LayoutError;
+use super::error;
 use super::logical_row_major;
+use crate::error::Broken;
+use crate::error::Error;
 
 /// `composition_rule` partition.
 pub const PARTITION: u8 = 0x01;
@@ -37,25 +39,16 @@ pub struct Member<'a> {
 /// Later members overwrite earlier ones, which is the replace overlay's rule and
 /// has no effect on a partition (whose boxes do not overlap). Indices no member
 /// covers stay zero.
-pub fn assemble(
-    head: &TensorDescriptor,
-    members: &[Member],
-    limit: u64,
-) -> Result<Vec<u8>, LayoutError> {
+pub fn assemble(head: &TensorDescriptor, members: &[Member], limit: u64) -> Result<Vec<u8>, Error> {
     let crate::schema::LayoutFields::Composite(fields) = &head.layout else {
-        return Err(LayoutError::Unsupported {
-            tag: head.layout_tag,
-        });
+        return Err(error::unsupported_layout(head.layout_tag));
     };
     match (fields.composition_rule, fields.combine_op) {
         (PARTITION, _) | (OVERLAY, COMBINE_REPLACE) => {}
         (rule, op) => {
-            return Err(LayoutError::Field {
-                field: "composition_rule",
-                detail: format!(
-                    "rule {rule:#04x} with combine_op {op:#04x} cannot be assembled by copying"
-                ),
-            })
+            return Err(Error::Unsupported(format!(
+            "composition_rule {rule:#04x} with combine_op {op:#04x} cannot be assembled by copying"
+        )))
         }
     }
     let width = element_bits(head)?;
@@ -68,25 +61,31 @@ pub fn assemble(
     }
     for (m, member) in members.iter().enumerate() {
         let desc = member.desc;
-        let bad = |detail: String| LayoutError::Field {
-            field: "member",
-            detail: format!("member {m}: {detail}"),
-        };
+        let bad =
+            |rule, detail: String| error::field(rule, "member", format!("member {m}: {detail}"));
         if desc.layout_tag == LAYOUT_COMPOSITE {
-            return Err(bad(
-                "nested composites are assembled by their own head first".into(),
-            ));
-        }
-        if desc.type_tag != head.type_tag || desc.flags.has_quantization() {
-            return Err(bad(format!(
-                "stored type {:#04x} is not the head's {:#04x}",
-                desc.type_tag, head.type_tag
+            return Err(Error::Unsupported(format!(
+                "member {m}: nested composites are assembled by their own head first"
             )));
+        }
+        if desc.flags.has_quantization() {
+            return Err(Error::Unsupported(format!(
+                "member {m}: a quantized member is not assembled by copying"
+            )));
+        }
+        if desc.type_tag != head.type_tag {
+            return Err(bad(
+                Broken::MemberType,
+                format!(
+                    "stored type {:#04x} is not the head's {:#04x}",
+                    desc.type_tag, head.type_tag
+                ),
+            ));
         }
         let shard = desc
             .shard
             .as_ref()
-            .ok_or_else(|| bad("no shard section".into()))?;
+            .ok_or_else(|| bad(Broken::MemberShard, "no shard section".into()))?;
         if desc.shape.len() != rank
             || shard.shard_offset.len() != rank
             || (0..rank).any(|k| {
@@ -95,7 +94,10 @@ pub fn assemble(
                     .is_none_or(|end| end > head.shape[k])
             })
         {
-            return Err(bad("box lies outside the head's shape".into()));
+            return Err(bad(
+                Broken::ShardBounds,
+                "box lies outside the head's shape".into(),
+            ));
         }
         let local = logical_row_major(desc, member.buffers, limit)?;
         let count = crate::model::element_count(&desc.shape).unwrap_or(0);
@@ -105,12 +107,10 @@ pub fn assemble(
                 .map(|k| (shard.shard_offset[k] + index[k]) * parent_strides[k])
                 .sum();
             let w = u64::from(width);
-            let value = read_bits(&local, i * w, width).ok_or(LayoutError::Overflow {
-                what: "member element",
-            })?;
-            write_bits(&mut out, target * w, width, value).ok_or(LayoutError::Overflow {
-                what: "parent element",
-            })?;
+            let value =
+                read_bits(&local, i * w, width).ok_or_else(|| error::overflow("member element"))?;
+            write_bits(&mut out, target * w, width, value)
+                .ok_or_else(|| error::overflow("parent element"))?;
             for k in (0..rank).rev() {
                 index[k] += 1;
                 if index[k] < desc.shape[k] {

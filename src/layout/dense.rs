@@ -15,7 +15,8 @@ use super::bits::{
     read_bits, write_bits, PackedWriter,
 };
 use super::element::{checked_count, element_bits};
-use super::error::LayoutError;
+use super::error;
+use crate::error::Error;
 
 /// Output bytes gathered at a time by [`DenseView::stream_row_major`].
 const SLAB_BYTES: u64 = 4 << 20;
@@ -215,18 +216,16 @@ pub fn clear_unused_tail(desc: &TensorDescriptor, buffer0: &mut [u8]) {
 
 /// Elements a dense layout's buffer 0 must span from `byte_offset`: every element
 /// it addresses plus the padding the layout prescribes (whole tiles, the whole
-/// Morton or Hilbert curve). `Err(Overflow)` when the count exceeds 128 bits.
-fn span_elements(desc: &TensorDescriptor, map: &DenseMap) -> Result<u128, LayoutError> {
-    let too_big = LayoutError::Overflow {
-        what: "buffer span",
-    };
+/// Morton or Hilbert curve). An `HF-LIM-001` error when the count exceeds 128 bits.
+fn span_elements(desc: &TensorDescriptor, map: &DenseMap) -> Result<u128, Error> {
+    let too_big = || error::overflow("buffer span");
     let count = u128::from(checked_count(&desc.shape)?);
-    let range_top = |map: &DenseMap| -> Result<u128, LayoutError> {
-        let (_, hi) = map.range(&desc.shape).ok_or(too_big.clone())?;
+    let range_top = |map: &DenseMap| -> Result<u128, Error> {
+        let (_, hi) = map.range(&desc.shape).ok_or_else(too_big)?;
         u128::try_from(hi)
             .ok()
             .and_then(|h| h.checked_add(1))
-            .ok_or(too_big.clone())
+            .ok_or_else(too_big)
     };
     match (&desc.layout, map) {
         (LayoutFields::Implicit, _) => Ok(count),
@@ -247,10 +246,10 @@ fn span_elements(desc: &TensorDescriptor, map: &DenseMap) -> Result<u128, Layout
                 .grid
                 .iter()
                 .try_fold(1u128, |acc, &g| acc.checked_mul(u128::from(g)))
-                .ok_or(too_big.clone())?;
+                .ok_or_else(too_big)?;
             let formula = tiles
-                .checked_mul(u128::try_from(t.tile_elements).map_err(|_| too_big.clone())?)
-                .ok_or(too_big.clone())?;
+                .checked_mul(u128::try_from(t.tile_elements).map_err(|_| too_big())?)
+                .ok_or_else(too_big)?;
             Ok(formula.max(range_top(map)?))
         }
         (LayoutFields::Morton { morton_bits }, _) => {
@@ -258,7 +257,7 @@ fn span_elements(desc: &TensorDescriptor, map: &DenseMap) -> Result<u128, Layout
             let curve = if total < 128 {
                 1u128 << total
             } else {
-                return Err(too_big);
+                return Err(too_big());
             };
             if count == 0 {
                 Ok(curve)
@@ -267,9 +266,7 @@ fn span_elements(desc: &TensorDescriptor, map: &DenseMap) -> Result<u128, Layout
             }
         }
         (LayoutFields::Hilbert(_), _) => range_top(map),
-        _ => Err(LayoutError::Unsupported {
-            tag: desc.layout_tag,
-        }),
+        _ => Err(error::unsupported_layout(desc.layout_tag)),
     }
 }
 
@@ -288,12 +285,12 @@ pub fn required_buffer_size(desc: &TensorDescriptor) -> Option<u64> {
     let width = element_bits(desc).ok()?;
     let map = match DenseMap::new(desc.layout_tag, &desc.layout, &desc.shape) {
         Ok(m) => m,
-        Err(LayoutError::Overflow { .. }) => return Some(u64::MAX),
+        Err(e) if e.exceeded_limit().is_some() => return Some(u64::MAX),
         Err(_) => return None,
     };
     let span = match span_elements(desc, &map) {
         Ok(s) => s,
-        Err(LayoutError::Overflow { .. }) => return Some(u64::MAX),
+        Err(e) if e.exceeded_limit().is_some() => return Some(u64::MAX),
         Err(_) => return None,
     };
     let bytes = u64::try_from(span)
@@ -332,16 +329,12 @@ pub struct DenseView<'a> {
 
 impl<'a> DenseView<'a> {
     /// The view of `desc` over `buffers[0]`.
-    pub fn new(desc: &TensorDescriptor, buffers: &[&'a [u8]]) -> Result<Self, LayoutError> {
+    pub fn new(desc: &TensorDescriptor, buffers: &[&'a [u8]]) -> Result<Self, Error> {
         if !is_dense(desc.layout_tag) {
-            return Err(LayoutError::Unsupported {
-                tag: desc.layout_tag,
-            });
+            return Err(error::unsupported_layout(desc.layout_tag));
         }
         let width = element_bits(desc)?;
-        let buffer = *buffers
-            .first()
-            .ok_or(LayoutError::MissingBuffer { index: 0 })?;
+        let buffer = *buffers.first().ok_or_else(|| error::missing_buffer(0))?;
         let count = checked_count(&desc.shape)?;
         let map = DenseMap::new(desc.layout_tag, &desc.layout, &desc.shape)?;
         Ok(DenseView {
@@ -362,7 +355,7 @@ impl<'a> DenseView<'a> {
     pub(crate) fn addresses_only(
         desc: &TensorDescriptor,
         len: usize,
-    ) -> Result<DenseView<'static>, LayoutError> {
+    ) -> Result<DenseView<'static>, Error> {
         let mut view = DenseView::new(desc, &[&[]])?;
         view.len = len;
         Ok(view)
@@ -383,48 +376,40 @@ impl<'a> DenseView<'a> {
         &self.map
     }
 
-    fn bit_of(&self, offset: i128) -> Result<u64, LayoutError> {
+    fn bit_of(&self, offset: i128) -> Result<u64, Error> {
         let w = i128::from(self.width);
         let bit = i128::from(self.byte_offset)
             .checked_mul(8)
             .and_then(|b| b.checked_add(offset.checked_mul(w)?))
-            .ok_or(LayoutError::Overflow {
-                what: "bit address",
-            })?;
+            .ok_or_else(|| error::overflow("bit address"))?;
         let limit = (self.len as i128) * 8;
         if bit < 0 || bit.checked_add(w).is_none_or(|end| end > limit) {
-            return Err(LayoutError::OutOfBounds {
-                buffer: 0,
-                bit,
-                width: self.width,
-                len: self.len,
-            });
+            return Err(error::out_of_bounds(0, bit, self.width, self.len));
         }
         Ok(bit as u64)
     }
 
     /// Bit address in buffer 0 of the element at `index`: `byte_offset * 8 +
     /// offset * bit_width`, for sub-byte types too (docs/interpretations.md § Layouts).
-    pub fn bit_address(&self, index: &[u64]) -> Result<u64, LayoutError> {
+    pub fn bit_address(&self, index: &[u64]) -> Result<u64, Error> {
         if index.len() != self.shape.len() || index.iter().zip(&self.shape).any(|(i, n)| i >= n) {
-            return Err(LayoutError::Field {
-                field: "index",
-                detail: format!("{index:?} outside shape {:?}", self.shape),
-            });
+            return Err(Error::Usage(format!(
+                "index {index:?} outside shape {:?}",
+                self.shape
+            )));
         }
-        let offset = self.map.offset(index).ok_or(LayoutError::Overflow {
-            what: "element offset",
-        })?;
+        let offset = self
+            .map
+            .offset(index)
+            .ok_or_else(|| error::overflow("element offset"))?;
         self.bit_of(offset)
     }
 
     /// Raw bits of the element at `index`.
-    pub fn get(&self, index: &[u64]) -> Result<u128, LayoutError> {
+    pub fn get(&self, index: &[u64]) -> Result<u128, Error> {
         let bit = self.bit_address(index)?;
         // bit_address checked the element lies inside the buffer.
-        read_bits(self.buffer, bit, self.width).ok_or(LayoutError::Overflow {
-            what: "bit address",
-        })
+        read_bits(self.buffer, bit, self.width).ok_or_else(|| error::overflow("bit address"))
     }
 
     /// The packed row-major bytes when buffer 0 already holds the tensor that way
@@ -448,16 +433,17 @@ impl<'a> DenseView<'a> {
     /// Calls `f` with the bit address of every element, in logical row-major order.
     pub fn for_each_address(
         &self,
-        mut f: impl FnMut(u64) -> Result<(), LayoutError>,
-    ) -> Result<(), LayoutError> {
+        mut f: impl FnMut(u64) -> Result<(), Error>,
+    ) -> Result<(), Error> {
         if self.count == 0 {
             return Ok(());
         }
         let rank = self.shape.len();
         // Check the extremes once; afterwards every offset lies between them.
-        let (lo, hi) = self.map.range(&self.shape).ok_or(LayoutError::Overflow {
-            what: "offset range",
-        })?;
+        let (lo, hi) = self
+            .map
+            .range(&self.shape)
+            .ok_or_else(|| error::overflow("offset range"))?;
         if let DenseMap::Affine(strides) = &self.map {
             self.bit_of(lo)?;
             self.bit_of(hi)?;
@@ -475,18 +461,14 @@ impl<'a> DenseView<'a> {
                     if index[k] < self.shape[k] {
                         offset = offset
                             .checked_add(strides[k])
-                            .ok_or(LayoutError::Overflow {
-                                what: "element offset",
-                            })?;
+                            .ok_or_else(|| error::overflow("element offset"))?;
                         break;
                     }
                     // Back to index 0 along k: undo (shape[k] - 1) steps.
                     let back = strides[k]
                         .checked_mul(i128::from(self.shape[k] - 1))
                         .and_then(|b| offset.checked_sub(b))
-                        .ok_or(LayoutError::Overflow {
-                            what: "element offset",
-                        })?;
+                        .ok_or_else(|| error::overflow("element offset"))?;
                     offset = back;
                     index[k] = 0;
                 }
@@ -494,9 +476,10 @@ impl<'a> DenseView<'a> {
         }
         let mut index = vec![0u64; rank];
         loop {
-            let offset = self.map.offset(&index).ok_or(LayoutError::Overflow {
-                what: "element offset",
-            })?;
+            let offset = self
+                .map
+                .offset(&index)
+                .ok_or_else(|| error::overflow("element offset"))?;
             f(self.bit_of(offset)?)?;
             let mut k = rank;
             loop {
@@ -514,15 +497,10 @@ impl<'a> DenseView<'a> {
     }
 
     /// Calls `f` with the raw bits of every element, in logical row-major order.
-    pub fn for_each(
-        &self,
-        mut f: impl FnMut(u128) -> Result<(), LayoutError>,
-    ) -> Result<(), LayoutError> {
+    pub fn for_each(&self, mut f: impl FnMut(u128) -> Result<(), Error>) -> Result<(), Error> {
         let (buffer, width) = (self.buffer, self.width);
         self.for_each_address(|bit| {
-            f(read_bits(buffer, bit, width).ok_or(LayoutError::Overflow {
-                what: "bit address",
-            })?)
+            f(read_bits(buffer, bit, width).ok_or_else(|| error::overflow("bit address"))?)
         })
     }
 
@@ -532,7 +510,7 @@ impl<'a> DenseView<'a> {
     /// filled in blocks of [`BLOCK`] columns, so that layouts whose neighbours along
     /// the last dimension lie far apart (column-major, tiles, curves) are read with
     /// locality; the output is the same as element-by-element order.
-    pub fn stream_row_major<W: Write>(&self, sink: W) -> Result<W, LayoutError> {
+    pub fn stream_row_major<W: Write>(&self, sink: W) -> Result<W, Error> {
         let mut out = PackedWriter::new(sink, self.width);
         if let Some(run) = self.contiguous() {
             out.push_bytes(run)?;
@@ -542,7 +520,7 @@ impl<'a> DenseView<'a> {
         let cols = self.shape.last().copied().unwrap_or(1);
         let row_bits = cols.saturating_mul(u64::from(self.width));
         if rank < 2 || self.count == 0 || row_bits.saturating_mul(8) > SLAB_BYTES * 8 {
-            self.for_each(|v| out.push(v).map_err(LayoutError::from))?;
+            self.for_each(|v| out.push(v).map_err(Error::from))?;
             return Ok(out.finish()?);
         }
         let mut sink = out.finish()?; // nothing written yet
@@ -551,7 +529,7 @@ impl<'a> DenseView<'a> {
     }
 
     /// The slab-and-block gathering of [`DenseView::stream_row_major`].
-    fn write_slabs<W: Write>(&self, sink: &mut W, cols: u64) -> Result<(), LayoutError> {
+    fn write_slabs<W: Write>(&self, sink: &mut W, cols: u64) -> Result<(), Error> {
         let rank = self.shape.len();
         let rows = self.count / cols;
         let w = u64::from(self.width);
@@ -560,9 +538,7 @@ impl<'a> DenseView<'a> {
         let slab_rows =
             ((SLAB_BYTES * 8 / (cols * w)).max(8) / 8 * 8).min(rows.next_multiple_of(8));
         let mut index = vec![0u64; rank];
-        let overflow = || LayoutError::Overflow {
-            what: "element offset",
-        };
+        let overflow = || error::overflow("element offset");
         // When the extreme offsets lie inside the buffer every element does, and the
         // bit address needs no further checks; otherwise check each element.
         let trusted = self
@@ -656,20 +632,13 @@ pub(crate) fn row_major_len(
     desc: &TensorDescriptor,
     width: u32,
     limit: u64,
-) -> Result<usize, LayoutError> {
+) -> Result<usize, Error> {
     let count = checked_count(&desc.shape)?;
-    let bytes = packed_size(width, count).ok_or(LayoutError::Overflow {
-        what: "output size",
-    })?;
+    let bytes = packed_size(width, count).ok_or_else(|| error::overflow("output size"))?;
     if bytes > limit {
-        return Err(LayoutError::TooLarge {
-            needed: u128::from(bytes),
-            limit,
-        });
+        return Err(error::too_large(u128::from(bytes), limit));
     }
-    usize::try_from(bytes).map_err(|_| LayoutError::Overflow {
-        what: "output size",
-    })
+    usize::try_from(bytes).map_err(|_| error::overflow("output size"))
 }
 
 /// The dense tensor `desc` as packed row-major bytes (at most `limit` bytes).
@@ -677,7 +646,7 @@ pub fn to_row_major(
     desc: &TensorDescriptor,
     buffers: &[&[u8]],
     limit: u64,
-) -> Result<Vec<u8>, LayoutError> {
+) -> Result<Vec<u8>, Error> {
     let view = DenseView::new(desc, buffers)?;
     let len = row_major_len(desc, view.width, limit)?;
     view.stream_row_major(Vec::with_capacity(len))
@@ -688,7 +657,7 @@ pub fn stream_row_major<W: Write>(
     desc: &TensorDescriptor,
     buffers: &[&[u8]],
     sink: W,
-) -> Result<W, LayoutError> {
+) -> Result<W, Error> {
     DenseView::new(desc, buffers)?.stream_row_major(sink)
 }
 
@@ -700,32 +669,23 @@ pub fn from_row_major(
     desc: &TensorDescriptor,
     source: &[u8],
     limit: u64,
-) -> Result<Vec<u8>, LayoutError> {
+) -> Result<Vec<u8>, Error> {
     let width = element_bits(desc)?;
-    let size = required_buffer_size(desc).ok_or(LayoutError::Unsupported {
-        tag: desc.layout_tag,
-    })?;
+    let size =
+        required_buffer_size(desc).ok_or_else(|| error::unsupported_layout(desc.layout_tag))?;
     if size > limit {
-        return Err(LayoutError::TooLarge {
-            needed: u128::from(size),
-            limit,
-        });
+        return Err(error::too_large(u128::from(size), limit));
     }
     let need = row_major_len(desc, width, u64::MAX)?;
     if source.len() < need {
-        return Err(LayoutError::OutOfBounds {
-            buffer: 0,
-            bit: need as i128 * 8,
+        return Err(error::out_of_bounds(
+            0,
+            need as i128 * 8,
             width,
-            len: source.len(),
-        });
+            source.len(),
+        ));
     }
-    let mut out = vec![
-        0u8;
-        usize::try_from(size).map_err(|_| LayoutError::Overflow {
-            what: "buffer size"
-        })?
-    ];
+    let mut out = vec![0u8; usize::try_from(size).map_err(|_| error::overflow("buffer size"))?];
     let addresses = {
         let view = DenseView::new(desc, &[&out])?;
         let mut v = Vec::new();
@@ -736,13 +696,9 @@ pub fn from_row_major(
         v
     };
     for (i, bit) in addresses.into_iter().enumerate() {
-        let value =
-            read_bits(source, i as u64 * u64::from(width), width).ok_or(LayoutError::Overflow {
-                what: "source index",
-            })?;
-        write_bits(&mut out, bit, width, value).ok_or(LayoutError::Overflow {
-            what: "bit address",
-        })?;
+        let value = read_bits(source, i as u64 * u64::from(width), width)
+            .ok_or_else(|| error::overflow("source index"))?;
+        write_bits(&mut out, bit, width, value).ok_or_else(|| error::overflow("bit address"))?;
     }
     Ok(out)
 }

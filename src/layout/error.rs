@@ -1,78 +1,62 @@
-//! The error of every layout operation.
+//! The errors of layout operations, as the crate's one [`Error`].
+//!
+//! A layout function has a descriptor and its buffers but no file position: its
+//! violations are located at offset 0, and their message names the buffer, entry or
+//! field at fault. A descriptor that passed the validator never breaks one of these
+//! rules; the checks are there because the functions take any descriptor.
 
-/// Why a layout operation could not be carried out.
-#[derive(Clone, Debug, thiserror::Error, PartialEq, Eq)]
-pub enum LayoutError {
-    /// The layout tag is not one this operation handles.
-    #[error("layout tag {tag:#04x} is not supported by this operation")]
-    Unsupported {
-        /// The descriptor's `layout_tag`.
-        tag: u8,
-    },
-    /// The element type has no known bit width (unassigned tag, or an extension
-    /// type without a usable extension section).
-    #[error("element type tag {tag:#04x} has no known bit width")]
-    ElementWidth {
-        /// The descriptor's `type_tag`.
-        tag: u8,
-    },
-    /// A layout field makes the mapping undefined.
-    #[error("invalid layout field {field}: {detail}")]
-    Field {
-        /// The field's spec name.
-        field: &'static str,
-        /// Expected and found value.
-        detail: String,
-    },
-    /// A size or offset does not fit the integer types used for addressing.
-    #[error("{what} overflows")]
-    Overflow {
-        /// What was being computed.
-        what: &'static str,
-    },
-    /// A buffer the layout needs is missing from the buffer table or the slice list.
-    #[error("buffer {index} is missing")]
-    MissingBuffer {
-        /// Buffer table index.
-        index: usize,
-    },
-    /// An element or entry lies outside its buffer.
-    #[error("buffer {buffer}: bit {bit} (width {width}) lies outside its {len} bytes")]
-    OutOfBounds {
-        /// Buffer table index.
-        buffer: usize,
-        /// Bit address of the element (may be negative for reversed strides).
-        bit: i128,
-        /// Element width in bits.
-        width: u32,
-        /// Buffer length in bytes.
-        len: usize,
-    },
-    /// Stored sparse structure is inconsistent (pointer, coordinate, count).
-    #[error("buffer {buffer} entry {entry}: {detail}")]
-    Structure {
-        /// Buffer table index holding the offending entry.
-        buffer: usize,
-        /// Entry index in that buffer.
-        entry: u64,
-        /// What is wrong.
-        detail: String,
-    },
-    /// The result would exceed the caller's size limit.
-    #[error("output of {needed} bytes exceeds the limit of {limit} bytes")]
-    TooLarge {
-        /// Bytes the output needs.
-        needed: u128,
-        /// The caller's limit.
-        limit: u64,
-    },
-    /// Writing the output failed.
-    #[error("write failed: {0}")]
-    Io(String),
+use crate::error::{Broken, Error};
+use crate::limits::Limit;
+
+/// The layout tag is not one this operation handles.
+pub(crate) fn unsupported_layout(tag: u8) -> Error {
+    Error::Unsupported(format!(
+        "layout tag {tag:#04x} is not supported by this operation"
+    ))
 }
 
-impl From<std::io::Error> for LayoutError {
-    fn from(e: std::io::Error) -> Self {
-        LayoutError::Io(e.to_string())
-    }
+/// The element type has no known bit width (unassigned tag, or an extension type
+/// without a usable extension section).
+pub(crate) fn element_width(tag: u8) -> Error {
+    Error::Unsupported(format!(
+        "element type tag {tag:#04x} has no known bit width"
+    ))
+}
+
+/// A layout field breaks `rule`: `detail` says which field, what was expected and
+/// what was found.
+pub(crate) fn field(rule: Broken, field: &str, detail: impl std::fmt::Display) -> Error {
+    Error::broken(rule, 0, format!("layout field {field}: {detail}"))
+}
+
+/// A size or offset does not fit the integer types used for addressing: a limit of
+/// this reader (`HF-LIM-001`, an allocation it cannot make).
+pub(crate) fn overflow(what: &str) -> Error {
+    Error::limit(Limit::Allocation, 0, format!("{what} overflows"))
+}
+
+/// A buffer the layout needs is missing from the buffer table or the slice list.
+pub(crate) fn missing_buffer(index: usize) -> Error {
+    Error::broken(Broken::BufferCount, 0, format!("buffer {index} is missing"))
+}
+
+/// An element lies outside its buffer.
+pub(crate) fn out_of_bounds(buffer: usize, bit: i128, width: u32, len: usize) -> Error {
+    Error::broken(
+        Broken::BufferSize,
+        0,
+        format!("buffer {buffer}: bit {bit} (width {width}) lies outside its {len} bytes"),
+    )
+}
+
+/// Stored sparse structure breaks `rule` at `entry` of buffer `buffer`.
+pub(crate) fn structure(rule: Broken, buffer: usize, entry: u64, detail: &str) -> Error {
+    Error::broken(rule, 0, format!("buffer {buffer} entry {entry}: {detail}"))
+}
+
+/// The result would exceed the caller's size limit.
+pub(crate) fn too_large(needed: u128, limit: u64) -> Error {
+    Error::Unsupported(format!(
+        "output of {needed} bytes exceeds the limit of {limit} bytes"
+    ))
 }

@@ -9,7 +9,7 @@
 //!
 //! Nothing here trusts the descriptor: every offset is computed with checked
 //! arithmetic and every read is bounded by the buffer it reads from, so invalid
-//! fields give a [`LayoutError`], never a panic or an out-of-bounds read.
+//! fields give an [`Error`](crate::Error), never a panic or an out-of-bounds read.
 //!
 //! `docs/layouts.md` describes the addressing, the rules and the export; its example
 //! is compiled and run as a doc test here.
@@ -21,16 +21,17 @@ pub mod bits;
 pub mod composite;
 pub mod dense;
 mod element;
-mod error;
+pub(crate) mod error;
 pub mod sparse;
 
 pub use addressing::{hilbert_index, morton_code, DenseMap};
 pub use dense::{from_row_major, required_buffer_size, stream_row_major, to_row_major, DenseView};
 pub(crate) use element::checked_count;
 pub use element::element_bits;
-pub use error::LayoutError;
+
 pub use sparse::densify;
 
+use crate::error::Error;
 use crate::schema::TensorDescriptor;
 
 /// A dense or sparse tensor as packed row-major bytes of its element type (at most
@@ -40,7 +41,7 @@ pub fn logical_row_major(
     desc: &TensorDescriptor,
     buffers: &[&[u8]],
     limit: u64,
-) -> Result<Vec<u8>, LayoutError> {
+) -> Result<Vec<u8>, Error> {
     if sparse::is_sparse(desc.layout_tag) {
         densify(desc, buffers, limit)
     } else {

@@ -13,7 +13,9 @@ use crate::schema::{
 use super::bits::{read_bits, write_bits};
 use super::dense::row_major_len;
 use super::element::element_bits;
-use super::error::LayoutError;
+use super::error;
+use crate::error::Broken;
+use crate::error::Error;
 
 /// True for the sparse layout tags (COO, CSR, CSC, CSF).
 pub fn is_sparse(layout_tag: u8) -> bool {
@@ -37,20 +39,16 @@ pub struct IndexArray<'a> {
 
 impl<'a> IndexArray<'a> {
     /// `buffers[index]` read as `uint64` entries.
-    pub fn u64s(buffers: &[&'a [u8]], index: usize) -> Result<Self, LayoutError> {
+    pub fn u64s(buffers: &[&'a [u8]], index: usize) -> Result<Self, Error> {
         Self::with_size(buffers, index, 8)
     }
 
     /// `buffers[index]` read as entries of `entry_size` bytes.
-    pub fn with_size(
-        buffers: &[&'a [u8]],
-        index: usize,
-        entry_size: usize,
-    ) -> Result<Self, LayoutError> {
+    pub fn with_size(buffers: &[&'a [u8]], index: usize, entry_size: usize) -> Result<Self, Error> {
         let bytes = buffers
             .get(index)
             .copied()
-            .ok_or(LayoutError::MissingBuffer { index })?;
+            .ok_or_else(|| error::missing_buffer(index))?;
         Ok(IndexArray {
             bytes,
             entry_size,
@@ -68,32 +66,54 @@ impl<'a> IndexArray<'a> {
         self.len() == 0
     }
 
-    /// Entry `i`, or an error when the buffer is too short.
-    pub fn get(&self, i: u64) -> Result<u64, LayoutError> {
+    /// Entry `i`, or `None` when the buffer is too short.
+    pub fn get(&self, i: u64) -> Option<u64> {
         let start = usize::try_from(i)
             .ok()
             .and_then(|i| i.checked_mul(self.entry_size));
         let bytes = start.and_then(|s| self.bytes.get(s..s.checked_add(self.entry_size)?));
-        match bytes {
-            Some(b) => {
-                let mut le = [0u8; 8];
-                le[..b.len()].copy_from_slice(b);
-                Ok(u64::from_le_bytes(le))
-            }
-            None => Err(LayoutError::Structure {
-                buffer: self.buffer,
-                entry: i,
-                detail: format!("entry lies beyond the buffer's {} bytes", self.bytes.len()),
-            }),
-        }
+        bytes.map(|b| {
+            let mut le = [0u8; 8];
+            le[..b.len()].copy_from_slice(b);
+            u64::from_le_bytes(le)
+        })
+    }
+
+    /// Entry `i`, or a violation of the layout's buffer size rule when the buffer
+    /// is too short.
+    fn entry(&self, i: u64, rules: &Rules) -> Result<u64, Error> {
+        self.get(i).ok_or_else(|| {
+            error::structure(
+                rules.sizes,
+                self.buffer,
+                i,
+                &format!("entry lies beyond the buffer's {} bytes", self.bytes.len()),
+            )
+        })
     }
 }
 
-fn structure(buffer: usize, entry: u64, detail: String) -> LayoutError {
-    LayoutError::Structure {
-        buffer,
-        entry,
-        detail,
+/// The rules of one sparse layout that a walk over its stored structure reports.
+struct Rules {
+    /// Buffer sizes (values, indices, pointers hold their counts).
+    sizes: Broken,
+    /// Coordinates below their dimension's size.
+    range: Broken,
+    /// Pointer arrays start at 0 and end at nnz.
+    ends: Broken,
+    /// Pointer arrays do not decrease.
+    monotone: Broken,
+}
+
+impl Rules {
+    /// The rules of the sparse layout `tag`.
+    fn of(tag: u8) -> Rules {
+        Rules {
+            sizes: Broken::SparseSizes(tag),
+            range: Broken::SparseRange(tag),
+            ends: Broken::SparseEnds(tag),
+            monotone: Broken::SparseMonotone(tag),
+        }
     }
 }
 
@@ -104,20 +124,17 @@ struct Dense<'a> {
     values: &'a [u8],
     strides: Vec<u64>,
     shape: &'a [u64],
+    rules: Rules,
 }
 
 impl<'a> Dense<'a> {
-    fn new(
-        desc: &'a TensorDescriptor,
-        buffers: &[&'a [u8]],
-        limit: u64,
-    ) -> Result<Self, LayoutError> {
+    fn new(desc: &'a TensorDescriptor, buffers: &[&'a [u8]], limit: u64) -> Result<Self, Error> {
         let width = element_bits(desc)?;
         let len = row_major_len(desc, width, limit)?;
         let values = buffers
             .first()
             .copied()
-            .ok_or(LayoutError::MissingBuffer { index: 0 })?;
+            .ok_or_else(|| error::missing_buffer(0))?;
         // Row-major strides; the element count fits in u64, so they do too.
         let mut strides = vec![1u64; desc.shape.len()];
         for k in (0..desc.shape.len().saturating_sub(1)).rev() {
@@ -129,6 +146,7 @@ impl<'a> Dense<'a> {
             values,
             strides,
             shape: &desc.shape,
+            rules: Rules::of(desc.layout_tag),
         })
     }
 
@@ -137,17 +155,18 @@ impl<'a> Dense<'a> {
     fn place(
         &mut self,
         position: u64,
-        mut coord: impl FnMut(usize) -> Result<u64, LayoutError>,
+        mut coord: impl FnMut(usize) -> Result<u64, Error>,
         coord_buffer: usize,
-    ) -> Result<(), LayoutError> {
+    ) -> Result<(), Error> {
         let mut linear = 0u64;
         for d in 0..self.shape.len() {
             let c = coord(d)?;
             if c >= self.shape[d] {
-                return Err(structure(
+                return Err(error::structure(
+                    self.rules.range,
                     coord_buffer,
                     position,
-                    format!(
+                    &format!(
                         "coordinate {c} along dimension {d} is not below shape {}",
                         self.shape[d]
                     ),
@@ -160,38 +179,41 @@ impl<'a> Dense<'a> {
             .checked_mul(w)
             .and_then(|bit| read_bits(self.values, bit, self.width))
             .ok_or_else(|| {
-                structure(
+                error::structure(
+                    self.rules.sizes,
                     0,
                     position,
-                    format!("value lies beyond the buffer's {} bytes", self.values.len()),
+                    &format!("value lies beyond the buffer's {} bytes", self.values.len()),
                 )
             })?;
         // linear < element count, so the bit lies inside the packed output.
-        write_bits(&mut self.out, linear * w, self.width, value).ok_or(LayoutError::Overflow {
-            what: "output bit address",
-        })
+        write_bits(&mut self.out, linear * w, self.width, value)
+            .ok_or_else(|| error::overflow("output bit address"))
     }
 }
 
-fn nnz_of(desc: &TensorDescriptor) -> Result<u64, LayoutError> {
+fn nnz_of(desc: &TensorDescriptor) -> Result<u64, Error> {
     match &desc.layout {
         LayoutFields::Coo(c) => Ok(c.nnz),
         LayoutFields::Csr(c) | LayoutFields::Csc(c) => Ok(c.nnz),
         LayoutFields::Csf(c) => Ok(c.nnz),
-        _ => Err(LayoutError::Unsupported {
-            tag: desc.layout_tag,
-        }),
+        _ => Err(error::unsupported_layout(desc.layout_tag)),
     }
 }
 
 /// Checks a compressed pointer slice `ptr[k]..ptr[k+1]` and returns it.
-fn slice(ptr: &IndexArray, k: u64, nnz: u64) -> Result<(u64, u64), LayoutError> {
-    let (start, end) = (ptr.get(k)?, ptr.get(k + 1)?);
+fn slice(ptr: &IndexArray, k: u64, nnz: u64, rules: &Rules) -> Result<(u64, u64), Error> {
+    let (start, end) = (ptr.entry(k, rules)?, ptr.entry(k + 1, rules)?);
     if start > end || end > nnz {
-        return Err(structure(
+        return Err(error::structure(
+            if start > end {
+                rules.monotone
+            } else {
+                rules.ends
+            },
             ptr.buffer,
             k,
-            format!("pointer slice {start}..{end} is decreasing or beyond nnz {nnz}"),
+            &format!("pointer slice {start}..{end} is decreasing or beyond nnz {nnz}"),
         ));
     }
     Ok((start, end))
@@ -202,64 +224,63 @@ fn densify_compressed(
     desc: &TensorDescriptor,
     buffers: &[&[u8]],
     by_column: bool,
-) -> Result<(), LayoutError> {
+) -> Result<(), Error> {
     if desc.shape.len() != 2 {
-        return Err(LayoutError::Field {
-            field: "rank",
-            detail: format!("{} (CSR and CSC need 2)", desc.shape.len()),
-        });
+        return Err(error::field(
+            Broken::CompressedRank { by_column },
+            "rank",
+            format!("{} (CSR and CSC need 2)", desc.shape.len()),
+        ));
     }
+    let rules = Rules::of(desc.layout_tag);
     let nnz = nnz_of(desc)?;
     let minor = IndexArray::u64s(buffers, 1)?;
     let ptr = IndexArray::u64s(buffers, 2)?;
     let major_dim = usize::from(by_column);
     let majors = desc.shape[major_dim];
-    if ptr.get(0)? != 0 {
-        return Err(structure(2, 0, "the first pointer is not 0".into()));
+    if ptr.entry(0, &rules)? != 0 {
+        return Err(error::structure(
+            rules.ends,
+            2,
+            0,
+            "the first pointer is not 0",
+        ));
     }
     for m in 0..majors {
-        let (start, end) = slice(&ptr, m, nnz)?;
+        let (start, end) = slice(&ptr, m, nnz, &rules)?;
         for j in start..end {
-            let c = minor.get(j)?;
+            let c = minor.entry(j, &rules)?;
             dense.place(j, |d| Ok(if d == major_dim { m } else { c }), 1)?;
         }
     }
     Ok(())
 }
 
-fn densify_coo(
-    dense: &mut Dense,
-    desc: &TensorDescriptor,
-    buffers: &[&[u8]],
-) -> Result<(), LayoutError> {
+fn densify_coo(dense: &mut Dense, desc: &TensorDescriptor, buffers: &[&[u8]]) -> Result<(), Error> {
     let nnz = nnz_of(desc)?;
     let rank = desc.shape.len() as u64;
     let indices = IndexArray::u64s(buffers, 1)?;
     let need = nnz
         .checked_mul(rank)
-        .ok_or(LayoutError::Overflow { what: "nnz * rank" })?;
+        .ok_or_else(|| error::overflow("nnz * rank"))?;
     if indices.len() < need {
-        return Err(structure(
+        return Err(error::structure(
+            Broken::SparseSizes(LAYOUT_COO),
             1,
             indices.len(),
-            format!("indices hold fewer than nnz * rank = {need} entries"),
+            &format!("indices hold fewer than nnz * rank = {need} entries"),
         ));
     }
+    let rules = Rules::of(LAYOUT_COO);
     for i in 0..nnz {
-        dense.place(i, |d| indices.get(i * rank + d as u64), 1)?;
+        dense.place(i, |d| indices.entry(i * rank + d as u64, &rules), 1)?;
     }
     Ok(())
 }
 
-fn densify_csf(
-    dense: &mut Dense,
-    desc: &TensorDescriptor,
-    buffers: &[&[u8]],
-) -> Result<(), LayoutError> {
+fn densify_csf(dense: &mut Dense, desc: &TensorDescriptor, buffers: &[&[u8]]) -> Result<(), Error> {
     let LayoutFields::Csf(fields) = &desc.layout else {
-        return Err(LayoutError::Unsupported {
-            tag: desc.layout_tag,
-        });
+        return Err(error::unsupported_layout(desc.layout_tag));
     };
     let rank = desc.shape.len();
     let nnz = fields.nnz;
@@ -271,10 +292,11 @@ fn densify_csf(
             .iter()
             .all(|&m| (m as usize) < rank && !std::mem::replace(&mut seen[m as usize], true))
     {
-        return Err(LayoutError::Field {
-            field: "mode_order",
-            detail: format!("{mode_order:?} is not a permutation of 0..{rank}"),
-        });
+        return Err(error::field(
+            Broken::CsfModeOrder,
+            "mode_order",
+            format!("{mode_order:?} is not a permutation of 0..{rank}"),
+        ));
     }
     // level_of[d] is the tree level storing logical dimension d.
     let mut level_of = vec![0usize; rank];
@@ -287,14 +309,20 @@ fn densify_csf(
     let crd: Vec<IndexArray> = (0..rank)
         .map(|l| IndexArray::u64s(buffers, 2 * l + 2))
         .collect::<Result<_, _>>()?;
+    let rules = Rules::of(LAYOUT_CSF);
     let mut coords = vec![0u64; rank];
     // (level, next position, end of the slice)
-    let root = (pos[0].get(0)?, pos[0].get(1)?);
+    let root = (pos[0].entry(0, &rules)?, pos[0].entry(1, &rules)?);
     if root.0 != 0 || root.0 > root.1 {
-        return Err(structure(
+        return Err(error::structure(
+            if root.0 != 0 {
+                rules.ends
+            } else {
+                rules.monotone
+            },
             1,
             0,
-            format!("pos_0 is [{}, {}]", root.0, root.1),
+            &format!("pos_0 is [{}, {}]", root.0, root.1),
         ));
     }
     let mut stack = vec![(0usize, root.0, root.1)];
@@ -305,13 +333,14 @@ fn densify_csf(
             continue;
         }
         top.1 += 1;
-        let c = crd[level].get(i)?;
+        let c = crd[level].entry(i, &rules)?;
         let dim = mode_order[level] as usize;
         if c >= desc.shape[dim] {
-            return Err(structure(
+            return Err(error::structure(
+                rules.range,
                 2 * level + 2,
                 i,
-                format!(
+                &format!(
                     "coordinate {c} is not below shape[{dim}] = {}",
                     desc.shape[dim]
                 ),
@@ -320,21 +349,27 @@ fn densify_csf(
         coords[level] = c;
         if level + 1 == rank {
             if i >= nnz {
-                return Err(structure(
+                return Err(error::structure(
+                    rules.ends,
                     2 * level + 2,
                     i,
-                    format!("leaf position beyond nnz {nnz}"),
+                    &format!("leaf position beyond nnz {nnz}"),
                 ));
             }
             dense.place(i, |d| Ok(coords[level_of[d]]), 2 * level + 2)?;
         } else {
             let next = &pos[level + 1];
-            let (start, stop) = (next.get(i)?, next.get(i + 1)?);
+            let (start, stop) = (next.entry(i, &rules)?, next.entry(i + 1, &rules)?);
             if start > stop || stop > crd[level + 1].len() {
-                return Err(structure(
+                return Err(error::structure(
+                    if start > stop {
+                        rules.monotone
+                    } else {
+                        rules.sizes
+                    },
                     2 * level + 3,
                     i,
-                    format!(
+                    &format!(
                         "pointer slice {start}..{stop} is decreasing or beyond crd_{}",
                         level + 1
                     ),
@@ -349,15 +384,9 @@ fn densify_csf(
 /// The sparse tensor `desc` (COO, CSR, CSC or CSF) as packed row-major bytes of at
 /// most `limit` bytes. Fails on any pointer, coordinate or count that does not fit
 /// the shape or the buffers.
-pub fn densify(
-    desc: &TensorDescriptor,
-    buffers: &[&[u8]],
-    limit: u64,
-) -> Result<Vec<u8>, LayoutError> {
+pub fn densify(desc: &TensorDescriptor, buffers: &[&[u8]], limit: u64) -> Result<Vec<u8>, Error> {
     if !is_sparse(desc.layout_tag) {
-        return Err(LayoutError::Unsupported {
-            tag: desc.layout_tag,
-        });
+        return Err(error::unsupported_layout(desc.layout_tag));
     }
     let mut dense = Dense::new(desc, buffers, limit)?;
     match desc.layout_tag {
@@ -373,8 +402,9 @@ pub fn densify(
 /// elements whose bit pattern is not all zero. Used by writers, tests and the
 /// corpus generator.
 pub mod encode {
+    use crate::error::Error;
     use crate::layout::bits::{pack, read_bits};
-    use crate::layout::LayoutError;
+    use crate::layout::error;
     use crate::model::build::descriptor;
     use crate::model::ElementType;
     use crate::schema::{
@@ -385,10 +415,10 @@ pub mod encode {
     /// A descriptor and its buffers, in buffer table order.
     pub type Encoded = (TensorDescriptor, Vec<Vec<u8>>);
 
-    fn width(type_tag: u8) -> Result<u32, LayoutError> {
+    fn width(type_tag: u8) -> Result<u32, Error> {
         ElementType::from_tag(type_tag)
             .and_then(|t| t.bit_width())
-            .ok_or(LayoutError::ElementWidth { tag: type_tag })
+            .ok_or_else(|| error::element_width(type_tag))
     }
 
     /// The stored (non-zero) elements of a dense row-major tensor: logical index
@@ -397,17 +427,14 @@ pub mod encode {
         type_tag: u8,
         shape: &[u64],
         dense: &[u8],
-    ) -> Result<Vec<(Vec<u64>, u128)>, LayoutError> {
+    ) -> Result<Vec<(Vec<u64>, u128)>, Error> {
         let w = width(type_tag)?;
         let count = crate::layout::checked_count(shape)?;
         let mut out = Vec::new();
         let mut index = vec![0u64; shape.len()];
         for i in 0..count {
-            let v = read_bits(dense, i * u64::from(w), w).ok_or(LayoutError::OutOfBounds {
-                buffer: 0,
-                bit: i128::from(i) * i128::from(w),
-                width: w,
-                len: dense.len(),
+            let v = read_bits(dense, i * u64::from(w), w).ok_or_else(|| {
+                error::out_of_bounds(0, i128::from(i) * i128::from(w), w, dense.len())
             })?;
             if v != 0 {
                 out.push((index.clone(), v));
@@ -436,7 +463,7 @@ pub mod encode {
     }
 
     /// COO with entries in row-major (sorted) order and `is_sorted = 1`.
-    pub fn coo(type_tag: u8, shape: &[u64], dense: &[u8]) -> Result<Encoded, LayoutError> {
+    pub fn coo(type_tag: u8, shape: &[u64], dense: &[u8]) -> Result<Encoded, Error> {
         let nz = nonzeros(type_tag, shape, dense)?;
         let fields = CooFields {
             nnz: nz.len() as u64,
@@ -461,12 +488,12 @@ pub mod encode {
         shape: &[u64],
         dense: &[u8],
         by_column: bool,
-    ) -> Result<Encoded, LayoutError> {
+    ) -> Result<Encoded, Error> {
         if shape.len() != 2 {
-            return Err(LayoutError::Field {
-                field: "rank",
-                detail: format!("{} (CSR and CSC need 2)", shape.len()),
-            });
+            return Err(Error::Write(format!(
+                "CSR and CSC need rank 2, the shape has {}",
+                shape.len()
+            )));
         }
         let mut nz = nonzeros(type_tag, shape, dense)?;
         let (major, minor) = if by_column { (1, 0) } else { (0, 1) };
@@ -499,7 +526,7 @@ pub mod encode {
         shape: &[u64],
         dense: &[u8],
         mode_order: &[u32],
-    ) -> Result<Encoded, LayoutError> {
+    ) -> Result<Encoded, Error> {
         let rank = shape.len();
         let mut nz = nonzeros(type_tag, shape, dense)?;
         // Storage-order coordinates, sorted: the leaf order of the tree.

@@ -10,4 +10,4 @@ pub mod quant;
 pub mod view;
 
 pub use element_type::{element_count, packed_size, ElementType, BUILTIN_TYPES};
-pub use view::{Element, ViewError};
+pub use view::Element;

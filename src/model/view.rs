@@ -5,11 +5,16 @@
 //! integers) stores exactly the bytes of a `[T]` in little-endian order, from
 //! `byte_offset` in buffer 0. [`typed_slice`] borrows them as `&[T]` without copying
 //! when the bytes are suitably aligned; [`typed_vec`] copies them at any alignment.
-//! Anything else — another element type, another layout, quantized codes — is a
-//! [`ViewError`] that says what the tensor holds and where to go instead.
+//! Anything else is an [`Error`] that says what the tensor holds and where to go
+//! instead: asking for another element type is [`Error::Usage`]; another layout,
+//! quantized codes, a dynamic dimension, misaligned bytes or a big-endian target
+//! are [`Error::Unsupported`]; a buffer 0 too short for the elements breaks
+//! `TD-BUF-005` ([`Error::Invalid`], located at offset 0: a view has no file
+//! position).
 
 use std::mem::{align_of, size_of};
 
+use crate::error::{Broken, Error};
 use crate::schema::{TensorDescriptor, LAYOUT_ROW_MAJOR};
 
 use super::element_type::{element_count, ElementType};
@@ -71,65 +76,6 @@ element! {
     u64 => Uint64,
 }
 
-/// Why a tensor's bytes cannot be viewed as values of a Rust type.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum ViewError {
-    /// The tensor is quantized: its bytes are codes, not values.
-    #[error("the tensor is quantized: its {storage} bytes are codes, not values (dequantize it with hrry::quant::Dequantizer)")]
-    Quantized {
-        /// Name of the storage type.
-        storage: String,
-    },
-    /// The tensor's element type is not the one asked for.
-    #[error("the tensor holds {found} (type tag {tag:#04x}), not {}", .expected.name())]
-    ElementType {
-        /// The type asked for.
-        expected: ElementType,
-        /// The tensor's `type_tag`.
-        tag: u8,
-        /// Its name (`unknown` for an unassigned tag).
-        found: String,
-    },
-    /// The layout does not store elements in row-major order one after another.
-    #[error("layout tag {layout_tag:#04x} is not row-major; read it in logical order with hrry::layout::to_row_major")]
-    Layout {
-        /// The tensor's `layout_tag`.
-        layout_tag: u8,
-    },
-    /// A dimension is dynamic, or the element count does not fit 64 bits.
-    #[error("shape {shape:?} has no fixed element count")]
-    Shape {
-        /// The tensor's shape.
-        shape: Vec<u64>,
-    },
-    /// Buffer 0 ends before the last element.
-    #[error("buffer 0 holds {found} bytes; byte_offset {byte_offset} plus {count} elements need {needed}")]
-    BufferTooShort {
-        /// `byte_offset`.
-        byte_offset: u64,
-        /// Elements in the tensor.
-        count: u64,
-        /// Bytes buffer 0 must hold.
-        needed: u128,
-        /// Bytes it holds.
-        found: usize,
-    },
-    /// The first element's address is not a multiple of the Rust type's alignment.
-    /// The file's `data_buffer_alignment` normally rules this out; bytes copied into
-    /// an arbitrary allocation may not keep it. [`typed_vec`] copies at any alignment.
-    #[error("the data starts at address {address:#x}, not a multiple of the {align}-byte alignment of the Rust type (copy it instead)")]
-    Misaligned {
-        /// The address of the first element.
-        address: usize,
-        /// The alignment required.
-        align: usize,
-    },
-    /// This target stores numbers big-endian, so the little-endian bytes cannot be
-    /// borrowed as numbers; [`typed_vec`] converts them.
-    #[error("this target is big-endian: the little-endian data cannot be borrowed as numbers (copy it instead)")]
-    ByteOrder,
-}
-
 /// The bytes of the elements of a row-major, unquantized tensor of type `ty`:
 /// `count * size` bytes from `byte_offset` in `buffer0`.
 fn row_major_bytes<'b>(
@@ -137,36 +83,44 @@ fn row_major_bytes<'b>(
     buffer0: &'b [u8],
     ty: ElementType,
     size: usize,
-) -> Result<&'b [u8], ViewError> {
+) -> Result<&'b [u8], Error> {
     let found = desc.element_type();
     // A quantized tensor's type is its storage type: the bytes are codes whose
     // meaning is the scheme's, so reading them as values would be wrong.
     if desc.quantization.is_some() {
-        return Err(ViewError::Quantized {
-            storage: found.map_or("unknown", ElementType::name).to_string(),
-        });
+        return Err(Error::Unsupported(format!(
+            "the tensor is quantized: its {} bytes are codes, not values (dequantize it with hrry::quant::Dequantizer)",
+            found.map_or("unknown", ElementType::name)
+        )));
     }
     if found != Some(ty) {
-        return Err(ViewError::ElementType {
-            expected: ty,
-            tag: desc.type_tag,
-            found: found.map_or("unknown", ElementType::name).to_string(),
-        });
+        return Err(Error::Usage(format!(
+            "the tensor holds {} (type tag {:#04x}), not {}",
+            found.map_or("unknown", ElementType::name),
+            desc.type_tag,
+            ty.name()
+        )));
     }
     if desc.layout_tag != LAYOUT_ROW_MAJOR {
-        return Err(ViewError::Layout {
-            layout_tag: desc.layout_tag,
-        });
+        return Err(Error::Unsupported(format!(
+            "layout tag {:#04x} is not row-major; read it in logical order with hrry::layout::to_row_major",
+            desc.layout_tag
+        )));
     }
-    let count = element_count(&desc.shape).ok_or_else(|| ViewError::Shape {
-        shape: desc.shape.clone(),
+    let count = element_count(&desc.shape).ok_or_else(|| {
+        Error::Unsupported(format!("shape {:?} has no fixed element count", desc.shape))
     })?;
     let needed = u128::from(desc.byte_offset) + u128::from(count) * size as u128;
-    let too_short = || ViewError::BufferTooShort {
-        byte_offset: desc.byte_offset,
-        count,
-        needed,
-        found: buffer0.len(),
+    let too_short = || {
+        Error::broken(
+            Broken::BufferSize,
+            0,
+            format!(
+                "buffer 0 holds {} bytes; byte_offset {} plus {count} elements need {needed}",
+                buffer0.len(),
+                desc.byte_offset
+            ),
+        )
     };
     let start = usize::try_from(desc.byte_offset).map_err(|_| too_short())?;
     let end = usize::try_from(needed).map_err(|_| too_short())?;
@@ -182,25 +136,30 @@ fn row_major_bytes<'b>(
 pub fn typed_slice<'b, T: Element>(
     desc: &TensorDescriptor,
     buffer0: &'b [u8],
-) -> Result<&'b [T], ViewError> {
+) -> Result<&'b [T], Error> {
     let bytes = row_major_bytes(desc, buffer0, T::TYPE, size_of::<T>())?;
     if cfg!(target_endian = "big") && size_of::<T>() > 1 {
-        return Err(ViewError::ByteOrder);
+        return Err(Error::Unsupported(
+            "this target is big-endian: the little-endian data cannot be borrowed as numbers (copy it instead)".into(),
+        ));
     }
     if bytes.is_empty() {
         // An empty slice may sit at any address (a dangling one for `&[]`).
         return Ok(&[]);
     }
-    bytemuck::try_cast_slice(bytes).map_err(|_| ViewError::Misaligned {
-        address: bytes.as_ptr() as usize,
-        align: align_of::<T>(),
+    bytemuck::try_cast_slice(bytes).map_err(|_| {
+        Error::Unsupported(format!(
+            "the data starts at address {:#x}, not a multiple of the {}-byte alignment of the Rust type (copy it instead with typed_vec)",
+            bytes.as_ptr() as usize,
+            align_of::<T>()
+        ))
     })
 }
 
 /// Copies the elements of a row-major, unquantized tensor of `T`'s element type
 /// out of its buffer 0, in row-major order: like [`typed_slice`], but at any
 /// alignment and byte order.
-pub fn typed_vec<T: Element>(desc: &TensorDescriptor, buffer0: &[u8]) -> Result<Vec<T>, ViewError> {
+pub fn typed_vec<T: Element>(desc: &TensorDescriptor, buffer0: &[u8]) -> Result<Vec<T>, Error> {
     let bytes = row_major_bytes(desc, buffer0, T::TYPE, size_of::<T>())?;
     Ok(bytes.chunks_exact(size_of::<T>()).map(T::from_le).collect())
 }

@@ -29,66 +29,45 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock, PoisonError};
 
 use crate::decode::quant::Addressing;
+use crate::error::Error;
 use crate::model::element_type::{element_count, ElementType};
 use crate::model::quant::{block_scale_size, BlockGeometry};
 use crate::schema::{
     BlockPagedFields, LayoutFields, PerBlockAffine, QuantScheme, TensorDescriptor, FLAG_SYMMETRIC,
     LAYOUT_ROW_MAJOR,
 };
-use crate::validate::{Mode, Report, Violation};
+use crate::validate::rules::quant::{QB_SIZE, QZ_DATA_SIZE};
+use crate::validate::{Mode, Report, Rule};
 
 use params::{BlockKind, BlockRows, Params, StoredTensor};
 pub use quantize::{quantize_per_block, PerBlockOptions, Quantized};
 
-/// Why a tensor cannot be dequantized.
-#[derive(Debug, thiserror::Error)]
-pub enum QuantError {
-    /// The descriptor has no quantization section.
-    #[error("the tensor is not quantized (HAS_QUANTIZATION is clear)")]
-    NotQuantized,
-    /// A quantization rule is broken (the first violation found).
-    #[error("invalid quantized tensor: {0}")]
-    Invalid(Violation),
-    /// Valid, but not something this dequantizer handles (e.g. a sparse layout).
-    #[error("unsupported quantized tensor: {0}")]
-    Unsupported(String),
-    /// A buffer slice is shorter than the descriptor requires.
-    #[error("buffer {index} holds {found} bytes, {needed} needed")]
-    BufferTooShort {
-        /// Buffer table index.
-        index: usize,
-        /// Bytes the descriptor requires.
-        needed: u128,
-        /// Bytes passed.
-        found: usize,
-    },
-    /// The output slice does not have the required length.
-    #[error("output holds {found} values, {expected} expected")]
-    OutputLength {
-        /// Values required.
-        expected: u64,
-        /// Values passed.
-        found: usize,
-    },
-    /// Rows outside the tensor were requested.
-    #[error("rows {first}..{end} requested, the tensor has {rows}")]
-    RowRange {
-        /// First row requested.
-        first: u64,
-        /// One past the last row requested.
-        end: u64,
-        /// Rows in the tensor.
-        rows: u64,
-    },
-    /// The whole output would be much larger than the input (broadcasting strides);
-    /// use the row API.
-    #[error("the output ({bytes} bytes) is over {limit} bytes; dequantize it in row chunks")]
-    TooLarge {
-        /// Output bytes.
-        bytes: u128,
-        /// The limit for a single allocation.
-        limit: u128,
-    },
+/// The dequantizer's error for a tensor without a quantization section.
+fn not_quantized() -> Error {
+    Error::Unsupported("the tensor is not quantized (HAS_QUANTIZATION is clear)".into())
+}
+
+/// A buffer slice shorter than the descriptor requires: a violation of `rule` at
+/// offset 0 (the dequantizer has no file position; its violations are located
+/// relative to the descriptor, as the quantization checks report them).
+fn buffer_too_short(rule: &'static Rule, index: usize, needed: u128, found: usize) -> Error {
+    Error::invalid(
+        rule,
+        0,
+        format!("buffer {index} holds {found} bytes, {needed} needed"),
+    )
+}
+
+/// An output slice of the wrong length: the caller's mistake.
+fn output_length(expected: u64, found: usize) -> Error {
+    Error::Usage(format!("output holds {found} values, {expected} expected"))
+}
+
+/// A whole output much larger than the input (broadcasting strides).
+fn too_large(bytes: u128, limit: u128) -> Error {
+    Error::Unsupported(format!(
+        "the output ({bytes} bytes) is over {limit} bytes; dequantize it in row chunks"
+    ))
 }
 
 /// Which implementation dequantizes (all give identical bits).
@@ -184,12 +163,12 @@ pub fn dequantize_into(
     desc: &TensorDescriptor,
     buffers: &[&[u8]],
     out: &mut [f32],
-) -> Result<(), QuantError> {
+) -> Result<(), Error> {
     Dequantizer::new(desc, buffers)?.dequantize_into(out)
 }
 
 /// Dequantizes the tensor `desc` with `buffers` into a new vector.
-pub fn dequantize(desc: &TensorDescriptor, buffers: &[&[u8]]) -> Result<Vec<f32>, QuantError> {
+pub fn dequantize(desc: &TensorDescriptor, buffers: &[&[u8]]) -> Result<Vec<f32>, Error> {
     Dequantizer::new(desc, buffers)?.to_vec()
 }
 
@@ -199,17 +178,20 @@ fn param_slice<'a>(
     index: u32,
     start: u64,
     len: u64,
-) -> Result<&'a [u8], QuantError> {
+) -> Result<&'a [u8], Error> {
     let index = index as usize;
     let buf = buffers.get(index).copied().unwrap_or(&[]);
     let end = start.checked_add(len);
     let range = end
         .and_then(|e| Some(usize::try_from(start).ok()?..usize::try_from(e).ok()?))
         .and_then(|r| buf.get(r));
-    range.ok_or(QuantError::BufferTooShort {
-        index,
-        needed: u128::from(start) + u128::from(len),
-        found: buf.len(),
+    range.ok_or_else(|| {
+        buffer_too_short(
+            &QB_SIZE,
+            index,
+            u128::from(start) + u128::from(len),
+            buf.len(),
+        )
     })
 }
 
@@ -220,9 +202,9 @@ fn block_params<'a>(
     d: &PerBlockAffine,
     count: u64,
     symmetric: bool,
-) -> Result<(&'a [u8], &'a [u8]), QuantError> {
+) -> Result<(&'a [u8], &'a [u8]), Error> {
     let size = block_scale_size(d.scale_type_tag).unwrap_or(4);
-    let overflow = || QuantError::Unsupported("scale count".to_string());
+    let overflow = || Error::Unsupported("scale count".to_string());
     let scale_bytes = count.checked_mul(size).ok_or_else(overflow)?;
     let scales = param_slice(buffers, d.scale_buffer_index, 0, scale_bytes)?;
     if symmetric {
@@ -242,7 +224,7 @@ impl<'a> Dequantizer<'a> {
     /// Validates `desc` and its `buffers` and prepares dequantization. A
     /// block-paged tensor is also checked against the block-paged layout rules, since
     /// its page pool is read through them.
-    pub fn new(desc: &TensorDescriptor, buffers: &[&'a [u8]]) -> Result<Self, QuantError> {
+    pub fn new(desc: &TensorDescriptor, buffers: &[&'a [u8]]) -> Result<Self, Error> {
         Self::build(desc, buffers, true)
     }
 
@@ -254,7 +236,7 @@ impl<'a> Dequantizer<'a> {
     /// every descriptor rule and every bounds check: on a file that did not pass, the
     /// worst outcome is wrong values (a NaN scale gives NaNs), never a panic or a
     /// read outside the buffers.
-    pub fn prevalidated(desc: &TensorDescriptor, buffers: &[&'a [u8]]) -> Result<Self, QuantError> {
+    pub fn prevalidated(desc: &TensorDescriptor, buffers: &[&'a [u8]]) -> Result<Self, Error> {
         Self::build(desc, buffers, false)
     }
 
@@ -263,8 +245,8 @@ impl<'a> Dequantizer<'a> {
         desc: &TensorDescriptor,
         buffers: &[&'a [u8]],
         scan_values: bool,
-    ) -> Result<Self, QuantError> {
-        let section = desc.quantization.as_ref().ok_or(QuantError::NotQuantized)?;
+    ) -> Result<Self, Error> {
+        let section = desc.quantization.as_ref().ok_or(not_quantized())?;
         let mut report = Report::new(Mode::Strict);
         // Without buffers, the quantization checks read the descriptor only.
         let values = scan_values.then_some(buffers);
@@ -279,7 +261,7 @@ impl<'a> Dequantizer<'a> {
                 // section to the composite head's rules (TD-CMP-006).
                 crate::decode::descriptor::check_composite_head(desc, 0, &mut report);
                 if report.violations.is_empty() {
-                    return Err(QuantError::Unsupported(
+                    return Err(Error::Unsupported(
                         "a composite head has no data to dequantize".into(),
                     ));
                 }
@@ -288,12 +270,12 @@ impl<'a> Dequantizer<'a> {
             _ => None,
         };
         if let Some(v) = report.violations.into_iter().next() {
-            return Err(QuantError::Invalid(v));
+            return Err(Error::Invalid(v));
         }
-        let scheme = section.scheme().ok_or_else(|| {
-            QuantError::Unsupported("the quantization descriptor is too short".into())
-        })?;
-        let unsupported = |what: &str| QuantError::Unsupported(what.to_string());
+        let scheme = section
+            .scheme()
+            .ok_or_else(|| Error::Unsupported("the quantization descriptor is too short".into()))?;
+        let unsupported = |what: &str| Error::Unsupported(what.to_string());
         let storage =
             ElementType::from_tag(desc.type_tag).ok_or_else(|| unsupported("type tag"))?;
         let width = storage
@@ -400,7 +382,7 @@ impl<'a> Dequantizer<'a> {
             None => Addressing::new(desc, &storage_shape, width),
         };
         let addressing = addressing.ok_or_else(|| {
-            QuantError::Unsupported(format!(
+            Error::Unsupported(format!(
                 "layout 0x{:02X}: dequantization handles the dense layouts (row-major, column-major, strided, tiled, Morton, Hilbert) and block-paged with well-formed fields",
                 desc.layout_tag
             ))
@@ -410,11 +392,7 @@ impl<'a> Dequantizer<'a> {
             .required_bytes(&storage_shape)
             .ok_or_else(|| unsupported("elements placed before the buffer start"))?;
         if (data.len() as u128) < needed {
-            return Err(QuantError::BufferTooShort {
-                index: 0,
-                needed,
-                found: data.len(),
-            });
+            return Err(buffer_too_short(&QZ_DATA_SIZE, 0, needed, data.len()));
         }
         let row_len = shape.last().copied().unwrap_or(1);
         let mut dq = Dequantizer {
@@ -523,7 +501,7 @@ impl<'a> Dequantizer<'a> {
     }
 
     /// Dequantizes the whole tensor into `out` (exactly one value per element).
-    pub fn dequantize_into(&self, out: &mut [f32]) -> Result<(), QuantError> {
+    pub fn dequantize_into(&self, out: &mut [f32]) -> Result<(), Error> {
         self.whole(out, true)
     }
 
@@ -532,17 +510,14 @@ impl<'a> Dequantizer<'a> {
     /// zeroed into the cache by the OS, where ordinary stores beat the non-temporal
     /// ones `dequantize_into` uses for large outputs (those would evict the zeroed
     /// lines to memory before overwriting them). The values are the same.
-    pub fn dequantize_into_fresh(&self, out: &mut [f32]) -> Result<(), QuantError> {
+    pub fn dequantize_into_fresh(&self, out: &mut [f32]) -> Result<(), Error> {
         self.whole(out, false)
     }
 
     /// The whole tensor into `out`, once its length is checked.
-    fn whole(&self, out: &mut [f32], stream: bool) -> Result<(), QuantError> {
+    fn whole(&self, out: &mut [f32], stream: bool) -> Result<(), Error> {
         if out.len() as u64 != self.len {
-            return Err(QuantError::OutputLength {
-                expected: self.len,
-                found: out.len(),
-            });
+            return Err(output_length(self.len, out.len()));
         }
         self.run(0, out, stream);
         Ok(())
@@ -553,20 +528,20 @@ impl<'a> Dequantizer<'a> {
     const EXPANSION: u128 = 16;
 
     /// The number of values of the whole output, refused (with
-    /// [`QuantError::TooLarge`]) as [`Dequantizer::to_vec`] refuses it: a caller
+    /// [`Error::Unsupported`]) as [`Dequantizer::to_vec`] refuses it: a caller
     /// allocating its own output for [`Dequantizer::dequantize_into`] keeps the
     /// same bound.
-    pub fn checked_len(&self) -> Result<usize, QuantError> {
+    pub fn checked_len(&self) -> Result<usize, Error> {
         let bytes = u128::from(self.len) * 4;
         let limit = self.stored.data.len() as u128 * Self::EXPANSION + (1 << 20);
         let n = usize::try_from(self.len).ok().filter(|_| bytes <= limit);
-        n.ok_or(QuantError::TooLarge { bytes, limit })
+        n.ok_or_else(|| too_large(bytes, limit))
     }
 
     /// Dequantizes the whole tensor into a new vector. Refuses (with
-    /// [`QuantError::TooLarge`]) outputs more than 16 times the data buffer plus 1 MiB,
+    /// [`Error::Unsupported`]) outputs more than 16 times the data buffer plus 1 MiB,
     /// which only broadcasting strides produce; use the row API for those.
-    pub fn to_vec(&self) -> Result<Vec<f32>, QuantError> {
+    pub fn to_vec(&self) -> Result<Vec<f32>, Error> {
         let mut out = vec![0.0f32; self.checked_len()?];
         // Fresh pages are zeroed into the cache as they fault in: ordinary stores
         // then beat non-temporal ones.
@@ -576,23 +551,18 @@ impl<'a> Dequantizer<'a> {
 
     /// Dequantizes rows `[first_row, first_row + out.len() / row_len)` into `out`,
     /// whose length must be a whole number of rows.
-    pub fn dequantize_rows(&self, first_row: u64, out: &mut [f32]) -> Result<(), QuantError> {
+    pub fn dequantize_rows(&self, first_row: u64, out: &mut [f32]) -> Result<(), Error> {
         let rows = self.rows();
         let n = out.len() as u64;
         let count = n.checked_div(self.row_len).unwrap_or(0);
         if self.row_len == 0 && n != 0 || self.row_len != 0 && !n.is_multiple_of(self.row_len) {
-            return Err(QuantError::OutputLength {
-                expected: count * self.row_len,
-                found: out.len(),
-            });
+            return Err(output_length(count * self.row_len, out.len()));
         }
         let end = first_row.saturating_add(count);
         if end > rows {
-            return Err(QuantError::RowRange {
-                first: first_row,
-                end,
-                rows,
-            });
+            return Err(Error::Usage(format!(
+                "rows {first_row}..{end} requested, the tensor has {rows}"
+            )));
         }
         self.run(first_row, out, true);
         Ok(())
@@ -600,16 +570,13 @@ impl<'a> Dequantizer<'a> {
 
     /// An iterator over the tensor in chunks of whole rows, each at most
     /// `max_values` values (at least one row), as `(first_row, values)`. Refuses
-    /// (with [`QuantError::TooLarge`]) a single row over `max_values` that is also
+    /// (with [`Error::Unsupported`]) a single row over `max_values` that is also
     /// over the [`Dequantizer::to_vec`] limit, which only broadcasting strides make.
-    pub fn row_chunks(&self, max_values: usize) -> Result<RowChunks<'_, 'a>, QuantError> {
+    pub fn row_chunks(&self, max_values: usize) -> Result<RowChunks<'_, 'a>, Error> {
         let row_bytes = u128::from(self.row_len) * 4;
         let limit = self.stored.data.len() as u128 * Self::EXPANSION + (1 << 20);
         if self.row_len > max_values as u64 && row_bytes > limit {
-            return Err(QuantError::TooLarge {
-                bytes: row_bytes,
-                limit,
-            });
+            return Err(too_large(row_bytes, limit));
         }
         let per = (max_values as u64 / self.row_len.max(1)).max(1);
         Ok(RowChunks {

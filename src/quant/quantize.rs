@@ -1,6 +1,7 @@
 //! Writing quantized tensors: a per-block affine quantizer (symmetric absmax or
 //! asymmetric min/max) producing a row-major descriptor and its buffers.
 
+use crate::error::Error;
 use crate::model::build;
 use crate::model::element_type::{element_count, ElementType};
 use crate::model::quant::{int_range, widen_scale, BlockGeometry, PER_BLOCK_STORAGE};
@@ -53,22 +54,6 @@ impl Quantized {
     pub fn buffer_slices(&self) -> Vec<&[u8]> {
         self.buffers.iter().map(Vec::as_slice).collect()
     }
-}
-
-/// Why [`quantize_per_block`] refused.
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
-pub enum QuantizeError {
-    /// The options break a per-block affine rule.
-    #[error("invalid per-block options: {0}")]
-    Options(String),
-    /// `values.len()` is not the product of `shape`.
-    #[error("{found} values given for a shape of {expected} elements")]
-    Length {
-        /// Elements of the shape.
-        expected: u64,
-        /// Values given.
-        found: usize,
-    },
 }
 
 /// A row-major descriptor of `type_tag` and `shape` with buffers of `buffer_sizes`
@@ -133,8 +118,8 @@ pub fn quantize_per_block(
     values: &[f32],
     shape: &[u64],
     opts: &PerBlockOptions,
-) -> Result<Quantized, QuantizeError> {
-    let bad = |m: &str| Err(QuantizeError::Options(m.to_string()));
+) -> Result<Quantized, Error> {
+    let bad = |m: &str| Err(Error::Usage(format!("per-block options: {m}")));
     if !PER_BLOCK_STORAGE.contains(&opts.storage) {
         return bad("storage must be int8, uint8, int4, uint4, int2 or uint2");
     }
@@ -146,12 +131,13 @@ pub fn quantize_per_block(
     if !opts.block_size.is_power_of_two() || opts.block_size < 2 {
         return bad("block_size must be a power of two >= 2");
     }
-    let n = element_count(shape).ok_or(QuantizeError::Options("shape overflows".into()))?;
+    let n = element_count(shape)
+        .ok_or_else(|| Error::Usage("per-block options: shape overflows".into()))?;
     if n != values.len() as u64 {
-        return Err(QuantizeError::Length {
-            expected: n,
-            found: values.len(),
-        });
+        return Err(Error::Usage(format!(
+            "{} values given for a shape of {n} elements",
+            values.len()
+        )));
     }
     let Some(g) = BlockGeometry::new(shape, opts.axis, opts.block_size.into()) else {
         return bad("axis out of range");
@@ -165,8 +151,9 @@ pub fn quantize_per_block(
     let storage_elems = element_count(&storage_shape).unwrap_or(0);
     let data_len = opts.storage.buffer_size(storage_elems).unwrap_or(0);
 
-    let to_usize =
-        |v: u64| usize::try_from(v).map_err(|_| QuantizeError::Options("tensor too large".into()));
+    let to_usize = |v: u64| {
+        usize::try_from(v).map_err(|_| Error::Usage("per-block options: tensor too large".into()))
+    };
     let mut data = vec![0u8; to_usize(data_len)?];
     let mut scales = Vec::with_capacity(to_usize(g.num_blocks * scale_size)?);
     let mut zero_points = Vec::new();

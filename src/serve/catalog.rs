@@ -7,31 +7,9 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use super::ServeOptions;
+use crate::error::Error;
 use crate::file::HrryFile;
 use crate::schema::TensorDescriptor;
-
-/// Why a catalog could not be built.
-#[derive(Debug, thiserror::Error)]
-pub enum CatalogError {
-    /// A file could not be opened.
-    #[error("{path}: {source}")]
-    Open {
-        /// The file.
-        path: PathBuf,
-        /// What went wrong.
-        source: crate::file::Error,
-    },
-    /// Two files hold a tensor of the same name, so a key would be ambiguous.
-    #[error("tensor {name:?} is in both {first} and {second}; each key must name one tensor")]
-    Duplicate {
-        /// The tensor name.
-        name: String,
-        /// The file listed first.
-        first: String,
-        /// The file holding it again.
-        second: String,
-    },
-}
 
 /// Where the bytes of a [`Chunk`] live.
 #[derive(Clone)]
@@ -331,13 +309,10 @@ impl Catalog {
     /// Opens `paths` and indexes their tensors by name, with a pushed-tensor store of
     /// `options.store_limit` bytes and `options.transcode_memory` bytes for
     /// transcodings in flight. A name in two files is refused, naming both.
-    pub fn open(paths: &[PathBuf], options: &ServeOptions) -> Result<Catalog, CatalogError> {
+    pub fn open(paths: &[PathBuf], options: &ServeOptions) -> Result<Catalog, Error> {
         let mut files = Vec::new();
         for path in paths {
-            let file = HrryFile::open(path).map_err(|source| CatalogError::Open {
-                path: path.clone(),
-                source,
-            })?;
+            let file = HrryFile::open(path).map_err(|e| e.in_file(path))?;
             files.push((path.display().to_string(), file));
         }
         Catalog::from_files(files, options)
@@ -347,18 +322,18 @@ impl Catalog {
     pub fn from_files(
         files: Vec<(String, HrryFile<'static>)>,
         options: &ServeOptions,
-    ) -> Result<Catalog, CatalogError> {
+    ) -> Result<Catalog, Error> {
         let mut names: HashMap<String, (usize, usize)> = HashMap::new();
         let mut labels: Vec<String> = Vec::new();
         let mut opened = Vec::new();
         for (i, (label, file)) in files.into_iter().enumerate() {
             for entry in file.entries() {
                 if let Some(&(first, _)) = names.get(entry.name()) {
-                    return Err(CatalogError::Duplicate {
-                        name: entry.name().to_string(),
-                        first: labels[first].clone(),
-                        second: label,
-                    });
+                    return Err(Error::Usage(format!(
+                        "tensor {:?} is in both {} and {label}; each key must name one tensor",
+                        entry.name(),
+                        labels[first]
+                    )));
                 }
                 names.insert(entry.name().to_string(), (i, entry.position()));
             }

@@ -21,6 +21,16 @@ use crate::stream::Conversation;
 use crate::validate::Mode;
 
 /// Why a client call failed.
+///
+/// A type of its own, not [`crate::Error`], because a caller of a network client
+/// acts on cases a file has no counterpart for: the server's ERROR answer with its
+/// code (a missing tensor, a layout it cannot serve: ask again otherwise), a
+/// timeout or a closed connection (retry or reconnect), a server breaking the
+/// protocol (give up on it). It converts both ways: a [`crate::Error`] of the
+/// decoding and framing layer below is [`ClientError::Io`] when it is I/O and
+/// [`ClientError::Protocol`] otherwise; a `ClientError` becomes a
+/// [`crate::Error::Io`] (of kind `TimedOut`, `UnexpectedEof` or `InvalidData`
+/// where they fit) for a caller that handles every failure of a source alike.
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
     /// The connection failed.
@@ -48,6 +58,35 @@ pub enum ClientError {
     /// awaited.
     #[error("{0}")]
     Closed(String),
+}
+
+impl From<crate::Error> for ClientError {
+    fn from(e: crate::Error) -> Self {
+        match e {
+            crate::Error::Io(e) => ClientError::Io(e),
+            e => ClientError::Protocol(e.to_string()),
+        }
+    }
+}
+
+impl From<ClientError> for crate::Error {
+    fn from(e: ClientError) -> Self {
+        use std::io::{Error as IoError, ErrorKind};
+        let kind = match &e {
+            ClientError::Io(_) => None,
+            ClientError::TimedOut(_) => Some(ErrorKind::TimedOut),
+            ClientError::Closed(_) => Some(ErrorKind::UnexpectedEof),
+            ClientError::Protocol(_) | ClientError::Limit(_) => Some(ErrorKind::InvalidData),
+            ClientError::Server { .. } => Some(ErrorKind::Other),
+        };
+        match (e, kind) {
+            (ClientError::Io(e), _) => crate::Error::Io(e),
+            (e, kind) => crate::Error::Io(IoError::new(
+                kind.unwrap_or(ErrorKind::Other),
+                e.to_string(),
+            )),
+        }
+    }
 }
 
 /// The spec's name of an ERROR code.
@@ -562,4 +601,31 @@ fn unexpected(wanted: &str, got: &Payload) -> ClientError {
     let name = crate::stream::message::MessageType::from_tag(got.message_type())
         .map_or("a private message", |t| t.name());
     ClientError::Protocol(format!("expected {wanted}, received {name}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ClientError;
+    use std::io::ErrorKind;
+
+    #[test]
+    fn client_errors_convert_both_ways_keeping_what_a_caller_acts_on() {
+        let timed_out: crate::Error = ClientError::TimedOut("no HELLO within 5 s".into()).into();
+        match timed_out {
+            crate::Error::Io(e) => {
+                assert_eq!(e.kind(), ErrorKind::TimedOut);
+                assert_eq!(e.to_string(), "no HELLO within 5 s");
+            }
+            other => panic!("{other:?}"),
+        }
+        let closed: crate::Error = ClientError::Closed("the server closed".into()).into();
+        assert!(matches!(closed, crate::Error::Io(e) if e.kind() == ErrorKind::UnexpectedEof));
+        let back: ClientError = crate::Error::Io(std::io::Error::other("reset")).into();
+        assert!(matches!(back, ClientError::Io(_)));
+        let refused: ClientError = crate::Error::Usage("frame too long".into()).into();
+        assert!(
+            matches!(&refused, ClientError::Protocol(m) if m == "invalid use: frame too long"),
+            "{refused:?}"
+        );
+    }
 }

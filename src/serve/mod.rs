@@ -27,7 +27,7 @@ pub mod session;
 
 use std::time::Duration;
 
-pub use catalog::{Catalog, CatalogError};
+pub use catalog::Catalog;
 pub use net::{Server, ServerHandle, ServerStats};
 pub use respond::{for_wire, standalone, ERROR_REFUSED, SERVED_LAYOUTS};
 pub use session::Session;

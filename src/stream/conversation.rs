@@ -63,7 +63,7 @@ pub(crate) fn validate_messages<R: Read>(
                 return Ok(report);
             }
             Err(Error::Io(e)) => return Err(e),
-            Err(Error::Usage(m) | Error::Write(m)) => return Err(std::io::Error::other(m)),
+            Err(e) => return Err(std::io::Error::other(e.to_string())),
         }
     }
     for v in conversation.finish() {

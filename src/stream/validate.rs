@@ -100,6 +100,6 @@ fn stop(e: Error, report: &mut Report) -> std::io::Result<()> {
             Ok(())
         }
         Error::Io(e) => Err(e),
-        Error::Usage(m) | Error::Write(m) => Err(std::io::Error::other(m)),
+        e => Err(std::io::Error::other(e.to_string())),
     }
 }

@@ -143,16 +143,14 @@ pub fn tensor_buffers(data: &[u8]) {
         // a dense array can count.
         // (The export's bound counts the elements as exported, which for a
         // sub-byte type are wider than packed.)
-        let too_large = matches!(
-            dense,
-            Err(hrry::layout::LayoutError::TooLarge { .. }
-                | hrry::layout::LayoutError::Overflow { .. })
-        ) || matches!(
-            export,
-            Err(hrry::export::ExportError::Layout(
-                hrry::layout::LayoutError::TooLarge { .. }
-            ))
-        );
+        // Over the bound: unsupported, "exceeds the limit"; past what the
+        // addressing can count: HF-LIM-001.
+        let over = |e: &hrry::Error| match e {
+            hrry::Error::Unsupported(m) => m.contains("exceeds the limit"),
+            e => e.exceeded_limit().is_some(),
+        };
+        let too_large = matches!(&dense, Err(e) if over(e))
+            || matches!(&export, Err(hrry::Error::Unsupported(m)) if m.contains("exceeds the limit"));
         if valid && !too_large {
             let dense = dense.expect("a valid sparse tensor densifies");
             // A quantized one exports its dequantized values (below).
@@ -175,10 +173,7 @@ pub fn tensor_buffers(data: &[u8]) {
             // Valid, and refused only as a combination the dequantizer does not
             // implement (a sparse quantized tensor, say), never as invalid.
             assert!(
-                matches!(
-                    checked,
-                    Ok(_) | Err(hrry::quant::QuantError::Unsupported(_))
-                ),
+                matches!(checked, Ok(_) | Err(hrry::Error::Unsupported(_))),
                 "a valid quantized tensor is refused: {:?}",
                 checked.err()
             );
@@ -196,7 +191,7 @@ pub fn tensor_buffers(data: &[u8]) {
                 if desc.layout_tag == hrry::schema::LAYOUT_BLOCK_PAGED {
                     // A page pool dequantizes in pool order: no logical order.
                     assert!(
-                        matches!(export, Err(hrry::export::ExportError::Unsupported(_))),
+                        matches!(export, Err(hrry::Error::Unsupported(_))),
                         "a block-paged tensor exports"
                     );
                 } else {

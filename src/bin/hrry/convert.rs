@@ -158,14 +158,7 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
         }
         // The input cannot be converted: exit 1, like an invalid file (a text
         // file or another format included, as in `validate`).
-        Err(
-            e @ (Error::Safetensors(_)
-            | Error::Gguf { .. }
-            | Error::Tensor { .. }
-            | Error::Checkpoint { .. }
-            | Error::UnknownFormat(_)
-            | Error::File(hrry::file::Error::Invalid(_))),
-        ) => {
+        Err(e @ (Error::Format(_) | Error::Unsupported(_) | Error::Invalid(_))) => {
             eprintln!("hrry: {}", text::safe(&naming(e.to_string())));
             Ok(Outcome::Invalid)
         }

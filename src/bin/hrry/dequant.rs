@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use hrry::file::OutputError;
-use hrry::quant::{Dequantizer, QuantError};
+use hrry::quant::Dequantizer;
 
 use crate::{text, Failure, Outcome};
 
@@ -96,13 +96,13 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
             return Ok(Outcome::Invalid);
         }
     };
+    // Statistics of a float tensor's own values are still useful.
+    if tensor.descriptor.quantization.is_none() && args.output.is_none() {
+        return stored_stats(&args, &file, &what);
+    }
     let dq = match Dequantizer::new(tensor.descriptor, &tensor.buffers) {
         Ok(dq) => dq,
-        // Statistics of a float tensor's own values are still useful.
-        Err(QuantError::NotQuantized) if args.output.is_none() => {
-            return stored_stats(&args, &file, &what)
-        }
-        Err(e) => return quant_failure(&what, e),
+        Err(e) => return quant_failure(&what, tensor.descriptor, e),
     };
 
     let mut out = match &args.output {
@@ -131,7 +131,7 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
     } else {
         let chunks = match dq.row_chunks(CHUNK) {
             Ok(chunks) => chunks,
-            Err(e) => return quant_failure(&what, e),
+            Err(e) => return quant_failure(&what, tensor.descriptor, e),
         };
         for (_, values) in chunks {
             write(&values)?;
@@ -199,7 +199,7 @@ fn stored_stats(
     file: &hrry::file::HrryFile<'_>,
     what: &str,
 ) -> Result<Outcome, Failure> {
-    use hrry::export::{export_dtype, export_row_major, ExportError, ExportOptions};
+    use hrry::export::{export_dtype, export_row_major, ExportOptions};
     let Ok(Some(tensor)) = file.tensor(&args.tensor) else {
         return Err(Failure(format!("{what}: no tensor of that name")));
     };
@@ -226,9 +226,7 @@ fn stored_stats(
     };
     match export_row_major(file, &args.tensor, &mut sink, &ExportOptions::default()) {
         Ok(_) => {}
-        Err(ExportError::File(hrry::file::Error::Io(e))) => {
-            return Err(Failure(format!("cannot read {what}: {e}")))
-        }
+        Err(hrry::Error::Io(e)) => return Err(Failure(format!("cannot read {what}: {e}"))),
         Err(e) => {
             eprintln!("{what}: {}", text::safe(&e.to_string()));
             return Ok(Outcome::Invalid);
@@ -289,16 +287,20 @@ impl Write for StatsSink {
 /// A tensor that cannot be dequantized: broken quantization rules, or a tensor this
 /// command does not handle (not quantized, an unsupported layout) is exit 1, as for
 /// any input the command cannot process; anything else is a usage error.
-fn quant_failure(what: &str, e: QuantError) -> Result<Outcome, Failure> {
+fn quant_failure(
+    what: &str,
+    desc: &hrry::schema::TensorDescriptor,
+    e: hrry::Error,
+) -> Result<Outcome, Failure> {
     match e {
-        QuantError::NotQuantized => {
+        _ if desc.quantization.is_none() => {
             eprintln!(
                 "{what}: not a quantized tensor, so there is nothing to dequantize; \
                  `hrry export FILE TENSOR -o OUT.npy` writes its values"
             );
             Ok(Outcome::Invalid)
         }
-        QuantError::Invalid(_) | QuantError::Unsupported(_) => {
+        hrry::Error::Invalid(_) | hrry::Error::Unsupported(_) => {
             eprintln!("{what}: {}", text::safe(&e.to_string()));
             Ok(Outcome::Invalid)
         }

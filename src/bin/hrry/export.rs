@@ -4,7 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
-use hrry::export::{export_npy, export_raw, ExportError, ExportOptions, RawPart};
+use std::cell::Cell;
+
+use hrry::export::{export_npy, export_raw, ExportOptions, RawPart};
 use hrry::file::{HrryFile, OutputError};
 use serde_json::{json, Value};
 
@@ -128,9 +130,9 @@ impl Budget {
 
 /// The message for a tensor that could not be exported, with the --max-bytes hint
 /// when it was too large.
-fn tensor_message(e: &ExportError, budget: &Budget) -> String {
+fn tensor_message(e: &hrry::Error, budget: &Budget) -> String {
     let hint = match e {
-        ExportError::Layout(hrry::layout::LayoutError::TooLarge { .. }) => budget.hint(),
+        hrry::Error::Unsupported(m) if m.contains("exceeds the limit") => budget.hint(),
         _ => "",
     };
     format!("{e}{hint}")
@@ -172,13 +174,11 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
         Ok(()) => Ok(Outcome::Ok),
         Err(Failed::Output(e)) => Err(crate::output_failure(e)),
         Err(Failed::Folder(failure)) => Err(failure),
-        Err(Failed::Tensor(ExportError::NotFound(name))) => Err(Failure(format!(
-            "{}: no tensor named {:?}",
-            text::path(&args.file),
-            name
-        ))),
+        Err(Failed::Tensor(hrry::Error::Usage(m))) => {
+            Err(Failure(format!("{}: {m}", text::path(&args.file))))
+        }
         // The tensor could not be read (a remote file's fetch failed): exit 2.
-        Err(Failed::Tensor(ExportError::File(hrry::file::Error::Io(e)))) => Err(Failure(format!(
+        Err(Failed::Tensor(hrry::Error::Io(e))) => Err(Failure(format!(
             "cannot read {}: {tensor}: {e}",
             text::path(&args.file)
         ))),
@@ -198,7 +198,28 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
 enum Failed {
     Output(OutputError),
     Folder(Failure),
-    Tensor(ExportError),
+    Tensor(hrry::Error),
+}
+
+/// A sink that notes whether a write to it failed, so that an I/O error of an
+/// export is told apart: the output's (exit 2, naming the output) or the input's.
+struct NoteFailure<'a, W> {
+    inner: W,
+    failed: &'a Cell<bool>,
+}
+
+impl<W: std::io::Write> std::io::Write for NoteFailure<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let r = self.inner.write(buf);
+        self.failed.set(self.failed.get() || r.is_err());
+        r
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        let r = self.inner.flush();
+        self.failed.set(self.failed.get() || r.is_err());
+        r
+    }
 }
 
 impl From<OutputError> for Failed {
@@ -213,10 +234,11 @@ fn is_quantized(file: &HrryFile<'_>, name: &str) -> bool {
         .is_some_and(|d| d.quantization.is_some())
 }
 
-/// An export error, with a write failure named after `path`.
-fn failed(path: &Path, e: ExportError) -> Failed {
+/// An export error, with a write failure (`wrote_badly`: a write to the output
+/// failed) named after `path`.
+fn failed(path: &Path, e: hrry::Error, wrote_badly: bool) -> Failed {
     match e {
-        ExportError::Io(source) => Failed::Output(OutputError::Io {
+        hrry::Error::Io(source) if wrote_badly => Failed::Output(OutputError::Io {
             path: path.to_path_buf(),
             source,
         }),
@@ -234,8 +256,14 @@ fn write_values(
 ) -> Result<(), Failed> {
     crate::output_folder(output).map_err(Failed::Folder)?;
     let out = crate::output::create(output, &[&args.file])?;
-    let out = export_npy(file, name, out, options).map_err(|e| failed(output, e))?;
-    Ok(out.commit()?)
+    let failed_write = Cell::new(false);
+    let sink = NoteFailure {
+        inner: out,
+        failed: &failed_write,
+    };
+    let sink =
+        export_npy(file, name, sink, options).map_err(|e| failed(output, e, failed_write.get()))?;
+    Ok(sink.inner.commit()?)
 }
 
 /// Writes the stored parts of quantized tensor `name` next to `output`; returns the
@@ -250,6 +278,7 @@ fn write_raw(
     crate::output_folder(output).map_err(Failed::Folder)?;
     let mut paths = Vec::new();
     let mut open_error = None;
+    let failed_write = Cell::new(false);
     let parts = export_raw(
         file,
         name,
@@ -258,11 +287,14 @@ fn write_raw(
             match crate::output::create(&path, &[&args.file]) {
                 Ok(out) => {
                     paths.push((part, path));
-                    Ok(out)
+                    Ok(NoteFailure {
+                        inner: out,
+                        failed: &failed_write,
+                    })
                 }
                 Err(e) => {
                     open_error = Some(e);
-                    Err(ExportError::Unsupported("output".into()))
+                    Err(hrry::Error::Unsupported("output".into()))
                 }
             }
         },
@@ -271,10 +303,10 @@ fn write_raw(
     if let Some(e) = open_error {
         return Err(Failed::Output(e));
     }
-    let parts = parts.map_err(|e| failed(output, e))?;
+    let parts = parts.map_err(|e| failed(output, e, failed_write.get()))?;
     // Only once every part is complete does any appear under its name.
     for (_, out) in parts {
-        out.commit()?;
+        out.inner.commit()?;
     }
     Ok(paths)
 }
@@ -334,7 +366,7 @@ fn export_all(
             Ok(()) => {}
             Err(Failed::Output(e)) => return Err(crate::output_failure(e)),
             Err(Failed::Folder(failure)) => return Err(failure),
-            Err(Failed::Tensor(ExportError::File(hrry::file::Error::Io(e)))) => {
+            Err(Failed::Tensor(hrry::Error::Io(e))) => {
                 return Err(Failure(format!(
                     "cannot read {}: {name}: {e}",
                     text::path(&args.file)

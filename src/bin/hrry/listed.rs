@@ -27,9 +27,7 @@ pub fn element_type_name(d: &TensorDescriptor) -> &'static str {
 /// The scheme name of `d`'s quantization section, when it has one.
 pub fn scheme_of(d: &TensorDescriptor) -> Option<&'static str> {
     let q = d.quantization.as_ref()?;
-    Some(scheme_name(
-        q.bytes().first().copied().unwrap_or(0),
-    ))
+    Some(scheme_name(q.bytes().first().copied().unwrap_or(0)))
 }
 
 /// Totals over the tensors of an input: tensors, parameters (elements of every

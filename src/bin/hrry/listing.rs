@@ -36,9 +36,8 @@ pub fn show(
 ) -> Result<Outcome, Failure> {
     let listing = match list(path) {
         Ok(listing) => listing,
-        Err(hrry::convert::Error::Io { path: p, source }) => {
-            return Err(Failure(format!("cannot read {}: {source}", text::path(&p))))
-        }
+        // The message of an I/O error names the file.
+        Err(hrry::Error::Io(e)) => return Err(Failure(format!("cannot read {e}"))),
         Err(e) => {
             let message = e.to_string();
             eprintln!("{}: {}", text::path(path), safe(&message));

@@ -33,7 +33,7 @@ pub fn compute(file: &ModelFile) -> Result<FileStats, Failure> {
                 findings.extend(content::check_statistics(info, &s));
                 tensors.push(Ok(s));
             }
-            Err(content::Error::Tensor { message, .. }) => tensors.push(Err(message)),
+            Err(hrry::Error::Unsupported(message)) => tensors.push(Err(message)),
             Err(e) => return Err(Failure(e.to_string())),
         }
     }
