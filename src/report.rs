@@ -447,8 +447,9 @@ pub fn validate_json(file: &str, format: &str, report: &Report) -> Value {
         "valid": report.is_valid(),
         "verdict": report.verdict().name(),
         "format": format,
-        "mode": match report.mode { crate::validate::Mode::Strict => "strict", crate::validate::Mode::Permissive => "permissive" },
-        "policy": report.policy.name(),
+        // The spec's reader mode and the hardening policy, as the flags named them.
+        "mode": if report.judging.rules.is_strict() { "strict" } else { "permissive" },
+        "policy": if report.judging.rules == crate::validate::Rules::Spec { "spec" } else { "hardened" },
         "violations": report.violations.iter().map(|v| json!({
             "rule": v.rule.id,
             "level": v.rule.level.name(),

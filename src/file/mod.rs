@@ -15,7 +15,7 @@ mod writer;
 pub use atomic::{remove_temporaries, AtomicFile};
 pub use copy::{copy_through_buffer, CopyFrom};
 pub use error::Error;
-pub use open::{map_file, Check, OpenOptions};
+pub use open::{map_file, OpenOptions};
 pub use output::{Output, OutputError};
 pub(crate) use reader::slice_at;
 pub use reader::{Descriptors, HrryFile, Tensor, TensorEntry};

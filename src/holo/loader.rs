@@ -6,7 +6,6 @@ use std::path::Path;
 use memmap2::Mmap;
 
 use crate::schema::holo::HoloHeader;
-use crate::validate::Mode;
 
 use super::types::{
     ConstantView, Fingerprint, PortDescriptor, SectionKind, SectionRef, ShapeDescriptor,
@@ -79,7 +78,7 @@ impl HoloLoader<Mmap> {
 impl<B: AsRef<[u8]>> HoloLoader<B> {
     /// Verifies the bytes of `storage` and returns a loader owning it.
     pub fn from_storage(storage: B) -> Result<Self, HoloError> {
-        let (report, index) = walk(storage.as_ref(), Mode::Strict);
+        let (report, index) = walk(storage.as_ref(), crate::validate::Judging::default());
         if let Some(v) = report.violations.first() {
             return Err(HoloError::Invalid {
                 rule: v.rule,

@@ -33,7 +33,7 @@ pub fn map_source(
     source: &dyn ReadAt,
     options: &Options,
 ) -> std::io::Result<(Report, Option<ArchiveMap>)> {
-    let (report, index) = walk_source(source, options.mode, options.policy)?;
+    let (report, index) = walk_source(source, options.judging)?;
     let wide = |r: &Range<usize>| r.start as u64..r.end as u64;
     let map = index.map(|index| ArchiveMap {
         sections: index.sections.clone(),

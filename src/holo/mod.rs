@@ -33,7 +33,7 @@ pub use types::{
 pub use writer::{assemble, HoloWriter};
 
 use crate::source::ReadAt;
-use crate::validate::{Mode, Policy, Report, Rule};
+use crate::validate::{Judging, Report, Rule};
 
 /// Errors of the `.holo` layer.
 #[derive(Debug, thiserror::Error)]
@@ -73,13 +73,13 @@ pub fn is_holo(bytes: &[u8]) -> bool {
     bytes.starts_with(&HOLO_MAGIC)
 }
 
-/// Checks an archive held in memory against every `HOLO-…` rule (strict mode:
-/// spec and hardening rules; permissive: spec rules only).
-pub(crate) fn validate(bytes: &[u8], mode: Mode, policy: Policy) -> Report {
-    match walk::walk_source(&bytes, mode, policy) {
+/// Checks an archive held in memory against every `HOLO-…` rule `judging`
+/// counts.
+pub(crate) fn validate(bytes: &[u8], judging: Judging) -> Report {
+    match walk::walk_source(&bytes, judging) {
         Ok((report, _)) => report,
         // Reads inside a slice do not fail.
-        Err(e) => crate::decode::input::unread(mode, &e),
+        Err(e) => crate::decode::input::unread(judging, &e),
     }
 }
 
@@ -87,10 +87,6 @@ pub(crate) fn validate(bytes: &[u8], mode: Mode, policy: Policy) -> Report {
 /// table and structured sections are read, weight bodies and the footer's BLAKE3
 /// are streamed in fixed chunks, so memory does not grow with the archive. A
 /// failed read is returned instead.
-pub(crate) fn validate_source(
-    source: &dyn ReadAt,
-    mode: Mode,
-    policy: Policy,
-) -> std::io::Result<Report> {
-    Ok(walk::walk_source(source, mode, policy)?.0)
+pub(crate) fn validate_source(source: &dyn ReadAt, judging: Judging) -> std::io::Result<Report> {
+    Ok(walk::walk_source(source, judging)?.0)
 }

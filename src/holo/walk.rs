@@ -24,7 +24,7 @@ use crate::schema::holo::{
 use crate::schema::read_from;
 use crate::source::ReadAt;
 use crate::validate::rules::holo as r;
-use crate::validate::{Mode, Policy, Report, Rule};
+use crate::validate::{Judging, Report, Rule};
 
 use super::types::{Fingerprint, PortDescriptor, SectionKind, SectionRef, ShapeDescriptor};
 
@@ -87,22 +87,21 @@ struct PendingReference {
 
 /// Checks `bytes` against every rule, returning the report and, unless the
 /// structure could not be followed, the index.
-pub(crate) fn walk(bytes: &[u8], mode: Mode) -> (Report, Option<ArchiveIndex>) {
-    match walk_source(&bytes, mode, Policy::Hardened) {
+pub(crate) fn walk(bytes: &[u8], judging: Judging) -> (Report, Option<ArchiveIndex>) {
+    match walk_source(&bytes, judging) {
         Ok(done) => done,
         // Reads inside a slice do not fail.
-        Err(e) => (crate::decode::input::unread(mode, &e), None),
+        Err(e) => (crate::decode::input::unread(judging, &e), None),
     }
 }
 
 /// [`walk`] over any source; a failed read is returned instead of a report.
 pub(crate) fn walk_source(
     source: &dyn ReadAt,
-    mode: Mode,
-    policy: Policy,
+    judging: Judging,
 ) -> io::Result<(Report, Option<ArchiveIndex>)> {
     let input = Input::new(source);
-    let mut report = Report::judging(mode, policy);
+    let mut report = Report::new(judging);
     let index = walk_into(&input, &mut report);
     if index.is_none() {
         report.fatal = true;

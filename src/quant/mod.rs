@@ -35,7 +35,7 @@ use crate::schema::{
     BlockPagedFields, LayoutFields, PerBlockAffine, QuantScheme, TensorDescriptor, FLAG_SYMMETRIC,
     LAYOUT_ROW_MAJOR,
 };
-use crate::validate::{Mode, Report, Violation};
+use crate::validate::{Report, Violation};
 
 use params::{BlockKind, BlockRows, Params, StoredTensor};
 pub use quantize::{quantize_per_block, PerBlockOptions, Quantized};
@@ -265,7 +265,7 @@ impl<'a> Dequantizer<'a> {
         scan_values: bool,
     ) -> Result<Self, QuantError> {
         let section = desc.quantization.as_ref().ok_or(QuantError::NotQuantized)?;
-        let mut report = Report::new(Mode::Strict);
+        let mut report = Report::default();
         // Without buffers, the quantization checks read the descriptor only.
         let values = scan_values.then_some(buffers);
         crate::decode::quant::check(desc, 0, values, &mut report);
