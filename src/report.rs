@@ -449,7 +449,7 @@ pub fn validate_json(file: &str, format: &str, report: &Report) -> Value {
         "format": format,
         // The spec's reader mode and the hardening policy, as the flags named them.
         "mode": if report.judging.rules.is_strict() { "strict" } else { "permissive" },
-        "policy": if report.judging.rules == crate::validate::Rules::Spec { "spec" } else { "hardened" },
+        "policy": if report.judging.rules.hardening() { "hardened" } else { "spec" },
         "violations": report.violations.iter().map(|v| json!({
             "rule": v.rule.id,
             "level": v.rule.level.name(),

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use hrry::file::{Check, HrryFile, OpenOptions};
+use hrry::file::{HrryFile, OpenOptions};
 use hrry::report::{
     element_json, inspect_head_json, kv_json_limited, kv_type_name, tensors_json, Summary,
 };
@@ -158,8 +158,8 @@ fn show(args: Args) -> Result<Outcome, Failure> {
         OpenOptions::new().allow_all()
     } else {
         OpenOptions::new()
-            .check(Check::Frame)
-            .policy(args.policy.into())
+            .depth(hrry::validate::Depth::Frame)
+            .rules(args.policy.into())
     }
     .limits(limits);
     // A local file is read at offsets (never mapped), checked unchanged after
