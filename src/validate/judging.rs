@@ -111,3 +111,13 @@ impl Judging {
         Judging { rules, depth }
     }
 }
+
+impl From<Rules> for Judging {
+    /// Judging `rules` to the default depth, [`Depth::Data`].
+    fn from(rules: Rules) -> Self {
+        Judging {
+            rules,
+            depth: Depth::default(),
+        }
+    }
+}
