@@ -321,3 +321,56 @@ fn validate_path_reads_regular_files_and_refuses_others() {
         assert_eq!(e.kind(), io::ErrorKind::InvalidInput);
     }
 }
+
+/// Bytes of the data buffers (buffer 0 of each tensor: its elements) that
+/// `reads` touched, by tensor name.
+fn data_bytes_read(bytes: &[u8], reads: &[Range<u64>]) -> Vec<(String, u64)> {
+    buffer_ranges(bytes)
+        .into_iter()
+        .map(|(name, ranges)| (name, touched(reads, &ranges[0])))
+        .collect()
+}
+
+#[test]
+fn no_data_buffer_byte_is_read_below_depth_data() {
+    use hrry::file::OpenOptions;
+    use hrry::validate::{Depth, Judging};
+    let bytes = model();
+    let path = std::env::temp_dir().join(format!("hrry-depth-{}.hrry", std::process::id()));
+    std::fs::write(&path, &bytes).expect("written");
+    for depth in [Depth::Index, Depth::Frame, Depth::Metadata, Depth::Data] {
+        let judging = Judging::new(Rules::Hardened, depth);
+        // The validator.
+        let recording = Recording::new(&bytes);
+        let options = Options {
+            judging,
+            ..Default::default()
+        };
+        let report = Format::HrryFile
+            .validate_source(&recording, &options)
+            .expect("readable");
+        assert!(report.is_valid(), "{depth:?}: {:?}", report.violations);
+        assert_eq!(report.judging, judging);
+        let validated = data_bytes_read(&bytes, &recording.reads());
+        // A reader, decoding with positioned reads of the file it maps.
+        let recording = Recording::new(&bytes);
+        let map = hrry::file::map_file(&path).expect("mapped");
+        let file = OpenOptions::new()
+            .judging(judging)
+            .open_mmap_read(map, &recording)
+            .expect("opens");
+        assert_eq!(file.len(), 2 * 4);
+        let opened = data_bytes_read(&bytes, &recording.reads());
+        for (what, read) in [("validator", validated), ("reader", opened)] {
+            for (name, n) in read {
+                if depth == Depth::Data && name.ends_with(".gate") {
+                    // TD-BUF-006 reads the byte holding the unused half.
+                    assert_eq!(n, 1, "{what} to {depth:?}: {name}: {n} data bytes read");
+                } else {
+                    assert_eq!(n, 0, "{what} to {depth:?}: {name}: {n} data bytes read");
+                }
+            }
+        }
+    }
+    std::fs::remove_file(&path).expect("removed");
+}
