@@ -361,7 +361,6 @@ impl PyStreamReader {
         let options = Options {
             judging: judged_rules(permissive).into(),
             limits: Limits::default(),
-            ..Default::default()
         };
         Ok(PyStreamReader {
             what,
@@ -772,7 +771,6 @@ pub fn unpack(
             validation: Options {
                 judging: judged_rules(permissive).into(),
                 limits: Limits::default(),
-                ..Default::default()
             },
             allowed: Vec::new(),
         };
@@ -803,7 +801,6 @@ pub fn validate(py: Python<'_>, source: &Bound<'_, PyAny>, permissive: bool) -> 
     let options = Options {
         judging: judged_rules(permissive).into(),
         limits: Limits::default(),
-        ..Default::default()
     };
     let result = detached(py, || {
         hrry::Format::Stream.validate_reader(&mut source, &options)

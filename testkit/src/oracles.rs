@@ -49,7 +49,6 @@ pub fn assert_readers_agree_under(bytes: &[u8], limits: Limits) -> (bool, bool) 
             &Options {
                 judging: mode.into(),
                 limits,
-                ..Default::default()
             },
         )
     };
