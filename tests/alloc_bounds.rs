@@ -109,7 +109,6 @@ fn open_and_validate(bytes: &[u8], limits: Limits) {
             &Options {
                 judging: mode.into(),
                 limits,
-                ..Default::default()
             },
         );
         let _ = hrry::Format::Holo.validate_bytes(
@@ -124,7 +123,6 @@ fn open_and_validate(bytes: &[u8], limits: Limits) {
             &Options {
                 judging: mode.into(),
                 limits,
-                ..Default::default()
             },
         );
         let _ = hrry::Format::Holo.validate_source(
@@ -161,7 +159,6 @@ fn read_as_stream_and_messages(bytes: &[u8], limits: Limits) {
             &Options {
                 judging: mode.into(),
                 limits,
-                ..Default::default()
             },
         );
         let _ = hrry::Format::Messages.validate_bytes(
@@ -169,7 +166,6 @@ fn read_as_stream_and_messages(bytes: &[u8], limits: Limits) {
             &Options {
                 judging: mode.into(),
                 limits,
-                ..Default::default()
             },
         );
     }
@@ -413,7 +409,6 @@ fn assert_rejected_small(name: &str, bytes: &[u8], rule: &str) {
         let options = Options {
             judging: Rules::Hardened.into(),
             limits,
-            ..Default::default()
         };
         let in_memory = || hrry::Format::HrryFile.validate_bytes(bytes, &options);
         let piecemeal = || {
@@ -634,7 +629,6 @@ fn assert_stream_rejected_small(name: &str, bytes: &[u8], rules: &[&str]) {
                         max_message_size: u32::MAX,
                         ..limits
                     },
-                    ..Default::default()
                 };
                 hrry::Format::Messages
                     .validate_bytes(bytes, &options)
@@ -643,7 +637,6 @@ fn assert_stream_rejected_small(name: &str, bytes: &[u8], rules: &[&str]) {
                 let options = Options {
                     judging: Rules::Hardened.into(),
                     limits,
-                    ..Default::default()
                 };
                 hrry::Format::Stream
                     .validate_bytes(bytes, &options)

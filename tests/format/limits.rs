@@ -23,7 +23,6 @@ fn assert_refused(limits: Limits, limit: &str) {
         &Options {
             judging: Rules::Hardened.into(),
             limits,
-            ..Default::default()
         },
     );
     assert!(
