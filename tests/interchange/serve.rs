@@ -342,7 +342,7 @@ fn each_error_code_is_answered_and_the_connection_lives_on() {
         Some("TD-LAY-003"),
         "{refused}"
     );
-    assert!(Catalog::open(&[path.clone()], &ServeOptions::default()).is_err());
+    assert!(Catalog::open(std::slice::from_ref(&path), &ServeOptions::default()).is_err());
     hrry::file::OpenOptions::new()
         .rules(hrry::validate::Rules::Permissive)
         .open(&path)
