@@ -43,7 +43,7 @@ impl Default for OpenOptions {
     fn default() -> Self {
         OpenOptions {
             limits: Limits::default(),
-            judging: Judging::new(Rules::Hardened, Depth::Metadata),
+            judging: Judging::new(Rules::HardenedPermissive, Depth::Metadata),
             allowed: Vec::new(),
             allow_all: false,
             mirror_dir: None,
@@ -52,9 +52,11 @@ impl Default for OpenOptions {
 }
 
 impl OpenOptions {
-    /// Default limits, judging every rule of [`Rules::Hardened`] to
-    /// [`Depth::Metadata`]: the spec's rules read strictly and hrry's `hardening`
-    /// rules, on everything but the contents of padding and data buffers.
+    /// Default limits, judging every rule of [`Rules::HardenedPermissive`] to
+    /// [`Depth::Metadata`]: the spec's rules with its permissive allowances (a
+    /// tensor of an unknown extension does not refuse the file) and hrry's
+    /// `hardening` rules, on everything but the contents of padding and data
+    /// buffers.
     pub fn new() -> Self {
         Self::default()
     }
@@ -73,7 +75,7 @@ impl OpenOptions {
         self
     }
 
-    /// Which rules refuse the file ([`Rules::Hardened`] by default). A refusal by
+    /// Which rules refuse the file ([`Rules::HardenedPermissive`] by default). A refusal by
     /// a `hardening` rule is an [`Error::Invalid`] whose message says it is the
     /// policy's, not the spec's. Under [`Rules::Permissive`], a file holding an
     /// extension layout, composition rule or quantization scheme this library

@@ -1,8 +1,8 @@
 //! The one judging policy every decode pass runs under: which rules count
 //! ([`Rules`]) and how far the input is read ([`Depth`]).
 
-/// Which rules a judgement applies. `limit` rules are judged under all three: past
-/// a limit, the judgement stops before it is complete.
+/// Which rules a judgement applies. `limit` rules are judged under all of them:
+/// past a limit, the judgement stops before it is complete.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Rules {
     /// The spec's rules read strictly, and hrry's `hardening` rules: what
@@ -16,21 +16,36 @@ pub enum Rules {
     /// layouts, composition rules and quantization schemes in the private ranges
     /// accepted), no `hardening` rule (`--permissive`).
     Permissive,
+    /// The spec's rules with its permissive allowances, and hrry's `hardening`
+    /// rules: what a reader opens with by default ([`crate::file::OpenOptions`]).
+    /// A file holding a tensor of an extension this library does not know still
+    /// opens (reading that tensor is what fails, and `hrry serve` answers
+    /// `LAYOUT_UNAVAILABLE` for it); everything else is judged as under
+    /// [`Rules::Hardened`].
+    HardenedPermissive,
 }
 
 impl Rules {
-    /// The lowercase name: `hardened`, `spec` or `permissive`.
+    /// The lowercase name: `hardened`, `spec`, `permissive` or
+    /// `hardened-permissive`.
     pub fn name(self) -> &'static str {
         match self {
             Rules::Hardened => "hardened",
             Rules::Spec => "spec",
             Rules::Permissive => "permissive",
+            Rules::HardenedPermissive => "hardened-permissive",
         }
     }
 
-    /// The rules named `name` (`hardened`, `spec` or `permissive`).
+    /// The rules named `name` (`hardened`, `spec`, `permissive` or
+    /// `hardened-permissive`).
     pub fn from_name(name: &str) -> Option<Self> {
-        [Rules::Hardened, Rules::Spec, Rules::Permissive]
+        [
+            Rules::Hardened,
+            Rules::Spec,
+            Rules::Permissive,
+            Rules::HardenedPermissive,
+        ]
             .into_iter()
             .find(|r| r.name() == name)
     }
@@ -38,12 +53,12 @@ impl Rules {
     /// Whether the spec's rules are read strictly (without its permissive
     /// allowances).
     pub fn is_strict(self) -> bool {
-        self != Rules::Permissive
+        matches!(self, Rules::Hardened | Rules::Spec)
     }
 
     /// Whether hrry's `hardening` rules are judged.
     pub fn hardening(self) -> bool {
-        self == Rules::Hardened
+        matches!(self, Rules::Hardened | Rules::HardenedPermissive)
     }
 }
 

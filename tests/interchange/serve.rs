@@ -331,22 +331,18 @@ fn each_error_code_is_answered_and_the_connection_lives_on() {
 
     drop(server);
 
-    // An extension layout this library does not know: the default open reads the
-    // spec strictly (Rules::Hardened) and refuses the file with TD-LAY-003, so the
-    // server does not serve it (LAYOUT_UNAVAILABLE is for layouts a client did not
-    // advertise); read with the spec's permissive allowances, it opens.
+    // LAYOUT_UNAVAILABLE: a file's tensor whose stored layout (an extension layout)
+    // is not among the layouts the SERVER_HELLO advertised.
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/invalid/TD-LAY-003.hrry");
-    let refused = HrryFile::open(&path).err().expect("refused");
+    let file = HrryFile::open(&path).unwrap();
+    let key = file.entries().next().unwrap().name().to_string();
+    let server = start(&[path], options());
+    let mut client = Client::connect(server.local_addr()).unwrap();
     assert_eq!(
-        refused.rule().map(|r| r.id),
-        Some("TD-LAY-003"),
-        "{refused}"
+        server_error(client.fetch(&key, &FetchOptions::default())),
+        error_code::LAYOUT_UNAVAILABLE
     );
-    assert!(Catalog::open(std::slice::from_ref(&path), &ServeOptions::default()).is_err());
-    hrry::file::OpenOptions::new()
-        .rules(hrry::validate::Rules::Permissive)
-        .open(&path)
-        .expect("opens with the permissive allowances");
+    client.ping(b"alive").unwrap();
 }
 
 /// The client that lists only row-major in its CLIENT_HELLO.
