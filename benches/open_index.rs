@@ -17,11 +17,11 @@
 //! What each side does in every timed run, starting from a closed file that is in
 //! the page cache (both files were just written):
 //!
-//! - hrry (a): the checked open (`Check::Metadata`, the default of `HrryFile::open`) —
+//! - hrry (a): the checked open (`Depth::Metadata`, the default of `HrryFile::open`) —
 //!   open + mmap, header, trailer, CRC-32C of the whole index, the index and KV
 //!   decoded and checked, then every descriptor of the region decoded and checked
 //!   with its buffers' placement and the index cross-checked — then `entries()`
-//!   reading every name; and the trusted open (`Check::Trusted`: header, trailer,
+//!   reading every name; and the trusted open (`Depth::Index`: header, trailer,
 //!   index and KV only, without the index CRC-32C and the uniqueness of names).
 //!   Drop (munmap) included.
 //! - hrry (b): the same opens, then `descriptors()` (type tag and shape read; the
@@ -45,8 +45,9 @@ use std::hint::black_box;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use hrry::file::{Check, HrryFile, HrryWriter, OpenOptions, WriterOptions};
+use hrry::file::{HrryFile, HrryWriter, OpenOptions, WriterOptions};
 use hrry::schema::{LayoutFields, TensorDescriptor};
+use hrry::validate::Depth;
 use safetensors::tensor::{serialize_to_file, Dtype, SafeTensors, TensorView};
 
 /// One kind of tensor the files cycle through: name part, hrry type tag, safetensors
@@ -174,14 +175,14 @@ fn write_safetensors(path: &Path, n: usize) {
 
 // ---- the measured operations; each returns a checksum so nothing is optimised out.
 
-fn open(path: &Path, check: Check) -> HrryFile<'static> {
+fn open(path: &Path, check: Depth) -> HrryFile<'static> {
     OpenOptions::new()
-        .check(check)
+        .depth(check)
         .open(path)
         .expect("open hrry")
 }
 
-fn hrry_names(path: &Path, check: Check) -> usize {
+fn hrry_names(path: &Path, check: Depth) -> usize {
     open(path, check).entries().map(|e| e.name().len()).sum()
 }
 
@@ -190,7 +191,7 @@ fn descriptor_sum(name: &str, d: &TensorDescriptor) -> usize {
 }
 
 /// Names, types and shapes through `HrryFile::descriptors` (batched).
-fn hrry_descriptors(path: &Path, check: Check) -> usize {
+fn hrry_descriptors(path: &Path, check: Depth) -> usize {
     open(path, check)
         .descriptors()
         .map(|(e, d)| descriptor_sum(e.name(), d.expect("descriptor")))
@@ -198,7 +199,7 @@ fn hrry_descriptors(path: &Path, check: Check) -> usize {
 }
 
 /// The same through `HrryFile::descriptor` on each entry, one at a time.
-fn hrry_descriptor_each(path: &Path, check: Check) -> usize {
+fn hrry_descriptor_each(path: &Path, check: Depth) -> usize {
     let f = open(path, check);
     f.entries()
         .map(|e| descriptor_sum(e.name(), f.descriptor(e).expect("descriptor")))
@@ -359,7 +360,7 @@ fn main() {
             name(i).len() + usize::from(k.type_tag) + k.shape.iter().sum::<u64>() as usize
         })
         .sum();
-    for check in [Check::Metadata, Check::Trusted] {
+    for check in [Depth::Metadata, Depth::Index] {
         assert_eq!(hrry_names(&hb, check), st_read(&sb, st_names), "same names");
         assert_eq!(
             hrry_descriptors(&hb, check),
@@ -378,25 +379,25 @@ fn main() {
         vec![
             Box::new(|| st_mmap(&sb, st_names)),
             Box::new(|| st_read(&sb, st_names)),
-            Box::new(|| hrry_names(&hb, Check::Metadata)),
-            Box::new(|| hrry_names(&hb, Check::Trusted)),
+            Box::new(|| hrry_names(&hb, Depth::Metadata)),
+            Box::new(|| hrry_names(&hb, Depth::Index)),
         ],
     );
     let (a_st_map, a_st_read, a_hrry, a_trusted) = (t[0], t[1], t[2], t[3]);
     println!("\n(a) open + list all names");
     row("safetensors: mmap + deserialize + names()", &a_st_map);
     row("safetensors: fs::read + deserialize + names()", &a_st_read);
-    row("hrry: open (checked: Check::Metadata) + names", &a_hrry);
-    row("hrry: open (Check::Trusted) + names", &a_trusted);
+    row("hrry: open (checked: Depth::Metadata) + names", &a_hrry);
+    row("hrry: open (Depth::Index) + names", &a_trusted);
 
     let t = time_interleaved(
         runs,
         vec![
             Box::new(|| st_mmap(&sb, st_descriptors)),
             Box::new(|| st_read(&sb, st_descriptors)),
-            Box::new(|| hrry_descriptors(&hb, Check::Metadata)),
-            Box::new(|| hrry_descriptors(&hb, Check::Trusted)),
-            Box::new(|| hrry_descriptor_each(&hb, Check::Trusted)),
+            Box::new(|| hrry_descriptors(&hb, Depth::Metadata)),
+            Box::new(|| hrry_descriptors(&hb, Depth::Index)),
+            Box::new(|| hrry_descriptor_each(&hb, Depth::Index)),
         ],
     );
     let (b_st_map, b_st_read, b_hrry, b_trusted, b_each) = (t[0], t[1], t[2], t[3], t[4]);

@@ -46,7 +46,7 @@ mod unix {
     use hrry::quant::{quantize::quantized_descriptor, quantize_per_block, PerBlockOptions};
     use hrry::schema::{KvArray, KvScalar, KvValue, LenBytes, TensorDescriptor};
     use hrry::source::{FileSource, ReadAt};
-    use hrry::validate::{Mode, Options};
+    use hrry::validate::{Options, Rules};
     use hrry_testkit::tokenizer_tokens;
 
     const ROUNDS: usize = 3;
@@ -407,7 +407,7 @@ mod unix {
             let start = Instant::now();
             let source = FileSource::open(&path).expect("open");
             let options = Options {
-                mode: Mode::Strict,
+                judging: Rules::Hardened.into(),
                 ..Default::default()
             };
             let report = hrry::Format::HrryFile

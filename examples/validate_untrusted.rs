@@ -12,7 +12,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use hrry::validate::{Mode, Options};
+use hrry::validate::{Options, Rules};
 
 fn main() -> ExitCode {
     let mut paths: Vec<PathBuf> = std::env::args_os().skip(1).map(PathBuf::from).collect();
@@ -26,7 +26,7 @@ fn main() -> ExitCode {
     // careful reader should not accept from strangers); Permissive reports spec
     // rules only.
     let options = Options {
-        mode: Mode::Strict,
+        judging: Rules::Hardened.into(),
         ..Default::default()
     };
     let mut code = ExitCode::SUCCESS;

@@ -22,9 +22,9 @@
 //! The readers and the validator share one decode pass: [`HrryFile::open`] refuses a
 //! file at the first rule it breaks, naming the rule `hrry validate` reports — by
 //! default every `spec` rule decided from metadata, at a cost that does not grow
-//! with the tensors' size; [`OpenOptions`] chooses the [`Check`] (adding the rules
-//! on padding and data bytes, or, for files validated earlier, only the index) and
-//! the [`Limits`].
+//! with the tensors' size; [`OpenOptions`] chooses the [`Judging`] (which rules
+//! count; how far to read: adding the rules on padding and data bytes, or, for
+//! files validated earlier, only the index) and the [`Limits`].
 //!
 //! ```
 //! use hrry::HrryFile;
@@ -206,9 +206,9 @@ pub(crate) use validate::declare_rules;
 pub use error::Error;
 
 // What a program that reads, writes or validates files programs against.
-pub use file::{Check, HrryFile, HrryWriter, OpenOptions, Tensor};
+pub use file::{HrryFile, HrryWriter, OpenOptions, Tensor};
 pub use limits::{Limit, Limits};
-pub use validate::{Mode, Report, Rule, Violation};
+pub use validate::{Judging, Report, Rule, Violation};
 
 /// The container formats `hrry` understands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -301,7 +301,7 @@ impl Format {
     pub fn validate_bytes(self, bytes: &[u8], options: &validate::Options) -> Report {
         // Reading a slice cannot fail; the error arm is for completeness.
         self.validate_source(&bytes, options)
-            .unwrap_or_else(|e| decode::unread(options.mode, &e))
+            .unwrap_or_else(|e| decode::unread(options.judging, &e))
     }
 
     /// Validates `source` as this format, reading only what the rules need: a

@@ -21,7 +21,7 @@ use hrry::schema::{
     KvSection, KvValue, Trailer, TRAILER_MAGIC,
 };
 use hrry::stream::StreamReader;
-use hrry::validate::{Mode, Options};
+use hrry::validate::{Options, Rules};
 use hrry_testkit::corpus::all_cases;
 use hrry_testkit::Piecemeal;
 
@@ -103,19 +103,18 @@ fn peak_of(f: impl FnOnce()) -> usize {
 /// `.holo` loader (which decodes every section), `HrryFile` with every tensor read,
 /// and the sequential reader in both modes.
 fn open_and_validate(bytes: &[u8], limits: Limits) {
-    for mode in [Mode::Strict, Mode::Permissive] {
+    for mode in [Rules::Hardened, Rules::Permissive] {
         let _ = hrry::Format::HrryFile.validate_bytes(
             bytes,
             &Options {
-                mode,
+                judging: mode.into(),
                 limits,
-                ..Default::default()
             },
         );
         let _ = hrry::Format::Holo.validate_bytes(
             bytes,
             &hrry::validate::Options {
-                mode,
+                judging: mode.into(),
                 limits,
                 ..Default::default()
             },
@@ -123,15 +122,14 @@ fn open_and_validate(bytes: &[u8], limits: Limits) {
         let _ = hrry::Format::HrryFile.validate_source(
             &Piecemeal(bytes),
             &Options {
-                mode,
+                judging: mode.into(),
                 limits,
-                ..Default::default()
             },
         );
         let _ = hrry::Format::Holo.validate_source(
             &Piecemeal(bytes),
             &hrry::validate::Options {
-                mode,
+                judging: mode.into(),
                 limits,
                 ..Default::default()
             },
@@ -157,21 +155,19 @@ fn open_and_validate(bytes: &[u8], limits: Limits) {
 /// The same bytes as a bare stream (reader and validator) and as a captured
 /// conversation (validator), in both modes.
 fn read_as_stream_and_messages(bytes: &[u8], limits: Limits) {
-    for mode in [Mode::Strict, Mode::Permissive] {
+    for mode in [Rules::Hardened, Rules::Permissive] {
         let _ = hrry::Format::Stream.validate_bytes(
             bytes,
             &Options {
-                mode,
+                judging: mode.into(),
                 limits,
-                ..Default::default()
             },
         );
         let _ = hrry::Format::Messages.validate_bytes(
             bytes,
             &Options {
-                mode,
+                judging: mode.into(),
                 limits,
-                ..Default::default()
             },
         );
     }
@@ -413,9 +409,8 @@ fn densest_inputs_are_bounded() {
 fn assert_rejected_small(name: &str, bytes: &[u8], rule: &str) {
     for limits in [Limits::default(), wire_maximum()] {
         let options = Options {
-            mode: Mode::Strict,
+            judging: Rules::Hardened.into(),
             limits,
-            ..Default::default()
         };
         let in_memory = || hrry::Format::HrryFile.validate_bytes(bytes, &options);
         let piecemeal = || {
@@ -564,14 +559,14 @@ fn holo_archive(section_count: u16, sections: &[(u8, Vec<u8>)]) -> Vec<u8> {
 /// Asserts `.holo` bytes are refused by the validator and the loader while holding
 /// at most `REJECT_CONSTANT` bytes.
 fn assert_holo_rejected_small(name: &str, bytes: &[u8]) {
-    for mode in [Mode::Strict, Mode::Permissive] {
+    for mode in [Rules::Hardened, Rules::Permissive] {
         let mut valid = true;
         let peak = peak_of(|| {
             valid = hrry::Format::Holo
                 .validate_bytes(
                     bytes,
                     &hrry::validate::Options {
-                        mode,
+                        judging: mode.into(),
                         ..Default::default()
                     },
                 )
@@ -587,7 +582,7 @@ fn assert_holo_rejected_small(name: &str, bytes: &[u8]) {
                 .validate_source(
                     &Piecemeal(bytes),
                     &hrry::validate::Options {
-                        mode,
+                        judging: mode.into(),
                         ..Default::default()
                     },
                 )
@@ -700,21 +695,19 @@ fn assert_stream_rejected_small(name: &str, bytes: &[u8], rules: &[&str]) {
         let peak = peak_of(|| {
             got = if rules[0].starts_with("TR-") {
                 let options = Options {
-                    mode: Mode::Strict,
+                    judging: Rules::Hardened.into(),
                     limits: Limits {
                         max_message_size: u32::MAX,
                         ..limits
                     },
-                    ..Default::default()
                 };
                 hrry::Format::Messages
                     .validate_bytes(bytes, &options)
                     .rule_ids()
             } else {
                 let options = Options {
-                    mode: Mode::Strict,
+                    judging: Rules::Hardened.into(),
                     limits,
-                    ..Default::default()
                 };
                 hrry::Format::Stream
                     .validate_bytes(bytes, &options)

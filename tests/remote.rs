@@ -960,15 +960,16 @@ fn covered(reads: &[(u64, u64)], start: u64, end: u64) -> bool {
 
 #[test]
 fn a_file_over_a_source_reads_as_from_disk_and_hands_out_only_fetched_bytes() {
-    use hrry::file::{Check, OpenOptions};
+    use hrry::file::OpenOptions;
+    use hrry::validate::Depth;
     let mut checked = 0;
     for path in corpus_files() {
         if path.extension().is_some_and(|x| x == "holo") {
             continue;
         }
         let bytes = std::fs::read(&path).expect("read");
-        for check in [Check::Metadata, Check::Trusted, Check::Full] {
-            let options = OpenOptions::new().check(check);
+        for check in [Depth::Metadata, Depth::Index, Depth::Data] {
+            let options = OpenOptions::new().depth(check);
             let local = options.open_bytes(&bytes);
             let reads = Arc::new(Mutex::new(Vec::new()));
             let source = Recording {

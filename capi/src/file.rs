@@ -6,11 +6,11 @@ use std::ptr::null;
 use std::sync::OnceLock;
 
 use hrry::export::{export_row_major, row_major_len, ExportOptions};
-use hrry::file::{Check, HrryFile, OpenOptions, Tensor, TensorEntry};
+use hrry::file::{HrryFile, OpenOptions, Tensor, TensorEntry};
 use hrry::limits::Limits;
 use hrry::quant::Dequantizer;
 use hrry::schema::TensorDescriptor;
-use hrry::validate::Mode;
+use hrry::validate::{Depth, Judging, Rules};
 use hrry::Format;
 
 use crate::error::{call, call_value, Failure};
@@ -105,8 +105,7 @@ impl hrry_file {
 /// validation rejects, in one decode pass, within `limits`.
 fn strict(limits: Limits) -> OpenOptions {
     OpenOptions::new()
-        .check(Check::Full)
-        .judge_as(Mode::Strict)
+        .judging(Judging::new(Rules::Hardened, Depth::Data))
         .limits(limits)
 }
 

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::ptr::null;
 
 use hrry::limits::Limits;
-use hrry::validate::{Mode, Options, Policy, Report, Verdict};
+use hrry::validate::{Options, Report, Rules, Verdict};
 use hrry::Format;
 
 use crate::error::{c_string, call, call_value, Failure};
@@ -60,9 +60,9 @@ impl hrry_report {
 /// Strict, or permissive when `permissive`, within `limits`, under `policy`
 /// (`HRRY_POLICY_SPEC` or `HRRY_POLICY_HARDENED`).
 fn options(permissive: bool, policy: c_int, limits: Limits) -> Result<Options, Failure> {
-    let policy = match policy {
-        HRRY_POLICY_SPEC => Policy::Spec,
-        HRRY_POLICY_HARDENED => Policy::Hardened,
+    let strict = match policy {
+        HRRY_POLICY_SPEC => Rules::Spec,
+        HRRY_POLICY_HARDENED => Rules::Hardened,
         other => {
             return Err(Failure::new(
                 HRRY_ARGUMENT,
@@ -70,13 +70,13 @@ fn options(permissive: bool, policy: c_int, limits: Limits) -> Result<Options, F
             ))
         }
     };
+    let rules = if permissive {
+        Rules::Permissive
+    } else {
+        strict
+    };
     Ok(Options {
-        mode: if permissive {
-            Mode::Permissive
-        } else {
-            Mode::Strict
-        },
-        policy,
+        judging: rules.into(),
         limits,
     })
 }

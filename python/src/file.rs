@@ -6,11 +6,12 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use hrry::file::{Check, OpenOptions, Tensor};
+use hrry::file::{OpenOptions, Tensor};
 use hrry::quant::Dequantizer;
 use hrry::schema::{
     layout_name, scheme_name, QuantScheme, TensorDescriptor, FLAG_SYMMETRIC, NO_ZERO_POINT_BUFFER,
 };
+use hrry::validate::Depth;
 use pyo3::exceptions::{PyKeyError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
@@ -37,11 +38,11 @@ pub struct File {
 }
 
 /// What `check=` of `hrry.open` names.
-fn check_arg(check: &str) -> PyResult<Check> {
+fn check_arg(check: &str) -> PyResult<Depth> {
     match check {
-        "metadata" => Ok(Check::Metadata),
-        "full" => Ok(Check::Full),
-        "trusted" => Ok(Check::Trusted),
+        "metadata" => Ok(Depth::Metadata),
+        "full" => Ok(Depth::Data),
+        "trusted" => Ok(Depth::Index),
         other => Err(PyValueError::new_err(format!(
             "check must be \"metadata\", \"full\" or \"trusted\", not {other:?}"
         ))),
@@ -61,11 +62,11 @@ fn open_mapping(
     py: Python<'_>,
     path: &Path,
     judge: Judge,
-    check: Check,
+    check: Depth,
     access: Access,
 ) -> PyResult<Mapping> {
     let what = path.display().to_string();
-    if matches!(check, Check::Full) {
+    if check == Depth::Data {
         let source = hrry::source::FileSource::open(path).map_err(|e| io_error(path, e))?;
         let map = memory::map_open(source.file(), access).map_err(|e| io_error(path, e))?;
         return decode(py, &what, map, Some(&source), judge, check, access);
@@ -92,12 +93,12 @@ fn read_private(py: Python<'_>, path: &Path, judge: Judge) -> PyResult<Mapping> 
             map,
             None,
             judge,
-            Check::Metadata,
+            Depth::Metadata,
             Access::CopyOnWrite,
         ),
         // No mapping is empty: the core names what an empty file breaks.
         None => match OpenOptions::new()
-            .judge_as(hrry::validate::Mode::Strict)
+            .rules(hrry::validate::Rules::Hardened)
             .open_bytes(&[])
         {
             Err(e) => Err(file_error(py, &path.display().to_string(), e)),
@@ -115,7 +116,7 @@ fn decode(
     map: memmap2::Mmap,
     read_through: Option<&dyn hrry::source::ReadAt>,
     judge: Judge,
-    check: Check,
+    check: Depth,
     access: Access,
 ) -> PyResult<Mapping> {
     let options = judge.open_options(check);
@@ -130,7 +131,7 @@ fn decode(
 /// Opens the HRRYFILE `remote` (a URL or a file object) as [`open_mapping`] does:
 /// its metadata is read now, each tensor's bytes when the tensor is first asked
 /// for (into a mapped mirror, read-only).
-fn open_remote(py: Python<'_>, remote: Remote, judge: Judge, check: Check) -> PyResult<Mapping> {
+fn open_remote(py: Python<'_>, remote: Remote, judge: Judge, check: Depth) -> PyResult<Mapping> {
     let remote = Arc::new(remote);
     let options = judge.open_options(check);
     let source = Arc::clone(&remote);
@@ -150,7 +151,7 @@ fn open_input(
     py: Python<'_>,
     source: &Bound<'_, PyAny>,
     judge: Judge,
-    check: Check,
+    check: Depth,
     access: Access,
     writeable_copies: bool,
     net: &Net,
@@ -588,12 +589,12 @@ fn open_bytes(
     data: &[u8],
     access: Access,
     judge: Judge,
-    check: Check,
+    check: Depth,
 ) -> PyResult<Mapping> {
     if data.is_empty() {
         // No mapping is empty: the core names what an empty file breaks.
         return match OpenOptions::new()
-            .judge_as(hrry::validate::Mode::Strict)
+            .rules(hrry::validate::Rules::Hardened)
             .open_bytes(data)
         {
             Err(e) => Err(file_error(py, BYTES_NAME, e)),
@@ -610,7 +611,7 @@ fn open_bytes(
 #[pyo3(signature = (data, *, copy_on_write = false))]
 pub fn _open_bytes(py: Python<'_>, data: &[u8], copy_on_write: bool) -> PyResult<File> {
     let judge = Judge::new(false, None)?;
-    let mapping = open_bytes(py, data, access(copy_on_write), judge, Check::Metadata)?;
+    let mapping = open_bytes(py, data, access(copy_on_write), judge, Depth::Metadata)?;
     Ok(File {
         path: PathBuf::from(BYTES_NAME),
         mapping: Slot::new(Py::new(py, mapping)?),
@@ -658,7 +659,7 @@ pub fn load_file<'py>(
             py,
             source,
             judge,
-            Check::Metadata,
+            Depth::Metadata,
             Access::CopyOnWrite,
             true,
             &net,

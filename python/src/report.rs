@@ -1,8 +1,8 @@
 //! `hrry.validate`, `hrry.rules` and the objects they return.
 
-use hrry::file::{Check, OpenOptions};
+use hrry::file::OpenOptions;
 use hrry::limits::Limits;
-use hrry::validate::{Mode, Options, Policy};
+use hrry::validate::{Depth, Judging, Options, Rules};
 use hrry::Format;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -203,11 +203,16 @@ impl Report {
         Report {
             valid: report.is_valid(),
             verdict: report.verdict().name(),
-            policy: report.policy.name(),
+            policy: if report.judging.rules.hardening() {
+                "hardened"
+            } else {
+                "spec"
+            },
             format: format.name(),
-            mode: match report.mode {
-                Mode::Strict => "strict",
-                Mode::Permissive => "permissive",
+            mode: if report.judging.rules.is_strict() {
+                "strict"
+            } else {
+                "permissive"
             },
             violations: report.violations.iter().map(Violation::from).collect(),
             notes: report.notes.clone(),
@@ -239,23 +244,22 @@ impl Report {
     }
 }
 
-/// The validation mode for the `permissive` flag.
-pub(crate) fn mode(permissive: bool) -> Mode {
+/// The rules the `permissive` flag selects (under the default policy).
+pub(crate) fn judged_rules(permissive: bool) -> Rules {
     if permissive {
-        Mode::Permissive
+        Rules::Permissive
     } else {
-        Mode::Strict
+        Rules::Hardened
     }
 }
 
-/// The two switches a file is judged by: the spec's strict or permissive mode
-/// (``permissive=``) and hrry's policy (``policy="spec"`` or ``"hardened"``;
-/// ``"spec"`` by default with ``permissive=True``, else ``"hardened"``); and the
-/// limits it is read within (``max_memory=``).
+/// The two switches a file is judged by, as one [`Rules`]: the spec's strict or
+/// permissive mode (``permissive=``) and hrry's policy (``policy="spec"`` or
+/// ``"hardened"``, the default; ``permissive=True`` judges no hardening rule
+/// whatever it says); and the limits it is read within (``max_memory=``).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Judge {
-    mode: Mode,
-    policy: Policy,
+    rules: Rules,
     limits: Limits,
 }
 
@@ -264,17 +268,20 @@ impl Judge {
     /// policy name.
     pub(crate) fn new(permissive: bool, policy: Option<&str>) -> PyResult<Self> {
         let policy = match policy {
-            None if permissive => Policy::Spec,
-            None => Policy::Hardened,
-            Some(name) => Policy::from_name(name).ok_or_else(|| {
-                PyValueError::new_err(format!(
+            None => Rules::Hardened,
+            Some(name @ ("spec" | "hardened")) => Rules::from_name(name).unwrap_or(Rules::Hardened),
+            Some(name) => {
+                return Err(PyValueError::new_err(format!(
                     "policy must be \"spec\" or \"hardened\", not {name:?}"
-                ))
-            })?,
+                )))
+            }
         };
         Ok(Judge {
-            mode: mode(permissive),
-            policy,
+            rules: if permissive {
+                Rules::Permissive
+            } else {
+                policy
+            },
             limits: Limits::default(),
         })
     }
@@ -292,18 +299,15 @@ impl Judge {
     /// The validator's options.
     pub(crate) fn options(self) -> Options {
         Options {
-            mode: self.mode,
-            policy: self.policy,
+            judging: self.rules.into(),
             limits: self.limits,
         }
     }
 
-    /// A reader's options checking what `check` says.
-    pub(crate) fn open_options(self, check: Check) -> OpenOptions {
+    /// A reader's options reading to `depth` (what `check=` names).
+    pub(crate) fn open_options(self, depth: Depth) -> OpenOptions {
         OpenOptions::new()
-            .check(check)
-            .judge_as(self.mode)
-            .policy(self.policy)
+            .judging(Judging::new(self.rules, depth))
             .limits(self.limits)
     }
 }

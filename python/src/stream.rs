@@ -26,7 +26,7 @@ use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyMemoryView};
 use crate::errors::{detached, invalid_file, io_error, HrryError};
 use crate::file::{descriptor_info, File};
 use crate::fileobj::{read_into, type_name};
-use crate::report::{mode, Report, Violation};
+use crate::report::{judged_rules, Report, Violation};
 use crate::write::{stored_array, Quantized};
 
 /// Largest tensor a `StreamReader` holds by default (its stored bytes, and the
@@ -359,9 +359,8 @@ impl PyStreamReader {
     fn new(source: &Bound<'_, PyAny>, permissive: bool, max_tensor_bytes: u64) -> PyResult<Self> {
         let (source, what) = Source::open(source)?;
         let options = Options {
-            mode: mode(permissive),
+            judging: judged_rules(permissive).into(),
             limits: Limits::default(),
-            ..Default::default()
         };
         Ok(PyStreamReader {
             what,
@@ -772,9 +771,8 @@ pub fn unpack(
     let result = detached(py, || -> Result<u64, hrry::stream::Error> {
         let checks = hrry::stream::UnpackOptions {
             validation: Options {
-                mode: mode(permissive),
+                judging: judged_rules(permissive).into(),
                 limits: Limits::default(),
-                ..Default::default()
             },
             allowed: Vec::new(),
         };
@@ -803,9 +801,8 @@ pub fn unpack(
 pub fn validate(py: Python<'_>, source: &Bound<'_, PyAny>, permissive: bool) -> PyResult<Report> {
     let (mut source, what) = Source::open(source)?;
     let options = Options {
-        mode: mode(permissive),
+        judging: judged_rules(permissive).into(),
         limits: Limits::default(),
-        ..Default::default()
     };
     let result = detached(py, || {
         hrry::Format::Stream.validate_reader(&mut source, &options)

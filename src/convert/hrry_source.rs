@@ -62,10 +62,10 @@ pub(crate) fn open(path: &Path, permissive: bool) -> Result<HrryInput, Error> {
     let io = |e| super::io_at(path, e);
     let metadata =
         crate::source::FileSource::new(src.file().try_clone().map_err(io)?).map_err(io)?;
-    // The spec's rules: the oversized buffers of TD-BUF-014 are judged below, with
-    // the converter's own way out.
+    // The spec's rules with its permissive allowances: the oversized buffers of
+    // TD-BUF-014 are judged below, with the converter's own way out.
     let file = crate::file::OpenOptions::new()
-        .policy(crate::validate::Policy::Spec)
+        .rules(crate::validate::Rules::Permissive)
         .open_source(metadata)
         .map_err(|e| match e {
             crate::file::Error::Io(e) => io(e),

@@ -191,7 +191,7 @@ pub fn check_file_alignment(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::validate::Mode;
+    use crate::validate::{Judging, Rules};
 
     fn handle(device_tag: u8, sync_mode: u8, memory_class: u8) -> BufferHandle {
         BufferHandle {
@@ -205,7 +205,7 @@ mod tests {
     }
 
     fn ids(b: BufferHandle) -> Vec<&'static str> {
-        let mut r = Report::new(Mode::Strict);
+        let mut r = Report::default();
         check_handle(&b, 0, 100, &mut r);
         r.rule_ids()
     }
@@ -280,7 +280,10 @@ mod tests {
 
     #[test]
     fn private_tags_are_hardening_only() {
-        let mut r = Report::new(Mode::Permissive);
+        let mut r = Report::new(Judging {
+            rules: Rules::Permissive,
+            ..Judging::default()
+        });
         check_handle(&handle(0xF5, 0, 0xF9), 0, 0, &mut r);
         assert!(r.is_valid(), "{:?}", r.violations);
     }

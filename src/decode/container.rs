@@ -14,7 +14,7 @@ use crate::schema::{
     FILE_MAGIC, TRAILER_LEN, TRAILER_MAGIC,
 };
 
-use super::input::Input;
+use super::input::{DataReads, Input};
 use crate::validate::rules::container::*;
 use crate::validate::Report;
 
@@ -460,13 +460,29 @@ pub(crate) fn check_gap(
             to - from
         )
     });
-    check_zero(input, from, to.min(padded), report);
+    check_padding(input, from, to.min(padded), report);
+}
+
+/// `HF-PLC-003` on `[from, to)` when the judging reads padding (to
+/// [`Depth::Data`](crate::validate::Depth::Data)): [`check_zero`] with its consent.
+pub(crate) fn check_padding(input: &Input<'_>, from: u64, to: u64, report: &mut Report) -> bool {
+    match DataReads::for_rule(report, &HF_PLC_PADDING_ZERO) {
+        Some(consent) => check_zero(consent, input, from, to, report),
+        None => true,
+    }
 }
 
 /// Reports the first non-zero byte in `[from, to)` as bad padding (nothing when the
-/// range is not inside the input).
-pub(crate) fn check_zero(input: &Input<'_>, from: u64, to: u64, report: &mut Report) -> bool {
-    if from > to || to > input.len() || !report.wants(&HF_PLC_PADDING_ZERO) {
+/// range is not inside the input). Reads the padding: only with the judging's
+/// consent.
+fn check_zero(
+    _consent: DataReads,
+    input: &Input<'_>,
+    from: u64,
+    to: u64,
+    report: &mut Report,
+) -> bool {
+    if from > to || to > input.len() {
         return true;
     }
     match input.first_nonzero(from, to) {

@@ -9,7 +9,7 @@ use crate::schema::{
 };
 
 use crate::validate::rules::container::*;
-use crate::validate::{Mode, Report};
+use crate::validate::Report;
 
 /// Runs every descriptor-level check on `d`, which starts at absolute offset `at`.
 pub fn check_descriptor(d: &TensorDescriptor, at: u64, report: &mut Report) {
@@ -70,7 +70,7 @@ fn check_header(d: &TensorDescriptor, at: u64, report: &mut Report) {
         },
     );
     if let LayoutFields::Extension(e) = &d.layout {
-        if report.mode == Mode::Strict {
+        if report.rules().is_strict() {
             report.violation(
                 &TD_LAY_EXT_ID,
                 at + d.layout_pos(),
@@ -382,7 +382,7 @@ pub(crate) fn check_composite_head(d: &TensorDescriptor, at: u64, report: &mut R
     let base = at + d.layout_pos();
     let rule_ok = match c.composition_rule {
         1..=3 => true,
-        0xF0..=0xFE => report.mode == Mode::Permissive,
+        0xF0..=0xFE => !report.rules().is_strict(),
         _ => false,
     };
     report.check(rule_ok, &TD_CMP_RULE, base, || {

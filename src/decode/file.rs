@@ -14,9 +14,10 @@ pub(crate) use super::region::{
     check_entry_data_offset, check_entry_descriptor_length, Region, Walked,
 };
 use super::{container, input, region};
-use crate::validate::rules::container::{HF_FILE_SIZE, HF_HDR_MAGIC};
-use crate::validate::Pass;
-use crate::validate::{Mode, Options, Report, Violation};
+use crate::validate::rules::container::{
+    HF_CRC_MATCH, HF_FILE_SIZE, HF_HDR_MAGIC, HF_IDX_NAME_UNIQUE,
+};
+use crate::validate::{Depth, Judging, Options, Pass, Report, Rule, Violation};
 
 /// What one decode pass over a HRRYFILE found.
 pub(crate) struct DecodedFile {
@@ -35,30 +36,28 @@ pub(crate) struct DecodedFile {
     pub region: Option<Region>,
 }
 
-/// How far a decode pass goes.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Depth {
-    /// Header, trailer, index and KV.
-    Frame,
-    /// Those, then the tensor region: every descriptor and the buffers' placement
-    /// (and, unless the policy is metadata-only, the bytes the data rules read).
-    Region,
-}
+/// The frame rules a pass to [`Depth::Index`] does not judge, as neither memory
+/// safety nor right lookups rest on them: the index CRC (not computed) and the
+/// uniqueness of names (no set of them is kept).
+const INDEX_DEPTH_SKIPS: [&Rule; 2] = [&HF_CRC_MATCH, &HF_IDX_NAME_UNIQUE];
 
-/// Decodes `source` under `policy`, to `depth`: the report of every violation the
-/// policy records, and what decoded (`None` when the tensor region could not be
-/// located). A failed read is returned instead.
+/// Decodes `source` as `judging` says (the tensor region walked from
+/// [`Depth::Metadata`] on), treating violations as `pass` says: the report of
+/// every violation recorded, and what decoded (`None` when the tensor region could
+/// not be located). A failed read is returned instead.
 pub(crate) fn decode_file(
     source: &dyn ReadAt,
     limits: Limits,
-    mode: Mode,
-    policy: Pass,
-    depth: Depth,
+    judging: Judging,
+    mut pass: Pass,
 ) -> io::Result<(Report, Option<DecodedFile>)> {
+    if judging.depth == Depth::Index {
+        pass.allowed.extend(INDEX_DEPTH_SKIPS.iter().map(|r| r.id));
+    }
     let input = input::Input::with_budget(source, limits.max_memory);
-    let mut report = Report::with_policy(mode, policy);
+    let mut report = Report::for_pass(judging, pass);
     let decoded = container::check_frame(&input, limits, &mut report).map(|mut frame| {
-        let region = (depth == Depth::Region && !report.stopped())
+        let region = (judging.depth >= Depth::Metadata && !report.stopped())
             .then(|| region::check_region(&frame, &mut report));
         DecodedFile {
             header: frame.header,
@@ -82,12 +81,7 @@ pub(crate) fn decode_file(
 /// data bytes a rule inspects (packing tails, padding elements, `float8_e8m0`
 /// codes), never whole dense data buffers; a failed read is returned instead.
 pub(crate) fn validate_source(source: &dyn ReadAt, options: &Options) -> io::Result<Report> {
-    let pass = Pass {
-        spec_only: !options.hardening(),
-        ..Pass::default()
-    };
-    let (mut report, _) = decode_file(source, options.limits, options.mode, pass, Depth::Region)?;
-    report.policy = options.policy;
+    let (report, _) = decode_file(source, options.limits, options.judging, Pass::default())?;
     Ok(report)
 }
 
@@ -101,9 +95,9 @@ fn first_violation(report: Report) -> Result<(), Violation> {
 
 /// Decodes and judges a file header from its 64 bytes, as the decode pass of a
 /// whole file does (for readers that see the header alone, such as the sequential
-/// reader); the first violation `policy` records is the error.
-pub(crate) fn decode_file_header(head: &[u8], policy: &Pass) -> Result<FileHeader, Violation> {
-    let mut report = Report::with_policy(Mode::Strict, policy.clone());
+/// reader); the first violation `judging` records is the error.
+pub(crate) fn decode_file_header(head: &[u8], judging: Judging) -> Result<FileHeader, Violation> {
+    let mut report = Report::for_pass(judging, Pass::reader(Vec::new()));
     if container::check_magic(head, head.len() as u64, &mut report) {
         match read_from::<FileHeader>(head) {
             Ok((h, _)) => {
@@ -124,58 +118,55 @@ pub(crate) fn decode_file_header(head: &[u8], policy: &Pass) -> Result<FileHeade
 
 /// Judges the trailer `t` of a file of `len` bytes with header `h` on its own
 /// fields, as the decode pass of a whole file does (for readers that see the
-/// trailer alone, such as the sequential reader); the first violation `policy`
+/// trailer alone, such as the sequential reader); the first violation `judging`
 /// records is the error.
 pub(crate) fn judge_trailer(
     h: &FileHeader,
     t: &Trailer,
     len: u64,
-    policy: &Pass,
+    judging: Judging,
 ) -> Result<(), Violation> {
-    let mut report = Report::with_policy(Mode::Strict, policy.clone());
+    let mut report = Report::for_pass(judging, Pass::reader(Vec::new()));
     container::judge_trailer(h, t, len, &mut report);
     first_violation(report)
 }
 
 /// Decodes and judges one descriptor from exactly its bytes (starting at absolute
 /// offset `at`): the fixed header, then the fields, then the descriptor's own
-/// rules, as the walk of a file's region does; the first violation `policy`
-/// records is the error.
+/// rules, as the walk of a file's region does; the first violation `judging`
+/// records (and `pass` does not let pass) is the error.
 pub(crate) fn decode_descriptor(
     bytes: &[u8],
     at: u64,
     limits: &Limits,
-    mode: Mode,
-    policy: &Pass,
+    judging: Judging,
+    pass: &Pass,
 ) -> Result<TensorDescriptor, Violation> {
     let d = super::header::descriptor(bytes, at, limits)?;
-    judge_descriptor(&d, at, mode, policy)?;
+    judge_descriptor(&d, at, judging, pass)?;
     Ok(d)
 }
 
 /// Judges a decoded descriptor (at absolute offset `at`) by its own rules, as the
-/// walk of a file's region does; the first violation `policy` records is the
-/// error.
+/// walk of a file's region does; the first violation `judging` records (and
+/// `pass` does not let pass) is the error.
 pub(crate) fn judge_descriptor(
     d: &TensorDescriptor,
     at: u64,
-    mode: Mode,
-    policy: &Pass,
+    judging: Judging,
+    pass: &Pass,
 ) -> Result<(), Violation> {
-    let mut report = Report::with_policy(mode, policy.clone());
+    let mut report = Report::for_pass(judging, pass.clone());
     super::descriptor::check_descriptor(d, at, &mut report);
     first_violation(report)
 }
 
 impl Pass {
-    /// A reader's policy: `spec` rules (with `hardening` too when asked), stopping at
-    /// the first violation, reading data bytes only when `data` says so.
-    pub(crate) fn reader(hardening: bool, data: bool, allowed: Vec<&'static str>) -> Self {
+    /// A reader's pass: stopping at the first violation, letting `allowed` pass.
+    pub(crate) fn reader(allowed: Vec<&'static str>) -> Self {
         Pass {
             allowed,
             allow_all: false,
-            spec_only: !hardening,
-            metadata_only: !data,
             first_only: true,
         }
     }

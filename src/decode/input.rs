@@ -19,7 +19,7 @@ use crate::schema::BufferHandle;
 use crate::source::ReadAt;
 
 use super::budget::Budget;
-use crate::validate::{Mode, Report};
+use crate::validate::{Depth, Judging, Report, Rule};
 
 /// Smallest read a [`Window`] makes on a miss (a page: a scattered probe costs the
 /// same I/O either way).
@@ -31,8 +31,8 @@ pub(crate) const CHUNK: u64 = 1 << 20;
 
 /// The report for bytes in memory that could not be read (never happens: reads
 /// inside a slice do not fail), so that the slice entry points need no `Result`.
-pub(crate) fn unread(mode: Mode, e: &io::Error) -> Report {
-    let mut report = Report::new(mode);
+pub(crate) fn unread(judging: Judging, e: &io::Error) -> Report {
+    let mut report = Report::new(judging);
     report.note(format!("the input could not be read: {e}"));
     report.fatal = true;
     report
@@ -446,7 +446,33 @@ impl<'a> Window<'a> {
     }
 }
 
-/// A tensor's buffers as the layout and quantization checks read them.
+/// Consent to read the contents of padding and of a tensor's data buffer (buffer
+/// 0, which holds its elements): what the rules of [`Reads::Data`](crate::validate::Reads::Data)
+/// are decided from. Only a report judging to [`Depth::Data`] gives one, and every
+/// function that reads those bytes takes one ([`Buffers::data`],
+/// `container::check_zero`), so that a pass to a lesser depth cannot read them.
+#[derive(Clone, Copy)]
+pub(crate) struct DataReads {
+    /// Private: only [`DataReads::given`] makes one.
+    _consent: (),
+}
+
+impl DataReads {
+    /// The consent of `report`'s judging: `Some` when it reads to [`Depth::Data`].
+    pub fn given(report: &Report) -> Option<Self> {
+        (report.judging.depth == Depth::Data).then_some(DataReads { _consent: () })
+    }
+
+    /// The consent to check `rule` (a rule decided from data bytes): `Some` when
+    /// `report` reads to [`Depth::Data`] and would record a violation of `rule`.
+    pub fn for_rule(report: &Report, rule: &Rule) -> Option<Self> {
+        Self::given(report).filter(|_| report.wants(rule))
+    }
+}
+
+/// A tensor's buffers as the layout and quantization checks read them: buffer 0
+/// (the elements) only with [`DataReads`], the others (parameter arrays, sparse
+/// index structures: metadata) freely.
 #[derive(Clone, Copy)]
 pub(crate) enum Buffers<'a> {
     /// Buffer `i` is `slices[i]` (a caller's bytes in memory).
@@ -470,9 +496,13 @@ impl<'a> Buffers<'a> {
         }
     }
 
-    /// The first `max` bytes of buffer `i` (all of them when shorter), for the
-    /// checks that need a whole array (sparse index structures).
+    /// The first `max` bytes of metadata buffer `i` (all of them when shorter), for
+    /// the checks that need a whole array (sparse index structures); `None` for
+    /// buffer 0, the data buffer ([`Buffers::data`]).
     pub fn whole(&self, i: usize, max: u64) -> Option<Cow<'a, [u8]>> {
+        if i == 0 {
+            return None;
+        }
         let n = self.len(i)?.min(max);
         match *self {
             Buffers::Slices(s) => Some(Cow::Borrowed(&s[i][..n as usize])),
@@ -480,8 +510,23 @@ impl<'a> Buffers<'a> {
         }
     }
 
-    /// A window over the first `max` bytes of buffer `i` (all of them when shorter).
+    /// A window over the first `max` bytes of metadata buffer `i` (all of them
+    /// when shorter); `None` for buffer 0, the data buffer ([`Buffers::data`]).
     pub fn window(&self, i: usize, max: u64) -> Option<Window<'a>> {
+        if i == 0 {
+            return None;
+        }
+        self.any_window(i, max)
+    }
+
+    /// A window over the first `max` bytes of buffer 0, the data buffer, read
+    /// with the judging's consent.
+    pub fn data(&self, _consent: DataReads, max: u64) -> Option<Window<'a>> {
+        self.any_window(0, max)
+    }
+
+    /// A window over the first `max` bytes of buffer `i`, whichever it is.
+    fn any_window(&self, i: usize, max: u64) -> Option<Window<'a>> {
         let n = self.len(i)?.min(max);
         Some(match *self {
             Buffers::Slices(s) => Window::over_slice(&s[i][..n as usize]),

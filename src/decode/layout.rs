@@ -26,7 +26,7 @@ use crate::schema::{
 
 use crate::limits::Limits;
 
-use super::input::{Buffers, Window};
+use super::input::{Buffers, DataReads, Window};
 use crate::validate::rules::container::{TD_BUF_TAIL, TD_TYP_E8M0};
 use crate::validate::rules::layout::*;
 use crate::validate::{Report, Rule};
@@ -78,9 +78,10 @@ impl<'a> Ctx<'a> {
         self.desc.buffers.get(i).map_or(0, |b| b.byte_size)
     }
 
-    /// Buffer `i`'s bytes, cut to its declared size, for reading here and there.
-    fn data(&self, i: usize) -> Option<Window<'a>> {
-        self.buffers?.window(i, self.declared(i))
+    /// The data buffer's bytes (buffer 0), cut to its declared size, for reading
+    /// here and there: only with the judging's consent.
+    fn data(&self, consent: DataReads) -> Option<Window<'a>> {
+        self.buffers?.data(consent, self.declared(0))
     }
 
     /// Buffer `i` (cut to its declared size) as little-endian entries of
@@ -168,11 +169,10 @@ pub(crate) fn check_buffers(
         // Composite heads and extension layouts are judged by the container rules.
         LayoutFields::Composite(_) | LayoutFields::Extension(_) => {}
     }
-    if desc.type_tag == ElementType::Float8E8m0.tag()
-        && desc.quantization.is_none()
-        && report.wants(&TD_TYP_E8M0)
-    {
-        check_e8m0_values(&ctx, report);
+    if desc.type_tag == ElementType::Float8E8m0.tag() && desc.quantization.is_none() {
+        if let Some(consent) = DataReads::for_rule(report, &TD_TYP_E8M0) {
+            check_e8m0_values(&ctx, consent, report);
+        }
     }
 }
 
@@ -181,8 +181,10 @@ pub(crate) fn check_buffers(
 /// an element); sparse layouts' `values` hold `nnz` elements. Block-paged pools are
 /// not judged: slots past a sequence's token count are undefined, and the token
 /// counts are not stored.
-fn check_e8m0_values(ctx: &Ctx, report: &mut Report) {
-    let Some(mut data) = ctx.data(0) else { return };
+fn check_e8m0_values(ctx: &Ctx, consent: DataReads, report: &mut Report) {
+    let Some(mut data) = ctx.data(consent) else {
+        return;
+    };
     let reserved = |b: u8| ElementType::Float8E8m0.is_reserved_code(b.into());
     let first_bad = match &ctx.desc.layout {
         LayoutFields::Coo(CooFields { nnz, .. })
@@ -299,10 +301,11 @@ impl BytePositions {
 /// sub-byte element are zero (`TD-BUF-006`). Quantized tensors are checked by the
 /// quantization validator, which knows their storage shape.
 fn check_packing_tail(ctx: &Ctx, report: &mut Report) {
-    if !report.wants(&TD_BUF_TAIL) {
+    let Some(consent) = DataReads::for_rule(report, &TD_BUF_TAIL) else {
         return;
-    }
-    let (Some(mut data), Some((count, width, start))) = (ctx.data(0), packed_run(ctx.desc)) else {
+    };
+    let (Some(mut data), Some((count, width, start))) = (ctx.data(consent), packed_run(ctx.desc))
+    else {
         return;
     };
     if let Some(tail) = data.packing_tail(count, width, start as u64) {
@@ -446,12 +449,14 @@ fn check_morton(ctx: &Ctx, bits: &[u32], report: &mut Report) {
 /// Positions of the Morton curve that hold no logical element must be zero.
 fn check_morton_padding(ctx: &Ctx, bits: &[u32], report: &mut Report) {
     let desc = ctx.desc;
-    if !report.wants(&LY_MOR_PADDING) {
+    let Some(consent) = DataReads::for_rule(report, &LY_MOR_PADDING) else {
         return;
-    }
-    let (Some(mut buf), Ok(width), Some(size)) =
-        (ctx.data(0), element_bits(desc), required_buffer_size(desc))
-    else {
+    };
+    let (Some(mut buf), Ok(width), Some(size)) = (
+        ctx.data(consent),
+        element_bits(desc),
+        required_buffer_size(desc),
+    ) else {
         return;
     };
     if DenseMap::new(desc.layout_tag, &desc.layout, &desc.shape).is_err() || size > buf.len() {

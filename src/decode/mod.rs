@@ -6,8 +6,11 @@
 //! placement of its buffers, the per-tensor rule sequence, composite binding, a
 //! `.holo` archive's header, section table and sections (`holo`) — and
 //! reports every rule it finds broken as a [`Violation`](crate::validate::Violation)
-//! into a [`Report`](crate::validate::Report), whose policy says which rules are
-//! judged and whether data and padding bytes are read. Every reader (`HrryFile`,
+//! into a [`Report`](crate::validate::Report), whose
+//! [`Judging`](crate::validate::Judging) says which rules are judged and how far
+//! the input is read: the contents of padding and data buffers only with the
+//! consent (`input::DataReads`) a judging to
+//! [`Depth::Data`](crate::validate::Depth::Data) gives. Every reader (`HrryFile`,
 //! the sequential and stream readers, the conversation validator, the server,
 //! `.holo`) and the validator call it; the rule table itself is
 //! [`crate::validate`].

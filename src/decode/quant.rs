@@ -15,7 +15,7 @@ use crate::schema::{
     LAYOUT_COMPOSITE, NO_ZERO_POINT_BUFFER, SCHEME_MXFP, SCHEME_VERSION_MAX,
 };
 
-use super::input::{Buffers, Window};
+use super::input::{Buffers, DataReads, Window};
 use crate::model::quant::{
     block_scale_size, element_bits, int_range, widen_scale, BlockGeometry, AFFINE_STORAGE,
     MXFP_STORAGE, NF4_STORAGE, PER_BLOCK_STORAGE,
@@ -24,7 +24,7 @@ use crate::validate::rules::layout::{
     LY_BP_QUANT_BLOCK, LY_BP_QUANT_CHANNEL, LY_BP_QUANT_SCHEME, LY_BP_QUANT_UNDEFINED,
 };
 use crate::validate::rules::quant::*;
-use crate::validate::{Mode, Report, Rule};
+use crate::validate::{Report, Rule};
 
 /// Where the elements of a dense tensor are: element `index` starts at bit
 /// `origin_bits + bit_width * map.offset(index)` of the data buffer, for every dense
@@ -211,7 +211,7 @@ pub(crate) fn check_buffers(
         0x01..=0x05 => {}
         _ => {
             let message = format!("scheme_tag: 0x{tag:02X} is not an assigned scheme (0x01-0x05)");
-            if cx.report.mode == Mode::Permissive {
+            if !cx.report.rules().is_strict() {
                 cx.report.note(format!(
                     "{message}; descriptor skipped, tensor data not interpreted"
                 ));
@@ -543,12 +543,16 @@ impl<'a> Ctx<'a, '_> {
     /// bits after the last packed sub-byte code are zero.
     fn packing_tail(&mut self, storage_shape: &[u64], width: u32) {
         let rule = &crate::validate::rules::container::TD_BUF_TAIL;
-        if !is_contiguous(self.desc.layout_tag) || !self.report.wants(rule) {
+        if !is_contiguous(self.desc.layout_tag) {
             return;
         }
-        let (Some(count), Some(mut data)) =
-            (crate::model::element_count(storage_shape), self.buffer(0))
-        else {
+        let Some(consent) = DataReads::for_rule(self.report, rule) else {
+            return;
+        };
+        let (Some(count), Some(mut data)) = (
+            crate::model::element_count(storage_shape),
+            self.data_buffer(consent),
+        ) else {
             return;
         };
         if let Some(tail) = data.packing_tail(count, width, self.desc.byte_offset) {
@@ -557,9 +561,20 @@ impl<'a> Ctx<'a, '_> {
         }
     }
 
-    /// The bytes of buffer `index`, when the caller passed buffers.
+    /// The bytes of parameter buffer `index`, when the caller passed buffers. A
+    /// parameter naming buffer 0 (the data buffer, which it must not) is read only
+    /// with the judging's consent.
     fn buffer(&self, index: u32) -> Option<Window<'a>> {
-        self.buffers?.window(index as usize, u64::MAX)
+        match index {
+            0 => self.data_buffer(DataReads::given(self.report)?),
+            _ => self.buffers?.window(index as usize, u64::MAX),
+        }
+    }
+
+    /// The bytes of the data buffer (buffer 0), when the caller passed buffers:
+    /// only with the judging's consent.
+    fn data_buffer(&self, consent: DataReads) -> Option<Window<'a>> {
+        self.buffers?.data(consent, u64::MAX)
     }
 
     /// Where a violation in byte `byte` of buffer `index` is reported: that byte in
@@ -871,10 +886,13 @@ impl<'a> Ctx<'a, '_> {
             return;
         }
         self.packing_tail(&storage_shape, width);
-        let Some(rule) = pad_rule.filter(|r| self.report.wants(r)) else {
+        let Some(rule) = pad_rule else {
             return;
         };
-        let (Some(g), Some(mut data)) = (g, self.buffer(0)) else {
+        let Some(consent) = DataReads::for_rule(self.report, rule) else {
+            return;
+        };
+        let (Some(g), Some(mut data)) = (g, self.data_buffer(consent)) else {
             return;
         };
         if g.padded_axis_len == g.axis_len || g.outer == 0 {

@@ -8,7 +8,7 @@ use crate::schema::{
     LAYOUT_COMPOSITE,
 };
 
-use super::container::{check_zero, Frame};
+use super::container::{check_padding, Frame};
 use super::descriptor::check_descriptor;
 use super::input::{Buffers, Input};
 use super::tensor::{bind_composite, check_stored, Data, Members};
@@ -98,7 +98,7 @@ fn walk(frame: &Frame<'_>, report: &mut Report) -> (Vec<Walked>, bool) {
         );
         return (out, false);
     }
-    check_zero(
+    check_padding(
         input,
         crate::schema::container::FILE_HEADER_LEN,
         first,
@@ -109,7 +109,7 @@ fn walk(frame: &Frame<'_>, report: &mut Report) -> (Vec<Walked>, bool) {
     let mut pos = first;
     if frame.index.is_empty() && end - first < 8 {
         // An empty region may still hold the padding that aligns the next section.
-        check_zero(input, first, end, report);
+        check_padding(input, first, end, report);
         return (out, true);
     }
     while pos < end {
@@ -162,7 +162,7 @@ fn walk(frame: &Frame<'_>, report: &mut Report) -> (Vec<Walked>, bool) {
         super::buffer::check_file_alignment(&d, pos, &p.buffer_offsets, report);
         let mut from = desc_end;
         for (&b, h) in p.buffer_offsets.iter().zip(&d.buffers) {
-            check_zero(input, from, b, report);
+            check_padding(input, from, b, report);
             from = b + h.byte_size;
         }
         if !charge_walked(input, &mut out, &d, pos, report) {
@@ -335,7 +335,7 @@ fn next_descriptor(
     let c8 = align_up(data_end, 8)?;
     let is_head = d.layout_tag == LAYOUT_COMPOSITE;
     if c8 == end || (c8 < end && starts_descriptor(input, c8)) {
-        check_zero(input, data_end, c8, report);
+        check_padding(input, data_end, c8, report);
         return Some(c8);
     }
     if c8 > end {
@@ -348,7 +348,7 @@ fn next_descriptor(
     }
     let ca = align_up(data_end, dba)?;
     if ca <= end && (ca == end || starts_descriptor(input, ca)) {
-        check_zero(input, data_end, ca, report);
+        check_padding(input, data_end, ca, report);
         if is_head {
             report.violation(
                 &HF_PLC_HEAD_PADDING,

@@ -17,7 +17,7 @@ pub use atomic::{watch_temporaries, AtomicFile, Temporaries};
 pub use copy::{copy_through_buffer, CopyFrom};
 pub use error::Error;
 pub use mapping::Mapping;
-pub use open::{map_file, Check, OpenOptions};
+pub use open::{map_file, OpenOptions};
 pub use output::{Output, OutputError};
 pub(crate) use reader::slice_at;
 pub use reader::{Descriptors, HrryFile, Tensor, TensorEntry};

@@ -1,74 +1,60 @@
-//! How a file is opened: [`OpenOptions`] and the checks of each [`Check`].
+//! How a file is opened: [`OpenOptions`], judging as a [`Judging`] says.
 
 use std::path::Path;
 
 use crate::limits::Limits;
-use crate::validate::rules::container as rules;
-use crate::validate::{Mode, Pass, Policy, Rule};
+use crate::validate::{Depth, Judging, Pass, Rule, Rules};
 
 use super::mirror::Mirror;
-use super::reader::{Depth, Source};
+use super::reader::Source;
 use super::{Error, HrryFile, Mapping};
 use crate::source::ReadAt;
 
-/// How much of a file opening checks. Every mode refuses what it checks at the
-/// first broken rule, naming the rule `hrry validate` reports for it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Check {
-    /// Every `spec` rule decided from metadata: the header, trailer, index and KV,
-    /// then every descriptor of the tensor region, their buffers' placement, the
-    /// quantization parameters and sparse index structures. Costs a pass over the
-    /// descriptors (not the data): what an untrusted file needs.
-    #[default]
-    Metadata,
-    /// [`Check::Metadata`] and the `spec` rules decided from data and padding bytes
-    /// (zero padding, packing tails, reserved element codes): a file opened this way
-    /// would pass `hrry validate --permissive`.
-    Full,
-    /// The header, trailer, index and KV checked as in [`Check::Metadata`]; each
-    /// descriptor decoded when it is first asked for (its fixed header checked, so
-    /// that nothing is read past it) and not judged; the region is not walked.
-    /// Lookups stay right (a false `SORTED_INDEX` flag is still refused); reading
-    /// stays memory-safe (typed views, exports and dequantization check sizes
-    /// themselves); what is left out is every rule on descriptors, layouts and the
-    /// region. What `hrry inspect` opens with: it shows files whose tensors break
-    /// rules, and refuses damage to the frame (a wrong index CRC).
-    Frame,
-    /// For files validated earlier: [`Check::Frame`] without the two frame checks
-    /// that neither safety nor right lookups rest on, the index CRC-32C (not
-    /// computed) and the uniqueness of names (of two entries with one name, a
-    /// lookup finds one). One pass over the index, nothing else.
-    Trusted,
-}
-
-/// Options for opening a HRRYFILE: limits, how much to check, and which rules to
-/// let pass.
+/// Options for opening a HRRYFILE: limits, the [`Judging`] (which rules refuse
+/// the file, how much of it is read), and which rules to let pass. Every judging
+/// refuses the file at the first broken rule it judges, naming the rule `hrry
+/// validate` reports for it.
 ///
 /// ```
-/// use hrry::file::{Check, HrryWriter, OpenOptions};
+/// use hrry::file::{HrryWriter, OpenOptions};
+/// use hrry::validate::Depth;
 ///
 /// let mut w = HrryWriter::new(Vec::new(), Default::default())?;
 /// w.write_row_major::<f32>("w", &[2], &[1.0, 2.0])?;
 /// let bytes = w.finish()?;
 ///
-/// let file = OpenOptions::new().check(Check::Full).open_bytes(&bytes)?;
+/// // Every rule `hrry validate` judges, padding and data bytes included.
+/// let file = OpenOptions::new().depth(Depth::Data).open_bytes(&bytes)?;
 /// assert_eq!(file.tensor("w")?.unwrap().shape(), [2]);
 /// # Ok::<(), hrry::Error>(())
 /// ```
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct OpenOptions {
     limits: Limits,
-    check: Check,
-    judged_as: Option<Mode>,
-    policy: Policy,
+    judging: Judging,
     allowed: Vec<&'static str>,
     allow_all: bool,
     mirror_dir: Option<std::path::PathBuf>,
 }
 
+impl Default for OpenOptions {
+    fn default() -> Self {
+        OpenOptions {
+            limits: Limits::default(),
+            judging: Judging::new(Rules::HardenedPermissive, Depth::Metadata),
+            allowed: Vec::new(),
+            allow_all: false,
+            mirror_dir: None,
+        }
+    }
+}
+
 impl OpenOptions {
-    /// Default limits, [`Check::Metadata`], `spec` rules with the spec's permissive
-    /// allowances, and the `hardening` rules ([`Policy::Hardened`]).
+    /// Default limits, judging every rule of [`Rules::HardenedPermissive`] to
+    /// [`Depth::Metadata`]: the spec's rules with its permissive allowances (a
+    /// tensor of an unknown extension does not refuse the file) and hrry's
+    /// `hardening` rules, on everything but the contents of padding and data
+    /// buffers.
     pub fn new() -> Self {
         Self::default()
     }
@@ -79,42 +65,29 @@ impl OpenOptions {
         self
     }
 
-    /// How much opening checks.
-    pub fn check(mut self, check: Check) -> Self {
-        self.check = check;
+    /// Which rules refuse the file and how far opening reads it. Opened to
+    /// [`Depth::Data`], a file is refused exactly when `hrry validate` with the
+    /// same [`Rules`] does not call it valid.
+    pub fn judging(mut self, judging: Judging) -> Self {
+        self.judging = judging;
         self
     }
 
-    /// Judges the file as `hrry validate` does in `mode` (under the same
-    /// [`OpenOptions::policy`]): in [`Mode::Strict`] without the spec's permissive
-    /// allowances, in [`Mode::Permissive`] with them and without the `hardening`
-    /// rules. With [`Check::Full`] the open then refuses exactly what the validator
-    /// rejects. Without it, `spec` rules are judged with the spec's permissive
-    /// allowances: a file holding an extension layout, composition rule or
-    /// quantization scheme this library does not know opens, and reading that
-    /// tensor is what fails.
-    pub fn judge_as(mut self, mode: Mode) -> Self {
-        self.judged_as = Some(mode);
+    /// Which rules refuse the file ([`Rules::HardenedPermissive`] by default). A refusal by
+    /// a `hardening` rule is an [`Error::Invalid`] whose message says it is the
+    /// policy's, not the spec's. Under [`Rules::Permissive`], a file holding an
+    /// extension layout, composition rule or quantization scheme this library
+    /// does not know opens, and reading that tensor is what fails.
+    pub fn rules(mut self, rules: Rules) -> Self {
+        self.judging.rules = rules;
         self
     }
 
-    /// Whether hrry's `hardening` rules refuse a file ([`Policy::Hardened`], the
-    /// default) or only the spec's rules do ([`Policy::Spec`]). A refusal by a
-    /// `hardening` rule is an [`Error::Invalid`] whose message says it is the
-    /// policy's, not the spec's.
-    pub fn policy(mut self, policy: Policy) -> Self {
-        self.policy = policy;
+    /// How far opening reads the file ([`Depth::Metadata`] by default): see
+    /// [`Depth`] for what each depth judges.
+    pub fn depth(mut self, depth: Depth) -> Self {
+        self.judging.depth = depth;
         self
-    }
-
-    /// The validator mode the open judges in, and whether hardening rules count.
-    fn mode(&self) -> (Mode, bool) {
-        let hardened = self.policy == Policy::Hardened;
-        match self.judged_as {
-            Some(Mode::Strict) => (Mode::Strict, hardened),
-            Some(Mode::Permissive) => (Mode::Permissive, false),
-            None => (Mode::Permissive, hardened),
-        }
     }
 
     /// Lets violations of `rule` pass: to look into a damaged file (`hrry inspect
@@ -154,7 +127,7 @@ impl OpenOptions {
     }
 
     /// Opens a file already mapped (see [`map_file`]). The decode pass reads
-    /// the mapping: the pages it reads (the metadata's; with [`Check::Full`],
+    /// the mapping: the pages it reads (the metadata's; to [`Depth::Data`],
     /// every page) stay resident in this process until the system reclaims them.
     /// [`OpenOptions::open_mmap_read`] decodes without touching them.
     pub fn open_mmap(&self, map: Mapping) -> Result<HrryFile<'static>, Error> {
@@ -165,7 +138,7 @@ impl OpenOptions {
     /// positioned reads of `file` ([`FileSource`](crate::source::FileSource))
     /// rather than through the mapping: opening holds what the metadata decodes
     /// to and pieces of what it reads, and makes none of the mapping's pages
-    /// resident (with [`Check::Full`], the decode pass reads every byte);
+    /// resident (to [`Depth::Data`], the decode pass reads every byte);
     /// tensors are then borrowed from the mapping as with
     /// [`OpenOptions::open_mmap`], each page resident once touched. `file`
     /// must be the file `map` maps (a length that differs is an error).
@@ -274,25 +247,13 @@ impl OpenOptions {
         source: Source<'a>,
         read_through: Option<&dyn ReadAt>,
     ) -> Result<HrryFile<'a>, Error> {
-        let (mode, hardening) = self.mode();
-        let mut policy = Pass::reader(hardening, self.check == Check::Full, self.allowed.clone());
-        policy.allow_all = self.allow_all;
-        let depth = match self.check {
-            Check::Trusted => {
-                policy.allowed.extend(TRUSTED_SKIPS.iter().map(|r| r.id));
-                Depth::Frame
-            }
-            Check::Frame => Depth::Frame,
-            Check::Metadata | Check::Full => Depth::Region,
+        let pass = Pass {
+            allow_all: self.allow_all,
+            ..Pass::reader(self.allowed.clone())
         };
-        HrryFile::decode(source, read_through, self.limits, mode, policy, depth)
+        HrryFile::decode(source, read_through, self.limits, self.judging, pass)
     }
 }
-
-/// The frame rules a [`Check::Trusted`] open does not judge, as neither memory
-/// safety nor right lookups rest on them: the index CRC (not computed) and the
-/// uniqueness of names (no set of them is kept).
-const TRUSTED_SKIPS: [&Rule; 2] = [&rules::HF_CRC_MATCH, &rules::HF_IDX_NAME_UNIQUE];
 
 impl HrryFile<'static> {
     /// Maps `path` and opens it with the default [`OpenOptions`].

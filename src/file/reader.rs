@@ -3,7 +3,6 @@
 
 use std::sync::OnceLock;
 
-pub(super) use crate::decode::file::Depth;
 use crate::decode::file::{
     check_entry_data_offset, check_entry_descriptor_length, decode_descriptor, decode_file,
     DecodedFile, Names, Region, Walked,
@@ -18,7 +17,7 @@ use crate::schema::{
     FileHeader, IndexEntryOf, KvEntry, LayoutFields, NameSpan, TensorDescriptor, Trailer,
 };
 use crate::validate::rules::container as rules;
-use crate::validate::{Mode, Pass, Report};
+use crate::validate::{Depth, Judging, Pass, Report};
 
 use super::mirror::Mirror;
 use super::Error;
@@ -64,7 +63,8 @@ impl Source<'_> {
 ///
 /// Opening runs the validator's own decode pass and refuses the file at the first
 /// rule it breaks, naming the rule `hrry validate` reports: by default every `spec`
-/// rule decided from metadata ([`Check`](super::Check) says what each mode checks).
+/// rule decided from metadata ([`Depth`] says what each depth of
+/// [`OpenOptions::judging`](super::OpenOptions::judging) checks).
 ///
 /// # Examples
 ///
@@ -111,8 +111,9 @@ pub struct HrryFile<'a> {
     sorted: bool,
     limits: Limits,
     /// How descriptors decoded on demand are judged.
-    policy: Pass,
-    mode: Mode,
+    judging: Judging,
+    /// How their violations are treated.
+    pass: Pass,
     by_name: OnceLock<Vec<u32>>,
 }
 
@@ -202,24 +203,23 @@ impl Tensor<'_> {
 }
 
 impl<'a> HrryFile<'a> {
-    /// Runs the decode pass over `source` to `depth`, in `mode` under `policy`,
-    /// refusing the file at the first violation recorded. The pass reads through
-    /// `read_through` when given (the file a mapped `source` maps, read with
-    /// positioned reads, so that decoding leaves the mapping's pages alone).
+    /// Runs the decode pass over `source` as `judging` says, refusing the file at
+    /// the first violation recorded that `pass` does not let pass. The pass reads
+    /// through `read_through` when given (the file a mapped `source` maps, read
+    /// with positioned reads, so that decoding leaves the mapping's pages alone).
     pub(super) fn decode(
         source: Source<'a>,
         read_through: Option<&dyn ReadAt>,
         limits: Limits,
-        mode: Mode,
-        policy: Pass,
-        depth: Depth,
+        judging: Judging,
+        pass: Pass,
     ) -> Result<Self, Error> {
         let (report, decoded) = match (&source, read_through) {
-            (_, Some(file)) => decode_file(file, limits, mode, policy.clone(), depth)?,
-            (Source::Mirrored(m), None) => decode_file(&**m, limits, mode, policy.clone(), depth)?,
+            (_, Some(file)) => decode_file(file, limits, judging, pass.clone())?,
+            (Source::Mirrored(m), None) => decode_file(&**m, limits, judging, pass.clone())?,
             (_, None) => {
                 let bytes = source.whole().unwrap_or_default();
-                decode_file(&bytes, limits, mode, policy.clone(), depth)?
+                decode_file(&bytes, limits, judging, pass.clone())?
             }
         };
         let sorted_checked = !report.allows(&rules::HF_IDX_SORTED);
@@ -256,16 +256,16 @@ impl<'a> HrryFile<'a> {
             lazy: OnceLock::new(),
             sorted,
             limits,
-            // A trusted open decodes each descriptor safely when asked for and
-            // leaves judging it to the validator.
-            policy: match depth {
-                Depth::Frame => Pass {
+            judging,
+            // An open that does not walk the region decodes each descriptor safely
+            // when asked for and leaves judging it to the validator.
+            pass: match judging.depth {
+                Depth::Index | Depth::Frame => Pass {
                     allow_all: true,
-                    ..policy
+                    ..pass
                 },
-                Depth::Region => policy,
+                Depth::Metadata | Depth::Data => pass,
             },
-            mode,
             by_name: OnceLock::new(),
         })
     }
@@ -518,8 +518,8 @@ impl<'a> HrryFile<'a> {
             bytes,
             at,
             &self.limits,
-            self.mode,
-            &self.policy,
+            self.judging,
+            &self.pass,
         )?)
     }
 
@@ -527,8 +527,8 @@ impl<'a> HrryFile<'a> {
     /// types and shapes needs.
     ///
     /// Same result as calling [`HrryFile::descriptor`] on each of
-    /// [`HrryFile::entries`]. When descriptors are decoded now ([`Check::Frame`](super::Check::Frame),
-    /// [`Check::Trusted`](super::Check::Trusted)),
+    /// [`HrryFile::entries`]. When descriptors are decoded now (opened to
+    /// [`Depth::Frame`] or [`Depth::Index`]),
     /// this touches those of a batch of entries together before decoding them, so
     /// that the cache (and TLB) misses of descriptors spread over a large file
     /// overlap instead of queueing one behind the other.

@@ -15,7 +15,7 @@ use crate::schema::{
     read_from, FileHeader, TensorDescriptor, Trailer, DESCRIPTOR_HEADER_LEN,
 };
 use crate::validate::rules::container as rules;
-use crate::validate::Pass;
+use crate::validate::{Depth, Judging, Pass, Rules};
 
 use super::Error;
 
@@ -98,7 +98,7 @@ pub struct SequentialReader<R: Read> {
     trailer: Option<Trailer>,
     limits: Limits,
     /// How each header and descriptor is judged.
-    policy: Pass,
+    judging: Judging,
     done: bool,
 }
 
@@ -112,8 +112,9 @@ impl<R: Read> SequentialReader<R> {
     pub fn new(mut reader: R, end: TensorRegionEnd, limits: Limits) -> Result<Self, Error> {
         let mut head = [0u8; FILE_HEADER_LEN as usize];
         read_exact_or(&mut reader, &mut head, 0)?;
-        let policy = Pass::reader(false, false, Vec::new());
-        let header = decode_file_header(&head, &policy)?;
+        // The spec's rules, read strictly, on the metadata (the data streams by).
+        let judging = Judging::new(Rules::Spec, Depth::Metadata);
+        let header = decode_file_header(&head, judging)?;
         let mut this = SequentialReader {
             source: Source::Stream(reader),
             header,
@@ -122,7 +123,7 @@ impl<R: Read> SequentialReader<R> {
             remaining: None,
             trailer: None,
             limits,
-            policy,
+            judging,
             done: false,
         };
         match end {
@@ -191,8 +192,8 @@ impl<R: Read> SequentialReader<R> {
         judge_descriptor(
             &descriptor,
             descriptor_offset,
-            crate::validate::Mode::Strict,
-            &self.policy,
+            self.judging,
+            &Pass::reader(Vec::new()),
         )?;
         let alignment = u64::from(self.header.data_buffer_alignment);
         let placement =
@@ -268,7 +269,7 @@ impl<R: Read> SequentialReader<R> {
             .map_err(|e| {
                 Error::invalid(&rules::HF_TRL_MAGIC, total - TRAILER_LEN, e.to_string())
             })?;
-        judge_trailer(&self.header, &trailer, total, &self.policy)?;
+        judge_trailer(&self.header, &trailer, total, self.judging)?;
         let end = if trailer.kv_length > 0 {
             trailer.kv_offset
         } else {

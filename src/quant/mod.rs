@@ -37,7 +37,7 @@ use crate::schema::{
     LAYOUT_ROW_MAJOR,
 };
 use crate::validate::rules::quant::{QB_SIZE, QZ_DATA_SIZE};
-use crate::validate::{Mode, Report, Rule};
+use crate::validate::{Report, Rule};
 
 use params::{BlockKind, BlockRows, Params, StoredTensor};
 pub use quantize::{quantize_per_block, PerBlockOptions, Quantized};
@@ -247,7 +247,7 @@ impl<'a> Dequantizer<'a> {
         scan_values: bool,
     ) -> Result<Self, Error> {
         let section = desc.quantization.as_ref().ok_or(not_quantized())?;
-        let mut report = Report::new(Mode::Strict);
+        let mut report = Report::default();
         // Without buffers, the quantization checks read the descriptor only.
         let values = scan_values.then_some(buffers);
         crate::decode::quant::check(desc, 0, values, &mut report);

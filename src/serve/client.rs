@@ -18,7 +18,6 @@ use crate::schema::transport::{
 use crate::schema::{read_from, LenBytes, TensorDescriptor, DEVICE_CPU};
 use crate::stream::message::{write_data_frame, write_message, Frame, Payload};
 use crate::stream::Conversation;
-use crate::validate::Mode;
 
 /// Why a client call failed.
 ///
@@ -222,12 +221,11 @@ impl Client {
         socket.set_read_timeout(options.timeout)?;
         socket.set_write_timeout(options.timeout)?;
         let conversation = Conversation::new(crate::validate::Options {
-            mode: Mode::Strict,
+            judging: crate::validate::Judging::default(),
             limits: Limits {
                 max_message_size: options.max_message_size,
                 ..Limits::default()
             },
-            policy: crate::validate::Policy::Hardened,
         });
         let mut client = Client {
             socket,

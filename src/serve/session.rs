@@ -20,7 +20,7 @@ use crate::schema::{LenBytes, DEVICE_CPU, LAYOUT_COMPOSITE};
 use crate::stream::message::{error_code_for, Frame, MessageType, Payload};
 use crate::stream::Conversation;
 use crate::validate::rules::transport::TR_ERR_CLOSED;
-use crate::validate::{Mode, Violation};
+use crate::validate::Violation;
 
 use super::catalog::{Catalog, Chunk, Reservation, StoredTensor};
 use super::respond::{respond, Context, Outgoing, Refusal, ERROR_REFUSED, SERVED_LAYOUTS};
@@ -157,12 +157,11 @@ impl Session {
     /// A session for a new connection.
     pub fn new(catalog: Arc<Catalog>, options: ServeOptions) -> Self {
         let conversation = Conversation::new(crate::validate::Options {
-            mode: Mode::Strict,
+            judging: crate::validate::Judging::default(),
             limits: Limits {
                 max_message_size: options.max_message_size,
                 ..Limits::default()
             },
-            policy: crate::validate::Policy::Hardened,
         });
         Session {
             catalog,

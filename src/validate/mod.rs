@@ -2,20 +2,22 @@
 //!
 //! Every MUST / MUST NOT we enforce is one [`Rule`] with a stable ID, declared as
 //! data in [`rules`]; checks report [`Violation`]s with absolute byte offsets into a
-//! [`Report`]. [`all_rules`] is the rule table `hrry rules` prints.
+//! [`Report`], judged as a [`Judging`] says (which [`Rules`] count, to which
+//! [`Depth`] the input is read). [`all_rules`] is the rule table `hrry rules`
+//! prints.
 
 pub mod conformance;
+mod judging;
 mod limit;
 mod options;
 mod rule;
 pub mod rules;
 
+pub use judging::{Depth, Judging, Rules};
 pub use options::Options;
 pub(crate) use rule::declare_rules;
 pub(crate) use rule::Pass;
-pub use rule::{
-    Level, Mode, Policy, Reads, Report, Rule, Verdict, Violation, MAX_VIOLATIONS_PER_RULE,
-};
+pub use rule::{Level, Reads, Report, Rule, Verdict, Violation, MAX_VIOLATIONS_PER_RULE};
 
 /// Every rule of every area, in table order.
 pub fn all_rules() -> impl Iterator<Item = &'static Rule> {

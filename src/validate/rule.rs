@@ -4,14 +4,16 @@ use std::fmt;
 
 use crate::limits::Limit;
 
+use super::{Depth, Judging, Rules};
+
 /// How binding a rule is (docs/interpretations.md § Rules and levels).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Level {
-    /// A MUST / MUST NOT of the spec: enforced in strict and permissive mode.
+    /// A MUST / MUST NOT of the spec: judged under every [`Rules`].
     Spec,
-    /// A stricter check of our own: enforced in strict mode only.
+    /// A stricter check of our own: judged under [`Rules::Hardened`] only.
     Hardening,
-    /// A configured resource limit of this reader: enforced in every mode, since
+    /// A configured resource limit of this reader: judged under every [`Rules`], since
     /// going past it would mean allocating or walking more than we allow.
     Limit,
 }
@@ -36,8 +38,8 @@ pub enum Reads {
     Metadata,
     /// The contents of padding or of data buffers (zero padding, the unused bits
     /// after packed elements, reserved element codes): reading them costs a pass
-    /// over the data, so only validation and a fully checked open
-    /// ([`crate::file::Check::Full`]) judge them.
+    /// over the data, so only a judging to [`Depth::Data`] (validation's, or an
+    /// open that asks for it) judges them.
     Data,
 }
 
@@ -107,54 +109,6 @@ macro_rules! reads {
 }
 pub(crate) use reads;
 
-/// Which of the spec's two reader modes a file is judged in: the spec's own
-/// switch, separate from hrry's [`Policy`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum Mode {
-    /// The spec's strict reading: every `spec` rule, no allowance (and the
-    /// `hardening` rules when the policy is [`Policy::Hardened`]).
-    #[default]
-    Strict,
-    /// The spec's permissive allowances (unknown extensions and private tags
-    /// accepted where the spec allows it). The lenient end: `hardening` rules are
-    /// not judged, whatever the policy.
-    Permissive,
-}
-
-/// Whether hrry's own stricter rules refuse a file: the one policy switch of the
-/// validator and the readers (`--policy spec|hardened`). It never changes what
-/// the spec calls invalid; it decides whether a file valid per the spec but
-/// tripping a `hardening` rule is refused.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash)]
-pub enum Policy {
-    /// The exact spec verdict: `spec` rules only (and `limit` ones, which stop a
-    /// judgement before it is complete).
-    Spec,
-    /// The spec plus hrry's `hardening` rules: what untrusted input should be
-    /// opened with.
-    #[default]
-    Hardened,
-}
-
-impl Policy {
-    /// The lowercase name used on the command line and in reports.
-    pub fn name(self) -> &'static str {
-        match self {
-            Policy::Spec => "spec",
-            Policy::Hardened => "hardened",
-        }
-    }
-
-    /// The policy named `name` (`spec` or `hardened`).
-    pub fn from_name(name: &str) -> Option<Self> {
-        match name {
-            "spec" => Some(Policy::Spec),
-            "hardened" => Some(Policy::Hardened),
-            _ => None,
-        }
-    }
-}
-
 /// What a report concludes (docs/interpretations.md § Rules and levels).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Verdict {
@@ -162,9 +116,9 @@ pub enum Verdict {
     Valid,
     /// At least one `spec` rule is broken: the file does not conform.
     Invalid,
-    /// No `spec` rule is broken, but the policy refuses it: a `hardening` finding
-    /// under [`Policy::Hardened`], or a `limit` finding (the spec verdict is then
-    /// incomplete) under either policy.
+    /// No `spec` rule is broken, but the judging refuses it: a `hardening` finding
+    /// under [`Rules::Hardened`], or a `limit` finding (the spec verdict is then
+    /// incomplete) under any rules.
     Refused,
 }
 
@@ -227,7 +181,7 @@ pub const MAX_VIOLATIONS_PER_RULE: u32 = 1000;
 /// # Examples
 ///
 /// ```
-/// use hrry::validate::{Level, Mode, Options};
+/// use hrry::validate::{Judging, Level, Options, Rules};
 /// use hrry::Format;
 ///
 /// # let mut bytes = {
@@ -243,17 +197,20 @@ pub const MAX_VIOLATIONS_PER_RULE: u32 = 1000;
 ///     println!("{} ({}) at offset {}: {}", v.rule.id, v.rule.summary, v.offset, v.message);
 /// }
 ///
-/// // A spec rule binds in permissive mode too; only hardening rules are dropped.
+/// // A spec rule binds under the permissive rules too; only hardening rules are dropped.
 /// assert_eq!(strict.violations[0].rule.level, Level::Spec);
-/// let permissive = Options { mode: Mode::Permissive, ..Options::default() };
+/// let permissive = Options {
+///     judging: Judging { rules: Rules::Permissive, ..Judging::default() },
+///     ..Options::default()
+/// };
 /// assert_eq!(Format::HrryFile.validate_bytes(&bytes, &permissive).rule_ids(), ["HF-HDR-003"]);
 /// # Ok::<(), hrry::file::Error>(())
 /// ```
 #[derive(Clone, Debug)]
 pub struct Report {
-    /// The mode the report was made in.
-    pub mode: Mode,
-    /// Broken rules that count in this mode, in the order found.
+    /// What the report judged: which rules count and how far the input was read.
+    pub judging: Judging,
+    /// Broken rules that count under `judging`, in the order found.
     pub violations: Vec<Violation>,
     /// Remarks that are not violations (e.g. KV present with the flag clear).
     pub notes: Vec<String>,
@@ -262,59 +219,54 @@ pub struct Report {
     /// Violations found but not listed, because their rule already had
     /// [`MAX_VIOLATIONS_PER_RULE`] entries in `violations`.
     pub suppressed: u64,
-    /// The policy the report was made under.
-    pub policy: Policy,
     per_rule: std::collections::HashMap<&'static str, u32>,
     pass: Pass,
-    /// Whether `hardening` rules are recorded.
-    hardening: bool,
 }
 
-/// What a decode pass reports and how far it goes: the validator's policy (every
-/// rule of the mode, to the end) or a reader's (the rules it refuses on, stopping
-/// at the first).
+/// How a decode pass treats what its [`Judging`] records: the validator's (every
+/// violation, to the end) or a reader's (stopping at the first, letting the rules
+/// it was told to allow pass). Private to the decode layer: the public policy is
+/// the [`Judging`].
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Pass {
     /// Rules whose violations are let pass (not recorded, not stopped for).
     pub allowed: Vec<&'static str>,
     /// Every violation is let pass.
     pub allow_all: bool,
-    /// Hardening rules are not recorded.
-    pub spec_only: bool,
-    /// Rules decided from data and padding bytes are not checked (their bytes are
-    /// not read).
-    pub metadata_only: bool,
     /// The pass stops at the first violation recorded.
     pub first_only: bool,
 }
 
 impl Default for Report {
-    /// An empty strict report under [`Policy::Hardened`].
+    /// An empty report judging as [`Judging::default`] does.
     fn default() -> Self {
-        Report::new(Mode::Strict)
+        Report::new(Judging::default())
     }
 }
 
 impl Report {
-    /// An empty report for `mode` under [`Policy::Hardened`].
-    pub fn new(mode: Mode) -> Self {
-        Report::judging(mode, Policy::Hardened)
+    /// An empty report judging as `judging` says.
+    pub fn new(judging: Judging) -> Self {
+        Report::for_pass(judging, Pass::default())
     }
 
-    /// An empty report for `mode` under `policy`: `hardening` rules are recorded
-    /// in strict mode under [`Policy::Hardened`] only.
-    pub fn judging(mode: Mode, policy: Policy) -> Self {
+    /// An empty report for a decode pass judging as `judging` says and treating
+    /// violations as `pass` says.
+    pub(crate) fn for_pass(judging: Judging, pass: Pass) -> Self {
         Report {
-            mode,
+            judging,
             violations: Vec::new(),
             notes: Vec::new(),
             fatal: false,
             suppressed: 0,
-            policy,
             per_rule: std::collections::HashMap::new(),
-            pass: Pass::default(),
-            hardening: mode == Mode::Strict && policy == Policy::Hardened,
+            pass,
         }
+    }
+
+    /// The rules the report judges.
+    pub(crate) fn rules(&self) -> Rules {
+        self.judging.rules
     }
 
     /// Whether the pass lets violations of `rule` pass.
@@ -322,28 +274,12 @@ impl Report {
         self.pass.allow_all || self.pass.allowed.contains(&rule.id)
     }
 
-    /// An empty report for a decode pass: `pass` alone says whether `hardening`
-    /// rules are recorded (a reader judges them with the spec's permissive
-    /// allowances too).
-    pub(crate) fn with_policy(mode: Mode, pass: Pass) -> Self {
-        let policy = if pass.spec_only {
-            Policy::Spec
-        } else {
-            Policy::Hardened
-        };
-        Report {
-            hardening: !pass.spec_only,
-            pass,
-            ..Report::judging(mode, policy)
-        }
-    }
-
     /// Whether a reader's pass has what it stops for: the walk need go no further.
     pub(crate) fn stopped(&self) -> bool {
         self.pass.first_only && !self.violations.is_empty()
     }
 
-    /// Records a violation of `rule` unless the mode ignores its level.
+    /// Records a violation of `rule` unless the judging leaves it out.
     pub fn violation(&mut self, rule: &'static Rule, offset: u64, message: impl Into<String>) {
         self.record(Violation::new(rule, offset, message));
     }
@@ -353,20 +289,22 @@ impl Report {
         self.record(Violation::limit(limit, offset, message));
     }
 
-    /// Whether a violation of `rule` would be recorded: its level is judged in this
-    /// mode, its bytes are read under this policy, and the pass has not stopped. A
-    /// check whose only purpose is `rule` may be skipped when it is not.
+    /// Whether a violation of `rule` would be recorded: its level is judged by
+    /// these rules, its bytes are read to this depth, and the pass has not
+    /// stopped. A check whose only purpose is `rule` may be skipped when it is not
+    /// (a check of a [`Reads::Data`] rule cannot run without it: it needs the
+    /// consent [`crate::decode`] gives only at [`Depth::Data`]).
     pub(crate) fn wants(&self, rule: &Rule) -> bool {
-        if rule.level == Level::Hardening && !self.hardening {
+        if rule.level == Level::Hardening && !self.judging.rules.hardening() {
             return false;
         }
-        if rule.reads == Reads::Data && self.pass.metadata_only {
+        if rule.reads == Reads::Data && self.judging.depth < Depth::Data {
             return false;
         }
         !self.pass.allow_all && !self.pass.allowed.contains(&rule.id) && !self.stopped()
     }
 
-    /// Records `v` unless the mode or the policy leaves its rule out.
+    /// Records `v` unless the judging leaves its rule out.
     pub(crate) fn record(&mut self, v: Violation) {
         let rule = v.rule;
         if !self.wants(rule) {

@@ -22,7 +22,7 @@ use hrry::file::{HrryFile, HrryWriter, SequentialReader, TensorRegionEnd, Writer
 use hrry::limits::Limits;
 use hrry::model::{build::dense, ElementType, BUILTIN_TYPES};
 use hrry::schema::{KvArray, KvScalar, KvValue, LenBytes, TensorDescriptor};
-use hrry::validate::Mode;
+use hrry::validate::Rules;
 
 /// A random valid model: writer options, KV entries and dense tensors with data.
 #[derive(Clone, Debug)]
@@ -225,19 +225,19 @@ impl ArbitraryModel {
 /// # Panics
 /// When the readers disagree on a file that strict validation accepts.
 pub fn exercise_file(bytes: &[u8]) -> bool {
-    let validate = |mode| {
+    let validate = |mode: Rules| {
         hrry::Format::HrryFile.validate_bytes(
             bytes,
             &hrry::validate::Options {
-                mode,
+                judging: mode.into(),
                 ..Default::default()
             },
         )
     };
-    let (strict, permissive) = (validate(Mode::Strict), validate(Mode::Permissive));
-    for (mode, report) in [(Mode::Strict, &strict), (Mode::Permissive, &permissive)] {
+    let (strict, permissive) = (validate(Rules::Hardened), validate(Rules::Permissive));
+    for (mode, report) in [(Rules::Hardened, &strict), (Rules::Permissive, &permissive)] {
         let options = hrry::validate::Options {
-            mode,
+            judging: mode.into(),
             ..Default::default()
         };
         let piecemeal = hrry::Format::HrryFile.validate_source(&Piecemeal(bytes), &options);
@@ -438,13 +438,13 @@ pub fn dequantize_with_every_kernel(
 /// When strict validation accepts an archive that permissive validation or the
 /// loader rejects.
 pub fn exercise_holo(bytes: &[u8]) -> bool {
-    let options = |mode| hrry::validate::Options {
-        mode,
+    let options = |mode: Rules| hrry::validate::Options {
+        judging: mode.into(),
         ..Default::default()
     };
-    let strict = hrry::Format::Holo.validate_bytes(bytes, &options(Mode::Strict));
-    let permissive = hrry::Format::Holo.validate_bytes(bytes, &options(Mode::Permissive));
-    for (mode, report) in [(Mode::Strict, &strict), (Mode::Permissive, &permissive)] {
+    let strict = hrry::Format::Holo.validate_bytes(bytes, &options(Rules::Hardened));
+    let permissive = hrry::Format::Holo.validate_bytes(bytes, &options(Rules::Permissive));
+    for (mode, report) in [(Rules::Hardened, &strict), (Rules::Permissive, &permissive)] {
         let piecemeal = hrry::Format::Holo.validate_source(&Piecemeal(bytes), &options(mode));
         let piecemeal = piecemeal.expect("reads inside the input succeed");
         assert_same_report(report, &piecemeal, &format!("read piecemeal, {mode:?}"));

@@ -3,10 +3,10 @@
 //! with element-by-element reading. Each function panics when its property breaks;
 //! a refusal of malformed input is an expected outcome, not a failure.
 
-use hrry::file::{Check, HrryFile, OpenOptions, SequentialReader, TensorRegionEnd};
+use hrry::file::{HrryFile, OpenOptions, SequentialReader, TensorRegionEnd};
 use hrry::limits::Limits;
 use hrry::schema::{to_bytes, TensorDescriptor};
-use hrry::validate::{Mode, Options, Report};
+use hrry::validate::{Options, Report, Rules};
 
 /// One tensor as read: descriptor offset, encoded descriptor, buffers. Descriptors
 /// are compared encoded, since a NaN statistic is never equal to itself.
@@ -43,21 +43,20 @@ pub fn assert_readers_agree_with_validator(bytes: &[u8]) -> (bool, bool) {
 /// [`assert_readers_agree_with_validator`] with the validator and every reader
 /// held to `limits`: a file past one is refused by both, naming `HF-LIM-001`.
 pub fn assert_readers_agree_under(bytes: &[u8], limits: Limits) -> (bool, bool) {
-    let report = |mode| {
+    let report = |mode: Rules| {
         hrry::Format::HrryFile.validate_bytes(
             bytes,
             &Options {
-                mode,
+                judging: mode.into(),
                 limits,
-                ..Default::default()
             },
         )
     };
-    let (permissive, strict) = (report(Mode::Permissive), report(Mode::Strict));
-    for (mode, report) in [(Mode::Permissive, &permissive), (Mode::Strict, &strict)] {
+    let (permissive, strict) = (report(Rules::Permissive), report(Rules::Hardened));
+    for (mode, report) in [(Rules::Permissive, &permissive), (Rules::Hardened, &strict)] {
         let options = OpenOptions::new()
-            .check(Check::Full)
-            .judge_as(mode)
+            .depth(hrry::validate::Depth::Data)
+            .rules(mode)
             .limits(limits);
         let read_all = read_every_tensor(&options, bytes, report, &format!("{mode:?} reader"));
         assert_eq!(
@@ -350,7 +349,10 @@ fn assert_typed_views_match_export(file: &HrryFile<'_>) {
 /// on a strictly valid file it opens, finds every tensor by name and reads the same
 /// descriptors and bytes as the default reader (`tensors`, in descriptor order).
 fn assert_trusted_open_agrees(bytes: &[u8], tensors: &[Read], strictly_valid: bool) {
-    let trusted = match OpenOptions::new().check(Check::Trusted).open_bytes(bytes) {
+    let trusted = match OpenOptions::new()
+        .depth(hrry::validate::Depth::Index)
+        .open_bytes(bytes)
+    {
         Ok(f) => f,
         Err(e) => {
             assert!(
@@ -396,7 +398,7 @@ fn assert_trusted_source_open_agrees(bytes: &[u8], path: &std::path::Path) {
     let Ok(source) = hrry::source::FileSource::open(path) else {
         return;
     };
-    let trusted = OpenOptions::new().check(Check::Trusted);
+    let trusted = OpenOptions::new().depth(hrry::validate::Depth::Index);
     type Decoded = Vec<Result<Vec<u8>, Option<&'static str>>>;
     let decoded = |file: &HrryFile<'_>| -> Decoded {
         file.descriptors()
@@ -475,9 +477,9 @@ pub fn assert_file_on_disk_agrees(bytes: &[u8]) {
     if std::io::Write::write_all(&mut tmp, bytes).is_err() {
         return;
     }
-    for mode in [Mode::Strict, Mode::Permissive] {
+    for mode in [Rules::Hardened, Rules::Permissive] {
         let options = Options {
-            mode,
+            judging: mode.into(),
             ..Options::default()
         };
         let in_memory = hrry::Format::HrryFile.validate_bytes(bytes, &options);
@@ -633,7 +635,10 @@ pub fn assert_curve_codes_invert(desc: &TensorDescriptor, max: u64) {
 /// scales no check has passed), and where the default reader also reads the
 /// tensor, the two answers agree.
 pub fn assert_trusted_refusals_name_rules(bytes: &[u8]) {
-    let file = match OpenOptions::new().check(Check::Trusted).open_bytes(bytes) {
+    let file = match OpenOptions::new()
+        .depth(hrry::validate::Depth::Index)
+        .open_bytes(bytes)
+    {
         Ok(file) => file,
         Err(e) => {
             assert!(e.rule().is_some(), "trusted open: {e} names no rule");

@@ -14,7 +14,7 @@ use hrry::limits::Limits;
 use hrry::model::ElementType;
 use hrry::schema::{read_from, to_bytes, IndexSection, KvSection, TensorDescriptor};
 use hrry::schema::{BlockScaled, PerBlockAffine, QuantScheme, SCHEME_MXFP, SCHEME_NF4};
-use hrry::validate::{Mode, Report};
+use hrry::validate::{Report, Rules};
 
 use crate::mutation::RichModel;
 use crate::ArbitraryModel;
@@ -244,7 +244,7 @@ pub fn descriptor(data: &[u8]) {
     let Ok((d, used)) = read_from::<TensorDescriptor>(data) else {
         return;
     };
-    let mut report = Report::new(Mode::Strict);
+    let mut report = Report::default();
     check_descriptor(&d, 0, &mut report);
     // Reading then writing any schema value gives the same bytes back.
     assert_eq!(
@@ -644,7 +644,7 @@ pub fn stream(data: &[u8]) {
         // alignment but packs buffers to the file's data_buffer_alignment, which
         // the hardening rule HF-PLC-011 may refuse.
         let back = hrry::file::OpenOptions::new()
-            .policy(hrry::validate::Policy::Spec)
+            .rules(hrry::validate::Rules::Spec)
             .open_bytes(&file)
             .expect("an unpacked file opens");
         let mut w = hrry::stream::StreamWriter::new(Vec::new());
@@ -690,7 +690,7 @@ fn messages_under(data: &[u8], options: hrry::validate::Options) {
     let _ = hrry::Format::Messages.validate_bytes(
         data,
         &hrry::validate::Options {
-            mode: Mode::Permissive,
+            judging: Rules::Permissive.into(),
             ..options
         },
     );

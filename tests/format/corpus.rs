@@ -4,12 +4,12 @@
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use hrry::validate::{all_rules, Mode};
+use hrry::validate::{all_rules, Rules};
 use hrry_testkit::corpus::{all_cases, manifest, Expect};
 
-fn validate(case: &hrry_testkit::corpus::Case, mode: Mode) -> hrry::validate::Report {
+fn validate(case: &hrry_testkit::corpus::Case, mode: Rules) -> hrry::validate::Report {
     let options = hrry::validate::Options {
-        mode,
+        judging: mode.into(),
         ..Default::default()
     };
     case.format.validate_bytes(&case.bytes, &options)
@@ -26,7 +26,7 @@ const WORKED_EXAMPLE: [u8; 61] = [
 #[test]
 fn the_spec_worked_example_is_valid_per_spec_and_refused_by_hardening_only() {
     use hrry::file::OpenOptions;
-    use hrry::validate::{Options, Policy, Verdict};
+    use hrry::validate::{Options, Rules, Verdict};
     let path = "invalid/TD-BUF-014-metadata-worked-example.hrry";
     let case = all_cases()
         .into_iter()
@@ -36,17 +36,17 @@ fn the_spec_worked_example_is_valid_per_spec_and_refused_by_hardening_only() {
         case.bytes.windows(61).any(|w| w == WORKED_EXAMPLE),
         "the file holds the spec's 61 descriptor bytes"
     );
-    let judge = |policy| {
+    let judge = |rules: Rules| {
         let options = Options {
-            policy,
+            judging: rules.into(),
             ..Options::default()
         };
         case.format.validate_bytes(&case.bytes, &options)
     };
-    let spec = judge(Policy::Spec);
+    let spec = judge(Rules::Spec);
     assert_eq!(spec.verdict(), Verdict::Valid, "{:?}", spec.rule_ids());
-    assert_eq!(spec.policy, Policy::Spec);
-    let hardened = judge(Policy::Hardened);
+    assert_eq!(spec.judging.rules, Rules::Spec);
+    let hardened = judge(Rules::Hardened);
     assert_eq!(hardened.verdict(), Verdict::Refused);
     assert_eq!(hardened.rule_ids(), ["TD-BUF-014"]);
     assert_eq!(hardened.spec_violations(), 0);
@@ -62,7 +62,7 @@ fn the_spec_worked_example_is_valid_per_spec_and_refused_by_hardening_only() {
         "{text}"
     );
     let file = OpenOptions::new()
-        .policy(Policy::Spec)
+        .rules(Rules::Spec)
         .open_bytes(&case.bytes)
         .expect("opens under the spec policy");
     let t = file.tensor("worked_example").unwrap().unwrap();
@@ -70,9 +70,9 @@ fn the_spec_worked_example_is_valid_per_spec_and_refused_by_hardening_only() {
     // A spec violation stays invalid under both policies.
     let mut broken = case.bytes.clone();
     broken[10] = 0xFF; // a reserved header byte
-    for policy in [Policy::Spec, Policy::Hardened] {
+    for policy in [Rules::Spec, Rules::Hardened] {
         let options = Options {
-            policy,
+            judging: policy.into(),
             ..Options::default()
         };
         let report = case.format.validate_bytes(&broken, &options);
@@ -82,9 +82,9 @@ fn the_spec_worked_example_is_valid_per_spec_and_refused_by_hardening_only() {
 
 #[test]
 fn a_newer_minor_version_may_use_what_1_0_reserves() {
-    use hrry::validate::{Options, Policy, Verdict};
+    use hrry::validate::{Options, Rules, Verdict};
     let spec = Options {
-        policy: Policy::Spec,
+        judging: Rules::Spec.into(),
         ..Options::default()
     };
     let bytes = |path: &str| {
@@ -136,7 +136,7 @@ fn a_newer_minor_version_may_use_what_1_0_reserves() {
 fn every_case_gives_its_verdict() {
     let mut failures = Vec::new();
     for case in all_cases() {
-        let report = validate(&case, Mode::Strict);
+        let report = validate(&case, Rules::Hardened);
         let got = report.rule_ids();
         let ok = match case.expect {
             Expect::Valid => got.is_empty(),
@@ -164,7 +164,7 @@ fn valid_cases_are_valid_in_permissive_mode_too() {
         .into_iter()
         .filter(|c| c.expect == Expect::Valid)
     {
-        let report = validate(&case, Mode::Permissive);
+        let report = validate(&case, Rules::Permissive);
         assert!(report.is_valid(), "{}: {:?}", case.path, report.violations);
     }
 }
@@ -248,7 +248,7 @@ fn invalid_cases_in_permissive_mode_report_spec_rules_only() {
             continue;
         };
         let level = hrry::validate::rule_by_id(rule).expect("known rule").level;
-        let got = validate(&case, Mode::Permissive).rule_ids();
+        let got = validate(&case, Rules::Permissive).rule_ids();
         let expected: &[&str] = if level == hrry::validate::Level::Hardening {
             &[]
         } else {
@@ -320,7 +320,7 @@ fn expected_hashes_of_row_major_tensors_are_their_stored_bytes() {
 
 #[test]
 fn the_spec_examples_are_valid_under_the_spec_policy() {
-    use hrry::validate::{Options, Policy, Verdict};
+    use hrry::validate::{Options, Rules, Verdict};
     let examples: Vec<_> = all_cases()
         .into_iter()
         .chain(hrry_testkit::corpus::spec_examples::large_cases())
@@ -332,7 +332,7 @@ fn the_spec_examples_are_valid_under_the_spec_policy() {
     assert!(sources.len() >= 14, "spec examples: {sources:?}");
     for case in &examples {
         let options = Options {
-            policy: Policy::Spec,
+            judging: Rules::Spec.into(),
             ..Options::default()
         };
         let report = case.format.validate_bytes(&case.bytes, &options);

@@ -14,13 +14,13 @@ use hrry::schema::{
     QuantizationSection, ShardSection, TensorDescriptor, LAYOUT_HILBERT, LAYOUT_ROW_MAJOR,
     SCHEME_NF4,
 };
-use hrry::validate::{rule_by_id, Level, Mode, Options, Report};
+use hrry::validate::{rule_by_id, Level, Options, Report, Rules};
 use hrry::Format;
 use hrry_testkit::corpus::quant_layouts::{self as ql, Quantized};
 
-fn validate(bytes: &[u8], mode: Mode) -> Report {
+fn validate(bytes: &[u8], mode: Rules) -> Report {
     let options = Options {
-        mode,
+        judging: mode.into(),
         ..Options::default()
     };
     Format::HrryFile.validate_bytes(bytes, &options)
@@ -74,7 +74,7 @@ fn check(items: Vec<Item>) {
     let mut failures = Vec::new();
     for it in items {
         let level = rule_by_id(it.rule).expect("a rule of the table").level;
-        for mode in [Mode::Strict, Mode::Permissive] {
+        for mode in [Rules::Hardened, Rules::Permissive] {
             let good = validate(&it.valid, mode);
             if !good.is_valid() {
                 failures.push(format!(
@@ -83,7 +83,7 @@ fn check(items: Vec<Item>) {
                 ));
             }
             let bad = validate(&it.broken, mode);
-            let expected: Vec<&str> = if mode == Mode::Permissive && level == Level::Hardening {
+            let expected: Vec<&str> = if mode == Rules::Permissive && level == Level::Hardening {
                 vec![]
             } else {
                 vec![it.rule]

@@ -5,7 +5,7 @@ use hrry::file::{Error, HrryFile, HrryWriter, WriterOptions};
 use hrry::limits::Limits;
 use hrry::model::{build::dense, ElementType};
 use hrry::schema::KvValue;
-use hrry::validate::{Mode, Options};
+use hrry::validate::{Options, Rules};
 
 /// A valid file with one KV entry (key "producer") and one tensor ("weights").
 fn sample() -> Vec<u8> {
@@ -21,9 +21,8 @@ fn assert_refused(limits: Limits, limit: &str) {
     let report = hrry::Format::HrryFile.validate_bytes(
         &bytes,
         &Options {
-            mode: Mode::Strict,
+            judging: Rules::Hardened.into(),
             limits,
-            ..Default::default()
         },
     );
     assert!(

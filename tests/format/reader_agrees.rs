@@ -12,9 +12,9 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use hrry::file::{Check, HrryFile, HrryWriter, OpenOptions, WriterOptions};
+use hrry::file::{HrryFile, HrryWriter, OpenOptions, WriterOptions};
 use hrry::schema::container::header_offsets;
-use hrry::validate::{Level, Mode, Options, Policy, Reads, Report};
+use hrry::validate::{Depth, Level, Options, Reads, Report, Rules};
 
 /// Every HRRYFILE of `corpus/` and `tests/fuzz_findings/`.
 fn inputs() -> Vec<(PathBuf, Vec<u8>)> {
@@ -58,7 +58,7 @@ fn permissive(bytes: &[u8]) -> Report {
     hrry::Format::HrryFile.validate_bytes(
         bytes,
         &Options {
-            mode: Mode::Permissive,
+            judging: Rules::Permissive.into(),
             ..Options::default()
         },
     )
@@ -83,7 +83,7 @@ fn all_readable(file: &HrryFile<'_>) -> Result<(), String> {
 }
 
 #[test]
-fn the_spec_policy_open_and_the_validator_agree_on_every_corpus_file() {
+fn the_permissive_open_and_the_validator_agree_on_every_corpus_file() {
     let inputs = inputs();
     assert!(
         inputs.len() > 300,
@@ -114,7 +114,10 @@ fn the_spec_policy_open_and_the_validator_agree_on_every_corpus_file() {
                 assert!(e.to_string().contains("hardening policy"), "{e}");
             }
         }
-        match OpenOptions::new().policy(Policy::Spec).open_bytes(bytes) {
+        match OpenOptions::new()
+            .rules(Rules::Permissive)
+            .open_bytes(bytes)
+        {
             Err(e) => {
                 refused += 1;
                 let rule = e
@@ -155,8 +158,8 @@ fn a_full_check_refuses_every_spec_rejection_and_strict_judging_matches_validati
             .iter()
             .any(|v| v.rule.level != Level::Hardening);
         let full = OpenOptions::new()
-            .check(Check::Full)
-            .policy(Policy::Spec)
+            .depth(hrry::validate::Depth::Data)
+            .rules(Rules::Permissive)
             .open_bytes(&bytes);
         assert_eq!(
             full.is_err(),
@@ -166,8 +169,8 @@ fn a_full_check_refuses_every_spec_rejection_and_strict_judging_matches_validati
             ids(&report)
         );
         let judged = OpenOptions::new()
-            .check(Check::Full)
-            .judge_as(Mode::Strict)
+            .depth(hrry::validate::Depth::Data)
+            .rules(Rules::Hardened)
             .open_bytes(&bytes);
         let strict = strict(&bytes);
         match judged {
@@ -178,10 +181,23 @@ fn a_full_check_refuses_every_spec_rejection_and_strict_judging_matches_validati
             }
         }
         let judged = OpenOptions::new()
-            .check(Check::Full)
-            .judge_as(Mode::Permissive)
+            .depth(hrry::validate::Depth::Data)
+            .rules(Rules::Permissive)
             .open_bytes(&bytes);
         assert_eq!(judged.is_ok(), report.is_valid(), "{}", path.display());
+        // The exact spec verdict: the spec's rules read strictly, no hardening.
+        let spec_only = hrry::Format::HrryFile.validate_bytes(
+            &bytes,
+            &Options {
+                judging: Rules::Spec.into(),
+                ..Options::default()
+            },
+        );
+        let judged = OpenOptions::new()
+            .depth(hrry::validate::Depth::Data)
+            .rules(Rules::Spec)
+            .open_bytes(&bytes);
+        assert_eq!(judged.is_ok(), spec_only.is_valid(), "{}", path.display());
     }
 }
 
@@ -193,7 +209,7 @@ fn a_trusted_open_of_a_valid_file_reads_what_the_checked_open_reads() {
         }
         let checked = HrryFile::from_bytes(&bytes).expect("opens");
         let trusted = OpenOptions::new()
-            .check(Check::Trusted)
+            .depth(hrry::validate::Depth::Index)
             .open_bytes(&bytes)
             .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         all_readable(&trusted).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
@@ -223,9 +239,9 @@ fn a_false_sorted_index_flag_is_refused_by_every_check() {
     let bytes = falsely_sorted();
     let report = strict(&bytes);
     assert!(ids(&report).contains("HF-IDX-006"), "{:?}", ids(&report));
-    for check in [Check::Metadata, Check::Full, Check::Trusted] {
+    for check in [Depth::Metadata, Depth::Data, Depth::Index] {
         let e = OpenOptions::new()
-            .check(check)
+            .depth(check)
             .open_bytes(&bytes)
             .err()
             .unwrap_or_else(|| panic!("{check:?}: opened"));

@@ -208,9 +208,9 @@ fn a_name_over_the_limit_is_reported_at_its_length() {
 /// name's tensor by name.
 #[test]
 fn the_trusted_open_skips_only_the_index_crc_and_name_uniqueness() {
-    use hrry::file::{Check, OpenOptions};
+    use hrry::file::OpenOptions;
     use hrry::validate::rules::container::{HF_CRC_MATCH, HF_IDX_NAME_UNIQUE};
-    let trusted = OpenOptions::new().check(Check::Trusted);
+    let trusted = OpenOptions::new().depth(hrry::validate::Depth::Index);
 
     let mut bad_crc = file(12, false, true);
     let at = bad_crc.len() - TRAILER_LEN as usize + 28;
@@ -219,7 +219,9 @@ fn the_trusted_open_skips_only_the_index_crc_and_name_uniqueness() {
         .err()
         .expect("checked open refuses");
     assert_eq!(err.rule(), Some(&HF_CRC_MATCH), "{err}");
-    let frame = OpenOptions::new().check(Check::Frame).open_bytes(&bad_crc);
+    let frame = OpenOptions::new()
+        .depth(hrry::validate::Depth::Frame)
+        .open_bytes(&bad_crc);
     let err = frame.err().expect("the frame open checks the CRC");
     assert_eq!(err.rule(), Some(&HF_CRC_MATCH), "{err}");
     let f = trusted.open_bytes(&bad_crc).expect("trusted open");

@@ -14,7 +14,7 @@ use hrry::model::{build::dense, ElementType};
 use hrry::quant::{quantize_per_block, PerBlockOptions};
 use hrry::schema::KvValue;
 use hrry::source::{FileSource, ReadAt};
-use hrry::validate::{Mode, Options};
+use hrry::validate::{Options, Rules};
 use hrry::Format;
 use hrry_testkit::corpus::all_cases;
 use hrry_testkit::{assert_same_report, tokenizer_tokens};
@@ -52,9 +52,9 @@ impl ReadAt for Recording<'_> {
     }
 }
 
-fn options(mode: Mode) -> Options {
+fn options(mode: Rules) -> Options {
     Options {
-        mode,
+        judging: mode.into(),
         ..Default::default()
     }
 }
@@ -72,7 +72,7 @@ fn every_corpus_file_gives_the_same_report_from_its_file() {
             "{}",
             case.path
         );
-        for mode in [Mode::Strict, Mode::Permissive] {
+        for mode in [Rules::Hardened, Rules::Permissive] {
             for format in [
                 Format::HrryFile,
                 Format::Holo,
@@ -174,10 +174,10 @@ fn dense_tensor_data_is_not_read() {
     let bytes = model();
     let recording = Recording::new(&bytes);
     let report = hrry::Format::HrryFile
-        .validate_source(&recording, &options(Mode::Strict))
+        .validate_source(&recording, &options(Rules::Hardened))
         .expect("readable");
     assert!(report.is_valid(), "{:?}", report.violations);
-    let memory = hrry::Format::HrryFile.validate_bytes(&bytes, &options(Mode::Strict));
+    let memory = hrry::Format::HrryFile.validate_bytes(&bytes, &options(Rules::Hardened));
     assert_same_report(&report, &memory, "model");
     let reads = recording.reads();
     let mut data_bytes = 0;
@@ -223,7 +223,7 @@ fn a_holo_archive_is_hashed_in_fixed_chunks() {
             .validate_source(
                 &recording,
                 &hrry::validate::Options {
-                    mode: Mode::Strict,
+                    judging: Rules::Hardened.into(),
                     ..Default::default()
                 },
             )
@@ -231,7 +231,7 @@ fn a_holo_archive_is_hashed_in_fixed_chunks() {
         let memory = hrry::Format::Holo.validate_bytes(
             &archive,
             &hrry::validate::Options {
-                mode: Mode::Strict,
+                judging: Rules::Hardened.into(),
                 ..Default::default()
             },
         );
@@ -270,7 +270,7 @@ fn a_failed_read_is_an_error_not_a_report() {
         from: bytes.len() as u64 / 2,
     };
     let e = hrry::Format::HrryFile
-        .validate_source(&source, &options(Mode::Strict))
+        .validate_source(&source, &options(Rules::Hardened))
         .expect_err("a read failed");
     assert_eq!(e.to_string(), "bad sector");
     let mut writer = HoloWriter::new();
@@ -284,7 +284,7 @@ fn a_failed_read_is_an_error_not_a_report() {
         .validate_source(
             &source,
             &hrry::validate::Options {
-                mode: Mode::Strict,
+                judging: Rules::Hardened.into(),
                 ..Default::default()
             }
         )
@@ -301,23 +301,76 @@ fn validate_path_reads_regular_files_and_refuses_others() {
     ] {
         let path = root.join(name);
         let bytes = std::fs::read(&path).expect("corpus file");
-        for mode in [Mode::Strict, Mode::Permissive] {
+        for mode in [Rules::Hardened, Rules::Permissive] {
             let (format, report) = hrry::validate_path(&path, &options(mode)).expect("readable");
             assert_eq!(format, Format::detect(&bytes, Some(&path)), "{name}");
             let memory = format.validate_bytes(&bytes, &options(mode));
             assert_same_report(&report, &memory, name);
         }
     }
-    let e = hrry::validate_path(&root, &options(Mode::Strict)).expect_err("a directory");
+    let e = hrry::validate_path(&root, &options(Rules::Hardened)).expect_err("a directory");
     assert_eq!(e.kind(), io::ErrorKind::IsADirectory);
-    let e = hrry::validate_path(&root.join("no such file"), &options(Mode::Strict))
+    let e = hrry::validate_path(&root.join("no such file"), &options(Rules::Hardened))
         .expect_err("missing");
     assert_eq!(e.kind(), io::ErrorKind::NotFound);
     #[cfg(unix)]
     {
         // A character device is refused, not read (reading /dev/zero would not end).
-        let e = hrry::validate_path(std::path::Path::new("/dev/zero"), &options(Mode::Strict))
+        let e = hrry::validate_path(std::path::Path::new("/dev/zero"), &options(Rules::Hardened))
             .expect_err("a device");
         assert_eq!(e.kind(), io::ErrorKind::InvalidInput);
     }
+}
+
+/// Bytes of the data buffers (buffer 0 of each tensor: its elements) that
+/// `reads` touched, by tensor name.
+fn data_bytes_read(bytes: &[u8], reads: &[Range<u64>]) -> Vec<(String, u64)> {
+    buffer_ranges(bytes)
+        .into_iter()
+        .map(|(name, ranges)| (name, touched(reads, &ranges[0])))
+        .collect()
+}
+
+#[test]
+fn no_data_buffer_byte_is_read_below_depth_data() {
+    use hrry::file::OpenOptions;
+    use hrry::validate::{Depth, Judging};
+    let bytes = model();
+    let path = std::env::temp_dir().join(format!("hrry-depth-{}.hrry", std::process::id()));
+    std::fs::write(&path, &bytes).expect("written");
+    for depth in [Depth::Index, Depth::Frame, Depth::Metadata, Depth::Data] {
+        let judging = Judging::new(Rules::Hardened, depth);
+        // The validator.
+        let recording = Recording::new(&bytes);
+        let options = Options {
+            judging,
+            ..Default::default()
+        };
+        let report = Format::HrryFile
+            .validate_source(&recording, &options)
+            .expect("readable");
+        assert!(report.is_valid(), "{depth:?}: {:?}", report.violations);
+        assert_eq!(report.judging, judging);
+        let validated = data_bytes_read(&bytes, &recording.reads());
+        // A reader, decoding with positioned reads of the file it maps.
+        let recording = Recording::new(&bytes);
+        let map = hrry::file::map_file(&path).expect("mapped");
+        let file = OpenOptions::new()
+            .judging(judging)
+            .open_mmap_read(map, &recording)
+            .expect("opens");
+        assert_eq!(file.len(), 2 * 4);
+        let opened = data_bytes_read(&bytes, &recording.reads());
+        for (what, read) in [("validator", validated), ("reader", opened)] {
+            for (name, n) in read {
+                if depth == Depth::Data && name.ends_with(".gate") {
+                    // TD-BUF-006 reads the byte holding the unused half.
+                    assert_eq!(n, 1, "{what} to {depth:?}: {name}: {n} data bytes read");
+                } else {
+                    assert_eq!(n, 0, "{what} to {depth:?}: {name}: {n} data bytes read");
+                }
+            }
+        }
+    }
+    std::fs::remove_file(&path).expect("removed");
 }

@@ -2,12 +2,12 @@
 
 use arbitrary::Unstructured;
 use hrry::holo::{HoloLoader, HoloWriter};
-use hrry::validate::Mode;
+use hrry::validate::Rules;
 
 /// A `.holo` archive held in memory, judged in `mode`.
-fn validate(bytes: &[u8], mode: Mode) -> hrry::Report {
+fn validate(bytes: &[u8], mode: Rules) -> hrry::Report {
     let options = hrry::validate::Options {
-        mode,
+        judging: mode.into(),
         ..Default::default()
     };
     hrry::Format::Holo.validate_bytes(bytes, &options)
@@ -37,7 +37,7 @@ fn every_truncation_is_rejected() {
     assert!(HoloLoader::from_bytes(&bytes).is_ok());
     for len in 0..bytes.len() {
         let cut = &bytes[..len];
-        let report = validate(cut, Mode::Strict);
+        let report = validate(cut, Rules::Hardened);
         assert!(!report.is_valid(), "prefix of {len} bytes accepted");
         assert!(HoloLoader::from_bytes(cut).is_err());
     }
@@ -66,7 +66,7 @@ fn payload_flips_are_caught_by_the_footer() {
     let s = archive.sections()[0];
     let mut flipped = bytes.clone();
     flipped[s.offset as usize] ^= 0x10;
-    let report = validate(&flipped, Mode::Strict);
+    let report = validate(&flipped, Rules::Hardened);
     assert_eq!(report.rule_ids(), vec!["HOLO-FTR-001"]);
 }
 
@@ -74,7 +74,7 @@ fn payload_flips_are_caught_by_the_footer() {
 fn random_bytes_never_panic() {
     arbtest::arbtest(|u: &mut Unstructured| {
         let tail: Vec<u8> = u.arbitrary()?;
-        let _ = validate(&tail, Mode::Strict);
+        let _ = validate(&tail, Rules::Hardened);
         // The same bytes behind a valid header and with a correct footer, so the
         // table and payload decoders see them.
         let count: u16 = u.int_in_range(0..=8)?;
@@ -83,7 +83,7 @@ fn random_bytes_never_panic() {
         bytes.extend_from_slice(&tail);
         bytes.extend_from_slice(&[0; 32]);
         let bytes = reseal(bytes);
-        let report = validate(&bytes, Mode::Strict);
+        let report = validate(&bytes, Rules::Hardened);
         if report.is_valid() {
             HoloLoader::from_bytes(&bytes).expect("valid report implies a loader");
         }
@@ -103,7 +103,7 @@ fn random_table_edits_of_a_valid_archive_never_panic() {
             bytes[at] = u.arbitrary()?;
         }
         let bytes = reseal(bytes);
-        let _ = validate(&bytes, Mode::Strict);
+        let _ = validate(&bytes, Rules::Hardened);
         let _ = HoloLoader::from_bytes(&bytes);
         Ok(())
     })

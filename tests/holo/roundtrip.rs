@@ -6,7 +6,7 @@ use hrry::holo::{
     Constant, HoloLoader, HoloWriter, PortDescriptor, SectionKind, ShapeDescriptor, WeightStore,
     INLINE_CONSTANT_LIMIT,
 };
-use hrry::validate::Mode;
+use hrry::validate::Rules;
 
 #[derive(Arbitrary, Debug)]
 struct Port {
@@ -163,7 +163,7 @@ fn check(spec: &Spec) {
     let report = hrry::Format::Holo.validate_bytes(
         &bytes,
         &hrry::validate::Options {
-            mode: Mode::Strict,
+            judging: Rules::Hardened.into(),
             ..Default::default()
         },
     );

@@ -2,13 +2,13 @@
 //! validates clean and loads.
 
 use hrry::holo::HoloLoader;
-use hrry::validate::{rules::holo::RULES, Mode};
+use hrry::validate::{rules::holo::RULES, Rules};
 use hrry_testkit::corpus::{holo::cases, Expect};
 
 /// A `.holo` archive held in memory, judged in `mode`.
-fn validate(bytes: &[u8], mode: Mode) -> hrry::Report {
+fn validate(bytes: &[u8], mode: Rules) -> hrry::Report {
     let options = hrry::validate::Options {
-        mode,
+        judging: mode.into(),
         ..Default::default()
     };
     hrry::Format::Holo.validate_bytes(bytes, &options)
@@ -17,7 +17,7 @@ fn validate(bytes: &[u8], mode: Mode) -> hrry::Report {
 #[test]
 fn each_invalid_case_breaks_exactly_its_rule() {
     for case in cases() {
-        let report = validate(&case.bytes, Mode::Strict);
+        let report = validate(&case.bytes, Rules::Hardened);
         match case.expect {
             Expect::Valid => {
                 assert!(
@@ -62,7 +62,7 @@ fn permissive_mode_drops_hardening_rules_only() {
             continue;
         };
         let level = hrry::validate::rule_by_id(rule).unwrap().level;
-        let report = validate(&case.bytes, Mode::Permissive);
+        let report = validate(&case.bytes, Rules::Permissive);
         let expected: Vec<&str> = if level == hrry::validate::Level::Hardening {
             vec![]
         } else {
@@ -80,7 +80,7 @@ fn violation_offsets_point_at_the_field() {
             .find(|c| c.expect == Expect::Invalid(rule))
             .unwrap()
     };
-    let v = |rule: &'static str| validate(&find(rule).bytes, Mode::Strict).violations[0].offset;
+    let v = |rule: &'static str| validate(&find(rule).bytes, Rules::Hardened).violations[0].offset;
     assert_eq!(v("HOLO-HDR-003"), 4);
     assert_eq!(v("HOLO-TBL-001"), 8);
     assert_eq!(v("HOLO-TBL-002"), 11);

@@ -13,7 +13,7 @@ use hrry::layout::{from_row_major, logical_row_major, required_buffer_size, to_r
 use hrry::model::build::descriptor;
 use hrry::model::BUILTIN_TYPES;
 use hrry::schema::*;
-use hrry::validate::{Mode, Report};
+use hrry::validate::{Report, Rules};
 
 const LIMIT: u64 = 1 << 16;
 
@@ -259,8 +259,8 @@ fn arbitrary_layouts_never_panic() {
             );
         }
         let _ = from_row_major(&d, &[0u8; 64], LIMIT);
-        for mode in [Mode::Strict, Mode::Permissive] {
-            let mut report = Report::new(mode);
+        for mode in [Rules::Hardened, Rules::Permissive] {
+            let mut report = Report::new(mode.into());
             check(&d, 1000, Some(&slices), &mut report);
             check(&d, 1000, None, &mut report);
         }
@@ -269,7 +269,7 @@ fn arbitrary_layouts_never_panic() {
             .map(|_| arbitrary_tensor(u))
             .collect::<Result<_>>()?;
         let listed: Vec<(&TensorDescriptor, u64)> = members.iter().map(|(m, _)| (m, 0)).collect();
-        let mut report = Report::new(Mode::Strict);
+        let mut report = Report::default();
         check_composite(&d, 0, &listed, &mut report);
         let slices: Vec<Vec<&[u8]>> = members
             .iter()
@@ -403,7 +403,7 @@ fn arbitrary_dense_tensors_round_trip() {
             source,
             "{d:?}"
         );
-        let mut report = Report::new(Mode::Strict);
+        let mut report = Report::default();
         check(&d, 0, Some(&[&buffer]), &mut report);
         assert!(report.is_valid(), "{d:?}: {:?}", report.violations);
         Ok(())
@@ -460,7 +460,7 @@ fn arbitrary_sparse_tensors_round_trip() {
                 "{:?}",
                 d.layout
             );
-            let mut report = Report::new(Mode::Strict);
+            let mut report = Report::default();
             check(&d, 0, Some(&slices), &mut report);
             assert!(report.is_valid(), "{:?}: {:?}", d.layout, report.violations);
         }

@@ -6,7 +6,7 @@ use hrry::layout::bits::pack;
 use hrry::layout::sparse::encode;
 use hrry::layout::{densify, logical_row_major};
 use hrry::model::ElementType;
-use hrry::validate::{Mode, Report};
+use hrry::validate::Report;
 
 const NO_LIMIT: u64 = u64::MAX;
 
@@ -45,7 +45,7 @@ fn sparse_dense(t: ElementType, shape: &[u64], seed: u64) -> Vec<u8> {
 
 fn assert_valid(desc: &hrry::schema::TensorDescriptor, buffers: &[Vec<u8>]) {
     let slices: Vec<&[u8]> = buffers.iter().map(Vec::as_slice).collect();
-    let mut report = Report::new(Mode::Strict);
+    let mut report = Report::default();
     check(desc, 0, Some(&slices), &mut report);
     assert!(
         report.is_valid(),

@@ -317,7 +317,7 @@ fn upstream_per_block_vector_decodes_to_its_manifest_entry() {
     assert_eq!(d.scale_buffer_index, 1);
     assert_eq!(d.zero_point_buffer_index, NO_ZERO_POINT_BUFFER);
     assert_eq!(d.scale_type_tag, 0x01);
-    let mut report = hrry::validate::Report::new(hrry::validate::Mode::Strict);
+    let mut report = hrry::validate::Report::default();
     hrry::decode::quant::check(&desc, 0, None, &mut report);
     assert!(report.is_valid(), "{:?}", report.violations);
 

@@ -6,7 +6,7 @@ use crate::common::*;
 use hrry::model::element_type::ElementType::*;
 use hrry::quant::{Dequantizer, Kernel};
 use hrry::schema::QuantizationSection;
-use hrry::validate::{Mode, Report};
+use hrry::validate::{Report, Rules};
 
 #[test]
 fn random_edits_never_panic_and_kernels_agree() {
@@ -86,7 +86,7 @@ fn random_edits_never_panic_and_kernels_agree() {
             }
         }
         let slices = slices(&buffers);
-        let mut report = Report::new(Mode::Strict);
+        let mut report = Report::default();
         hrry::decode::quant::check(&desc, 0, Some(&slices), &mut report);
         hrry::decode::quant::check(&desc, 0, None, &mut report);
         let Ok(mut dq) = Dequantizer::new(&desc, &slices) else {
@@ -113,8 +113,8 @@ fn a_dynamic_axis_breaks_the_scheme_rule_and_other_dynamic_dimensions_td_shp_002
     };
     let (desc, buffers) = block_tensor(&mut rng, block, Int4, 32, &[4, 64], 1);
     let slices = slices(&buffers);
-    let ids = |desc: &hrry::schema::TensorDescriptor, mode| {
-        let mut report = Report::new(mode);
+    let ids = |desc: &hrry::schema::TensorDescriptor, mode: Rules| {
+        let mut report = Report::new(mode.into());
         hrry::decode::descriptor::check_descriptor(desc, 0, &mut report);
         hrry::decode::quant::check(desc, 0, Some(&slices), &mut report);
         let mut ids = report.rule_ids();
@@ -122,19 +122,19 @@ fn a_dynamic_axis_breaks_the_scheme_rule_and_other_dynamic_dimensions_td_shp_002
         ids.dedup();
         ids
     };
-    assert!(ids(&desc, Mode::Strict).is_empty());
+    assert!(ids(&desc, Rules::Hardened).is_empty());
     // The quantization axis: the scheme's spec rule, in both modes, and nothing else.
     let mut on_axis = desc.clone();
     on_axis.shape[1] = u64::MAX;
-    for mode in [Mode::Strict, Mode::Permissive] {
+    for mode in [Rules::Hardened, Rules::Permissive] {
         assert_eq!(ids(&on_axis, mode), ["QB-AXS-002"], "{mode:?}");
     }
     assert!(Dequantizer::new(&on_axis, &slices).is_err());
     // Another dimension: the container's hardening rule, strict mode only.
     let mut off_axis = desc.clone();
     off_axis.shape[0] = u64::MAX;
-    assert!(ids(&off_axis, Mode::Strict).contains(&"TD-SHP-002"));
-    assert!(!ids(&off_axis, Mode::Strict).contains(&"QB-AXS-002"));
+    assert!(ids(&off_axis, Rules::Hardened).contains(&"TD-SHP-002"));
+    assert!(!ids(&off_axis, Rules::Hardened).contains(&"QB-AXS-002"));
 }
 
 #[test]
@@ -159,7 +159,7 @@ fn a_huge_channel_count_with_shared_parameters_does_not_overflow() {
         let mut desc = quantized_descriptor(0x48, &[1 << 62, 1], &sizes, q);
         desc.layout_tag = layout_tag;
         let buffers: Vec<Vec<u8>> = sizes.iter().map(|&n| vec![0u8; n as usize]).collect();
-        let mut report = Report::new(Mode::Strict);
+        let mut report = Report::default();
         hrry::decode::quant::check(&desc, 0, Some(&slices(&buffers)), &mut report);
         assert!(report.rule_ids().contains(&"QC-SCL-001"), "{layout_tag}");
         assert!(Dequantizer::new(&desc, &slices(&buffers)).is_err());

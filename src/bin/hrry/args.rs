@@ -26,11 +26,21 @@ pub enum PolicyArg {
     Hardened,
 }
 
-impl From<PolicyArg> for hrry::validate::Policy {
+impl From<PolicyArg> for hrry::validate::Rules {
     fn from(p: PolicyArg) -> Self {
         match p {
-            PolicyArg::Spec => hrry::validate::Policy::Spec,
-            PolicyArg::Hardened => hrry::validate::Policy::Hardened,
+            PolicyArg::Spec => hrry::validate::Rules::Spec,
+            PolicyArg::Hardened => hrry::validate::Rules::Hardened,
         }
+    }
+}
+
+/// The rules `--permissive` and `--policy` ask a judgement for: with
+/// `--permissive`, the spec's permissive allowances (and no hardening rule,
+/// whatever `--policy` says); else the policy's.
+pub fn judged_rules(permissive: bool, policy: Option<PolicyArg>) -> hrry::validate::Rules {
+    match (permissive, policy) {
+        (true, _) => hrry::validate::Rules::Permissive,
+        (false, p) => p.unwrap_or(PolicyArg::Hardened).into(),
     }
 }

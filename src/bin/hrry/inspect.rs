@@ -8,7 +8,7 @@ use crate::json::{
     element_json, inspect_head_json, kv_json_limited, kv_type_name, tensor_json, violations_json,
 };
 use crate::listed::{Listed, Totals};
-use hrry::file::{Check, HrryFile, OpenOptions, TensorEntry};
+use hrry::file::{HrryFile, OpenOptions, TensorEntry};
 use hrry::schema::{KvValue, TensorDescriptor};
 use hrry::{Format, Report};
 use serde_json::{json, Map, Value};
@@ -161,8 +161,8 @@ fn show(args: Args) -> Result<Outcome, Failure> {
         OpenOptions::new().allow_all()
     } else {
         OpenOptions::new()
-            .check(Check::Frame)
-            .policy(args.policy.into())
+            .depth(hrry::validate::Depth::Frame)
+            .rules(args.policy.into())
     }
     .limits(limits);
     // A local file is read at offsets (never mapped), checked unchanged after

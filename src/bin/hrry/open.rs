@@ -30,7 +30,7 @@ pub fn open_hrry(
     path: &Path,
     policy: PolicyArg,
 ) -> Result<Option<hrry::file::HrryFile<'static>>, Failure> {
-    let open = hrry::file::OpenOptions::new().policy(policy.into());
+    let open = hrry::file::OpenOptions::new().rules(policy.into());
     if let Some(url) = remote::url(path) {
         return match remote::open_file(url, &open) {
             Ok(f) => Ok(Some(f)),

@@ -8,7 +8,7 @@ use hrry::file::{HrryWriter, WriterOptions};
 use hrry::limits::Limits;
 use hrry::stream::message::{read_frame, MessageType};
 use hrry::stream::{StreamReader, StreamTensor, StreamWriter, TensorNames, UnpackOptions};
-use hrry::validate::{Mode, Options};
+use hrry::validate::{Judging, Options, Rules};
 use serde_json::{json, Value};
 
 use crate::listed::{Listed, Totals};
@@ -251,7 +251,7 @@ fn unpack_options(permissive: Option<&[String]>) -> Result<UnpackOptions, Failur
     match permissive {
         None => {}
         Some(ids) if ids.iter().all(|id| id.is_empty()) => {
-            options.validation.mode = Mode::Permissive;
+            options.validation.judging.rules = Rules::Permissive;
         }
         Some(ids) => {
             for id in ids.iter().filter(|id| !id.is_empty()) {
@@ -312,11 +312,7 @@ fn unpack(args: UnpackArgs) -> Result<Outcome, Failure> {
 }
 
 fn validate(args: ValidateArgs) -> Result<Outcome, Failure> {
-    let mode = if args.permissive {
-        Mode::Permissive
-    } else {
-        Mode::Strict
-    };
+    let rules = crate::args::judged_rules(args.permissive, args.policy);
     let format = if args.messages {
         hrry::Format::Messages
     } else {
@@ -325,15 +321,10 @@ fn validate(args: ValidateArgs) -> Result<Outcome, Failure> {
     let check = |path: &Path| -> Result<hrry::validate::Report, Failure> {
         let source = open_input(path)?;
         let options = Options {
-            policy: args
-                .policy
-                .unwrap_or(if args.permissive {
-                    crate::PolicyArg::Spec
-                } else {
-                    crate::PolicyArg::Hardened
-                })
-                .into(),
-            mode,
+            judging: Judging {
+                rules,
+                ..Judging::default()
+            },
             limits: Limits {
                 max_message_size: args.max_message_size,
                 ..Limits::default()

@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 
 use hrry::limits::Limits;
-use hrry::validate::{Level, Mode, Options, Report, Verdict as ReportVerdict};
+use hrry::validate::{Judging, Level, Options, Report, Verdict as ReportVerdict};
 use serde_json::{json, Value};
 
 use crate::{is_dash, text, Failure, Outcome};
@@ -142,20 +142,11 @@ pub fn run(args: Args) -> Result<Outcome, Failure> {
         limits.max_memory = n;
     }
     let options = Options {
-        mode: if args.permissive {
-            Mode::Permissive
-        } else {
-            Mode::Strict
+        judging: Judging {
+            rules: crate::args::judged_rules(args.permissive, args.policy),
+            ..Judging::default()
         },
         limits,
-        policy: args
-            .policy
-            .unwrap_or(if args.permissive {
-                crate::PolicyArg::Spec
-            } else {
-                crate::PolicyArg::Hardened
-            })
-            .into(),
     };
     let mut paths = args.paths.clone();
     if let Some(list) = &args.from {

@@ -10,7 +10,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let strict = hrry::OpenOptions::new()
         .check(hrry::Check::Full)
-        .judge_as(hrry::Mode::Strict)
+        .rules(hrry::validate::Rules::Hardened)
         .open(std::path::Path::new(&path));
     if let Err(e) = strict {
         println!("strict validation refuses it: {e}");

@@ -11,7 +11,7 @@ use hrry::conformance;
 use hrry::file::{HrryFile, HrryWriter, WriterOptions};
 use hrry::model::ElementType;
 use hrry::schema::{KvArray, KvScalar, KvValue, LenBytes, QuantizationSection};
-use hrry::validate::{Mode, Options, Policy};
+use hrry::validate::{Judging, Options, Rules};
 use serde_json::{json, Map, Value};
 
 use super::protocol::{FORMATS, OPS, PROTOCOL};
@@ -56,12 +56,13 @@ fn path_of<'a>(request: &'a Value, key: &str) -> Result<&'a Path, String> {
 }
 
 fn validate(request: &Value) -> Result<Value, String> {
-    validate_under(request, Policy::Hardened)
+    validate_under(request, Rules::Hardened)
 }
 
-/// The answer to `validate` under `policy`, with the testee's message (the first
-/// violation) when the file is rejected.
-fn validate_under(request: &Value, policy: Policy) -> Result<Value, String> {
+/// The answer to `validate` under `strict` (the rules of the request's strict
+/// mode; its permissive mode has rules of its own), with the testee's message
+/// (the first violation) when the file is rejected.
+fn validate_under(request: &Value, strict: Rules) -> Result<Value, String> {
     let path = path_of(request, "path")?;
     let format = match request["format"].as_str().unwrap_or("hrryfile") {
         "hrryfile" => hrry::Format::HrryFile,
@@ -70,15 +71,17 @@ fn validate_under(request: &Value, policy: Policy) -> Result<Value, String> {
         "messages" => hrry::Format::Messages,
         other => return Ok(json!({ "skipped": format!("format {other:?} is not known") })),
     };
-    let mode = match request["mode"].as_str().unwrap_or("strict") {
-        "strict" => Mode::Strict,
-        "permissive" => Mode::Permissive,
+    let rules = match request["mode"].as_str().unwrap_or("strict") {
+        "strict" => strict,
+        "permissive" => Rules::Permissive,
         other => return Ok(json!({ "skipped": format!("mode {other:?} is not known") })),
     };
     let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let options = Options {
-        mode,
-        policy,
+        judging: Judging {
+            rules,
+            ..Judging::default()
+        },
         ..Default::default()
     };
     let report = format.validate_bytes(&bytes, &options);
@@ -325,7 +328,7 @@ fn faulty_answer(request: &Value, fault: &Fault) -> String {
             v["rules"] = json!([]);
         }
         Fault::SpecOnly if request["op"] == "validate" => {
-            v = validate_under(request, Policy::Spec).unwrap_or_else(|e| json!({ "error": e }));
+            v = validate_under(request, Rules::Spec).unwrap_or_else(|e| json!({ "error": e }));
             v["id"] = request.get("id").cloned().unwrap_or(Value::Null);
         }
         Fault::FlipHash => {

@@ -603,7 +603,7 @@ fn write_spec(source: &Path) -> Result<Option<WriteSpec>, String> {
 /// hrry's reader as the harness reads with: the spec's verdict, not hrry's
 /// hardening policy (a writer copying the spec's worked example is conforming).
 fn spec_reader() -> hrry::file::OpenOptions {
-    hrry::file::OpenOptions::new().policy(hrry::validate::Policy::Spec)
+    hrry::file::OpenOptions::new().rules(hrry::validate::Rules::Permissive)
 }
 
 /// Validates the written file strictly under the spec policy and compares hrry's
@@ -614,7 +614,10 @@ fn check_written(out: &Path, spec: &WriteSpec) -> (Status, String) {
         Err(e) => return (Status::Fail, format!("cannot read the file written: {e}")),
     };
     let options = hrry::validate::Options {
-        policy: hrry::validate::Policy::Spec,
+        judging: hrry::validate::Judging {
+            rules: hrry::validate::Rules::Spec,
+            ..Default::default()
+        },
         ..Default::default()
     };
     let report = hrry::Format::HrryFile.validate_bytes(&bytes, &options);

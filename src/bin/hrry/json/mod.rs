@@ -97,8 +97,9 @@ pub fn validate_json(file: &str, format: &str, report: &Report) -> Value {
         "valid": report.is_valid(),
         "verdict": report.verdict().name(),
         "format": format,
-        "mode": match report.mode { hrry::validate::Mode::Strict => "strict", hrry::validate::Mode::Permissive => "permissive" },
-        "policy": report.policy.name(),
+        // The spec's reader mode and the hardening policy, as the flags named them.
+        "mode": if report.judging.rules.is_strict() { "strict" } else { "permissive" },
+        "policy": if report.judging.rules.hardening() { "hardened" } else { "spec" },
         "violations": violations_json(report),
         "notes": report.notes,
     })
