@@ -208,7 +208,7 @@ pub use error::Error;
 // What a program that reads, writes or validates files programs against.
 pub use file::{HrryFile, HrryWriter, OpenOptions, Tensor};
 pub use limits::{Limit, Limits};
-pub use validate::{Judging, Report, Rule, Violation};
+pub use validate::{Depth, Judging, Report, Rule, Rules, Violation};
 
 /// The container formats `hrry` understands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -28,7 +28,7 @@ fn assert_reports(report: &Report, rule: Option<&str>, what: &str) {
 /// The validator and the opening readers agree on `bytes`:
 ///
 /// - in each mode, the validator accepts exactly when [`OpenOptions`] with
-///   [`Check::Full`] judging in that mode opens the file and reads every tensor,
+///   a [`Depth::Data`](hrry::Depth::Data) judging in that mode opens the file and reads every tensor,
 ///   and every refusal of that reader (at open or per tensor) names a rule the
 ///   validator reports;
 /// - the default reader (the hardened policy) opens and reads every tensor of a
@@ -345,7 +345,7 @@ fn assert_typed_views_match_export(file: &HrryFile<'_>) {
     }
 }
 
-/// The trusted open (`Check::Trusted`, for files validated earlier) never panics;
+/// The trusted open (`Depth::Index`, for files validated earlier) never panics;
 /// on a strictly valid file it opens, finds every tensor by name and reads the same
 /// descriptors and bytes as the default reader (`tensors`, in descriptor order).
 fn assert_trusted_open_agrees(bytes: &[u8], tensors: &[Read], strictly_valid: bool) {
@@ -627,7 +627,7 @@ pub fn assert_curve_codes_invert(desc: &TensorDescriptor, max: u64) {
     }
 }
 
-/// The trusted open (`Check::Trusted`: only the index is decoded, for files
+/// The trusted open (`Depth::Index`: only the index is decoded, for files
 /// validated earlier) of any bytes: every refusal, at open or of a tensor, names a
 /// rule (a trusted reader still refuses to read out of bounds, and says why).
 /// What it reads, unchecked, is exported in logical order or dequantized (so the

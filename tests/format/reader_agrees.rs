@@ -4,9 +4,9 @@
 //! - a file the default open refuses is refused for a rule the validator reports;
 //! - a file the validator accepts opens, with every tensor readable and found by name;
 //! - a file the validator rejects for a `spec` rule decided from metadata is refused
-//!   by the default open, and with [`Check::Full`] every `spec` rejection is (both
+//!   by the default open, and to [`Depth::Data`](hrry::Depth::Data) every `spec` rejection is (both
 //!   judge with the spec's permissive allowances, as `hrry validate --permissive`);
-//! - opened with [`Check::Full`] and judged as strict validation, a file is refused
+//! - opened to [`Depth::Data`](hrry::Depth::Data) and judged as strict validation, a file is refused
 //!   exactly when strict validation rejects it.
 
 use std::collections::BTreeSet;

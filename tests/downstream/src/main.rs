@@ -9,8 +9,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("{} {:?} {:?}", t.name(), t.element_type(), t.shape());
     }
     let strict = hrry::OpenOptions::new()
-        .check(hrry::Check::Full)
-        .rules(hrry::validate::Rules::Hardened)
+        .judging(hrry::Judging::new(hrry::Rules::Hardened, hrry::Depth::Data))
         .open(std::path::Path::new(&path));
     if let Err(e) = strict {
         println!("strict validation refuses it: {e}");
