@@ -113,10 +113,9 @@ fn open_and_validate(bytes: &[u8], limits: Limits) {
         );
         let _ = hrry::Format::Holo.validate_bytes(
             bytes,
-            &hrry::validate::Options {
+            &Options {
                 judging: mode.into(),
                 limits,
-                ..Default::default()
             },
         );
         let _ = hrry::Format::HrryFile.validate_source(
@@ -128,10 +127,9 @@ fn open_and_validate(bytes: &[u8], limits: Limits) {
         );
         let _ = hrry::Format::Holo.validate_source(
             &Piecemeal(bytes),
-            &hrry::validate::Options {
+            &Options {
                 judging: mode.into(),
                 limits,
-                ..Default::default()
             },
         );
     }
