@@ -9,7 +9,7 @@
 //!
 //! Nothing here trusts the descriptor: every offset is computed with checked
 //! arithmetic and every read is bounded by the buffer it reads from, so invalid
-//! fields give an [`Error`](crate::Error), never a panic or an out-of-bounds read.
+//! fields give an [`Error`], never a panic or an out-of-bounds read.
 //!
 //! `docs/layouts.md` describes the addressing, the rules and the export; its example
 //! is compiled and run as a doc test here.
