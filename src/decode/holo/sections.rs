@@ -59,6 +59,23 @@ impl<'i, 'a> Payloads<'i, 'a> {
         }
     }
 
+    /// The payload of an entry list `section` (Weights, Constants) and its leading
+    /// count, once the count is checked against the bytes left for entries of at
+    /// least `min_entry` bytes; `None`, with `rule` reported, when it cannot be.
+    fn entries(
+        &self,
+        section: &SectionRef,
+        min_entry: u64,
+        rule: &'static Rule,
+        what: &str,
+        report: &mut Report,
+    ) -> Option<(Window<'i>, u32)> {
+        let input: &'i Input<'a> = self.input;
+        let mut payload = input.window(section.offset, section.length);
+        let count = entry_count(&mut payload, section.offset, min_entry, rule, what, report)?;
+        Some((payload, count))
+    }
+
     /// Decodes the payload of `section` (whose bounds the table checked) into
     /// `decoded`.
     pub fn decode(
@@ -288,16 +305,10 @@ impl<'i, 'a> Payloads<'i, 'a> {
     fn weights(&self, section: &SectionRef, decoded: &mut DecodedArchive, report: &mut Report) {
         let what = "Weights";
         let base = section.offset;
-        let mut payload = self.input.window(base, section.length);
         let rule = &r::HOLO_WEIGHT_DECODE;
-        let Some(count) = entry_count(
-            &mut payload,
-            base,
-            WEIGHT_ENTRY_HEAD_LEN,
-            rule,
-            what,
-            report,
-        ) else {
+        let Some((mut payload, count)) =
+            self.entries(section, WEIGHT_ENTRY_HEAD_LEN, rule, what, report)
+        else {
             return;
         };
         let len = payload.len();
@@ -375,16 +386,10 @@ impl<'i, 'a> Payloads<'i, 'a> {
     ) {
         let what = "Constants";
         let base = section.offset;
-        let mut payload = self.input.window(base, section.length);
         let rule = &r::HOLO_CONST_DECODE;
-        let Some(count) = entry_count(
-            &mut payload,
-            base,
-            MIN_CONSTANT_ENTRY_LEN,
-            rule,
-            what,
-            report,
-        ) else {
+        let Some((mut payload, count)) =
+            self.entries(section, MIN_CONSTANT_ENTRY_LEN, rule, what, report)
+        else {
             return;
         };
         let len = payload.len();
