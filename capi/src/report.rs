@@ -60,7 +60,7 @@ impl hrry_report {
 /// Strict, or permissive when `permissive`, within `limits`, under `policy`
 /// (`HRRY_POLICY_SPEC` or `HRRY_POLICY_HARDENED`).
 fn options(permissive: bool, policy: c_int, limits: Limits) -> Result<Options, Failure> {
-    let strict = match policy {
+    let policy = match policy {
         HRRY_POLICY_SPEC => Rules::Spec,
         HRRY_POLICY_HARDENED => Rules::Hardened,
         other => {
@@ -70,13 +70,8 @@ fn options(permissive: bool, policy: c_int, limits: Limits) -> Result<Options, F
             ))
         }
     };
-    let rules = if permissive {
-        Rules::Permissive
-    } else {
-        strict
-    };
     Ok(Options {
-        judging: rules.into(),
+        judging: Rules::from_switches(permissive, policy).into(),
         limits,
     })
 }

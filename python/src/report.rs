@@ -203,17 +203,9 @@ impl Report {
         Report {
             valid: report.is_valid(),
             verdict: report.verdict().name(),
-            policy: if report.judging.rules.hardening() {
-                "hardened"
-            } else {
-                "spec"
-            },
+            policy: report.judging.rules.policy_name(),
             format: format.name(),
-            mode: if report.judging.rules.is_strict() {
-                "strict"
-            } else {
-                "permissive"
-            },
+            mode: report.judging.rules.mode_name(),
             violations: report.violations.iter().map(Violation::from).collect(),
             notes: report.notes.clone(),
             suppressed: report.suppressed,
@@ -246,11 +238,7 @@ impl Report {
 
 /// The rules the `permissive` flag selects (under the default policy).
 pub(crate) fn judged_rules(permissive: bool) -> Rules {
-    if permissive {
-        Rules::Permissive
-    } else {
-        Rules::Hardened
-    }
+    Rules::from_switches(permissive, Rules::Hardened)
 }
 
 /// The two switches a file is judged by, as one [`Rules`]: the spec's strict or
@@ -277,11 +265,7 @@ impl Judge {
             }
         };
         Ok(Judge {
-            rules: if permissive {
-                Rules::Permissive
-            } else {
-                policy
-            },
+            rules: Rules::from_switches(permissive, policy),
             limits: Limits::default(),
         })
     }

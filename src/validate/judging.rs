@@ -56,6 +56,38 @@ impl Rules {
         matches!(self, Rules::Hardened | Rules::Spec)
     }
 
+    /// The rules of the two switches the CLI, Python and C offer: the spec's
+    /// permissive mode (`permissive`) and hrry's policy (`policy`, [`Rules::Spec`]
+    /// or [`Rules::Hardened`]). The permissive mode judges no `hardening` rule,
+    /// whatever the policy says.
+    pub fn from_switches(permissive: bool, policy: Rules) -> Self {
+        if permissive {
+            Rules::Permissive
+        } else {
+            policy
+        }
+    }
+
+    /// The spec's reader mode these rules read in, as reports name it: `strict`
+    /// or `permissive`.
+    pub fn mode_name(self) -> &'static str {
+        if self.is_strict() {
+            "strict"
+        } else {
+            "permissive"
+        }
+    }
+
+    /// The policy these rules apply, as reports name it: `hardened` when
+    /// `hardening` rules are judged, else `spec`.
+    pub fn policy_name(self) -> &'static str {
+        if self.hardening() {
+            "hardened"
+        } else {
+            "spec"
+        }
+    }
+
     /// Whether hrry's `hardening` rules are judged.
     pub fn hardening(self) -> bool {
         matches!(self, Rules::Hardened | Rules::HardenedPermissive)

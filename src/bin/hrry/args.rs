@@ -39,8 +39,5 @@ impl From<PolicyArg> for hrry::validate::Rules {
 /// `--permissive`, the spec's permissive allowances (and no hardening rule,
 /// whatever `--policy` says); else the policy's.
 pub fn judged_rules(permissive: bool, policy: Option<PolicyArg>) -> hrry::validate::Rules {
-    match (permissive, policy) {
-        (true, _) => hrry::validate::Rules::Permissive,
-        (false, p) => p.unwrap_or(PolicyArg::Hardened).into(),
-    }
+    hrry::validate::Rules::from_switches(permissive, policy.unwrap_or(PolicyArg::Hardened).into())
 }

@@ -98,8 +98,8 @@ pub fn validate_json(file: &str, format: &str, report: &Report) -> Value {
         "verdict": report.verdict().name(),
         "format": format,
         // The spec's reader mode and the hardening policy, as the flags named them.
-        "mode": if report.judging.rules.is_strict() { "strict" } else { "permissive" },
-        "policy": if report.judging.rules.hardening() { "hardened" } else { "spec" },
+        "mode": report.judging.rules.mode_name(),
+        "policy": report.judging.rules.policy_name(),
         "violations": violations_json(report),
         "notes": report.notes,
     })
